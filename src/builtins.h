@@ -1,0 +1,38 @@
+/* builtins.h — the builtin filters, tests and Python methods, looked up by
+ * name. Each lives in its own file (filters.c, tests.c, methods.c) and is
+ * called by the interpreter with evaluated arguments. */
+#ifndef CF_BUILTINS_H
+#define CF_BUILTINS_H
+
+#include "value.h"
+
+/* A filter: {{ self | name(args) }}. */
+typedef Value (*FilterFn)(Rt *rt, Value self, const Args *args);
+/* A test: {{ self is name(args) }}. */
+typedef bool (*TestFn)(Rt *rt, Value self, const Args *args);
+
+/* NULL when no such filter/test (the interpreter then raises Jinja2's
+ * TemplateAssertionError-equivalent at compile time: "No filter named 'x'."). */
+FilterFn filter_lookup(const char *name, size_t n);
+TestFn test_lookup(const char *name, size_t n);
+
+/* Python method call self.name(args) allowed by the immutable sandbox.
+ * Returns true and sets *out if `self` has such a method. Mutating methods
+ * (list.append, dict.update, ...) throw SecurityError as Jinja2's immutable
+ * sandbox does ("access to attribute 'append' of 'list' object is unsafe.").
+ * Returns false when the type has no such method (caller: Undefined). */
+bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
+                 Value *out);
+/* Whether `self` has a method called name (for attribute access without a
+ * call, e.g. `d.items` printed or tested `is callable`). */
+bool method_exists(Value self, const char *name, size_t n);
+
+/* Shared helpers the filters need from the interpreter side. */
+/* Python % formatting: fmt % args (args: a tuple, a dict, or one value). */
+Value py_percent_format(Rt *rt, Value fmt, Value args);
+/* Python str.format(*args, **kwargs). */
+Value py_str_format(Rt *rt, Value fmt, const Args *args);
+/* Markup escape (Jinja2/markupsafe escape): & < > ' " -> &amp; &lt; &gt; &#39; &#34; */
+Value markup_escape(Rt *rt, Value v);
+
+#endif

@@ -1,0 +1,45 @@
+/* json.h — strict RFC 8259 reader into Values, and a writer identical to
+ * Python's json.dumps for every option transformers' tojson accepts. */
+#ifndef CF_JSON_H
+#define CF_JSON_H
+
+#include "value.h"
+
+/* Parse exactly one JSON document (surrounding whitespace allowed).
+ * Objects become VT_DICT (duplicate keys: last wins, position of the first,
+ * as Python's dict), arrays VT_LIST, integers VT_INT (VT_BIGINT beyond
+ * int64), numbers with fraction/exponent VT_FLOAT, strings VT_STR.
+ * Rejects invalid UTF-8 and unpaired surrogate escapes ("\ud800" alone:
+ * Python would accept it but could never print it as UTF-8). Nesting beyond
+ * rt->lim.max_json_depth or size beyond rt->lim.max_json_bytes -> CF_ERR_LIMIT.
+ * On error: rt_throw(CF_ERR_JSON, "...: line L column C (char N)") with
+ * rt->err->offset = byte offset. Throws (longjmp) — callers set rt->jb. */
+Value json_parse(Rt *rt, const char *s, size_t n);
+
+typedef struct JsonDumpOpts {
+    bool ensure_ascii;       /* \uXXXX for non-ASCII (surrogate pairs above BMP) */
+    bool sort_keys;
+    int indent;              /* -1 = None (single line); >= 0 spaces */
+    const char *indent_str;  /* non-NULL: indent is this string (Python indent="\t") */
+    const char *item_sep;    /* NULL = default: ", " or "," when indenting */
+    const char *key_sep;     /* NULL = default ": " */
+} JsonDumpOpts;
+
+void json_opts_default(JsonDumpOpts *o);   /* Python json.dumps defaults */
+
+/* Append json.dumps(v) to sb. Floats as Python repr (NaN/Infinity spelled as
+ * Python does); VT_BIGINT digits verbatim; tuples as arrays; Markup as str.
+ * Dict keys: str as is; int/float/bool/None converted like Python
+ * (True -> "true", 1.5 -> "1.5"); others TypeError "keys must be str, int,
+ * float, bool or None, not tuple". Undefined/callables/objects:
+ * TypeError "Object of type Undefined is not JSON serializable".
+ * sort_keys with mixed key types: TypeError as Python
+ * ("'<' not supported between instances of 'int' and 'str'").
+ * Depth is bounded by rt->lim.max_json_depth (Python would raise
+ * RecursionError only for cycles, which immutable values cannot form). */
+void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o);
+
+/* Write s as a JSON string literal (with quotes). */
+void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii);
+
+#endif

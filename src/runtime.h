@@ -1,0 +1,74 @@
+/* runtime.h — the per-operation runtime state every stage shares: an arena
+ * that owns all memory of one render (or one JSON parse), the error sink and
+ * the limits. Errors unwind with longjmp to the entry point that set
+ * `jb`, which turns them into a cf_error value; all memory is in the arena,
+ * so unwinding leaks nothing. */
+#ifndef CF_RUNTIME_H
+#define CF_RUNTIME_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "chatfmt.h"
+
+/* Arena: bump allocator over malloc'd chunks; freed all at once. */
+typedef struct ArenaChunk ArenaChunk;
+typedef struct Arena {
+    ArenaChunk *head;
+    size_t used_total;     /* bytes handed out + chunk overhead */
+    size_t limit;          /* 0 = unlimited */
+} Arena;
+
+void arena_init(Arena *a, size_t limit);
+void arena_release(Arena *a);              /* frees every chunk */
+/* Returns NULL when malloc fails or the limit is hit (never longjmps). */
+void *arena_try_alloc(Arena *a, size_t n);
+
+typedef struct Rt {
+    Arena *arena;
+    jmp_buf *jb;           /* where rt_throw unwinds to */
+    cf_error *err;         /* filled by rt_throw */
+    cf_limits lim;         /* resolved limits (no zeros) */
+    uint64_t steps;        /* work counter, checked against lim.max_steps */
+    int line, col;         /* current template position for runtime errors */
+    void *interp;          /* interpreter state (opaque to other stages) */
+} Rt;
+
+/* Fill `err` and unwind to rt->jb. `fmt` is printf-style. */
+_Noreturn void rt_throw(Rt *rt, cf_error_kind kind, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Throw MemoryError / LimitError as appropriate for a failed allocation. */
+_Noreturn void rt_oom(Rt *rt, size_t n);
+
+/* Allocate from the runtime arena; unwinds on failure. Memory is 16-aligned
+ * and NOT zeroed (rt_alloc0 zeroes). */
+void *rt_alloc(Rt *rt, size_t n);
+void *rt_alloc0(Rt *rt, size_t n);
+/* Grow a block: allocate new, copy old_n bytes (arena never frees). */
+void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n);
+
+/* Count one unit of work; unwinds with LimitError past lim.max_steps. */
+static inline void rt_step(Rt *rt, uint64_t n) {
+    rt->steps += n;
+    if (rt->steps > rt->lim.max_steps) {
+        rt_throw(rt, CF_ERR_LIMIT,
+                 "step budget of %llu exhausted (raise it with --max-steps / cf_limits.max_steps)",
+                 (unsigned long long)rt->lim.max_steps);
+    }
+}
+
+/* Fill unset (zero) fields of `l` with defaults. */
+void limits_resolve(cf_limits *l);
+
+/* Format into a cf_error without unwinding (for entry points). */
+void error_set(cf_error *err, cf_error_kind kind, int line, int col, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,191 @@
+/* value.h — Python-semantics values as Jinja2 sees them.
+ *
+ * A Value is 16 bytes, passed by value. Heap parts (strings, lists, dicts,
+ * objects) live in the arena of the Rt that made them and are immutable once
+ * built — the immutable sandbox forbids mutation, which is also what lets a
+ * compiled template's constants be shared by concurrent renders. The only
+ * mutable things are namespace attributes and the internal state of
+ * cycler/joiner/loop objects, all created per render. */
+#ifndef CF_VALUE_H
+#define CF_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "runtime.h"
+
+typedef enum ValueType {
+    VT_MISSING = 0,   /* internal "no value" (unset arg); never user visible */
+    VT_UNDEFINED,     /* Jinja2 Undefined; u.s = hint message or NULL */
+    VT_NONE,
+    VT_BOOL,
+    VT_INT,           /* fits int64 */
+    VT_BIGINT,        /* out of int64 range; u.s = decimal digits, optional '-' */
+    VT_FLOAT,
+    VT_STR,           /* flags & VF_MARKUP: a Jinja2 Markup string */
+    VT_LIST,
+    VT_TUPLE,         /* same representation as list */
+    VT_DICT,
+    VT_NAMESPACE,     /* u.dict holds the attributes (mutable) */
+    VT_CALLABLE,      /* macro, builtin function, bound method, caller */
+    VT_OBJECT         /* loop, cycler, joiner, dict views...: see Obj */
+} ValueType;
+
+enum { VF_MARKUP = 1 };
+
+typedef struct Str {
+    size_t len;        /* bytes, excluding the terminating NUL */
+    int64_t nchars;    /* code points; -1 = not computed yet */
+    uint32_t hash;     /* 0 = not computed yet */
+    char data[];       /* UTF-8, NUL-terminated */
+} Str;
+
+typedef struct Value Value;
+typedef struct List { size_t len, cap; Value *items; } List;
+typedef struct Dict Dict;
+typedef struct Obj Obj;
+
+struct Value {
+    uint8_t type;      /* ValueType */
+    uint8_t flags;     /* VF_MARKUP */
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        Str *s;
+        List *list;
+        Dict *dict;
+        Obj *obj;
+    } u;
+};
+
+/* Call arguments as the interpreter hands them to builtins. */
+typedef struct Args {
+    int npos;
+    const Value *pos;
+    int nkw;
+    Str *const *kwnames;
+    const Value *kwvals;
+} Args;
+
+/* Objects: callables and stateful helpers, dispatched through a vtable. */
+typedef struct ObjType {
+    const char *name;  /* Python type name for messages: "function", "LoopContext" */
+    /* attribute lookup; return false when absent (-> Undefined) */
+    bool (*getattr)(Rt *rt, Obj *self, const char *name, size_t n, Value *out);
+    /* call; NULL = not callable */
+    Value (*call)(Rt *rt, Obj *self, const Args *args);
+    /* Python str()/repr() text; NULL = "<name object>" */
+    void (*repr)(Rt *rt, Obj *self, struct StrBuf *sb);
+} ObjType;
+
+struct Obj {
+    const ObjType *type;
+    void *data;
+};
+
+/* ---- constructors ---- */
+static inline Value v_missing(void) { Value v = {0}; return v; }
+static inline Value v_none(void) { Value v = {0}; v.type = VT_NONE; return v; }
+static inline Value v_bool(bool b) { Value v = {0}; v.type = VT_BOOL; v.u.b = b; return v; }
+static inline Value v_int(int64_t i) { Value v = {0}; v.type = VT_INT; v.u.i = i; return v; }
+static inline Value v_float(double f) { Value v = {0}; v.type = VT_FLOAT; v.u.f = f; return v; }
+static inline Value v_undef(Str *hint) { Value v = {0}; v.type = VT_UNDEFINED; v.u.s = hint; return v; }
+static inline Value v_str_of(Str *s) { Value v = {0}; v.type = VT_STR; v.u.s = s; return v; }
+static inline Value v_list_of(List *l) { Value v = {0}; v.type = VT_LIST; v.u.list = l; return v; }
+static inline Value v_tuple_of(List *l) { Value v = {0}; v.type = VT_TUPLE; v.u.list = l; return v; }
+static inline Value v_dict_of(Dict *d) { Value v = {0}; v.type = VT_DICT; v.u.dict = d; return v; }
+static inline Value v_markup(Value s) { s.flags |= VF_MARKUP; return s; }
+
+Str *str_new(Rt *rt, const char *p, size_t n);          /* copies */
+Str *str_alloc(Rt *rt, size_t n);                        /* uninitialised data[n] + NUL */
+Value v_str(Rt *rt, const char *p, size_t n);
+Value v_strz(Rt *rt, const char *z);
+Value v_undef_msg(Rt *rt, const char *fmt, ...);         /* Undefined with hint */
+Value v_bigint(Rt *rt, const char *digits, size_t n);    /* normalises to VT_INT if it fits */
+size_t str_nchars(Str *s);                                /* code points (cached) */
+uint32_t str_hash(Str *s);                                /* cached */
+bool str_eq(const Str *a, const Str *b);
+bool str_eqz(const Str *a, const char *z);
+
+/* ---- lists ---- */
+List *list_new(Rt *rt, size_t cap);
+void list_push(Rt *rt, List *l, Value v);               /* enforces lim.max_items */
+
+/* ---- dicts (insertion ordered, any hashable key) ---- */
+Dict *dict_new(Rt *rt, size_t cap);
+size_t dict_len(const Dict *d);
+void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
+bool dict_get(const Dict *d, Value key, Value *out);
+bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
+bool dict_del(Dict *d, Value key);                       /* internal use only */
+/* i-th entry in insertion order, 0 <= i < dict_len */
+Value dict_key_at(const Dict *d, size_t i);
+Value dict_val_at(const Dict *d, size_t i);
+
+/* ---- string builder (arena backed) ---- */
+typedef struct StrBuf { Rt *rt; char *p; size_t len, cap; } StrBuf;
+void sb_init(Rt *rt, StrBuf *sb, size_t cap);
+void sb_put(StrBuf *sb, const char *p, size_t n);        /* enforces lim.max_string */
+void sb_putc(StrBuf *sb, char c);
+void sb_puts(StrBuf *sb, const char *z);
+void sb_printf(StrBuf *sb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void sb_put_cp(StrBuf *sb, uint32_t cp);                 /* UTF-8 encode */
+Str *sb_to_str(StrBuf *sb);                              /* finishes; sb reusable after sb_init */
+Value sb_to_value(StrBuf *sb);
+
+/* ---- Python semantics ---- */
+const char *v_type_name(Value v);    /* "str", "int", "float", "bool", "NoneType",
+                                        "list", "tuple", "dict", "Undefined", "Namespace",
+                                        "Markup" for markup str, obj->type->name */
+bool v_truthy(Value v);               /* Python bool(); Undefined is false */
+bool v_equal(Value a, Value b);       /* Python ==  (1 == 1.0 == True) */
+/* Python ordering for <, <=, >, >=: returns <0, 0, >0; throws TypeError
+ * "'<' not supported between instances of 'X' and 'Y'" (op is the operator text). */
+int v_compare(Rt *rt, Value a, Value b, const char *op);
+bool v_hashable(Value v);
+uint32_t v_hash(Value v);             /* consistent with v_equal (hash(1)==hash(1.0)==hash(True)) */
+
+/* Python str(v) appended to sb. Undefined prints as "" (Jinja2 default). */
+void v_write_str(Rt *rt, StrBuf *sb, Value v);
+/* Python repr(v) appended to sb (used for containers' items). */
+void v_write_repr(Rt *rt, StrBuf *sb, Value v);
+/* Python str(v) as a Value (returns v itself when it is a plain str). */
+Value v_to_str(Rt *rt, Value v);
+/* Python float repr: "1.0", "1e-07", "1e+20", "-0.0", "inf", "nan". */
+void fmt_float_repr(StrBuf *sb, double d);
+/* Strictly an Undefined? Throws UndefinedError with its hint. Used by every
+ * operation that Jinja2's Undefined refuses (attribute, item, arithmetic, call). */
+_Noreturn void v_undefined_fail(Rt *rt, Value undef);
+
+/* Jinja2 sandbox attribute/item lookup.
+ * v_getattr: obj.name — attribute first (dict methods, namespace attrs,
+ *   object attrs), then item; Undefined (with Jinja2's hint) when absent.
+ *   Names starting with '_' are unsafe: Undefined, as the sandbox does.
+ * v_getitem: obj[key] — item first (dict key, list/str index incl. negative),
+ *   then attribute for str keys; Undefined when absent. */
+Value v_getattr(Rt *rt, Value obj, const char *name, size_t n);
+Value v_getitem(Rt *rt, Value obj, Value key);
+
+/* Iterate: strings yield characters, dicts keys, lists/tuples items.
+ * Returns a fresh List (may alias for list/tuple). Throws TypeError
+ * "'int' object is not iterable"; Undefined iterates as empty. */
+List *v_iterate(Rt *rt, Value v);
+/* Python len(); throws TypeError "object of type 'int' has no len()". */
+int64_t v_len(Rt *rt, Value v);
+
+/* ---- argument binding for builtins ----
+ * Bind `args` to parameters named `names[0..nparams)`: positional first, then
+ * keywords by name. out[i] is VT_MISSING when not given. Throws TypeError
+ * as Python would for too many positionals, unknown keyword or duplicates.
+ * fname is used in messages ("foo() got an unexpected keyword argument 'x'"). */
+void args_bind(Rt *rt, const Args *args, const char *fname, int nparams,
+               const char *const *names, Value *out);
+/* Convenience: throw TypeError unless there are no arguments at all. */
+void args_none(Rt *rt, const Args *args, const char *fname);
+
+#endif
