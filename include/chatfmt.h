@@ -159,6 +159,16 @@ CF_API bool cf_render(const cf_template *t, const cf_context *ctx, const cf_rend
 CF_API bool cf_render_chat(const cf_template *t, const cf_context *ctx,
                     const cf_render_options *opt, cf_result *out, cf_error *err);
 
+/* ---- template sources: files, tokenizer_config.json, model folders, GGUF,
+ *      built-in seeds, web-copy repair (src/loader.c, src/gguf.c, src/repair.c) ---- */
+/* @@LOADERS@@ (section owned by the loaders stage) */
+
+/* ---- capabilities and polyfills (src/caps.c) ---- */
+/* @@CAPS@@ */
+
+/* ---- reply parsing, whole and streaming (src/reply.c) ---- */
+/* @@REPLIES@@ (section owned by the replies stage) */
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,25 @@
+/* cli.h — shared helpers of the chatfmt command-line tool. Each subcommand
+ * lives in its own cli/cmd_*.c file and is registered in cli/main.c. */
+#ifndef CF_CLI_H
+#define CF_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "chatfmt.h"
+
+/* Read a whole file ("-" = stdin). Returns malloc'd NUL-terminated buffer or
+ * NULL (and prints "chatfmt: error: ..." to stderr). */
+char *cli_read_file(const char *path, size_t *len);
+/* Print "chatfmt: error: KIND: message (file:line:col)" plus the source line
+ * and a caret when line/col are known. src may be NULL. */
+void cli_print_error(const cf_error *err, const char *file, const char *src, size_t srclen);
+/* Write all bytes to stdout; false on I/O error. */
+bool cli_write(const char *p, size_t n);
+
+int cmd_render(int argc, char **argv);      /* cli/cmd_render.c */
+int cmd_parse(int argc, char **argv);       /* cli/cmd_parse.c (replies) */
+int cmd_list_templates(int argc, char **argv); /* cli/cmd_templates.c (loaders) */
+int cmd_repair(int argc, char **argv);      /* cli/cmd_templates.c (loaders) */
+int cmd_caps(int argc, char **argv);        /* cli/cmd_caps.c */
+
+#endif
