@@ -62,7 +62,9 @@ typedef enum cf_error_kind {
     CF_ERR_IO,                /* IOError: file could not be read */
     CF_ERR_UNICODE,           /* UnicodeDecodeError: invalid UTF-8 input */
     CF_ERR_FORMAT,            /* FormatError: unreadable GGUF/config/template source */
-    CF_ERR_USAGE              /* UsageError: bad API/CLI arguments */
+    CF_ERR_USAGE,             /* UsageError: bad API/CLI arguments */
+    CF_ERR_TEMPLATE_RUNTIME,  /* TemplateRuntimeError */
+    CF_ERR_TEMPLATE_ASSERTION /* TemplateAssertionError (e.g. unknown filter) */
 } cf_error_kind;
 
 typedef struct cf_error {
@@ -146,6 +148,9 @@ typedef struct cf_render_options {
     const cf_limits *limits;   /* NULL: the template's limits */
     const char *now;           /* "YYYY-MM-DDTHH:MM:SS" pins strftime_now; NULL:
                                   $CHATFMT_NOW if set, else local time */
+    const cf_context *defaults; /* variables used where ctx has none, e.g. the
+                                  special tokens of a tokenizer_config.json
+                                  (caller keys override them, as transformers) */
 } cf_render_options;
 
 /* Raw mode: only the context's variables. Returns false + err on failure. */
@@ -159,15 +164,184 @@ CF_API bool cf_render(const cf_template *t, const cf_context *ctx, const cf_rend
 CF_API bool cf_render_chat(const cf_template *t, const cf_context *ctx,
                     const cf_render_options *opt, cf_result *out, cf_error *err);
 
+/* ---- batch protocol ----------------------------------------------------
+ * The JSON Lines protocol of the reference renderer (hf_render.py --batch):
+ * each input line {"template": PATH|null, "template_text": STR|null,
+ * "context": {...}, "raw": bool} gives one output line
+ * {"ok": true, "output": STR} or {"ok": false, "error_type": KIND, "error": MSG}.
+ * A cf_batch caches compiled templates across lines (by text and by path). */
+typedef struct cf_batch cf_batch;
+CF_API cf_batch *cf_batch_new(const cf_limits *limits);
+/* Process one line; *out is malloc'd JSON (no newline). false only when
+ * memory runs out (every other failure is reported inside the JSON). */
+CF_API bool cf_batch_line(cf_batch *b, const char *line, size_t len, char **out, size_t *out_len);
+CF_API void cf_batch_free(cf_batch *b);
+
 /* ---- template sources: files, tokenizer_config.json, model folders, GGUF,
  *      built-in seeds, web-copy repair (src/loader.c, src/gguf.c, src/repair.c) ---- */
 /* @@LOADERS@@ (section owned by the loaders stage) */
+
+/* Where a template comes from and what came with it. */
+typedef struct cf_load_options {
+    const char *template_name;  /* NULL: "tool_use" when has_tools and present, else "default" */
+    bool has_tools;             /* the request carries tools (picks "tool_use") */
+    bool no_repair;             /* keep the text exactly as found */
+} cf_load_options;
+
+typedef struct cf_source {
+    char *text; size_t len;     /* template text, NUL-terminated (repaired unless no_repair) */
+    cf_context *tokens;         /* special tokens as variables (bos_token, eos_token, ...);
+                                   never NULL after success. Caller keys override them:
+                                   set the request's variables on top (transformers' rule). */
+    const char *kind;           /* "file", "tokenizer_config", "model_dir", "gguf", "builtin",
+                                   or "text" (cf_source_from_text); static string */
+    char *name;                 /* template name when one was picked (named templates, or the
+                                   built-in's name), else NULL */
+    char *warnings;             /* newline-separated human notes ("repaired: removed
+                                   line-number prefixes from 106 lines"), or NULL */
+    bool looks_tag_stripped;    /* heuristics say HTML tags were stripped (seeds raw 001/003):
+                                   cannot be repaired; explain the render error with it */
+} cf_source;
+
+/* Load a template source. `what` is a path — a template file, a
+ * tokenizer_config.json, a model folder, a .gguf — or, when no such path
+ * exists, a built-in name (cf_builtin_names). Files are told apart by
+ * content (GGUF magic, a JSON object), not by name.
+ *
+ * Special tokens follow transformers 5.x (tokenizer.special_tokens_map):
+ * bos/eos/unk/sep/pad/cls/mask_token and every other top-level "*_token" key
+ * whose value is a string or an AddedToken object {"content": ...}, plus the
+ * entries of an `extra_special_tokens` object. List-valued
+ * `additional_special_tokens` / `extra_special_tokens` are NOT variables in
+ * 5.x. A model folder's special_tokens_map.json is merged only when
+ * tokenizer_config.json has no "added_tokens_decoder" (transformers' legacy
+ * path). In a model folder, chat_template.jinja and
+ * additional_chat_templates/NAME.jinja replace the config's templates.
+ * GGUF: bos/eos/unk/pad_token from tokenizer.ggml.*_token_id.
+ * Returns false + err (CF_ERR_IO, CF_ERR_FORMAT with a byte offset,
+ * CF_ERR_UNICODE, CF_ERR_USAGE for an unknown template name...). */
+CF_API bool cf_source_load(const char *what, const cf_load_options *opt, cf_source *out,
+                           cf_error *err);
+/* Same for text already in memory (repair + tag-strip detection only). */
+CF_API bool cf_source_from_text(const char *text, size_t len, const cf_load_options *opt,
+                                cf_source *out, cf_error *err);
+CF_API void cf_source_free(cf_source *s);
+
+/* Built-in templates (the five seeds): names in order, NULL-terminated;
+ * text by name (NULL if unknown). The text is static: do not free. */
+CF_API const char *const *cf_builtin_names(void);
+CF_API const char *cf_builtin_text(const char *name, size_t *len);
+
+/* Repair a web copy (line numbers, markdown table rows, hub page header).
+ * Returns malloc'd NUL-terminated text (unchanged copy when nothing needed
+ * repair) or NULL when out of memory; *notes (if notes != NULL) gets
+ * malloc'd newline-separated notes, or NULL when nothing was repaired. */
+CF_API char *cf_repair_text(const char *text, size_t len, size_t *out_len, char **notes);
 
 /* ---- capabilities and polyfills (src/caps.c) ---- */
 /* @@CAPS@@ */
 
 /* ---- reply parsing, whole and streaming (src/reply.c) ---- */
 /* @@REPLIES@@ (section owned by the replies stage) */
+
+/* What a model writes back, and how to read it:
+ *   glm45     <think>R</think> C <tool_call>NAME <arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
+ *   hermes    <think>R</think> C <tool_call>{"name": N, "arguments": {...}}</tool_call>  (Qwen, Nanbeige)
+ *   command-a <|START_THINKING|>R<|END_THINKING|> then <|START_ACTION|>[{"tool_call_id", "tool_name",
+ *             "parameters"}...]<|END_ACTION|> or <|START_RESPONSE|>C<|END_RESPONSE|>; citations
+ *             <co>SPAN</co: 0:[1,2]> in C
+ *   plain     <think>R</think> C, no tool calls */
+typedef enum cf_reply_format {
+    CF_REPLY_PLAIN = 0,
+    CF_REPLY_GLM45,
+    CF_REPLY_HERMES,
+    CF_REPLY_COMMAND_A
+} cf_reply_format;
+
+/* "plain", "glm45", "hermes", "command-a". */
+CF_API const char *cf_reply_format_name(cf_reply_format f);
+/* Inverse of cf_reply_format_name; false for an unknown name. */
+CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
+/* Guess the format from a chat template's text with several independent
+ * markers per family (GLM writes <tool_call> too): glm45 = "<arg_key>" and
+ * "<|assistant|>"; command-a = "<|START_ACTION|>" and "<|END_ACTION|>";
+ * hermes = "<tool_call>" and a JSON "name" and "arguments"; else plain. */
+CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t len);
+
+typedef struct cf_reply_options {
+    cf_reply_format format;
+    const char *tools_json;   /* OpenAI tools array (NUL-terminated JSON) or NULL: the
+                                 JSON schemas type GLM argument values */
+    const char *prompt_tail;  /* the end of the rendered prompt, or NULL. Ending in the
+                                 format's reasoning opener (<think>, <|START_THINKING|>)
+                                 means the reply starts inside reasoning; ending in the
+                                 closer (</think>: enable_thinking=false) means the reply
+                                 has no reasoning block */
+    bool reasoning_open;      /* the reply starts inside reasoning (same as such a tail) */
+    const cf_limits *limits;  /* NULL: defaults (max_memory, max_string, max_steps,
+                                 max_json_depth apply) */
+} cf_reply_options;
+
+/* Parse a whole reply into the OpenAI assistant message, as compact JSON
+ * (ensure_ascii off), keys in this order:
+ *   {"role":"assistant","content":S|null,"reasoning_content":S|null,
+ *    "tool_calls":[{"id","type":"function","function":{"name","arguments"}}],
+ *    "citations":[{"start","end","text","sources":[{"tool_call_index","result_indices"}]}]}
+ * - content / reasoning_content: null when empty; surrounding ASCII whitespace
+ *   trimmed; text between and after calls kept (joined as written).
+ * - tool_calls and citations are omitted when there are none (as OpenAI does).
+ * - id: the model's own (command-a tool_call_id), else "call_<index>"
+ *   (0-based position in this reply: unique within the reply).
+ * - arguments: hermes and command-a: the model's JSON object text verbatim
+ *   (validated, RFC 8259 strict); a JSON string there is decoded and used as
+ *   the text; missing -> "{}". glm45: built as Python json.dumps(args,
+ *   ensure_ascii=False) would (", " and ": " separators): a value whose schema
+ *   (anyOf/oneOf/enum/const/type lists) allows a string is the raw text as a
+ *   JSON string; any other value is its JSON text when it is valid JSON,
+ *   else the raw text as a JSON string.
+ * - citations (command-a): start/end in code points of the final content,
+ *   spanning the cited text without its surrounding whitespace.
+ * - Nothing is lost: a call that is cut off or malformed stays in content
+ *   verbatim, from its opening tag up to where it went wrong; scanning
+ *   resumes there. Invalid UTF-8 becomes U+FFFD.
+ * Returns malloc'd NUL-terminated JSON (release with free()) and its length
+ * in *out_len (may be NULL); NULL + err only on limits/memory/bad options. */
+CF_API char *cf_parse_reply(const char *text, size_t len, const cf_reply_options *opt,
+                            size_t *out_len, cf_error *err);
+
+/* Streaming. Feed the reply in any chunking; drain the deltas it produced.
+ * Deltas are OpenAI chat.completion.chunk `delta` objects, one compact JSON
+ * object per line (JSON Lines):
+ *   {"reasoning_content":"..."}   {"content":"..."}
+ *   {"tool_calls":[{"index":0,"id":"call_0","type":"function","function":{"name":"f","arguments":"..."}}]}
+ *   {"tool_calls":[{"index":0,"function":{"arguments":"..."}}]}
+ *   {"citations":[{...}]}
+ * Fragments of the same field produced between two drains are merged into
+ * one line. A delta is never retracted: the parser holds back only bytes
+ * that could still be markup (a partial tag, an incomplete UTF-8 sequence),
+ * whitespace that may turn out to be trailing, a call until its header is
+ * unambiguous (complete name; command-a: name and id), and a glm45 argument
+ * value whose schema does not allow a string (until its </arg_value>: it may
+ * be JSON or fall back to a string). Hermes/command-a argument text and
+ * string-typed glm45 values stream as they arrive.
+ * For every well-formed reply, the concatenated deltas equal
+ * cf_parse_reply's message for every chunking. The one difference: a call
+ * that breaks after the stream committed to it (cut off, malformed JSON) is
+ * closed as received (its arguments may be incomplete JSON) and the text from
+ * where it broke continues as content; the whole parse instead puts such a
+ * call in content verbatim. Total work is linear in the reply length. */
+typedef struct cf_reply_stream cf_reply_stream;
+
+CF_API cf_reply_stream *cf_reply_stream_new(const cf_reply_options *opt, cf_error *err);
+/* false + err only on limits/memory; the stream is then unusable. */
+CF_API bool cf_reply_stream_feed(cf_reply_stream *s, const char *p, size_t n, cf_error *err);
+/* End of reply: flushes what was held back. Call once, then drain. */
+CF_API bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err);
+/* Deltas produced since the last drain (JSON Lines, each line ending in
+ * '\n'; "" when none). NUL-terminated, owned by the stream, valid until the
+ * next call on it. */
+CF_API const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len);
+CF_API void cf_reply_stream_free(cf_reply_stream *s);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "chatfmt.h"
 
 /* Arena: bump allocator over malloc'd chunks; freed all at once. */
@@ -59,6 +60,19 @@ static inline void rt_step(Rt *rt, uint64_t n) {
                  "step budget of %llu exhausted (raise it with --max-steps / cf_limits.max_steps)",
                  (unsigned long long)rt->lim.max_steps);
     }
+}
+
+/* memmem (not in C11/POSIX): first occurrence of needle in hay, or NULL. */
+static inline const char *cf_memmem(const char *hay, size_t hn, const char *needle, size_t nn) {
+    if (nn == 0) return hay;
+    if (nn > hn) return NULL;
+    const char *end = hay + hn - nn + 1;
+    for (const char *p = hay; p < end; p++) {
+        p = (const char *)memchr(p, needle[0], (size_t)(end - p));
+        if (!p) return NULL;
+        if (memcmp(p, needle, nn) == 0) return p;
+    }
+    return NULL;
 }
 
 /* Fill unset (zero) fields of `l` with defaults. */

@@ -1,0 +1,248 @@
+/* cmd_render.c — `chatfmt render`: one context, or the --batch protocol. */
+#include "cli.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void render_usage(FILE *to) {
+    fputs("usage: chatfmt render [options] TEMPLATE [CONTEXT.json|-]\n"
+          "       chatfmt render --batch CASES.jsonl|-\n"
+          "\n"
+          "Renders TEMPLATE (a .jinja file, tokenizer_config.json, model folder, GGUF\n"
+          "file or built-in name; see 'chatfmt list-templates') exactly as transformers'\n"
+          "apply_chat_template does. CONTEXT holds messages, tools, documents,\n"
+          "add_generation_prompt, continue_final_message and any other variables.\n"
+          "\n"
+          "options:\n"
+          "  --raw                    pass only the given variables (no chat-mode defaults)\n"
+          "  --batch FILE             JSON Lines cases in, one result object per line out\n"
+          "  --messages FILE          messages array (JSON) instead of / on top of CONTEXT\n"
+          "  --tools FILE             tools array (JSON)\n"
+          "  -D, --define KEY=JSON    set a variable, e.g. -D enable_thinking=false\n"
+          "  --add-generation-prompt  set add_generation_prompt=true\n"
+          "  --template-name NAME     pick a named template (tokenizer_config list, GGUF)\n"
+          "  --no-repair              do not undo web-copy damage in the template\n"
+          "  --spans                  print {% generation %} spans as JSON after the text\n"
+          "  --now YYYY-MM-DDTHH:MM:SS  pin strftime_now (same as CHATFMT_NOW)\n"
+          "  --max-steps N, --max-recursion N, --max-output BYTES, --max-string BYTES,\n"
+          "  --max-items N, --max-memory BYTES, --max-range N, --max-parse-depth N,\n"
+          "  --max-json-depth N       raise or lower the safety limits\n", to);
+}
+
+/* Parse a --max-* option; returns 1 if consumed (with value), 0 if not a limit, -1 on error. */
+int cli_limit_option(const char *opt, const char *val, cf_limits *lim) {
+    struct { const char *name; int kind; void *field; } table[] = {
+        {"--max-steps", 0, &lim->max_steps},
+        {"--max-recursion", 1, &lim->max_recursion},
+        {"--max-parse-depth", 1, &lim->max_parse_depth},
+        {"--max-output", 2, &lim->max_output},
+        {"--max-string", 2, &lim->max_string},
+        {"--max-items", 2, &lim->max_items},
+        {"--max-memory", 2, &lim->max_memory},
+        {"--max-range", 1, &lim->max_range},
+        {"--max-json-depth", 1, &lim->max_json_depth},
+        {"--max-json-bytes", 2, &lim->max_json_bytes},
+    };
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        if (strcmp(opt, table[i].name) != 0) continue;
+        if (!val) return -1;
+        char *end;
+        unsigned long long v = strtoull(val, &end, 10);
+        if (*end || v == 0) return -1;
+        if (table[i].kind == 0) *(uint64_t *)table[i].field = v;
+        else if (table[i].kind == 1) *(uint32_t *)table[i].field = v > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)v;
+        else *(size_t *)table[i].field = (size_t)v;
+        return 1;
+    }
+    return 0;
+}
+
+static int run_batch(const char *path, const cf_limits *lim) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
+    cf_batch *b = cf_batch_new(lim);
+    if (!b) { fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n"); return 1; }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int rc = 0;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        size_t len = (size_t)n;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        bool blank = true;
+        for (size_t i = 0; i < len; i++) if (line[i] != ' ' && line[i] != '\t') { blank = false; break; }
+        if (blank) continue;
+        char *out;
+        size_t out_len;
+        if (!cf_batch_line(b, line, len, &out, &out_len)) {
+            fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
+            rc = 1;
+            break;
+        }
+        cli_write(out, out_len);
+        cli_write("\n", 1);
+        free(out);
+    }
+    free(line);
+    if (f != stdin) fclose(f);
+    cf_batch_free(b);
+    if (fflush(stdout) != 0) rc = 1;
+    return rc;
+}
+
+int cmd_render(int argc, char **argv) {
+    bool raw = false, spans = false, agp = false;
+    const char *batch = NULL, *messages_file = NULL, *tools_file = NULL, *now = NULL;
+    const char *positional[2] = {NULL, NULL};
+    int npos = 0;
+    cf_limits lim;
+    memset(&lim, 0, sizeof lim);
+    const char *defines[64];
+    int ndefines = 0;
+#ifdef CF_HAVE_LOADERS
+    cf_load_options lo;
+    memset(&lo, 0, sizeof lo);
+#endif
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { render_usage(stdout); return 0; }
+        else if (!strcmp(a, "--raw")) raw = true;
+        else if (!strcmp(a, "--spans")) spans = true;
+        else if (!strcmp(a, "--add-generation-prompt")) agp = true;
+        else if (!strcmp(a, "--batch") && next) { batch = next; i++; }
+        else if (!strcmp(a, "--messages") && next) { messages_file = next; i++; }
+        else if (!strcmp(a, "--tools") && next) { tools_file = next; i++; }
+        else if (!strcmp(a, "--now") && next) { now = next; i++; }
+        else if ((!strcmp(a, "-D") || !strcmp(a, "--define")) && next) {
+            if (ndefines == 64) { fprintf(stderr, "chatfmt: error: UsageError: too many -D options\n"); return 2; }
+            defines[ndefines++] = next;
+            i++;
+        }
+#ifdef CF_HAVE_LOADERS
+        else if (!strcmp(a, "--template-name") && next) { lo.template_name = next; i++; }
+        else if (!strcmp(a, "--no-repair")) lo.no_repair = true;
+#endif
+        else if (!strncmp(a, "--max-", 6)) {
+            int r = cli_limit_option(a, next, &lim);
+            if (r <= 0) { fprintf(stderr, "chatfmt: error: UsageError: bad option %s\n", a); return 2; }
+            i++;
+        } else if (a[0] == '-' && a[1] && strcmp(a, "-") != 0) {
+            fprintf(stderr, "chatfmt: error: UsageError: unknown option %s\n", a);
+            render_usage(stderr);
+            return 2;
+        } else if (npos < 2) positional[npos++] = a;
+        else { render_usage(stderr); return 2; }
+    }
+    if (batch) return run_batch(batch, &lim);
+    if (npos < 1 || (npos < 2 && !messages_file)) { render_usage(stderr); return 2; }
+
+    int rc = 1;
+    cf_error err;
+    memset(&err, 0, sizeof err);
+    cf_context *ctx = NULL;
+    cf_template *t = NULL;
+    char *tsrc = NULL;
+    size_t tlen = 0;
+    const char *tname = positional[0];
+    const char *warn = NULL;
+    bool tag_stripped = false;
+    cf_context *tokens = NULL;
+#ifdef CF_HAVE_LOADERS
+    cf_source src;
+    memset(&src, 0, sizeof src);
+    bool have_src = false;
+#endif
+
+    /* context */
+    if (npos == 2) {
+        size_t clen;
+        char *ctext = cli_read_file(positional[1], &clen);
+        if (!ctext) goto done;
+        ctx = cf_context_from_json(ctext, clen, &err);
+        free(ctext);
+        if (!ctx) { cli_print_error(&err, positional[1], NULL, 0); goto done; }
+    } else {
+        ctx = cf_context_new();
+        if (!ctx) goto done;
+    }
+    const char *files[2][2] = {{"messages", messages_file}, {"tools", tools_file}};
+    for (int k = 0; k < 2; k++) {
+        if (!files[k][1]) continue;
+        size_t n;
+        char *text = cli_read_file(files[k][1], &n);
+        if (!text) goto done;
+        bool ok = cf_context_set_json(ctx, files[k][0], text, n, &err);
+        free(text);
+        if (!ok) { cli_print_error(&err, files[k][1], NULL, 0); goto done; }
+    }
+    for (int k = 0; k < ndefines; k++) {
+        const char *eq = strchr(defines[k], '=');
+        if (!eq) { fprintf(stderr, "chatfmt: error: UsageError: -D wants KEY=JSON, got '%s'\n", defines[k]); rc = 2; goto done; }
+        char key[256];
+        size_t kl = (size_t)(eq - defines[k]);
+        if (kl >= sizeof key) kl = sizeof key - 1;
+        memcpy(key, defines[k], kl);
+        key[kl] = 0;
+        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err)) {
+            /* not JSON: take the text as a string, as a shell user means it */
+            if (!cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) goto done;
+        }
+    }
+    if (agp && !cf_context_set_bool(ctx, "add_generation_prompt", true)) goto done;
+
+    /* template */
+#ifdef CF_HAVE_LOADERS
+    lo.has_tools = cf_context_has(ctx, "tools");
+    if (!cf_source_load(tname, &lo, &src, &err)) { cli_print_error(&err, tname, NULL, 0); goto done; }
+    have_src = true;
+    tsrc = src.text;
+    tlen = src.len;
+    warn = src.warnings;
+    tag_stripped = src.looks_tag_stripped;
+    tokens = src.tokens;
+#else
+    tsrc = cli_read_file(tname, &tlen);
+    if (!tsrc) goto done;
+#endif
+    if (warn) fprintf(stderr, "chatfmt: warning: %s\n", warn);
+    cf_compile_options co = {&lim, tname};
+    t = cf_compile(tsrc, tlen, &co, &err);
+    if (!t) { cli_print_error(&err, tname, tsrc, tlen); goto done; }
+
+    cf_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.limits = &lim;
+    ro.now = now;
+    ro.defaults = raw ? NULL : tokens;
+    cf_result res;
+    bool ok = raw ? cf_render(t, ctx, &ro, &res, &err) : cf_render_chat(t, ctx, &ro, &res, &err);
+    if (!ok) {
+        cli_print_error(&err, tname, tsrc, tlen);
+        if (tag_stripped)
+            fprintf(stderr, "chatfmt: hint: this template looks like a web copy whose <tags> were stripped as HTML; "
+                            "get the original file (e.g. the model's tokenizer_config.json)\n");
+        goto done;
+    }
+    cli_write(res.text, res.len);
+    if (spans) {
+        printf("\n[");
+        for (size_t i = 0; i < res.nspans; i++)
+            printf("%s{\"start\": %zu, \"end\": %zu}", i ? ", " : "", res.spans[i].start, res.spans[i].end);
+        printf("]\n");
+    }
+    cf_result_free(&res);
+    rc = fflush(stdout) == 0 ? 0 : 1;
+done:
+    cf_template_free(t);
+    cf_context_free(ctx);
+#ifdef CF_HAVE_LOADERS
+    if (have_src) cf_source_free(&src);
+#else
+    free(tsrc);
+    (void)tokens;
+    (void)tag_stripped;
+    (void)warn;
+#endif
+    return rc;
+}

@@ -1,0 +1,100 @@
+/* main.c — the chatfmt command: dispatch to subcommands, shared helpers. */
+#include "cli.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+
+char *cli_read_file(const char *path, size_t *len) {
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) break;
+        size_t k = fread(buf + n, 1, cap - n, f);
+        n += k;
+        if (n < cap) break;
+        char *nb = realloc(buf, cap * 2 + 1);
+        if (!nb) { free(buf); buf = NULL; break; }
+        buf = nb;
+        cap *= 2;
+    }
+    bool failed = f != stdin ? ferror(f) : false;
+    if (f != stdin) fclose(f);
+    if (!buf || failed) {
+        free(buf);
+        fprintf(stderr, "chatfmt: error: IOError: cannot read %s\n", path);
+        return NULL;
+    }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+void cli_print_error(const cf_error *err, const char *file, const char *src, size_t srclen) {
+    fprintf(stderr, "chatfmt: error: %s: %s", cf_error_kind_name(err->kind), err->message);
+    if (err->line > 0) {
+        fprintf(stderr, " (%s:%d:%d)\n", file ? file : "<template>", err->line, err->column);
+        if (src) {
+            /* print the offending source line and a caret under the column */
+            int line = 1;
+            size_t i = 0;
+            while (i < srclen && line < err->line) { if (src[i] == '\n') line++; i++; }
+            size_t e = i;
+            while (e < srclen && src[e] != '\n' && src[e] != '\r') e++;
+            if (line == err->line && e - i < 400) {
+                fprintf(stderr, "  %.*s\n  ", (int)(e - i), src + i);
+                for (int c = 1; c < err->column && i + (size_t)c - 1 < e; c++)
+                    fputc(src[i + (size_t)c - 1] == '\t' ? '\t' : ' ', stderr);
+                fputs("^\n", stderr);
+            }
+        }
+    } else {
+        fputc('\n', stderr);
+    }
+}
+
+bool cli_write(const char *p, size_t n) {
+    return fwrite(p, 1, n, stdout) == n;
+}
+
+static void usage(FILE *to) {
+    fputs("usage: chatfmt <command> [options]\n"
+          "\n"
+          "Render LLM chat templates exactly like Hugging Face transformers, and parse\n"
+          "model replies back into OpenAI messages.\n"
+          "\n"
+          "commands:\n"
+          "  render          render a template with a context (chat mode by default)\n"
+          "  parse           parse a model reply into an assistant message\n"
+          "  caps            probe what a template supports (JSON)\n"
+          "  list-templates  list the built-in templates\n"
+          "  repair          print a web-copied template with its damage undone\n"
+          "\n"
+          "Run 'chatfmt <command> --help' for a command's options.\n", to);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { usage(stderr); return 2; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
+    if (!strcmp(cmd, "--version")) { printf("chatfmt %s\n", CHATFMT_VERSION); return 0; }
+    if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
+#ifdef CF_HAVE_PARSE
+    if (!strcmp(cmd, "parse")) return cmd_parse(argc - 1, argv + 1);
+#endif
+#ifdef CF_HAVE_LOADERS
+    if (!strcmp(cmd, "list-templates")) return cmd_list_templates(argc - 1, argv + 1);
+    if (!strcmp(cmd, "repair")) return cmd_repair(argc - 1, argv + 1);
+#endif
+#ifdef CF_HAVE_CAPS
+    if (!strcmp(cmd, "caps")) return cmd_caps(argc - 1, argv + 1);
+#endif
+    fprintf(stderr, "chatfmt: error: UsageError: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

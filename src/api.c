@@ -1,0 +1,335 @@
+/* api.c — the public entry points: compile, contexts, render (raw and chat
+ * mode). Each entry point sets up an Rt with a jmp_buf so that errors thrown
+ * anywhere below come back here as cf_error values. */
+#include "chatfmt.h"
+#include "ast.h"
+#include "context.h"
+#include "interp.h"
+#include "lexer.h"
+#include "json.h"
+#include "unicode.h"
+#include <stdlib.h>
+#include <string.h>
+
+
+/* Run `body` with a fresh runtime over `arena`; true on success. */
+#define PROTECTED(rtvar, arena_ptr, err_ptr, lim_ptr)                  \
+    jmp_buf jb_##rtvar;                                                 \
+    cf_error scratch_##rtvar;                                           \
+    Rt rtvar;                                                           \
+    memset(&rtvar, 0, sizeof rtvar);                                    \
+    rtvar.arena = (arena_ptr);                                          \
+    rtvar.jb = &jb_##rtvar;                                             \
+    rtvar.err = (err_ptr) ? (err_ptr) : &scratch_##rtvar;               \
+    memset(rtvar.err, 0, sizeof *rtvar.err);                            \
+    if ((const cf_limits *)(lim_ptr)) rtvar.lim = *(const cf_limits *)(lim_ptr); \
+    limits_resolve(&rtvar.lim);
+
+
+/* ---- templates ---- */
+
+CF_API cf_template *cf_compile(const char *src, size_t len, const cf_compile_options *opt,
+                               cf_error *err) {
+    cf_template *volatile t = calloc(1, sizeof(cf_template));
+    if (!t) {
+        if (err) error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
+        return NULL;
+    }
+    if (opt && opt->limits) t->lim = *opt->limits;
+    limits_resolve(&t->lim);
+    arena_init(&t->arena, 0);
+    PROTECTED(rt, &t->arena, err, &t->lim);
+    if (setjmp(jb_rt)) {
+        arena_release(&t->arena);
+        free(t->name);
+        free(t);
+        return NULL;
+    }
+    size_t bad;
+    if (!utf8_validate(src, len, &bad)) {
+        rt.err->offset = bad;
+        rt_throw(&rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",
+                 (unsigned char)src[bad], bad);
+    }
+    if (len > rt.lim.max_json_bytes && len > ((size_t)256 << 20))
+        rt_throw(&rt, CF_ERR_LIMIT, "template larger than 256 MiB");
+    if (opt && opt->name) {
+        t->name = strdup(opt->name);
+        if (!t->name) rt_oom(&rt, strlen(opt->name));
+    }
+    t->source = lex_normalize_source(&rt, src, len);
+    parse_template(&rt, t);
+    return t;
+}
+
+CF_API void cf_template_free(cf_template *t) {
+    if (!t) return;
+    arena_release(&t->arena);
+    free(t->name);
+    free(t);
+}
+
+CF_API const char *cf_template_source(const cf_template *t, size_t *len) {
+    if (len) *len = t->source->len;
+    return t->source->data;
+}
+
+/* ---- contexts ---- */
+
+CF_API cf_context *cf_context_new(void) {
+    cf_context *volatile c = calloc(1, sizeof(cf_context));
+    if (!c) return NULL;
+    arena_init(&c->arena, 0);
+    PROTECTED(rt, &c->arena, NULL, NULL);
+    if (setjmp(jb_rt)) {
+        arena_release(&c->arena);
+        free(c);
+        return NULL;
+    }
+    c->vars = dict_new(&rt, 16);
+    return c;
+}
+
+CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *err) {
+    cf_context *c = cf_context_new();
+    if (!c) {
+        if (err) error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
+        return NULL;
+    }
+    PROTECTED(rt, &c->arena, err, NULL);
+    if (setjmp(jb_rt)) {
+        cf_context_free(c);
+        return NULL;
+    }
+    Value v = json_parse(&rt, json, len);
+    if (v.type != VT_DICT) rt_throw(&rt, CF_ERR_TYPE, "context must be a JSON object, not %s", v_type_name(v));
+    c->vars = v.u.dict;
+    return c;
+}
+
+static bool context_set(cf_context *c, const char *name, Value (*make)(Rt *, const void *, size_t),
+                        const void *arg, size_t len, cf_error *err) {
+    PROTECTED(rt, &c->arena, err, NULL);
+    if (setjmp(jb_rt)) return false;
+    Value v = make(&rt, arg, len);
+    dict_set(&rt, c->vars, v_strz(&rt, name), v);
+    return true;
+}
+
+static Value make_json(Rt *rt, const void *p, size_t n) { return json_parse(rt, p, n); }
+static Value make_str(Rt *rt, const void *p, size_t n) {
+    size_t bad;
+    if (!utf8_validate(p, n, &bad)) {
+        rt->err->offset = bad;
+        rt_throw(rt, CF_ERR_UNICODE, "invalid UTF-8 at byte %zu", bad);
+    }
+    return v_str(rt, p, n);
+}
+static Value make_bool(Rt *rt, const void *p, size_t n) { return v_bool(n != 0); }
+static Value make_int(Rt *rt, const void *p, size_t n) { return v_int(*(const int64_t *)p); }
+
+CF_API bool cf_context_set_json(cf_context *c, const char *name, const char *json, size_t len, cf_error *err) {
+    return context_set(c, name, make_json, json, len, err);
+}
+CF_API bool cf_context_set_string(cf_context *c, const char *name, const char *s, size_t len) {
+    return context_set(c, name, make_str, s, len, NULL);
+}
+CF_API bool cf_context_set_bool(cf_context *c, const char *name, bool v) {
+    return context_set(c, name, make_bool, NULL, v ? 1 : 0, NULL);
+}
+CF_API bool cf_context_set_int(cf_context *c, const char *name, int64_t v) {
+    return context_set(c, name, make_int, &v, sizeof v, NULL);
+}
+CF_API bool cf_context_has(const cf_context *c, const char *name) {
+    Value v;
+    return dict_get_str(c->vars, name, strlen(name), &v);
+}
+CF_API void cf_context_remove(cf_context *c, const char *name) {
+    PROTECTED(rt, &c->arena, NULL, NULL);
+    if (setjmp(jb_rt)) return;
+    dict_del(c->vars, v_strz(&rt, name));
+}
+CF_API void cf_context_free(cf_context *c) {
+    if (!c) return;
+    arena_release(&c->arena);
+    free(c);
+}
+
+/* ---- rendering ---- */
+
+CF_API void cf_result_free(cf_result *r) {
+    if (!r) return;
+    free(r->text);
+    free(r->spans);
+    memset(r, 0, sizeof *r);
+}
+
+static const char *resolve_now(const cf_render_options *opt) {
+    if (opt && opt->now) return opt->now;
+    return getenv("CHATFMT_NOW");
+}
+
+/* Copy the arena output into malloc'd result memory; spans to code points. */
+static void finish_result(Rt *rt, const char *text, size_t len, const SpanVec *spans, cf_result *out) {
+    out->text = malloc(len + 1);
+    if (!out->text) rt_oom(rt, len + 1);
+    memcpy(out->text, text, len);
+    out->text[len] = 0;
+    out->len = len;
+    out->spans = NULL;
+    out->nspans = 0;
+    if (spans && spans->n) {
+        out->spans = malloc(spans->n * sizeof(cf_span));
+        if (!out->spans) { free(out->text); out->text = NULL; rt_oom(rt, spans->n * sizeof(cf_span)); }
+        for (size_t i = 0; i < spans->n; i++) {
+            size_t s = spans->v[i].start < len ? spans->v[i].start : len;
+            size_t e = spans->v[i].end < len ? spans->v[i].end : len;
+            out->spans[i].start = utf8_count(text, s);
+            out->spans[i].end = out->spans[i].start + utf8_count(text + s, e - s);
+        }
+        out->nspans = spans->n;
+    }
+}
+
+typedef struct RenderCall {
+    const cf_template *t;
+    const cf_context *ctx;
+    const cf_render_options *opt;
+    cf_result *out;
+} RenderCall;
+
+static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
+    memset(rc->out, 0, sizeof *rc->out);
+    const cf_limits *lim = rc->opt && rc->opt->limits ? rc->opt->limits : &rc->t->lim;
+    Arena arena;
+    arena_init(&arena, 0);
+    PROTECTED(rt, &arena, err, lim);
+    arena.limit = rt.lim.max_memory;
+    if (setjmp(jb_rt)) {
+        arena_release(&arena);
+        return false;
+    }
+    RenderInput in = {0};
+    in.t = rc->t;
+    in.vars = rc->ctx ? rc->ctx->vars : NULL;
+    in.now = resolve_now(rc->opt);
+    in.defaults = rc->opt && rc->opt->defaults ? rc->opt->defaults->vars : NULL;
+    StrBuf out;
+    sb_init(&rt, &out, 4096);
+    SpanVec spans = {0};
+    if (!chat) {
+        interp_run(&rt, &in, &out, &spans);
+        finish_result(&rt, out.p, out.len, &spans, rc->out);
+        arena_release(&arena);
+        return true;
+    }
+    /* Chat mode: hf_render.py's render() step by step. */
+    static const char TAG[] = "CONTINUE_FINAL_MESSAGE_TAG ";
+    const size_t TAGLEN = sizeof TAG - 1;
+    Value messages, v;
+    const Dict *vars = in.vars;
+    if (!vars || !dict_get_str(vars, "messages", 8, &messages)) rt_throw(&rt, CF_ERR_KEY, "'messages'");
+    Dict *overlay = dict_new(&rt, 8);
+    dict_set(&rt, overlay, v_strz(&rt, "tools"), vars && dict_get_str(vars, "tools", 5, &v) ? v : v_none());
+    dict_set(&rt, overlay, v_strz(&rt, "documents"), vars && dict_get_str(vars, "documents", 9, &v) ? v : v_none());
+    dict_set(&rt, overlay, v_strz(&rt, "add_generation_prompt"),
+             dict_get_str(vars, "add_generation_prompt", 21, &v) ? v : v_bool(false));
+    Value cont = v_bool(false);
+    if (dict_get_str(vars, "continue_final_message", 22, &v)) cont = v;
+    dict_set(&rt, overlay, v_strz(&rt, "continue_final_message"), v_missing());   /* popped */
+    Value final_text = v_missing();
+    bool cfm = v_truthy(cont);
+    if (cfm) {
+        Value field = cont.type == VT_STR ? cont : v_strz(&rt, "content");
+        Value last = v_getitem(&rt, messages, v_int(-1));
+        if (last.type == VT_UNDEFINED) v_undefined_fail(&rt, last);
+        if (last.type != VT_DICT) rt_throw(&rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'get'", v_type_name(last));
+        Value final;
+        if (!dict_get(last.u.dict, field, &final) || final.type == VT_NONE)
+            rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set but the final message has no \"%s\" to continue!", field.u.s->data);
+        Str *src = rc->t->source;
+        if (!cf_memmem(src->data, src->len, field.u.s->data, field.u.s->len))
+            rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set to \"%s\" but this is not an accepted field in the chat_template", field.u.s->data);
+        Dict *new_last = dict_new(&rt, dict_len(last.u.dict));
+        for (size_t i = 0; i < dict_len(last.u.dict); i++) dict_set(&rt, new_last, dict_key_at(last.u.dict, i), dict_val_at(last.u.dict, i));
+        if (final.type == VT_LIST || final.type == VT_TUPLE) {
+            List *blocks = list_new(&rt, final.u.list->len);
+            for (size_t i = 0; i < final.u.list->len; i++) list_push(&rt, blocks, final.u.list->items[i]);
+            bool found = false;
+            for (size_t i = blocks->len; i-- > 0;) {
+                Value b = blocks->items[i];
+                Value text;
+                if (b.type == VT_DICT && dict_get_str(b.u.dict, "text", 4, &text)) {
+                    final_text = text;
+                    Dict *nb = dict_new(&rt, dict_len(b.u.dict));
+                    for (size_t j = 0; j < dict_len(b.u.dict); j++) dict_set(&rt, nb, dict_key_at(b.u.dict, j), dict_val_at(b.u.dict, j));
+                    if (text.type != VT_STR) rt_throw(&rt, CF_ERR_TYPE, "unsupported operand type(s) for +: '%s' and 'str'", v_type_name(text));
+                    StrBuf sb;
+                    sb_init(&rt, &sb, text.u.s->len + TAGLEN);
+                    sb_put(&sb, text.u.s->data, text.u.s->len);
+                    sb_put(&sb, TAG, TAGLEN);
+                    dict_set(&rt, nb, v_strz(&rt, "text"), sb_to_value(&sb));
+                    blocks->items[i] = v_dict_of(nb);
+                    found = true;
+                    break;
+                }
+            }
+            if (!found)
+                rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set but we could not find any text to continue in the final message!");
+            Value nl = final;
+            nl.u.list = blocks;
+            dict_set(&rt, new_last, field, nl);
+        } else {
+            if (final.type != VT_STR) rt_throw(&rt, CF_ERR_TYPE, "unsupported operand type(s) for +: '%s' and 'str'", v_type_name(final));
+            final_text = final;
+            StrBuf sb;
+            sb_init(&rt, &sb, final.u.s->len + TAGLEN);
+            sb_put(&sb, final.u.s->data, final.u.s->len);
+            sb_put(&sb, TAG, TAGLEN);
+            dict_set(&rt, new_last, field, sb_to_value(&sb));
+        }
+        List *msgs = list_new(&rt, messages.u.list->len);
+        for (size_t i = 0; i + 1 < messages.u.list->len; i++) list_push(&rt, msgs, messages.u.list->items[i]);
+        list_push(&rt, msgs, v_dict_of(new_last));
+        messages = v_list_of(msgs);
+    }
+    dict_set(&rt, overlay, v_strz(&rt, "messages"), messages);
+    in.overlay = overlay;
+    interp_run(&rt, &in, &out, &spans);
+    size_t outlen = out.len;
+    if (cfm) {
+        Args noargs = {0};
+        Value stripped;
+        if (final_text.type != VT_STR || !method_call(&rt, final_text, "strip", 5, &noargs, &stripped))
+            rt_throw(&rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'strip'", v_type_name(final_text));
+        const char *tag = TAG;
+        size_t tn = TAGLEN - 1;   /* the tag without its trailing space */
+        if (!cf_memmem(out.p, out.len, stripped.u.s->data, stripped.u.s->len) || !cf_memmem(out.p, out.len, tag, tn))
+            rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set but the final message does not appear in the chat after applying the chat template!");
+        size_t loc = 0;
+        for (size_t i = out.len - tn + 1; i-- > 0;)
+            if (memcmp(out.p + i, tag, tn) == 0) { loc = i; break; }
+        if (loc + TAGLEN <= out.len && memcmp(out.p + loc, TAG, TAGLEN) == 0) {
+            outlen = loc;
+        } else {
+            Value head = v_str(&rt, out.p, loc), r;
+            if (!method_call(&rt, head, "rstrip", 6, &noargs, &r)) r = head;
+            outlen = r.u.s->len;
+        }
+    }
+    finish_result(&rt, out.p, outlen, &spans, rc->out);
+    arena_release(&arena);
+    return true;
+}
+
+CF_API bool cf_render(const cf_template *t, const cf_context *ctx, const cf_render_options *opt,
+                      cf_result *out, cf_error *err) {
+    RenderCall rc = {t, ctx, opt, out};
+    return render_common(&rc, false, err);
+}
+
+CF_API bool cf_render_chat(const cf_template *t, const cf_context *ctx,
+                           const cf_render_options *opt, cf_result *out, cf_error *err) {
+    RenderCall rc = {t, ctx, opt, out};
+    return render_common(&rc, true, err);
+}

@@ -1,0 +1,95 @@
+/* ast.h — the syntax tree the parser builds and the interpreter walks, and
+ * the compiled template that owns it. One Node shape serves every kind; the
+ * comment on each kind says which fields it uses. */
+#ifndef CF_AST_H
+#define CF_AST_H
+
+#include "value.h"
+#include "builtins.h"
+
+typedef enum NodeKind {
+    /* statements */
+    N_DATA,        /* v: literal template text */
+    N_OUTPUT,      /* a: expression to print */
+    N_IF,          /* a: test; body; alt: else body (elif = nested N_IF) */
+    N_FOR,         /* a: target; b: iterable; c: filter test or NULL; body; alt: else;
+                      flag: recursive */
+    N_SET,         /* a: target (N_NAME, N_TUPLE of names, N_NSREF); b: value */
+    N_SET_BLOCK,   /* a: target; body; c: filter chain (innermost .a == NULL) or NULL */
+    N_MACRO,       /* name/sym; params (names/nparams); defaults (items, NULL = none);
+                      body; flag: MF_* uses */
+    N_CALL_BLOCK,  /* a: the N_CALL; b: the caller N_MACRO (anonymous) */
+    N_FILTER_BLOCK,/* c: filter chain; body */
+    N_WITH,        /* items: N_SET assignments; body */
+    N_BREAK, N_CONTINUE,
+    N_GENERATION,  /* body; its output span is recorded */
+    N_SCOPE_BLOCK, /* {% block name %}: body rendered in place */
+    N_FAIL,        /* statement Jinja2 accepts but cannot run here: v = message,
+                      op = error kind (raised when executed) */
+    /* expressions */
+    N_CONST,       /* v */
+    N_NAME,        /* name/sym */
+    N_NSREF,       /* name/sym: namespace variable; attr: attribute */
+    N_TUPLE, N_LIST, /* items */
+    N_DICT,        /* items: keys; alt: values */
+    N_GETATTR,     /* a: object; attr */
+    N_GETITEM,     /* a: object; b: key */
+    N_SLICE,       /* a: object; b, c, d: start, stop, step (each may be NULL) */
+    N_CALL,        /* a: callee; items: args; kwnames/kwvals; b: *args; c: **kwargs */
+    N_FILTER,      /* a: operand (NULL inside filter/set blocks); attr: name; filter fn;
+                      args as N_CALL */
+    N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL */
+    N_NEG, N_POS, N_NOT, /* a */
+    N_BINOP,       /* op: OP_ADD..OP_POW; a, b */
+    N_AND, N_OR,   /* a, b */
+    N_COMPARE,     /* a: first operand; items: further operands; ops: one per item */
+    N_CONCAT,      /* items (the ~ operator) */
+    N_CONDEXPR     /* a: test; b: value if true; c: value if false (NULL: Undefined) */
+} NodeKind;
+
+enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4 };
+
+typedef struct Node Node;
+typedef struct NodeList { Node **v; int n; } NodeList;
+
+struct Node {
+    uint8_t kind;
+    uint8_t op;
+    uint8_t flag;
+    int line, col;
+    Node *a, *b, *c, *d;
+    NodeList body, alt;     /* statement bodies */
+    NodeList items;         /* positional args / elements / keys / operands */
+    NodeList kwvals;        /* keyword argument values */
+    Str **kwnames;          /* keyword argument names (kwvals.n of them) */
+    Str **params;           /* macro parameter names */
+    int *param_syms;
+    int nparams;
+    uint8_t *ops;           /* N_COMPARE operators (OpCode, or OP_IN / OP_NOTIN below) */
+    Str *name;              /* N_NAME / N_NSREF / N_MACRO */
+    int sym;                /* symbol index of name */
+    Str *attr;              /* N_GETATTR / N_NSREF / N_FILTER / N_TEST name */
+    Value v;                /* N_CONST / N_DATA / N_FAIL */
+    FilterFn filter;
+    TestFn test;
+};
+
+/* Extra comparison operators beyond the lexer's OpCode range. */
+enum { OP_IN = 100, OP_NOTIN = 101 };
+
+/* A compiled template: immutable after cf_compile, shared across threads. */
+struct cf_template {
+    Arena arena;            /* owns the AST, symbols, constants */
+    Str *source;            /* normalised source */
+    char *name;
+    NodeList body;
+    Str **syms;             /* symbol table: names referenced anywhere */
+    int nsyms;
+    cf_limits lim;
+    bool uses_generation;
+};
+
+/* Parse the normalised source into t (syms, body). Throws TemplateSyntaxError. */
+void parse_template(Rt *rt, struct cf_template *t);
+
+#endif

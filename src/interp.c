@@ -1,0 +1,980 @@
+/* interp.c — evaluates the AST with Jinja2's runtime semantics.
+ *
+ * Scoping follows Jinja2's compiled code: the template body writes to the
+ * top-level slots (one per symbol, seeded from the variables); a `for` body,
+ * macro body, call-block body and `with` body each get a Frame whose sets
+ * stay local — a loop body's frame is fresh for every iteration, so a set
+ * inside a loop never survives to the next iteration or the outside
+ * (exactly what Jinja2 prints). Names resolve innermost frame first, then
+ * the top-level slots, then builtin globals, else Undefined. */
+#include "interp.h"
+#include "unicode.h"
+#include "lexer.h"
+#include <string.h>
+#include <math.h>
+#include <stdio.h>
+
+typedef struct Frame {
+    struct Frame *parent;
+    int n, cap;
+    int *syms;
+    Value *vals;
+} Frame;
+
+typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
+
+typedef struct Interp {
+    Rt *rt;
+    const struct cf_template *t;
+    Value *globals;          /* per symbol; VT_MISSING = unset */
+    StrBuf *out;             /* current output (captures swap it) */
+    StrBuf *root;            /* the template's own output */
+    SpanVec *spans;
+    int depth;               /* macro / loop() / capture nesting */
+    const char *now;
+    int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 when unused */
+} Interp;
+
+/* Runtime objects */
+typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
+typedef struct Loop {
+    List *items;
+    int64_t index0;
+    int depth0;
+    const Node *node;        /* the N_FOR, for loop(...) recursion */
+    Frame *outer;            /* frame the loop runs in */
+    List *last_changed;      /* loop.changed() memory; NULL = never called */
+} Loop;
+
+static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
+static Value eval(Interp *I, const Node *n, Frame *f);
+
+static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
+const char *interp_now(Rt *rt) { return INTERP(rt)->now; }
+
+/* ---- frames ---- */
+static Frame *frame_new(Interp *I, Frame *parent) {
+    Frame *f = rt_alloc(I->rt, sizeof(Frame));
+    f->parent = parent;
+    f->n = 0;
+    f->cap = 0;
+    f->syms = NULL;
+    f->vals = NULL;
+    return f;
+}
+
+static void frame_set(Interp *I, Frame *f, int sym, Value v) {
+    for (int i = 0; i < f->n; i++)
+        if (f->syms[i] == sym) { f->vals[i] = v; return; }
+    if (f->n == f->cap) {
+        int nc = f->cap ? f->cap * 2 : 4;
+        f->syms = rt_realloc(I->rt, f->syms, (size_t)f->cap * sizeof(int), (size_t)nc * sizeof(int));
+        f->vals = rt_realloc(I->rt, f->vals, (size_t)f->cap * sizeof(Value), (size_t)nc * sizeof(Value));
+        f->cap = nc;
+    }
+    f->syms[f->n] = sym;
+    f->vals[f->n] = v;
+    f->n++;
+}
+
+static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
+    if (f) frame_set(I, f, sym, v);
+    else I->globals[sym] = v;
+}
+
+static Value lookup(Interp *I, Frame *f, int sym) {
+    for (; f; f = f->parent)
+        for (int i = f->n - 1; i >= 0; i--)
+            if (f->syms[i] == sym) return f->vals[i];
+    Value v = I->globals[sym];
+    if (v.type != VT_MISSING) return v;
+    return v_undef_msg(I->rt, "'%s' is undefined", I->t->syms[sym]->data);
+}
+
+static void set_pos(Interp *I, const Node *n) {
+    I->rt->line = n->line;
+    I->rt->col = n->col;
+}
+
+/* ---- helpers ---- */
+
+static Value capture(Interp *I, const NodeList *body, Frame *f) {
+    StrBuf buf, *saved = I->out;
+    sb_init(I->rt, &buf, 256);
+    I->out = &buf;
+    exec_body(I, body, f);
+    I->out = saved;
+    return sb_to_value(&buf);
+}
+
+static void depth_enter(Interp *I) {
+    if (++I->depth > (int)I->rt->lim.max_recursion)
+        rt_throw(I->rt, CF_ERR_LIMIT,
+                 "recursion deeper than %u (macro / loop() / call nesting; raise it with --max-recursion / cf_limits.max_recursion)",
+                 I->rt->lim.max_recursion);
+}
+
+static bool is_intlike(Value v) { return v.type == VT_INT || v.type == VT_BOOL; }
+static int64_t as_int(Value v) { return v.type == VT_BOOL ? (int64_t)v.u.b : v.u.i; }
+static bool is_num(Value v) { return v.type == VT_INT || v.type == VT_BOOL || v.type == VT_FLOAT; }
+static double as_float(Value v) { return v.type == VT_FLOAT ? v.u.f : (double)as_int(v); }
+
+static _Noreturn void int_overflow(Interp *I) {
+    rt_throw(I->rt, CF_ERR_OVERFLOW, "integer result does not fit in 64 bits (chatfmt has no big-integer arithmetic)");
+}
+
+static Value str_concat(Interp *I, Value a, Value b) {
+    bool markup = (a.flags | b.flags) & VF_MARKUP;
+    if (markup) {
+        if (!(a.flags & VF_MARKUP)) a = markup_escape(I->rt, a);
+        if (!(b.flags & VF_MARKUP)) b = markup_escape(I->rt, b);
+    }
+    Str *s = str_alloc(I->rt, a.u.s->len + b.u.s->len);
+    memcpy(s->data, a.u.s->data, a.u.s->len);
+    memcpy(s->data + a.u.s->len, b.u.s->data, b.u.s->len);
+    Value r = v_str_of(s);
+    if (markup) r.flags |= VF_MARKUP;
+    return r;
+}
+
+static Value seq_concat(Interp *I, Value a, Value b) {
+    List *l = list_new(I->rt, a.u.list->len + b.u.list->len);
+    for (size_t i = 0; i < a.u.list->len; i++) list_push(I->rt, l, a.u.list->items[i]);
+    for (size_t i = 0; i < b.u.list->len; i++) list_push(I->rt, l, b.u.list->items[i]);
+    Value r = a;
+    r.flags = 0;
+    r.u.list = l;
+    return r;
+}
+
+static Value repeat(Interp *I, Value seq, int64_t count) {
+    if (count < 0) count = 0;
+    if (seq.type == VT_STR) {
+        size_t len = seq.u.s->len;
+        if (len && (uint64_t)count > I->rt->lim.max_string / len)
+            rt_throw(I->rt, CF_ERR_LIMIT, "string of %llu bytes exceeds max_string (%zu; raise it with --max-string / cf_limits.max_string)",
+                     (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_string);
+        StrBuf sb;
+        sb_init(I->rt, &sb, len * (size_t)count + 1);
+        for (int64_t i = 0; i < count; i++) sb_put(&sb, seq.u.s->data, len);
+        rt_step(I->rt, (uint64_t)(len * (size_t)count) / 1024);
+        Value r = sb_to_value(&sb);
+        r.flags = seq.flags & VF_MARKUP;
+        return r;
+    }
+    size_t len = seq.u.list->len;
+    if (len && (uint64_t)count > I->rt->lim.max_items / len)
+        rt_throw(I->rt, CF_ERR_LIMIT, "list of %llu items exceeds max_items (%zu; raise it with --max-items / cf_limits.max_items)",
+                 (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_items);
+    List *l = list_new(I->rt, len * (size_t)count);
+    for (int64_t i = 0; i < count; i++)
+        for (size_t j = 0; j < len; j++) list_push(I->rt, l, seq.u.list->items[j]);
+    Value r = seq;
+    r.flags = 0;
+    r.u.list = l;
+    return r;
+}
+
+static double py_fmod(double a, double b) {
+    double m = fmod(a, b);
+    if (m != 0 && ((b < 0) != (m < 0))) m += b;
+    else if (m == 0) m = copysign(0.0, b);
+    return m;
+}
+
+/* CPython's float_floor_div (via float_divmod), for identical rounding. */
+static double py_floordiv(double vx, double wx) {
+    double mod = fmod(vx, wx);
+    double div = (vx - mod) / wx;
+    if (mod != 0) {
+        if ((wx < 0) != (mod < 0)) div -= 1.0;
+    }
+    double floordiv;
+    if (div != 0) {
+        floordiv = floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+    } else {
+        floordiv = copysign(0.0, vx / wx);
+    }
+    return floordiv;
+}
+
+static Value binop(Interp *I, uint8_t op, Value a, Value b) {
+    Rt *rt = I->rt;
+    if (a.type == VT_UNDEFINED) v_undefined_fail(rt, a);
+    if (b.type == VT_UNDEFINED) v_undefined_fail(rt, b);
+    static const char *const names[] = {
+        [OP_ADD] = "+", [OP_SUB] = "-", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
+        [OP_MUL] = "*", [OP_MOD] = "%", [OP_POW] = "** or pow()"};
+    if (is_intlike(a) && is_intlike(b)) {
+        int64_t x = as_int(a), y = as_int(b), r;
+        switch (op) {
+        case OP_ADD: if (__builtin_add_overflow(x, y, &r)) int_overflow(I); return v_int(r);
+        case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) int_overflow(I); return v_int(r);
+        case OP_MUL: if (__builtin_mul_overflow(x, y, &r)) int_overflow(I); return v_int(r);
+        case OP_DIV:
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "division by zero");
+            return v_float((double)x / (double)y);
+        case OP_FLOORDIV: {
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer division or modulo by zero");
+            if (x == INT64_MIN && y == -1) int_overflow(I);
+            int64_t q = x / y;
+            if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
+            return v_int(q);
+        }
+        case OP_MOD: {
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer modulo by zero");
+            if (y == -1) return v_int(0);
+            int64_t m = x % y;
+            if (m != 0 && ((m < 0) != (y < 0))) m += y;
+            return v_int(m);
+        }
+        case OP_POW: {
+            if (y < 0) {
+                if (x == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
+                return v_float(pow((double)x, (double)y));
+            }
+            int64_t res = 1, base = x;
+            int64_t e = y;
+            while (e > 0) {
+                if (e & 1) { if (__builtin_mul_overflow(res, base, &res)) int_overflow(I); }
+                e >>= 1;
+                if (e > 0 && __builtin_mul_overflow(base, base, &base)) int_overflow(I);
+                rt_step(rt, 1);
+            }
+            return v_int(res);
+        }
+        }
+    }
+    if (is_num(a) && is_num(b)) {
+        double x = as_float(a), y = as_float(b);
+        switch (op) {
+        case OP_ADD: return v_float(x + y);
+        case OP_SUB: return v_float(x - y);
+        case OP_MUL: return v_float(x * y);
+        case OP_DIV:
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float division by zero");
+            return v_float(x / y);
+        case OP_FLOORDIV:
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float floor division by zero");
+            return v_float(py_floordiv(x, y));
+        case OP_MOD:
+            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float modulo");
+            return v_float(py_fmod(x, y));
+        case OP_POW:
+            if (x == 0 && y < 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
+            if (x < 0 && y != floor(y)) rt_throw(rt, CF_ERR_VALUE, "complex results are not supported");
+            {
+                double r = pow(x, y);
+                if (isinf(r) && !isinf(x) && !isinf(y)) rt_throw(rt, CF_ERR_OVERFLOW, "(34, 'Numerical result out of range')");
+                return v_float(r);
+            }
+        }
+    }
+    if (op == OP_ADD) {
+        if (a.type == VT_STR && b.type == VT_STR) return str_concat(I, a, b);
+        if (a.type == VT_LIST && b.type == VT_LIST && !(a.flags | b.flags)) return seq_concat(I, a, b);
+        if (a.type == VT_TUPLE && b.type == VT_TUPLE) return seq_concat(I, a, b);
+        if (a.type == VT_STR) rt_throw(rt, CF_ERR_TYPE, "can only concatenate str (not \"%s\") to str", v_type_name(b));
+        if (a.type == VT_LIST && !a.flags) rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
+        if (a.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
+    }
+    if (op == OP_MUL) {
+        if ((a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE) && is_intlike(b)) return repeat(I, a, as_int(b));
+        if ((b.type == VT_STR || b.type == VT_LIST || b.type == VT_TUPLE) && is_intlike(a)) return repeat(I, b, as_int(a));
+        if (a.type == VT_STR || b.type == VT_STR || a.type == VT_LIST || b.type == VT_LIST)
+            rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'",
+                     v_type_name((a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE) ? b : a));
+    }
+    if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
+    rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for %s: '%s' and '%s'", names[op], v_type_name(a), v_type_name(b));
+}
+
+static bool contains(Interp *I, Value item, Value container) {
+    Rt *rt = I->rt;
+    switch (container.type) {
+    case VT_STR: {
+        if (item.type != VT_STR) {
+            if (item.type == VT_UNDEFINED) v_undefined_fail(rt, item);
+            rt_throw(rt, CF_ERR_TYPE, "'in <string>' requires string as left operand, not %s", v_type_name(item));
+        }
+        Str *h = container.u.s, *nd = item.u.s;
+        if (nd->len == 0) return true;
+        if (nd->len > h->len) return false;
+        rt_step(rt, h->len / 256);
+        return cf_memmem(h->data, h->len, nd->data, nd->len) != NULL;
+    }
+    case VT_LIST: case VT_TUPLE:
+        for (size_t i = 0; i < container.u.list->len; i++)
+            if (v_equal(item, container.u.list->items[i])) return true;
+        rt_step(rt, container.u.list->len / 16);
+        return false;
+    case VT_DICT: {
+        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(item));
+        Value dummy;
+        return dict_get(container.u.dict, item, &dummy);
+    }
+    case VT_UNDEFINED:
+        v_undefined_fail(rt, container);
+    default:
+        rt_throw(rt, CF_ERR_TYPE, "argument of type '%s' is not iterable", v_type_name(container));
+    }
+}
+
+static bool compare(Interp *I, uint8_t op, Value a, Value b) {
+    switch (op) {
+    case OP_EQ: return v_equal(a, b);
+    case OP_NE: return !v_equal(a, b);
+    case OP_LT: return v_compare(I->rt, a, b, "<") < 0;
+    case OP_LE: return v_compare(I->rt, a, b, "<=") <= 0;
+    case OP_GT: return v_compare(I->rt, a, b, ">") > 0;
+    case OP_GE: return v_compare(I->rt, a, b, ">=") >= 0;
+    case OP_IN: return contains(I, a, b);
+    case OP_NOTIN: return !contains(I, a, b);
+    }
+    return false;
+}
+
+/* Python slice index normalisation. */
+static void slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
+                          int64_t *start, int64_t *stop, int64_t *step) {
+    Rt *rt = I->rt;
+    Value *vals[3] = {&vs, &ve, &vst};
+    for (int k = 0; k < 3; k++) {
+        Value v = *vals[k];
+        if (v.type == VT_MISSING || v.type == VT_NONE) continue;
+        if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
+        if (!is_intlike(v)) rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
+    }
+    *step = (vst.type == VT_MISSING || vst.type == VT_NONE) ? 1 : as_int(vst);
+    if (*step == 0) rt_throw(rt, CF_ERR_VALUE, "slice step cannot be zero");
+    int64_t lo = *step < 0 ? -1 : 0, hi = *step < 0 ? len - 1 : len;
+    if (vs.type == VT_MISSING || vs.type == VT_NONE) *start = *step < 0 ? hi : lo;
+    else {
+        int64_t s = as_int(vs);
+        if (s < 0) { s += len; if (s < lo) s = lo; }
+        else if (s > hi) s = hi;
+        *start = s;
+    }
+    if (ve.type == VT_MISSING || ve.type == VT_NONE) *stop = *step < 0 ? lo : hi;
+    else {
+        int64_t s = as_int(ve);
+        if (s < 0) { s += len; if (s < lo) s = lo; }
+        else if (s > hi) s = hi;
+        *stop = s;
+    }
+}
+
+static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
+    Rt *rt = I->rt;
+    int64_t start, stop, step;
+    if (obj.type == VT_UNDEFINED) v_undefined_fail(rt, obj);
+    if (obj.type == VT_STR) {
+        Str *s = obj.u.s;
+        int64_t len = (int64_t)str_nchars(s);
+        slice_indices(I, vs, ve, vst, len, &start, &stop, &step);
+        StrBuf sb;
+        sb_init(rt, &sb, 16);
+        if ((size_t)len == s->len) {          /* ASCII: byte = char */
+            if (step == 1) { if (stop > start) sb_put(&sb, s->data + start, (size_t)(stop - start)); }
+            else for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) sb_putc(&sb, s->data[i]);
+        } else {
+            /* decode to code point offsets once */
+            size_t *off = rt_alloc(rt, ((size_t)len + 1) * sizeof(size_t));
+            size_t p = 0;
+            for (int64_t k = 0; k < len; k++) { off[k] = p; utf8_next(s->data, s->len, &p); }
+            off[len] = s->len;
+            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
+                sb_put(&sb, s->data + off[i], off[i + 1] - off[i]);
+        }
+        rt_step(rt, (uint64_t)len / 64);
+        Value r = sb_to_value(&sb);
+        r.flags = obj.flags & VF_MARKUP;
+        return r;
+    }
+    if (obj.type == VT_LIST || obj.type == VT_TUPLE) {
+        List *src = obj.u.list;
+        slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step);
+        List *l = list_new(rt, 0);
+        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(rt, l, src->items[i]);
+        rt_step(rt, l->len / 16);
+        Value r = obj;
+        r.flags = 0;
+        r.u.list = l;
+        return r;
+    }
+    rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
+}
+
+/* ---- calls ---- */
+typedef struct ArgBuf {
+    Value pos_small[8];
+    Value kw_small[8];
+    Str *kwn_small[8];
+    Args args;
+} ArgBuf;
+
+static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
+                      Str *extra_kw_name, Value extra_kw) {
+    Rt *rt = I->rt;
+    int npos = call->items.n + (extra_first.type != VT_MISSING ? 1 : 0);
+    int nkw = call->kwvals.n + (extra_kw_name ? 1 : 0);
+    List *star = NULL;
+    Dict *dstar = NULL;
+    if (call->b) {
+        Value v = eval(I, call->b, f);
+        star = v_iterate(rt, v);
+        npos += (int)star->len;
+    }
+    if (call->c) {
+        Value v = eval(I, call->c, f);
+        if (v.type != VT_DICT) rt_throw(rt, CF_ERR_TYPE, "argument after ** must be a mapping, not %s", v_type_name(v));
+        dstar = v.u.dict;
+        nkw += (int)dict_len(dstar);
+    }
+    Value *pos = npos <= 8 ? ab->pos_small : rt_alloc(rt, (size_t)npos * sizeof(Value));
+    Value *kwv = nkw <= 8 ? ab->kw_small : rt_alloc(rt, (size_t)nkw * sizeof(Value));
+    Str **kwn = nkw <= 8 ? ab->kwn_small : rt_alloc(rt, (size_t)nkw * sizeof(Str *));
+    int p = 0, k = 0;
+    if (extra_first.type != VT_MISSING) pos[p++] = extra_first;
+    for (int i = 0; i < call->items.n; i++) pos[p++] = eval(I, call->items.v[i], f);
+    if (star) for (size_t i = 0; i < star->len; i++) pos[p++] = star->items[i];
+    for (int i = 0; i < call->kwvals.n; i++) {
+        kwn[k] = call->kwnames[i];
+        kwv[k++] = eval(I, call->kwvals.v[i], f);
+    }
+    if (dstar) {
+        for (size_t i = 0; i < dict_len(dstar); i++) {
+            Value key = dict_key_at(dstar, i);
+            if (key.type != VT_STR) rt_throw(rt, CF_ERR_TYPE, "keywords must be strings");
+            kwn[k] = key.u.s;
+            kwv[k++] = dict_val_at(dstar, i);
+        }
+    }
+    if (extra_kw_name) { kwn[k] = extra_kw_name; kwv[k++] = extra_kw; }
+    ab->args.npos = p;
+    ab->args.pos = pos;
+    ab->args.nkw = k;
+    ab->args.kwnames = kwn;
+    ab->args.kwvals = kwv;
+}
+
+Value interp_call(Rt *rt, Value callee, const Args *args) {
+    if (callee.type == VT_UNDEFINED) v_undefined_fail(rt, callee);
+    if ((callee.type == VT_CALLABLE || callee.type == VT_OBJECT) && callee.u.obj->type->call)
+        return callee.u.obj->type->call(rt, callee.u.obj, args);
+    rt_throw(rt, CF_ERR_TYPE, "'%s' object is not callable", v_type_name(callee));
+}
+
+static Value macro_call(Rt *rt, Obj *self, const Args *args);
+
+static void macro_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
+    Macro *m = self->data;
+    sb_printf(sb, "<Macro '%s'>", m->node->name ? m->node->name->data : "caller");
+}
+
+static bool macro_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
+    Macro *m = self->data;
+    if (n == 4 && memcmp(name, "name", 4) == 0) { *out = v_str_of(m->node->name); return true; }
+    return false;
+}
+
+static const ObjType MACRO_OBJ = {"Macro", macro_getattr, macro_call, macro_repr};
+
+static Value make_macro(Interp *I, const Node *node, Frame *closure) {
+    Macro *m = rt_alloc(I->rt, sizeof(Macro));
+    m->node = node;
+    m->closure = closure;
+    m->caller = v_missing();
+    Obj *o = rt_alloc(I->rt, sizeof(Obj));
+    o->type = &MACRO_OBJ;
+    o->data = m;
+    Value v = {0};
+    v.type = VT_CALLABLE;
+    v.u.obj = o;
+    return v;
+}
+
+static Value macro_call(Rt *rt, Obj *self, const Args *args) {
+    Interp *I = INTERP(rt);
+    Macro *m = self->data;
+    const Node *node = m->node;
+    const char *mname = node->name ? node->name->data : "caller";
+    int saved_line = rt->line, saved_col = rt->col;
+    depth_enter(I);
+    Frame *f = frame_new(I, m->closure);
+    int np = node->nparams;
+    Value *bound = rt_alloc0(rt, (size_t)(np ? np : 1) * sizeof(Value));
+    int npos = args->npos;
+    List *varargs = list_new(rt, 0);
+    for (int i = 0; i < npos; i++) {
+        if (i < np) bound[i] = args->pos[i];
+        else list_push(rt, varargs, args->pos[i]);
+    }
+    if (varargs->len && !(node->flag & MF_VARARGS))
+        rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes not more than %d argument(s)", mname, np);
+    Dict *kwargs = dict_new(rt, 0);
+    Value caller = m->caller;
+    for (int i = 0; i < args->nkw; i++) {
+        Str *kn = args->kwnames[i];
+        int idx = -1;
+        for (int j = 0; j < np; j++)
+            if (str_eq(node->params[j], kn)) { idx = j; break; }
+        if (idx >= 0) {
+            if (bound[idx].type != VT_MISSING)
+                rt_throw(rt, CF_ERR_TYPE, "macro '%s' got multiple values for argument '%s'", mname, kn->data);
+            bound[idx] = args->kwvals[i];
+        } else if (str_eqz(kn, "caller") && (node->flag & MF_CALLER)) {
+            caller = args->kwvals[i];
+        } else if (node->flag & MF_KWARGS) {
+            dict_set(rt, kwargs, v_str_of(kn), args->kwvals[i]);
+        } else {
+            rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes no keyword argument '%s'", mname, kn->data);
+        }
+    }
+    for (int j = 0; j < np; j++) {
+        if (bound[j].type == VT_MISSING) {
+            const Node *def = node->items.v[j];
+            if (def) bound[j] = eval(I, def, f);
+            else bound[j] = v_undef_msg(rt, "parameter '%s' was not provided", node->params[j]->data);
+        }
+        frame_set(I, f, node->param_syms[j], bound[j]);
+    }
+    if (node->flag & MF_VARARGS) frame_set(I, f, I->sym_varargs, v_tuple_of(varargs));
+    if (node->flag & MF_KWARGS) frame_set(I, f, I->sym_kwargs, v_dict_of(kwargs));
+    if (node->flag & MF_CALLER)
+        frame_set(I, f, I->sym_caller, caller.type == VT_MISSING ? v_undef_msg(rt, "No caller defined") : caller);
+    Value out = capture(I, &node->body, f);
+    I->depth--;
+    rt->line = saved_line;
+    rt->col = saved_col;
+    return out;
+}
+
+/* ---- loop object ---- */
+static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0);
+
+static Value loop_cycle(Rt *rt, Obj *self, const Args *args) {
+    Loop *l = self->data;
+    if (args->npos == 0) rt_throw(rt, CF_ERR_TYPE, "no items for cycling given");
+    return args->pos[l->index0 % args->npos];
+}
+static const ObjType LOOP_CYCLE = {"method", NULL, loop_cycle, NULL};
+
+static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
+    Loop *l = self->data;
+    List *now = list_new(rt, (size_t)args->npos);
+    for (int i = 0; i < args->npos; i++) list_push(rt, now, args->pos[i]);
+    Value nv = v_list_of(now);
+    if (l->last_changed && v_equal(v_list_of(l->last_changed), nv)) return v_bool(false);
+    l->last_changed = now;
+    return v_bool(true);
+}
+static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL};
+
+static Value bound(Rt *rt, const ObjType *type, void *data) {
+    Obj *o = rt_alloc(rt, sizeof(Obj));
+    o->type = type;
+    o->data = data;
+    Value v = {0};
+    v.type = VT_CALLABLE;
+    v.u.obj = o;
+    return v;
+}
+
+static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
+    Loop *l = self->data;
+    int64_t len = (int64_t)l->items->len, i = l->index0;
+#define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
+    if (IS("index0")) *out = v_int(i);
+    else if (IS("index")) *out = v_int(i + 1);
+    else if (IS("first")) *out = v_bool(i == 0);
+    else if (IS("last")) *out = v_bool(i == len - 1);
+    else if (IS("length")) *out = v_int(len);
+    else if (IS("revindex")) *out = v_int(len - i);
+    else if (IS("revindex0")) *out = v_int(len - i - 1);
+    else if (IS("depth")) *out = v_int(l->depth0 + 1);
+    else if (IS("depth0")) *out = v_int(l->depth0);
+    else if (IS("previtem")) *out = i > 0 ? l->items->items[i - 1] : v_undef_msg(rt, "there is no previous item");
+    else if (IS("nextitem")) *out = i + 1 < len ? l->items->items[i + 1] : v_undef_msg(rt, "there is no next item");
+    else if (IS("cycle")) *out = bound(rt, &LOOP_CYCLE, l);
+    else if (IS("changed")) *out = bound(rt, &LOOP_CHANGED, l);
+    else return false;
+#undef IS
+    return true;
+}
+
+static Value loop_call(Rt *rt, Obj *self, const Args *args) {
+    Loop *l = self->data;
+    Interp *I = INTERP(rt);
+    if (!(l->node->flag & 1))
+        rt_throw(rt, CF_ERR_TYPE, "Tried to call non recursive loop.  Maybe you forgot the 'recursive' modifier.");
+    if (args->npos != 1 || args->nkw) rt_throw(rt, CF_ERR_TYPE, "loop() takes exactly one argument");
+    depth_enter(I);
+    StrBuf buf, *saved = I->out;
+    sb_init(rt, &buf, 256);
+    I->out = &buf;
+    loop_run(I, l->node, args->pos[0], l->outer, l->depth0 + 1);
+    I->out = saved;
+    I->depth--;
+    return sb_to_value(&buf);
+}
+
+static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
+    Loop *l = self->data;
+    sb_printf(sb, "<LoopContext %lld/%zu>", (long long)l->index0 + 1, l->items->len);
+}
+
+static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_repr};
+
+/* ---- assignment ---- */
+static void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
+    Rt *rt = I->rt;
+    if (target->kind == N_NAME) { assign_sym(I, f, target->sym, v); return; }
+    if (target->kind == N_NSREF) {
+        Value ns = lookup(I, f, target->sym);
+        if (ns.type != VT_NAMESPACE)
+            rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "Cannot assign attribute on non-namespace object");
+        dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
+        return;
+    }
+    /* tuple target */
+    List *items = v_iterate(rt, v);
+    int want = target->items.n;
+    if ((int64_t)items->len < want)
+        rt_throw(rt, CF_ERR_VALUE, "not enough values to unpack (expected %d, got %zu)", want, items->len);
+    if ((int64_t)items->len > want)
+        rt_throw(rt, CF_ERR_VALUE, "too many values to unpack (expected %d)", want);
+    for (int i = 0; i < want; i++) unpack_assign(I, target->items.v[i], items->items[i], f);
+}
+
+/* Apply a filter chain; for filter/set blocks its innermost node has a == NULL. */
+static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f) {
+    if (fnode->a) operand = apply_filter(I, fnode->a, operand, f);
+    ArgBuf ab;
+    eval_args(I, fnode, f, &ab, v_missing(), NULL, v_missing());
+    set_pos(I, fnode);
+    return fnode->filter(I->rt, operand, &ab.args);
+}
+
+
+/* ---- expressions ---- */
+static Value eval_getattr(Interp *I, Value obj, Str *attr) {
+    return v_getattr(I->rt, obj, attr->data, attr->len);
+}
+
+static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value caller) {
+    Rt *rt = I->rt;
+    const Node *fn = n->a;
+    ArgBuf ab;
+    if (fn->kind == N_GETATTR) {
+        Value obj = eval(I, fn->a, f);
+        uint8_t t = obj.type;
+        if (t == VT_STR || t == VT_LIST || t == VT_TUPLE || t == VT_DICT) {
+            eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
+            set_pos(I, n);
+            Value out;
+            if (method_call(rt, obj, fn->attr->data, fn->attr->len, &ab.args, &out)) return out;
+            Value callee = eval_getattr(I, obj, fn->attr);
+            return interp_call(rt, callee, &ab.args);
+        }
+        Value callee = eval_getattr(I, obj, fn->attr);
+        eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
+        set_pos(I, n);
+        return interp_call(rt, callee, &ab.args);
+    }
+    Value callee = eval(I, fn, f);
+    eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
+    set_pos(I, n);
+    return interp_call(rt, callee, &ab.args);
+}
+
+static Value eval(Interp *I, const Node *n, Frame *f) {
+    Rt *rt = I->rt;
+    rt_step(rt, 1);
+    switch (n->kind) {
+    case N_CONST: return n->v;
+    case N_NAME: return lookup(I, f, n->sym);
+    case N_GETATTR: {
+        Value obj = eval(I, n->a, f);
+        set_pos(I, n);
+        return eval_getattr(I, obj, n->attr);
+    }
+    case N_GETITEM: {
+        Value obj = eval(I, n->a, f);
+        Value key = eval(I, n->b, f);
+        set_pos(I, n);
+        return v_getitem(rt, obj, key);
+    }
+    case N_SLICE: {
+        Value obj = eval(I, n->a, f);
+        Value s = n->b ? eval(I, n->b, f) : v_missing();
+        Value e = n->c ? eval(I, n->c, f) : v_missing();
+        Value st = n->d ? eval(I, n->d, f) : v_missing();
+        set_pos(I, n);
+        return do_slice(I, obj, s, e, st);
+    }
+    case N_LIST: case N_TUPLE: {
+        List *l = list_new(rt, (size_t)n->items.n);
+        for (int i = 0; i < n->items.n; i++) list_push(rt, l, eval(I, n->items.v[i], f));
+        return n->kind == N_LIST ? v_list_of(l) : v_tuple_of(l);
+    }
+    case N_DICT: {
+        Dict *d = dict_new(rt, (size_t)n->items.n);
+        for (int i = 0; i < n->items.n; i++) {
+            Value k = eval(I, n->items.v[i], f);
+            Value v = eval(I, n->alt.v[i], f);
+            if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(k)); }
+            dict_set(rt, d, k, v);
+        }
+        return v_dict_of(d);
+    }
+    case N_CALL: return eval_call(I, n, f, NULL, v_missing());
+    case N_FILTER: {
+        Value operand = eval(I, n->a, f);
+        ArgBuf ab;
+        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+        set_pos(I, n);
+        return n->filter(rt, operand, &ab.args);
+    }
+    case N_TEST: {
+        Value operand = eval(I, n->a, f);
+        ArgBuf ab;
+        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+        set_pos(I, n);
+        return v_bool(n->test(rt, operand, &ab.args));
+    }
+    case N_NOT: return v_bool(!v_truthy(eval(I, n->a, f)));
+    case N_NEG: case N_POS: {
+        Value v = eval(I, n->a, f);
+        set_pos(I, n);
+        if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
+        if (is_intlike(v)) {
+            int64_t x = as_int(v);
+            if (n->kind == N_POS) return v_int(x);
+            if (x == INT64_MIN) int_overflow(I);
+            return v_int(-x);
+        }
+        if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
+        rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
+    }
+    case N_BINOP: {
+        Value a = eval(I, n->a, f);
+        Value b = eval(I, n->b, f);
+        set_pos(I, n);
+        return binop(I, n->op, a, b);
+    }
+    case N_AND: {
+        Value a = eval(I, n->a, f);
+        return v_truthy(a) ? eval(I, n->b, f) : a;
+    }
+    case N_OR: {
+        Value a = eval(I, n->a, f);
+        return v_truthy(a) ? a : eval(I, n->b, f);
+    }
+    case N_COMPARE: {
+        Value left = eval(I, n->a, f);
+        for (int i = 0; i < n->items.n; i++) {
+            Value right = eval(I, n->items.v[i], f);
+            set_pos(I, n);
+            if (!compare(I, n->ops[i], left, right)) return v_bool(false);
+            left = right;
+        }
+        return v_bool(true);
+    }
+    case N_CONCAT: {
+        StrBuf sb;
+        sb_init(rt, &sb, 64);
+        for (int i = 0; i < n->items.n; i++) {
+            Value v = eval(I, n->items.v[i], f);
+            if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
+            else v_write_str(rt, &sb, v);
+        }
+        return sb_to_value(&sb);
+    }
+    case N_CONDEXPR: {
+        if (v_truthy(eval(I, n->a, f))) return eval(I, n->b, f);
+        if (n->c) return eval(I, n->c, f);
+        return v_undef_msg(rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
+    }
+    case N_NSREF: {
+        Value ns = lookup(I, f, n->sym);
+        return v_getattr(rt, ns, n->attr->data, n->attr->len);
+    }
+    default:
+        set_pos(I, n);
+        rt_throw(rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
+    }
+}
+
+/* ---- statements ---- */
+static void write_value(Interp *I, Value v) {
+    if (v.type == VT_STR) sb_put(I->out, v.u.s->data, v.u.s->len);
+    else v_write_str(I->rt, I->out, v);
+    if (I->out == I->root && I->root->len > I->rt->lim.max_output)
+        rt_throw(I->rt, CF_ERR_LIMIT, "output larger than %zu bytes (raise it with --max-output / cf_limits.max_output)",
+                 I->rt->lim.max_output);
+}
+
+static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0) {
+    Rt *rt = I->rt;
+    set_pos(I, node);
+    List *items = v_iterate(rt, iterable);
+    if (node->c) {
+        /* `for x in xs if cond`: filter first, so loop.length counts the kept */
+        List *kept = list_new(rt, items->len);
+        Frame *tf = frame_new(I, outer);
+        for (size_t i = 0; i < items->len; i++) {
+            tf->n = 0;
+            unpack_assign(I, node->a, items->items[i], tf);
+            if (v_truthy(eval(I, node->c, tf))) list_push(rt, kept, items->items[i]);
+        }
+        items = kept;
+    }
+    Loop *l = rt_alloc0(rt, sizeof(Loop));
+    l->items = items;
+    l->depth0 = depth0;
+    l->node = node;
+    l->outer = outer;
+    Obj *lo = rt_alloc(rt, sizeof(Obj));
+    lo->type = &LOOP_TYPE;
+    lo->data = l;
+    Value loopv = {0};
+    loopv.type = VT_OBJECT;
+    loopv.u.obj = lo;
+    int loop_sym = I->sym_loop;
+    Frame *f = frame_new(I, outer);
+    for (size_t i = 0; i < items->len; i++) {
+        f->n = 0;
+        l->index0 = (int64_t)i;
+        if (loop_sym >= 0) frame_set(I, f, loop_sym, loopv);
+        unpack_assign(I, node->a, items->items[i], f);
+        Ctl c = exec_body(I, &node->body, f);
+        if (c == CTL_BREAK) break;
+    }
+    if (items->len == 0 && node->alt.n) exec_body(I, &node->alt, frame_new(I, outer));
+    return v_none();
+}
+
+static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
+    Rt *rt = I->rt;
+    rt_step(rt, 1);
+    switch (n->kind) {
+    case N_DATA: sb_put(I->out, n->v.u.s->data, n->v.u.s->len); return CTL_NONE;
+    case N_OUTPUT: write_value(I, eval(I, n->a, f)); return CTL_NONE;
+    case N_IF:
+        if (v_truthy(eval(I, n->a, f))) return exec_body(I, &n->body, f);
+        return exec_body(I, &n->alt, f);
+    case N_FOR:
+        loop_run(I, n, eval(I, n->b, f), f, 0);
+        return CTL_NONE;
+    case N_SET: {
+        Value v = eval(I, n->b, f);
+        set_pos(I, n);
+        unpack_assign(I, n->a, v, f);
+        return CTL_NONE;
+    }
+    case N_SET_BLOCK: {
+        depth_enter(I);
+        Value v = capture(I, &n->body, f);
+        I->depth--;
+        if (n->c) v = apply_filter(I, n->c, v, f);
+        set_pos(I, n);
+        unpack_assign(I, n->a, v, f);
+        return CTL_NONE;
+    }
+    case N_MACRO:
+        assign_sym(I, f, n->sym, make_macro(I, n, f));
+        return CTL_NONE;
+    case N_CALL_BLOCK: {
+        Value caller = make_macro(I, n->b, f);
+        Str *kw = n->b->name;   /* "caller" */
+        write_value(I, eval_call(I, n->a, f, kw, caller));
+        return CTL_NONE;
+    }
+    case N_FILTER_BLOCK: {
+        depth_enter(I);
+        Value v = capture(I, &n->body, f);
+        I->depth--;
+        write_value(I, apply_filter(I, n->c, v, f));
+        return CTL_NONE;
+    }
+    case N_WITH: {
+        Frame *wf = frame_new(I, f);
+        for (int i = 0; i < n->items.n; i++) {
+            const Node *s = n->items.v[i];
+            unpack_assign(I, s->a, eval(I, s->b, f), wf);
+        }
+        return exec_body(I, &n->body, wf);
+    }
+    case N_BREAK: return CTL_BREAK;
+    case N_CONTINUE: return CTL_CONTINUE;
+    case N_GENERATION: {
+        size_t start = I->root->len;
+        Ctl c = exec_body(I, &n->body, f);
+        if (I->out == I->root) {
+            SpanVec *sv = I->spans;
+            if (sv->n == sv->cap) {
+                size_t nc = sv->cap ? sv->cap * 2 : 8;
+                sv->v = rt_realloc(rt, sv->v, sv->cap * sizeof(cf_span), nc * sizeof(cf_span));
+                sv->cap = nc;
+            }
+            sv->v[sv->n].start = start;
+            sv->v[sv->n].end = I->root->len;
+            sv->n++;
+        }
+        return c;
+    }
+    case N_SCOPE_BLOCK: return exec_body(I, &n->body, f);
+    case N_FAIL:
+        set_pos(I, n);
+        rt_throw(rt, (cf_error_kind)n->op, "%s", n->v.u.s->data);
+    default:
+        set_pos(I, n);
+        rt_throw(rt, CF_ERR_RUNTIME, "internal error: node kind %d is not a statement", n->kind);
+    }
+}
+
+static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
+    for (int i = 0; i < body->n; i++) {
+        Ctl c = exec_stmt(I, body->v[i], f);
+        if (c != CTL_NONE) return c;
+    }
+    return CTL_NONE;
+}
+
+void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
+    Interp I = {0};
+    I.rt = rt;
+    I.t = in->t;
+    I.out = I.root = out;
+    I.spans = spans;
+    I.now = in->now;
+    rt->interp = &I;
+    int ns = in->t->nsyms;
+    I.sym_loop = I.sym_caller = I.sym_varargs = I.sym_kwargs = -1;
+    for (int s = 0; s < ns; s++) {
+        Str *name = in->t->syms[s];
+        if (str_eqz(name, "loop")) I.sym_loop = s;
+        else if (str_eqz(name, "caller")) I.sym_caller = s;
+        else if (str_eqz(name, "varargs")) I.sym_varargs = s;
+        else if (str_eqz(name, "kwargs")) I.sym_kwargs = s;
+    }
+    I.globals = rt_alloc0(rt, (size_t)(ns ? ns : 1) * sizeof(Value));
+    for (int s = 0; s < ns; s++) {
+        Str *name = in->t->syms[s];
+        Value v;
+        if (in->overlay && dict_get_str(in->overlay, name->data, name->len, &v)) {
+            if (v.type != VT_MISSING) { I.globals[s] = v; continue; }
+        } else if (in->vars && dict_get_str(in->vars, name->data, name->len, &v)) {
+            I.globals[s] = v;
+            continue;
+        } else if (in->defaults && dict_get_str(in->defaults, name->data, name->len, &v)) {
+            I.globals[s] = v;
+            continue;
+        }
+        if (global_lookup(name->data, name->len, &v)) I.globals[s] = v;
+    }
+    exec_body(&I, &in->t->body, NULL);
+    rt->interp = NULL;
+}

@@ -1,0 +1,31 @@
+/* interp.h — the tree-walking interpreter: runs a compiled template's AST
+ * against variables, writing Python str() of every printed value. */
+#ifndef CF_INTERP_H
+#define CF_INTERP_H
+
+#include "ast.h"
+
+typedef struct SpanVec { cf_span *v; size_t n, cap; } SpanVec;
+
+typedef struct RenderInput {
+    const struct cf_template *t;
+    const Dict *overlay;   /* chat-mode variables; a VT_MISSING value hides a name */
+    const Dict *vars;      /* caller variables (may be NULL) */
+    const Dict *defaults;  /* used where vars has no such name (may be NULL) */
+    const char *now;       /* pinned "now" for strftime_now, or NULL */
+} RenderInput;
+
+/* Render into out (byte offsets of {% generation %} spans into spans,
+ * converted to code points by the caller). Throws on error. */
+void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans);
+
+/* Call any callable value (macro, builtin, bound method, loop). */
+Value interp_call(Rt *rt, Value callee, const Args *args);
+
+/* Builtin globals (globals.c): range, dict, namespace, cycler, joiner, lipsum,
+ * raise_exception, strftime_now. Returns false when `name` is none of them. */
+bool global_lookup(const char *name, size_t n, Value *out);
+/* The "now" a render pins (NULL: real local time). */
+const char *interp_now(Rt *rt);
+
+#endif

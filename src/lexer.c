@@ -1,0 +1,510 @@
+/* lexer.c — Jinja2's lexer, reproduced rule by rule (jinja2/lexer.py).
+ *
+ * Root state: text up to the first `{{`, `{%` or `{#`; the text before a
+ * tag is right-stripped for `{%-`, and lstrip_blocks removes a run of pure
+ * whitespace between a line start and a `{%`/`{#` tag (not `{{`, not `{%+`).
+ * Tag state: tokens until the end delimiter, which only counts while
+ * brackets are balanced (so `{{ {'a': 1}}}` works as in Jinja2). `-%}`
+ * eats all following whitespace, `%}`/`#}` one newline (trim_blocks),
+ * `+%}` nothing. */
+#include "lexer.h"
+#include "unicode.h"
+#include <string.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+typedef struct Lexer {
+    Rt *rt;
+    const char *s;
+    size_t n, pos;
+    size_t cur;            /* position cursor for line/column: moves forward only */
+    int cur_line;
+    size_t cur_ls;         /* offset of the cursor line's first byte */
+    bool line_starting;    /* previous tag match ended with '\n' */
+    TokenList *out;
+} Lexer;
+
+Str *lex_normalize_source(Rt *rt, const char *src, size_t len) {
+    Str *s = str_alloc(rt, len);
+    size_t j = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = src[i];
+        if (c == '\r') {
+            if (i + 1 < len && src[i + 1] == '\n') i++;
+            c = '\n';
+        }
+        s->data[j++] = c;
+    }
+    if (j > 0 && s->data[j - 1] == '\n') j--;   /* keep_trailing_newline=False */
+    s->data[j] = 0;
+    s->len = j;
+    return s;
+}
+
+/* Unicode-aware whitespace test at s[i]; returns its byte length or 0. */
+static size_t ws_len(const char *s, size_t n, size_t i) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x80) return (c == ' ' || (c >= 9 && c <= 13) || (c >= 0x1c && c <= 0x1f)) ? 1 : 0;
+    size_t j = i;
+    uint32_t cp = utf8_next(s, n, &j);
+    return uc_isspace(cp) ? j - i : 0;
+}
+
+static _Noreturn void lex_error(Lexer *L, size_t at, const char *fmt, const char *arg) {
+    int line = 1;
+    size_t ls = 0;
+    for (size_t i = 0; i < at && i < L->n; i++)
+        if (L->s[i] == '\n') { line++; ls = i + 1; }
+    L->rt->line = line;
+    L->rt->col = (int)(at - ls) + 1;
+    rt_throw(L->rt, CF_ERR_TEMPLATE_SYNTAX, fmt, arg);
+}
+
+/* Line and column of offset `at` (>= every earlier query): linear overall. */
+static void locate(Lexer *L, size_t at, int *line, int *col) {
+    const char *nl;
+    while (L->cur < at && (nl = memchr(L->s + L->cur, '\n', at - L->cur)) != NULL) {
+        L->cur_line++;
+        L->cur_ls = L->cur = (size_t)(nl - L->s) + 1;
+    }
+    if (L->cur < at) L->cur = at;
+    *line = L->cur_line;
+    *col = (int)(at - L->cur_ls) + 1;
+}
+
+static Token *push_tok(Lexer *L, TokType type, size_t at, size_t n) {
+    TokenList *o = L->out;
+    if (o->n == o->cap) {
+        size_t nc = o->cap ? o->cap * 2 : 256;
+        o->t = rt_realloc(L->rt, o->t, o->cap * sizeof(Token), nc * sizeof(Token));
+        o->cap = nc;
+    }
+    Token *t = &o->t[o->n++];
+    memset(t, 0, sizeof *t);
+    t->type = (uint8_t)type;
+    t->p = L->s + at;
+    t->n = n;
+    locate(L, at, &t->line, &t->col);
+    return t;
+}
+
+static void emit_data(Lexer *L, size_t at, size_t n) {
+    if (n == 0) return;
+    Token *t = push_tok(L, T_DATA, at, n);
+    t->v = v_str(L->rt, L->s + at, n);
+}
+
+/* Python's text.rstrip(): length of text without trailing whitespace. */
+static size_t rstrip_len(const char *s, size_t n) {
+    while (n > 0) {
+        size_t st = utf8_prev(s, n);
+        if (!ws_len(s, n, st)) break;
+        n = st;
+    }
+    return n;
+}
+
+/* Apply the OptionalLStrip rule to the text [at, at+n) that precedes a tag. */
+static size_t strip_before_tag(Lexer *L, size_t at, size_t n, char sign, bool is_variable) {
+    const char *t = L->s + at;
+    if (sign == '-') return rstrip_len(t, n);
+    if (sign == '+' || is_variable) return n;
+    size_t l_pos = 0;
+    for (size_t i = n; i > 0; i--)
+        if (t[i - 1] == '\n') { l_pos = i; break; }
+    if (l_pos > 0 || L->line_starting) {
+        if (l_pos == n) return n;               /* \s+ needs at least one char */
+        size_t i = l_pos;
+        while (i < n) {
+            size_t w = ws_len(t, n, i);
+            if (!w) return n;
+            i += w;
+        }
+        return l_pos;
+    }
+    return n;
+}
+
+static size_t skip_ws(Lexer *L, size_t i) {
+    size_t w;
+    while (i < L->n && (w = ws_len(L->s, L->n, i))) i += w;
+    return i;
+}
+
+/* Try to match a block end at i: `+%}` | `-%}\s*` | `%}\n?` (trim_blocks).
+ * Returns the end offset or 0. */
+static size_t match_block_end(Lexer *L, size_t i, char close) {
+    const char *s = L->s;
+    size_t n = L->n;
+    if (i + 3 <= n && (s[i] == '+' || s[i] == '-') && s[i + 1] == close && s[i + 2] == '}') {
+        if (s[i] == '+') return i + 3;
+        return skip_ws(L, i + 3);
+    }
+    if (i + 1 < n && s[i] == close && s[i + 1] == '}') {
+        size_t e = i + 2;
+        if (e < n && s[e] == '\n') e++;
+        return e;
+    }
+    return 0;
+}
+
+static size_t match_var_end(Lexer *L, size_t i) {
+    const char *s = L->s;
+    size_t n = L->n;
+    if (i + 2 < n && s[i] == '-' && s[i + 1] == '}' && s[i + 2] == '}') return skip_ws(L, i + 3);
+    if (i + 1 < n && s[i] == '}' && s[i + 1] == '}') return i + 2;
+    return 0;
+}
+
+static bool is_name_start(unsigned char c) { return c == '_' || ((c | 32) >= 'a' && (c | 32) <= 'z'); }
+static bool is_name_char(unsigned char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+/* Decode a Jinja2 string literal body with Python's unicode-escape rules. */
+static Value decode_string(Lexer *L, size_t at, size_t n) {
+    const char *s = L->s + at;
+    StrBuf sb;
+    sb_init(L->rt, &sb, n);
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != '\\' || i + 1 >= n) { sb_putc(&sb, c); continue; }
+        char e = s[++i];
+        switch (e) {
+        case '\n': break;                   /* line continuation */
+        case '\\': sb_putc(&sb, '\\'); break;
+        case '\'': sb_putc(&sb, '\''); break;
+        case '"': sb_putc(&sb, '"'); break;
+        case 'a': sb_putc(&sb, 7); break;
+        case 'b': sb_putc(&sb, 8); break;
+        case 'f': sb_putc(&sb, 12); break;
+        case 'n': sb_putc(&sb, '\n'); break;
+        case 'r': sb_putc(&sb, '\r'); break;
+        case 't': sb_putc(&sb, '\t'); break;
+        case 'v': sb_putc(&sb, 11); break;
+        case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {
+            uint32_t v = 0;
+            int k = 0;
+            while (k < 3 && i < n && s[i] >= '0' && s[i] <= '7') { v = v * 8 + (uint32_t)(s[i] - '0'); i++; k++; }
+            i--;
+            sb_put_cp(&sb, v);
+            break;
+        }
+        case 'x': case 'u': case 'U': {
+            int digits = e == 'x' ? 2 : e == 'u' ? 4 : 8;
+            uint32_t v = 0;
+            for (int k = 0; k < digits; k++) {
+                size_t j = i + 1 + (size_t)k;
+                char h = j < n ? s[j] : 0;
+                int d = (h >= '0' && h <= '9') ? h - '0' : ((h | 32) >= 'a' && (h | 32) <= 'f') ? (h | 32) - 'a' + 10 : -1;
+                if (d < 0) lex_error(L, at + i, "(unicode error) 'unicodeescape' codec can't decode bytes: truncated %s escape", e == 'x' ? "\\xXX" : e == 'u' ? "\\uXXXX" : "\\UXXXXXXXX");
+                v = v * 16 + (uint32_t)d;
+            }
+            i += (size_t)digits;
+            if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
+                lex_error(L, at + i, "(unicode error) 'unicodeescape' codec can't decode bytes: %s", "illegal Unicode character");
+            sb_put_cp(&sb, v);
+            break;
+        }
+        default:
+            if ((unsigned char)e >= 0x80) {
+                /* non-ASCII after a backslash stays as "\\" + char */
+                sb_putc(&sb, '\\');
+                sb_putc(&sb, e);
+            } else {
+                sb_putc(&sb, '\\');
+                sb_putc(&sb, e);
+            }
+        }
+    }
+    return sb_to_value(&sb);
+}
+
+/* Match Jinja2's float_re / integer_re at i; returns token end or 0. */
+static size_t match_digits(const char *s, size_t n, size_t i, int base) {
+    /* (\d+_)*\d+ style: digits with single underscores between */
+    size_t j = i;
+    bool any = false;
+    while (j < n) {
+        char c = s[j];
+        int ok = base == 10 ? (c >= '0' && c <= '9') : base == 2 ? (c == '0' || c == '1') :
+                 base == 8 ? (c >= '0' && c <= '7') :
+                 ((c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f'));
+        if (ok) { any = true; j++; continue; }
+        if (c == '_' && any && j + 1 < n) {
+            char d = s[j + 1];
+            int ok2 = base == 10 ? (d >= '0' && d <= '9') : base == 2 ? (d == '0' || d == '1') :
+                      base == 8 ? (d >= '0' && d <= '7') :
+                      ((d >= '0' && d <= '9') || ((d | 32) >= 'a' && (d | 32) <= 'f'));
+            if (ok2) { j++; continue; }
+        }
+        break;
+    }
+    return any ? j : 0;
+}
+
+static size_t match_float(const char *s, size_t n, size_t i) {
+    if (i > 0 && s[i - 1] == '.') return 0;
+    size_t j = match_digits(s, n, i, 10);
+    if (!j) return 0;
+    size_t frac_end = 0;
+    if (j < n && s[j] == '.') {
+        size_t k = match_digits(s, n, j + 1, 10);
+        if (k) frac_end = k;
+    }
+    size_t after = frac_end ? frac_end : j;
+    if (after < n && (s[after] | 32) == 'e') {
+        size_t k = after + 1;
+        if (k < n && (s[k] == '+' || s[k] == '-')) k++;
+        size_t e = match_digits(s, n, k, 10);
+        if (e) return e;
+    }
+    return frac_end;
+}
+
+static void lex_number(Lexer *L, size_t *pi) {
+    const char *s = L->s;
+    size_t i = *pi, n = L->n;
+    size_t fe = match_float(s, n, i);
+    char buf[64];
+    if (fe) {
+        size_t k = 0;
+        for (size_t j = i; j < fe && k < sizeof buf - 1; j++) if (s[j] != '_') buf[k++] = s[j];
+        buf[k] = 0;
+        Token *t = push_tok(L, T_FLOAT, i, fe - i);
+        t->v = v_float(strtod(buf, NULL));
+        *pi = fe;
+        return;
+    }
+    int base = 10;
+    size_t start = i, end;
+    if (s[i] == '0' && i + 1 < n && ((s[i + 1] | 32) == 'b' || (s[i + 1] | 32) == 'o' || (s[i + 1] | 32) == 'x')) {
+        base = (s[i + 1] | 32) == 'b' ? 2 : (s[i + 1] | 32) == 'o' ? 8 : 16;
+        /* (_?digit)+ */
+        size_t j = i + 2;
+        if (j < n && s[j] == '_') j++;
+        end = match_digits(s, n, j, base);
+        if (!end) { base = 10; end = 0; }
+        else start = j;
+    } else end = 0;
+    if (base == 10) {
+        if (s[i] == '0') {             /* 0(_?0)* */
+            size_t j = i + 1;
+            while (j < n && (s[j] == '0' || (s[j] == '_' && j + 1 < n && s[j + 1] == '0'))) j++;
+            end = j;
+        } else {
+            end = match_digits(s, n, i, 10);
+        }
+        start = i;
+    }
+    /* accumulate; overflow -> bigint (base 10 only; others rare) */
+    size_t k = 0;
+    bool big = false;
+    uint64_t acc = 0;
+    for (size_t j = start; j < end; j++) {
+        if (s[j] == '_') continue;
+        int d = (s[j] >= '0' && s[j] <= '9') ? s[j] - '0' : (s[j] | 32) - 'a' + 10;
+        if (k < sizeof buf - 1) buf[k++] = s[j];
+        if (acc > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) big = true;
+        acc = acc * (uint64_t)base + (uint64_t)d;
+    }
+    buf[k] = 0;
+    Token *t = push_tok(L, T_INT, i, end - i);
+    if (big || acc > (uint64_t)INT64_MAX) {
+        if (base != 10 || k >= sizeof buf - 1) lex_error(L, i, "%s", "integer literal too large");
+        t->v = v_bigint(L->rt, buf, k);
+    } else {
+        t->v = v_int((int64_t)acc);
+    }
+    *pi = end;
+}
+
+static const struct { const char *s; uint8_t op; } OPS2[] = {
+    {"//", OP_FLOORDIV}, {"**", OP_POW}, {"==", OP_EQ}, {"!=", OP_NE}, {">=", OP_GE}, {"<=", OP_LE},
+};
+
+static uint8_t op1(char c) {
+    switch (c) {
+    case '+': return OP_ADD; case '-': return OP_SUB; case '/': return OP_DIV; case '*': return OP_MUL;
+    case '%': return OP_MOD; case '~': return OP_TILDE; case '[': return OP_LBRACKET;
+    case ']': return OP_RBRACKET; case '(': return OP_LPAREN; case ')': return OP_RPAREN;
+    case '{': return OP_LBRACE; case '}': return OP_RBRACE; case '>': return OP_GT; case '<': return OP_LT;
+    case '=': return OP_ASSIGN; case '.': return OP_DOT; case ':': return OP_COLON; case '|': return OP_PIPE;
+    case ',': return OP_COMMA; case ';': return OP_SEMICOLON;
+    default: return OP_NONE;
+    }
+}
+
+/* Lex the inside of a {{ }} or {% %} tag starting at i; returns the offset
+ * after the end delimiter (including trimmed whitespace). */
+static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
+    const char *s = L->s;
+    size_t n = L->n;
+    char stack[256];
+    size_t depth = 0;
+    size_t tag_start = i;
+    for (;;) {
+        rt_step(L->rt, 1);
+        if (i >= n) lex_error(L, tag_start, "%s", is_block ? "unexpected end of template, expected 'end of statement block'" : "unexpected end of template, expected 'end of print statement'");
+        if (depth == 0) {
+            size_t e = is_block ? match_block_end(L, i, '%') : match_var_end(L, i);
+            if (e) {
+                push_tok(L, is_block ? T_BLOCK_END : T_VAR_END, i, e - i);
+                L->line_starting = s[e - 1] == '\n';
+                return e;
+            }
+        }
+        size_t w = ws_len(s, n, i);
+        if (w) { i += w; while (i < n && (w = ws_len(s, n, i))) i += w; continue; }
+        unsigned char c = (unsigned char)s[i];
+        if (c >= '0' && c <= '9') { lex_number(L, &i); continue; }
+        if (is_name_start(c)) {
+            size_t j = i + 1;
+            while (j < n && is_name_char((unsigned char)s[j])) j++;
+            Token *t = push_tok(L, T_NAME, i, j - i);
+            t->v = v_str(L->rt, s + i, j - i);
+            i = j;
+            continue;
+        }
+        if (c == '\'' || c == '"') {
+            size_t j = i + 1;
+            while (j < n && s[j] != (char)c) {
+                if (s[j] == '\\' && j + 1 < n) j++;
+                j++;
+            }
+            if (j >= n) lex_error(L, i, "%s", "unexpected char '\\'' at position");
+            Token *t = push_tok(L, T_STRING, i, j + 1 - i);
+            t->v = decode_string(L, i + 1, j - i - 1);
+            i = j + 1;
+            continue;
+        }
+        uint8_t op = OP_NONE;
+        size_t olen = 1;
+        for (size_t k = 0; k < sizeof OPS2 / sizeof OPS2[0]; k++)
+            if (i + 1 < n && s[i] == OPS2[k].s[0] && s[i + 1] == OPS2[k].s[1]) { op = OPS2[k].op; olen = 2; break; }
+        if (op == OP_NONE) op = op1((char)c);
+        if (op == OP_NONE) {
+            char chr[8] = {0};
+            size_t j = i;
+            utf8_next(s, n, &j);
+            memcpy(chr, s + i, j - i < 7 ? j - i : 7);
+            lex_error(L, i, "unexpected char '%s'", chr);
+        }
+        if (op == OP_LBRACE || op == OP_LPAREN || op == OP_LBRACKET) {
+            if (depth >= sizeof stack) lex_error(L, i, "%s", "brackets nested too deeply (parser nesting limit)");
+            stack[depth++] = op == OP_LBRACE ? '}' : op == OP_LPAREN ? ')' : ']';
+        } else if (op == OP_RBRACE || op == OP_RPAREN || op == OP_RBRACKET) {
+            char want[2] = {(char)c, 0};
+            if (depth == 0) lex_error(L, i, "unexpected '%s'", want);
+            if (stack[depth - 1] != (char)c) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "unexpected '%c', expected '%c'", c, stack[depth - 1]);
+                lex_error(L, i, "%s", msg);
+            }
+            depth--;
+        }
+        Token *t = push_tok(L, T_OP, i, olen);
+        t->op = op;
+        i += olen;
+    }
+}
+
+/* Match `{%[-+]?\s*raw\s*(-%}\s*|%})` at i (the `{%` position). */
+static size_t match_raw_begin(Lexer *L, size_t i) {
+    const char *s = L->s;
+    size_t n = L->n, j = i + 2;
+    if (j < n && (s[j] == '-' || s[j] == '+')) j++;
+    j = skip_ws(L, j);
+    if (j + 3 > n || memcmp(s + j, "raw", 3) != 0) return 0;
+    j = skip_ws(L, j + 3);
+    if (j + 3 <= n && s[j] == '-' && s[j + 1] == '%' && s[j + 2] == '}') return skip_ws(L, j + 3);
+    if (j + 2 <= n && s[j] == '%' && s[j + 1] == '}') return j + 2;
+    return 0;
+}
+
+/* Find `{%[-+]?\s*endraw\s*(+%}|-%}\s*|%}\n?)` from i; sets *tag_at, *sign. */
+static size_t find_raw_end(Lexer *L, size_t i, size_t *tag_at, char *sign) {
+    const char *s = L->s;
+    size_t n = L->n;
+    for (; i + 1 < n; i++) {
+        if (s[i] != '{' || s[i + 1] != '%') continue;
+        size_t j = i + 2;
+        char sg = 0;
+        if (j < n && (s[j] == '-' || s[j] == '+')) sg = s[j++];
+        j = skip_ws(L, j);
+        if (j + 6 > n || memcmp(s + j, "endraw", 6) != 0) continue;
+        j = skip_ws(L, j + 6);
+        size_t e = match_block_end(L, j, '%');
+        if (!e) continue;
+        *tag_at = i;
+        *sign = sg;
+        return e;
+    }
+    return 0;
+}
+
+void lex_tokens(Rt *rt, const Str *src, TokenList *out) {
+    Lexer L = {0};
+    L.rt = rt;
+    L.s = src->data;
+    L.n = src->len;
+    L.cur_line = 1;
+    L.line_starting = true;
+    L.out = out;
+    const char *s = L.s;
+    size_t n = L.n, pos = 0;
+    while (pos < n) {
+        /* find the earliest tag opener */
+        size_t t = pos;
+        const char *hit = NULL;
+        while (t + 1 < n) {
+            hit = memchr(s + t, '{', n - 1 - t);
+            if (!hit) break;
+            t = (size_t)(hit - s);
+            char c2 = s[t + 1];
+            if (c2 == '{' || c2 == '%' || c2 == '#') break;
+            t++;
+            hit = NULL;
+        }
+        if (!hit) { emit_data(&L, pos, n - pos); break; }
+        char kind = s[t + 1];
+        char sign = (t + 2 < n && (s[t + 2] == '-' || s[t + 2] == '+')) ? s[t + 2] : 0;
+        size_t raw_end = kind == '%' ? match_raw_begin(&L, t) : 0;
+        size_t keep = strip_before_tag(&L, pos, t - pos, sign, kind == '{');
+        emit_data(&L, pos, keep);
+        size_t body = t + 2 + (sign ? 1 : 0);
+        if (raw_end) {
+            size_t tag_at = 0;
+            char esign = 0;
+            size_t e = find_raw_end(&L, raw_end, &tag_at, &esign);
+            if (!e) lex_error(&L, t, "%s", "Missing end of raw directive");
+            L.line_starting = s[raw_end - 1] == '\n';
+            size_t k = strip_before_tag(&L, raw_end, tag_at - raw_end, esign, false);
+            emit_data(&L, raw_end, k);
+            L.line_starting = s[e - 1] == '\n';
+            pos = e;
+        } else if (kind == '#') {
+            /* comment: minimal text up to `+#}` | `-#}\s*` | `#}\n?` */
+            size_t j = body, e = 0;
+            for (; j + 1 < n; j++) {
+                if ((s[j] == '+' || s[j] == '-') && j + 2 < n && s[j + 1] == '#' && s[j + 2] == '}') {
+                    e = s[j] == '+' ? j + 3 : skip_ws(&L, j + 3);
+                    break;
+                }
+                if (s[j] == '#' && s[j + 1] == '}') {
+                    e = j + 2;
+                    if (e < n && s[e] == '\n') e++;
+                    break;
+                }
+            }
+            if (!e) lex_error(&L, t, "%s", "Missing end of comment tag");
+            L.line_starting = s[e - 1] == '\n';
+            pos = e;
+        } else {
+            push_tok(&L, kind == '%' ? T_BLOCK_BEGIN : T_VAR_BEGIN, t, body - t);
+            pos = lex_tag(&L, body, kind == '%');
+        }
+    }
+    Token *e = push_tok(&L, T_EOF, n, 0);
+    (void)e;
+}

@@ -1,0 +1,932 @@
+/* parser.c — tokens -> AST, following jinja2/parser.py production by
+ * production so precedence, tuple handling and error cases match. */
+#include "ast.h"
+#include "lexer.h"
+#include <string.h>
+#include <stdio.h>
+
+typedef struct Parser {
+    Rt *rt;
+    struct cf_template *t;
+    Token *tok;
+    size_t n, pos;
+    int depth;
+} Parser;
+
+static Token *cur(Parser *P) { return &P->tok[P->pos]; }
+static Token *peek(Parser *P) { return &P->tok[P->pos + 1 < P->n ? P->pos + 1 : P->pos]; }
+static Token *advance(Parser *P) { Token *t = cur(P); if (P->pos + 1 < P->n) P->pos++; return t; }
+
+static const char *tok_desc(Token *t, char *buf, size_t cap) {
+    switch (t->type) {
+    case T_EOF: return "end of template";
+    case T_BLOCK_END: return "end of statement block";
+    case T_VAR_END: return "end of print statement";
+    case T_BLOCK_BEGIN: return "begin of statement block";
+    case T_VAR_BEGIN: return "begin of print statement";
+    case T_NAME: case T_OP: case T_INT: case T_FLOAT: case T_STRING: default: {
+        size_t k = t->n < cap - 1 ? t->n : cap - 1;
+        memcpy(buf, t->p, k);
+        buf[k] = 0;
+        return buf;
+    }
+    }
+}
+
+static _Noreturn void fail_at(Parser *P, Token *t, const char *fmt, const char *a, const char *b) {
+    P->rt->line = t->line;
+    P->rt->col = t->col;
+    char msg[600];
+    snprintf(msg, sizeof msg, fmt, a ? a : "", b ? b : "");
+    rt_throw(P->rt, CF_ERR_TEMPLATE_SYNTAX, "%s", msg);
+}
+
+static _Noreturn void fail_unexpected(Parser *P) {
+    char buf[64];
+    Token *t = cur(P);
+    if (t->type == T_EOF) fail_at(P, t, "unexpected end of template", NULL, NULL);
+    fail_at(P, t, "unexpected '%s'", tok_desc(t, buf, sizeof buf), NULL);
+}
+
+static bool is_name(Token *t, const char *z) {
+    return t->type == T_NAME && t->n == strlen(z) && memcmp(t->p, z, t->n) == 0;
+}
+static bool is_op(Token *t, uint8_t op) { return t->type == T_OP && t->op == op; }
+
+static void expect_op(Parser *P, uint8_t op, const char *what) {
+    if (!is_op(cur(P), op)) {
+        char buf[64];
+        Token *t = cur(P);
+        if (t->type == T_EOF) fail_at(P, t, "unexpected end of template, expected '%s'.", what, NULL);
+        fail_at(P, t, "expected token '%s', got '%s'", what, tok_desc(t, buf, sizeof buf));
+    }
+    advance(P);
+}
+static Token *expect_name(Parser *P) {
+    if (cur(P)->type != T_NAME) {
+        char buf[64];
+        fail_at(P, cur(P), "expected token 'name', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
+    }
+    return advance(P);
+}
+static void expect_block_end(Parser *P) {
+    if (cur(P)->type != T_BLOCK_END) {
+        char buf[64];
+        fail_at(P, cur(P), "expected token 'end of statement block', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
+    }
+    advance(P);
+}
+
+static void enter(Parser *P) {
+    if (++P->depth > (int)P->rt->lim.max_parse_depth) {
+        P->rt->line = cur(P)->line;
+        P->rt->col = cur(P)->col;
+        rt_throw(P->rt, CF_ERR_LIMIT, "template nesting deeper than %u (raise it with --max-parse-depth / cf_limits.max_parse_depth)", P->rt->lim.max_parse_depth);
+    }
+}
+static void leave(Parser *P) { P->depth--; }
+
+static Node *new_node(Parser *P, NodeKind k, Token *at) {
+    Node *n = rt_alloc0(P->rt, sizeof(Node));
+    n->kind = (uint8_t)k;
+    n->line = at->line;
+    n->col = at->col;
+    n->sym = -1;
+    return n;
+}
+
+static void nl_push(Parser *P, NodeList *l, Node *n) {
+    /* capacity = next power of two >= n */
+    int c = l->n;
+    if (c == 0 || (c & (c - 1)) == 0) {
+        size_t nc = c ? (size_t)c * 2 : 4;
+        l->v = rt_realloc(P->rt, l->v, (size_t)c * sizeof(Node *), nc * sizeof(Node *));
+    }
+    l->v[l->n++] = n;
+}
+
+static int intern_sym(Parser *P, Str *name) {
+    struct cf_template *t = P->t;
+    for (int i = 0; i < t->nsyms; i++)
+        if (str_eq(t->syms[i], name)) return i;
+    int c = t->nsyms;
+    if (c == 0 || (c & (c - 1)) == 0) {
+        size_t nc = c ? (size_t)c * 2 : 16;
+        t->syms = rt_realloc(P->rt, t->syms, (size_t)c * sizeof(Str *), nc * sizeof(Str *));
+    }
+    t->syms[t->nsyms] = name;
+    return t->nsyms++;
+}
+
+static Str *tok_str(Token *t) { return t->v.u.s; }
+
+/* ---- expressions ---- */
+static Node *parse_expression(Parser *P, bool with_condexpr);
+static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, const char *extra_end,
+                         bool explicit_parens, bool with_namespace);
+static Node *parse_unary(Parser *P, bool with_filter);
+static Node *parse_filter(Parser *P, Node *node, bool start_inline);
+
+static void parse_call_args(Parser *P, Node *call) {
+    Token *lp = cur(P);
+    expect_op(P, OP_LPAREN, "(");
+    bool require_comma = false;
+    int nkw = 0, kwcap = 0;
+    while (!is_op(cur(P), OP_RPAREN)) {
+        if (require_comma) {
+            expect_op(P, OP_COMMA, ",");
+            if (is_op(cur(P), OP_RPAREN)) break;
+        }
+        if (is_op(cur(P), OP_MUL)) {
+            if (call->b || call->c) fail_at(P, lp, "invalid syntax for function call expression", NULL, NULL);
+            advance(P);
+            call->b = parse_expression(P, true);
+        } else if (is_op(cur(P), OP_POW)) {
+            if (call->c) fail_at(P, lp, "invalid syntax for function call expression", NULL, NULL);
+            advance(P);
+            call->c = parse_expression(P, true);
+        } else if (cur(P)->type == T_NAME && is_op(peek(P), OP_ASSIGN)) {
+            if (call->c) fail_at(P, lp, "invalid syntax for function call expression", NULL, NULL);
+            Str *key = tok_str(advance(P));
+            advance(P);
+            Node *val = parse_expression(P, true);
+            if (nkw == kwcap) {
+                int nc = kwcap ? kwcap * 2 : 4;
+                call->kwnames = rt_realloc(P->rt, call->kwnames, (size_t)kwcap * sizeof(Str *), (size_t)nc * sizeof(Str *));
+                kwcap = nc;
+            }
+            call->kwnames[nkw++] = key;
+            nl_push(P, &call->kwvals, val);
+        } else {
+            if (call->b || call->c || nkw) fail_at(P, lp, "invalid syntax for function call expression", NULL, NULL);
+            nl_push(P, &call->items, parse_expression(P, true));
+        }
+        require_comma = true;
+    }
+    expect_op(P, OP_RPAREN, ")");
+}
+
+static Str *parse_dotted_name(Parser *P) {
+    Token *t = expect_name(P);
+    Str *name = tok_str(t);
+    while (is_op(cur(P), OP_DOT)) {
+        advance(P);
+        Str *part = tok_str(expect_name(P));
+        StrBuf sb;
+        sb_init(P->rt, &sb, name->len + part->len + 1);
+        sb_put(&sb, name->data, name->len);
+        sb_putc(&sb, '.');
+        sb_put(&sb, part->data, part->len);
+        name = sb_to_str(&sb);
+    }
+    return name;
+}
+
+static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
+    while (is_op(cur(P), OP_PIPE) || start_inline) {
+        if (!start_inline) advance(P);
+        Token *at = cur(P);
+        Str *name = parse_dotted_name(P);
+        Node *f = new_node(P, N_FILTER, at);
+        f->a = node;
+        f->attr = name;
+        f->filter = filter_lookup(name->data, name->len);
+        if (!f->filter) {
+            P->rt->line = at->line;
+            P->rt->col = at->col;
+            rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "No filter named '%s'.", name->data);
+        }
+        if (is_op(cur(P), OP_LPAREN)) parse_call_args(P, f);
+        node = f;
+        start_inline = false;
+    }
+    return node;
+}
+
+static Node *parse_primary(Parser *P, bool with_namespace);
+static Node *parse_postfix(Parser *P, Node *node);
+
+static Node *parse_test(Parser *P, Node *node) {
+    Token *is_tok = advance(P);   /* 'is' */
+    bool negated = false;
+    if (is_name(cur(P), "not")) { advance(P); negated = true; }
+    Token *at = cur(P);
+    Str *name = parse_dotted_name(P);
+    Node *t = new_node(P, N_TEST, at);
+    t->a = node;
+    t->attr = name;
+    t->test = test_lookup(name->data, name->len);
+    if (!t->test) {
+        P->rt->line = at->line;
+        P->rt->col = at->col;
+        rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "No test named '%s'.", name->data);
+    }
+    Token *c = cur(P);
+    if (is_op(c, OP_LPAREN)) {
+        parse_call_args(P, t);
+    } else if ((c->type == T_NAME || c->type == T_STRING || c->type == T_INT || c->type == T_FLOAT ||
+                is_op(c, OP_LPAREN) || is_op(c, OP_LBRACKET) || is_op(c, OP_LBRACE)) &&
+               !is_name(c, "else") && !is_name(c, "or") && !is_name(c, "and")) {
+        if (is_name(c, "is")) fail_at(P, c, "You cannot chain multiple tests with is", NULL, NULL);
+        Node *arg = parse_primary(P, false);
+        arg = parse_postfix(P, arg);
+        nl_push(P, &t->items, arg);
+    }
+    (void)is_tok;
+    if (negated) {
+        Node *n = new_node(P, N_NOT, at);
+        n->a = t;
+        return n;
+    }
+    return t;
+}
+
+static Node *parse_subscribed(Parser *P) {
+    Token *at = cur(P);
+    Node *args[3] = {NULL, NULL, NULL};
+    if (is_op(cur(P), OP_COLON)) {
+        advance(P);
+    } else {
+        Node *node = parse_expression(P, true);
+        if (!is_op(cur(P), OP_COLON)) return node;
+        advance(P);
+        args[0] = node;
+    }
+    if (!is_op(cur(P), OP_COLON) && !is_op(cur(P), OP_RBRACKET) && !is_op(cur(P), OP_COMMA))
+        args[1] = parse_expression(P, true);
+    if (is_op(cur(P), OP_COLON)) {
+        advance(P);
+        if (!is_op(cur(P), OP_RBRACKET) && !is_op(cur(P), OP_COMMA)) args[2] = parse_expression(P, true);
+    }
+    Node *s = new_node(P, N_SLICE, at);
+    s->b = args[0];
+    s->c = args[1];
+    s->d = args[2];
+    return s;
+}
+
+static Node *parse_postfix(Parser *P, Node *node) {
+    for (;;) {
+        Token *t = cur(P);
+        if (is_op(t, OP_DOT)) {
+            advance(P);
+            Token *a = cur(P);
+            if (a->type == T_NAME) {
+                advance(P);
+                Node *g = new_node(P, N_GETATTR, t);
+                g->a = node;
+                g->attr = tok_str(a);
+                node = g;
+            } else if (a->type == T_INT) {
+                advance(P);
+                Node *k = new_node(P, N_CONST, a);
+                k->v = a->v;
+                Node *g = new_node(P, N_GETITEM, t);
+                g->a = node;
+                g->b = k;
+                node = g;
+            } else {
+                fail_at(P, a, "expected name or number", NULL, NULL);
+            }
+        } else if (is_op(t, OP_LBRACKET)) {
+            advance(P);
+            NodeList args = {0};
+            while (!is_op(cur(P), OP_RBRACKET)) {
+                if (args.n) expect_op(P, OP_COMMA, ",");
+                nl_push(P, &args, parse_subscribed(P));
+            }
+            expect_op(P, OP_RBRACKET, "]");
+            Node *arg;
+            if (args.n == 1) arg = args.v[0];
+            else { arg = new_node(P, N_TUPLE, t); arg->items = args; }
+            if (arg->kind == N_SLICE) {
+                arg->a = node;
+                node = arg;
+            } else {
+                Node *g = new_node(P, N_GETITEM, t);
+                g->a = node;
+                g->b = arg;
+                node = g;
+            }
+        } else if (is_op(t, OP_LPAREN)) {
+            Node *c = new_node(P, N_CALL, t);
+            c->a = node;
+            parse_call_args(P, c);
+            node = c;
+        } else {
+            return node;
+        }
+    }
+}
+
+static Node *parse_filter_expr(Parser *P, Node *node) {
+    for (;;) {
+        Token *t = cur(P);
+        if (is_op(t, OP_PIPE)) node = parse_filter(P, node, false);
+        else if (is_name(t, "is")) node = parse_test(P, node);
+        else if (is_op(t, OP_LPAREN)) {
+            Node *c = new_node(P, N_CALL, t);
+            c->a = node;
+            parse_call_args(P, c);
+            node = c;
+        } else return node;
+    }
+}
+
+static Node *parse_list_lit(Parser *P) {
+    Token *at = advance(P);
+    Node *l = new_node(P, N_LIST, at);
+    while (!is_op(cur(P), OP_RBRACKET)) {
+        if (l->items.n) expect_op(P, OP_COMMA, ",");
+        if (is_op(cur(P), OP_RBRACKET)) break;
+        nl_push(P, &l->items, parse_expression(P, true));
+    }
+    expect_op(P, OP_RBRACKET, "]");
+    return l;
+}
+
+static Node *parse_dict_lit(Parser *P) {
+    Token *at = advance(P);
+    Node *d = new_node(P, N_DICT, at);
+    while (!is_op(cur(P), OP_RBRACE)) {
+        if (d->items.n) expect_op(P, OP_COMMA, ",");
+        if (is_op(cur(P), OP_RBRACE)) break;
+        Node *k = parse_expression(P, true);
+        expect_op(P, OP_COLON, ":");
+        Node *v = parse_expression(P, true);
+        nl_push(P, &d->items, k);
+        nl_push(P, &d->alt, v);
+    }
+    expect_op(P, OP_RBRACE, "}");
+    return d;
+}
+
+static Node *parse_primary(Parser *P, bool with_namespace) {
+    Token *t = cur(P);
+    Node *node;
+    enter(P);
+    if (t->type == T_NAME) {
+        advance(P);
+        Str *s = tok_str(t);
+        if (str_eqz(s, "true") || str_eqz(s, "True") || str_eqz(s, "false") || str_eqz(s, "False")) {
+            node = new_node(P, N_CONST, t);
+            node->v = v_bool(s->data[0] == 't' || s->data[0] == 'T');
+        } else if (str_eqz(s, "none") || str_eqz(s, "None")) {
+            node = new_node(P, N_CONST, t);
+            node->v = v_none();
+        } else if (with_namespace && is_op(cur(P), OP_DOT)) {
+            advance(P);
+            Token *a = expect_name(P);
+            node = new_node(P, N_NSREF, t);
+            node->name = s;
+            node->sym = intern_sym(P, s);
+            node->attr = tok_str(a);
+        } else {
+            node = new_node(P, N_NAME, t);
+            node->name = s;
+            node->sym = intern_sym(P, s);
+        }
+    } else if (t->type == T_STRING) {
+        advance(P);
+        node = new_node(P, N_CONST, t);
+        if (cur(P)->type == T_STRING) {
+            StrBuf sb;
+            sb_init(P->rt, &sb, 64);
+            sb_put(&sb, t->v.u.s->data, t->v.u.s->len);
+            while (cur(P)->type == T_STRING) {
+                Token *u = advance(P);
+                sb_put(&sb, u->v.u.s->data, u->v.u.s->len);
+            }
+            node->v = sb_to_value(&sb);
+        } else {
+            node->v = t->v;
+        }
+    } else if (t->type == T_INT || t->type == T_FLOAT) {
+        advance(P);
+        node = new_node(P, N_CONST, t);
+        node->v = t->v;
+    } else if (is_op(t, OP_LPAREN)) {
+        advance(P);
+        node = parse_tuple(P, false, true, NULL, true, false);
+        expect_op(P, OP_RPAREN, ")");
+    } else if (is_op(t, OP_LBRACKET)) {
+        node = parse_list_lit(P);
+    } else if (is_op(t, OP_LBRACE)) {
+        node = parse_dict_lit(P);
+    } else {
+        fail_unexpected(P);
+    }
+    leave(P);
+    return node;
+}
+
+static Node *parse_unary(Parser *P, bool with_filter) {
+    Token *t = cur(P);
+    Node *node;
+    enter(P);
+    if (is_op(t, OP_SUB) || is_op(t, OP_ADD)) {
+        advance(P);
+        node = new_node(P, is_op(t, OP_SUB) ? N_NEG : N_POS, t);
+        node->a = parse_unary(P, false);
+    } else {
+        node = parse_primary(P, false);
+    }
+    node = parse_postfix(P, node);
+    if (with_filter) node = parse_filter_expr(P, node);
+    leave(P);
+    return node;
+}
+
+static Node *binop(Parser *P, Token *at, uint8_t op, Node *a, Node *b) {
+    Node *n = new_node(P, N_BINOP, at);
+    n->op = op;
+    n->a = a;
+    n->b = b;
+    return n;
+}
+
+static Node *parse_pow(Parser *P) {
+    Node *left = parse_unary(P, true);
+    while (is_op(cur(P), OP_POW)) {
+        Token *t = advance(P);
+        left = binop(P, t, OP_POW, left, parse_unary(P, true));
+    }
+    return left;
+}
+
+static Node *parse_math2(Parser *P) {
+    Node *left = parse_pow(P);
+    while (is_op(cur(P), OP_MUL) || is_op(cur(P), OP_DIV) || is_op(cur(P), OP_FLOORDIV) || is_op(cur(P), OP_MOD)) {
+        Token *t = advance(P);
+        left = binop(P, t, t->op, left, parse_pow(P));
+    }
+    return left;
+}
+
+static Node *parse_concat(Parser *P) {
+    Token *at = cur(P);
+    Node *first = parse_math2(P);
+    if (!is_op(cur(P), OP_TILDE)) return first;
+    Node *c = new_node(P, N_CONCAT, at);
+    nl_push(P, &c->items, first);
+    while (is_op(cur(P), OP_TILDE)) {
+        advance(P);
+        nl_push(P, &c->items, parse_math2(P));
+    }
+    return c;
+}
+
+static Node *parse_math1(Parser *P) {
+    Node *left = parse_concat(P);
+    while (is_op(cur(P), OP_ADD) || is_op(cur(P), OP_SUB)) {
+        Token *t = advance(P);
+        left = binop(P, t, t->op, left, parse_concat(P));
+    }
+    return left;
+}
+
+static Node *parse_compare(Parser *P) {
+    Token *at = cur(P);
+    Node *expr = parse_math1(P);
+    Node *cmp = NULL;
+    int cap = 0;
+    for (;;) {
+        Token *t = cur(P);
+        uint8_t op;
+        if (t->type == T_OP && (t->op == OP_EQ || t->op == OP_NE || t->op == OP_LT || t->op == OP_LE ||
+                                t->op == OP_GT || t->op == OP_GE)) {
+            op = t->op;
+            advance(P);
+        } else if (is_name(t, "in")) {
+            op = OP_IN;
+            advance(P);
+        } else if (is_name(t, "not") && is_name(peek(P), "in")) {
+            op = OP_NOTIN;
+            advance(P);
+            advance(P);
+        } else break;
+        if (!cmp) {
+            cmp = new_node(P, N_COMPARE, at);
+            cmp->a = expr;
+        }
+        if (cmp->items.n == cap) {
+            int nc = cap ? cap * 2 : 4;
+            cmp->ops = rt_realloc(P->rt, cmp->ops, (size_t)cap, (size_t)nc);
+            cap = nc;
+        }
+        cmp->ops[cmp->items.n] = op;
+        nl_push(P, &cmp->items, parse_math1(P));
+    }
+    return cmp ? cmp : expr;
+}
+
+static Node *parse_not(Parser *P) {
+    if (is_name(cur(P), "not")) {
+        Token *t = advance(P);
+        enter(P);
+        Node *n = new_node(P, N_NOT, t);
+        n->a = parse_not(P);
+        leave(P);
+        return n;
+    }
+    return parse_compare(P);
+}
+
+static Node *parse_and(Parser *P) {
+    Node *left = parse_not(P);
+    while (is_name(cur(P), "and")) {
+        Token *t = advance(P);
+        Node *n = new_node(P, N_AND, t);
+        n->a = left;
+        n->b = parse_not(P);
+        left = n;
+    }
+    return left;
+}
+
+static Node *parse_or(Parser *P) {
+    Node *left = parse_and(P);
+    while (is_name(cur(P), "or")) {
+        Token *t = advance(P);
+        Node *n = new_node(P, N_OR, t);
+        n->a = left;
+        n->b = parse_and(P);
+        left = n;
+    }
+    return left;
+}
+
+static Node *parse_condexpr(Parser *P) {
+    Node *expr1 = parse_or(P);
+    while (is_name(cur(P), "if")) {
+        Token *t = advance(P);
+        Node *expr2 = parse_or(P);
+        Node *expr3 = NULL;
+        if (is_name(cur(P), "else")) {
+            advance(P);
+            enter(P);
+            expr3 = parse_condexpr(P);
+            leave(P);
+        }
+        Node *c = new_node(P, N_CONDEXPR, t);
+        c->a = expr2;
+        c->b = expr1;
+        c->c = expr3;
+        expr1 = c;
+    }
+    return expr1;
+}
+
+static Node *parse_expression(Parser *P, bool with_condexpr) {
+    enter(P);
+    Node *n = with_condexpr ? parse_condexpr(P) : parse_or(P);
+    leave(P);
+    return n;
+}
+
+static bool is_tuple_end(Parser *P, const char *extra_end) {
+    Token *t = cur(P);
+    if (t->type == T_VAR_END || t->type == T_BLOCK_END || is_op(t, OP_RPAREN)) return true;
+    if (extra_end && is_name(t, extra_end)) return true;
+    return false;
+}
+
+static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, const char *extra_end,
+                         bool explicit_parens, bool with_namespace) {
+    Token *at = cur(P);
+    NodeList args = {0};
+    bool is_tuple = false;
+    for (;;) {
+        if (args.n) expect_op(P, OP_COMMA, ",");
+        if (is_tuple_end(P, extra_end)) break;
+        Node *e = simplified ? parse_primary(P, with_namespace) : parse_expression(P, with_condexpr);
+        nl_push(P, &args, e);
+        if (is_op(cur(P), OP_COMMA)) is_tuple = true;
+        else break;
+    }
+    if (!is_tuple) {
+        if (args.n) return args.v[0];
+        if (!explicit_parens) {
+            char buf[64];
+            fail_at(P, cur(P), "Expected an expression, got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
+        }
+    }
+    Node *t = new_node(P, N_TUPLE, at);
+    t->items = args;
+    return t;
+}
+
+static bool can_assign(Node *n) {
+    if (n->kind == N_NAME || n->kind == N_NSREF) return true;
+    if (n->kind == N_TUPLE) {
+        for (int i = 0; i < n->items.n; i++)
+            if (!can_assign(n->items.v[i])) return false;
+        return true;
+    }
+    return false;
+}
+
+static Node *parse_assign_target(Parser *P, bool with_tuple, bool name_only, const char *extra_end,
+                                 bool with_namespace) {
+    Token *at = cur(P);
+    Node *target;
+    if (name_only) {
+        Token *t = expect_name(P);
+        target = new_node(P, N_NAME, t);
+        target->name = tok_str(t);
+        target->sym = intern_sym(P, target->name);
+    } else if (with_tuple) {
+        target = parse_tuple(P, true, true, extra_end, false, with_namespace);
+    } else {
+        target = parse_primary(P, with_namespace);
+    }
+    if (!can_assign(target)) {
+        const char *kind = target->kind == N_CONST ? "const" : target->kind == N_LIST ? "list" :
+                           target->kind == N_DICT ? "dict" : "expression";
+        fail_at(P, at, "can't assign to '%s'", kind, NULL);
+    }
+    return target;
+}
+
+/* ---- statements ---- */
+static NodeList subparse(Parser *P, const char *const *end_tokens);
+
+static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool drop_needle) {
+    if (is_op(cur(P), OP_COLON)) advance(P);
+    expect_block_end(P);
+    NodeList body = subparse(P, end_tokens);
+    if (cur(P)->type == T_EOF) {
+        char msg[300];
+        size_t k = 0;
+        for (int i = 0; end_tokens[i]; i++)
+            k += (size_t)snprintf(msg + k, sizeof msg - k, "%s'%s'", i ? " or " : "", end_tokens[i]);
+        fail_at(P, cur(P), "Unexpected end of template. Jinja was looking for the following tags: %s. The innermost block that needs to be closed is '%s'.", msg, end_tokens[0] + 3 /* skip "end" */);
+    }
+    if (drop_needle) advance(P);
+    return body;
+}
+
+static void scan_uses(Node *n, uint8_t *flags);
+static void scan_list(NodeList *l, uint8_t *flags) {
+    for (int i = 0; i < l->n; i++) scan_uses(l->v[i], flags);
+}
+/* Which of caller/varargs/kwargs a macro body references (Jinja2's
+ * find_undeclared): they decide whether the macro accepts extra args. */
+static void scan_uses(Node *n, uint8_t *flags) {
+    if (!n) return;
+    if (n->kind == N_NAME && n->name) {
+        if (str_eqz(n->name, "caller")) *flags |= MF_CALLER;
+        else if (str_eqz(n->name, "varargs")) *flags |= MF_VARARGS;
+        else if (str_eqz(n->name, "kwargs")) *flags |= MF_KWARGS;
+    }
+    scan_uses(n->a, flags);
+    scan_uses(n->b, flags);
+    scan_uses(n->c, flags);
+    scan_uses(n->d, flags);
+    scan_list(&n->body, flags);
+    scan_list(&n->alt, flags);
+    scan_list(&n->items, flags);
+    scan_list(&n->kwvals, flags);
+}
+
+static void parse_signature(Parser *P, Node *m) {
+    expect_op(P, OP_LPAREN, "(");
+    int cap = 0;
+    while (!is_op(cur(P), OP_RPAREN)) {
+        if (m->nparams) expect_op(P, OP_COMMA, ",");
+        Node *arg = parse_assign_target(P, false, true, NULL, false);
+        Node *def = NULL;
+        if (is_op(cur(P), OP_ASSIGN)) {
+            advance(P);
+            def = parse_expression(P, true);
+        } else {
+            for (int i = 0; i < m->items.n; i++)
+                if (m->items.v[i]) fail_at(P, cur(P), "non-default argument follows default argument", NULL, NULL);
+        }
+        if (m->nparams == cap) {
+            int nc = cap ? cap * 2 : 4;
+            m->params = rt_realloc(P->rt, m->params, (size_t)cap * sizeof(Str *), (size_t)nc * sizeof(Str *));
+            m->param_syms = rt_realloc(P->rt, m->param_syms, (size_t)cap * sizeof(int), (size_t)nc * sizeof(int));
+            cap = nc;
+        }
+        m->params[m->nparams] = arg->name;
+        m->param_syms[m->nparams] = arg->sym;
+        m->nparams++;
+        nl_push(P, &m->items, def);
+    }
+    expect_op(P, OP_RPAREN, ")");
+}
+
+static void finish_macro(Parser *P, Node *m) {
+    uint8_t fl = 0;
+    scan_list(&m->body, &fl);
+    /* a parameter with the same name shadows the magic variable */
+    for (int i = 0; i < m->nparams; i++) {
+        if (str_eqz(m->params[i], "caller")) fl &= (uint8_t)~MF_CALLER;
+        if (str_eqz(m->params[i], "varargs")) fl &= (uint8_t)~MF_VARARGS;
+        if (str_eqz(m->params[i], "kwargs")) fl &= (uint8_t)~MF_KWARGS;
+    }
+    m->flag = fl;
+    intern_sym(P, str_new(P->rt, "caller", 6));
+    intern_sym(P, str_new(P->rt, "varargs", 7));
+    intern_sym(P, str_new(P->rt, "kwargs", 6));
+}
+
+static Node *parse_statement(Parser *P) {
+    Token *t = cur(P);
+    if (t->type != T_NAME) fail_at(P, t, "tag name expected", NULL, NULL);
+    enter(P);
+    Node *n = NULL;
+    static const char *const endfor_else[] = {"endfor", "else", NULL};
+    static const char *const endfor[] = {"endfor", NULL};
+    static const char *const if_ends[] = {"elif", "else", "endif", NULL};
+    static const char *const endif[] = {"endif", NULL};
+    static const char *const endset[] = {"endset", NULL};
+    static const char *const endmacro[] = {"endmacro", NULL};
+    static const char *const endcall[] = {"endcall", NULL};
+    static const char *const endfilter[] = {"endfilter", NULL};
+    static const char *const endwith[] = {"endwith", NULL};
+    static const char *const endgen[] = {"endgeneration", NULL};
+    static const char *const endblock[] = {"endblock", NULL};
+    static const char *const endautoescape[] = {"endautoescape", NULL};
+    if (is_name(t, "for")) {
+        advance(P);
+        n = new_node(P, N_FOR, t);
+        n->a = parse_assign_target(P, true, false, "in", false);
+        if (!is_name(cur(P), "in")) {
+            char buf[64];
+            fail_at(P, cur(P), "expected token 'in', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
+        }
+        advance(P);
+        n->b = parse_tuple(P, false, false, "recursive", false, false);
+        if (is_name(cur(P), "if")) { advance(P); n->c = parse_expression(P, true); }
+        if (is_name(cur(P), "recursive")) { advance(P); n->flag = 1; }
+        n->body = parse_statements(P, endfor_else, false);
+        if (is_name(advance(P), "else")) n->alt = parse_statements(P, endfor, true);
+        intern_sym(P, str_new(P->rt, "loop", 4));
+    } else if (is_name(t, "if")) {
+        advance(P);
+        n = new_node(P, N_IF, t);
+        Node *node = n;
+        for (;;) {
+            node->a = parse_tuple(P, false, false, NULL, false, false);
+            node->body = parse_statements(P, if_ends, false);
+            Token *e = advance(P);
+            if (is_name(e, "elif")) {
+                Node *sub = new_node(P, N_IF, e);
+                nl_push(P, &node->alt, sub);
+                node = sub;
+                continue;
+            } else if (is_name(e, "else")) {
+                node->alt = parse_statements(P, endif, true);
+            }
+            break;
+        }
+    } else if (is_name(t, "set")) {
+        advance(P);
+        Node *target = parse_assign_target(P, true, false, NULL, true);
+        if (is_op(cur(P), OP_ASSIGN)) {
+            advance(P);
+            n = new_node(P, N_SET, t);
+            n->a = target;
+            n->b = parse_tuple(P, false, true, NULL, false, false);
+        } else {
+            n = new_node(P, N_SET_BLOCK, t);
+            n->a = target;
+            n->c = parse_filter(P, NULL, false);
+            n->body = parse_statements(P, endset, true);
+        }
+    } else if (is_name(t, "macro")) {
+        advance(P);
+        n = new_node(P, N_MACRO, t);
+        Node *name = parse_assign_target(P, false, true, NULL, false);
+        n->name = name->name;
+        n->sym = name->sym;
+        parse_signature(P, n);
+        n->body = parse_statements(P, endmacro, true);
+        finish_macro(P, n);
+    } else if (is_name(t, "call")) {
+        advance(P);
+        n = new_node(P, N_CALL_BLOCK, t);
+        Node *m = new_node(P, N_MACRO, t);
+        m->name = str_new(P->rt, "caller", 6);
+        m->sym = intern_sym(P, m->name);
+        if (is_op(cur(P), OP_LPAREN)) parse_signature(P, m);
+        Node *call = parse_expression(P, true);
+        if (call->kind != N_CALL) fail_at(P, t, "expected call", NULL, NULL);
+        n->a = call;
+        m->body = parse_statements(P, endcall, true);
+        finish_macro(P, m);
+        n->b = m;
+    } else if (is_name(t, "filter")) {
+        advance(P);
+        n = new_node(P, N_FILTER_BLOCK, t);
+        n->c = parse_filter(P, NULL, true);
+        n->body = parse_statements(P, endfilter, true);
+    } else if (is_name(t, "with")) {
+        advance(P);
+        n = new_node(P, N_WITH, t);
+        while (cur(P)->type != T_BLOCK_END) {
+            if (n->items.n) expect_op(P, OP_COMMA, ",");
+            Token *at = cur(P);
+            Node *set = new_node(P, N_SET, at);
+            set->a = parse_assign_target(P, true, false, NULL, false);
+            expect_op(P, OP_ASSIGN, "=");
+            set->b = parse_expression(P, true);
+            nl_push(P, &n->items, set);
+        }
+        n->body = parse_statements(P, endwith, true);
+    } else if (is_name(t, "break") || is_name(t, "continue")) {
+        advance(P);
+        n = new_node(P, is_name(t, "break") ? N_BREAK : N_CONTINUE, t);
+    } else if (is_name(t, "generation")) {
+        advance(P);
+        n = new_node(P, N_GENERATION, t);
+        n->body = parse_statements(P, endgen, true);
+        P->t->uses_generation = true;
+    } else if (is_name(t, "block")) {
+        advance(P);
+        n = new_node(P, N_SCOPE_BLOCK, t);
+        expect_name(P);
+        if (is_name(cur(P), "scoped")) advance(P);
+        if (is_name(cur(P), "required")) advance(P);
+        n->body = parse_statements(P, endblock, true);
+        if (cur(P)->type == T_NAME) advance(P);
+    } else if (is_name(t, "autoescape")) {
+        advance(P);
+        n = new_node(P, N_SCOPE_BLOCK, t);
+        parse_expression(P, true);
+        n->body = parse_statements(P, endautoescape, true);
+    } else if (is_name(t, "extends") || is_name(t, "include") || is_name(t, "import") || is_name(t, "from")) {
+        /* Parsed by Jinja2, but with no loader they fail when run. */
+        advance(P);
+        n = new_node(P, N_FAIL, t);
+        n->op = CF_ERR_TYPE;
+        n->v = v_strz(P->rt, "no loader for this environment specified");
+        while (cur(P)->type != T_BLOCK_END && cur(P)->type != T_EOF) advance(P);
+    } else if (is_name(t, "print")) {
+        /* Jinja2 has no print tag, but `{% print x %}`: unknown tag */
+        fail_at(P, t, "Encountered unknown tag '%s'.", "print", NULL);
+    } else {
+        char buf[64];
+        const char *name = tok_desc(t, buf, sizeof buf);
+        bool is_end = strncmp(name, "end", 3) == 0 || strcmp(name, "elif") == 0 || strcmp(name, "else") == 0;
+        if (is_end)
+            fail_at(P, t, "Encountered unknown tag '%s'.", name, NULL);
+        fail_at(P, t, "Encountered unknown tag '%s'. Jinja was looking for the following tags: none.", name, NULL);
+    }
+    leave(P);
+    return n;
+}
+
+static bool at_end_token(Parser *P, const char *const *end_tokens) {
+    if (!end_tokens) return false;
+    for (int i = 0; end_tokens[i]; i++)
+        if (is_name(cur(P), end_tokens[i])) return true;
+    return false;
+}
+
+static NodeList subparse(Parser *P, const char *const *end_tokens) {
+    NodeList body = {0};
+    for (;;) {
+        Token *t = cur(P);
+        if (t->type == T_EOF) break;
+        if (t->type == T_DATA) {
+            Node *d = new_node(P, N_DATA, t);
+            d->v = t->v;
+            nl_push(P, &body, d);
+            advance(P);
+        } else if (t->type == T_VAR_BEGIN) {
+            advance(P);
+            Node *o = new_node(P, N_OUTPUT, t);
+            o->a = parse_tuple(P, false, true, NULL, false, false);
+            nl_push(P, &body, o);
+            if (cur(P)->type != T_VAR_END) {
+                char buf[64];
+                fail_at(P, cur(P), "expected token 'end of print statement', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
+            }
+            advance(P);
+        } else if (t->type == T_BLOCK_BEGIN) {
+            advance(P);
+            if (at_end_token(P, end_tokens)) return body;
+            Node *s = parse_statement(P);
+            nl_push(P, &body, s);
+            expect_block_end(P);
+        } else {
+            fail_unexpected(P);
+        }
+    }
+    return body;
+}
+
+void parse_template(Rt *rt, struct cf_template *t) {
+    TokenList toks = {0};
+    lex_tokens(rt, t->source, &toks);
+    Parser P = {0};
+    P.rt = rt;
+    P.t = t;
+    P.tok = toks.t;
+    P.n = toks.n;
+    t->body = subparse(&P, NULL);
+    if (cur(&P)->type != T_EOF) fail_unexpected(&P);
+}
