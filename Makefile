@@ -45,9 +45,22 @@ run: all
 	$(BUILD)/chatfmt render glm45 examples/conversation.json
 
 test: all
-	bash tests/run_tests.sh
+	CHATFMT_BIN=$(BUILD)/chatfmt BUILD=$(BUILD) CC="$(CC)" CFLAGS="$(CFLAGS)" \
+	CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash tests/run_tests.sh
 
 clean:
 	rm -rf build build-*
 
 .PHONY: all run test clean
+
+# The same suite on an AddressSanitizer + UBSan build in build-asan/.
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+test-asan:
+	$(MAKE) BUILD=build-asan CFLAGS="$(ASAN_CFLAGS)" test
+
+# The CLI on every seed x conversation (and the batch tables) under valgrind.
+test-valgrind: all
+	CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" python3 tests/memcheck.py --bin $(BUILD)/chatfmt --logs $(BUILD)/memcheck
+
+.PHONY: test-asan test-valgrind

@@ -13,8 +13,15 @@ char *cli_read_file(const char *path, size_t *len);
 /* Print "chatfmt: error: KIND: message (file:line:col)" plus the source line
  * and a caret when line/col are known. src may be NULL. */
 void cli_print_error(const cf_error *err, const char *file, const char *src, size_t srclen);
+/* Print newline-separated notes, each as "chatfmt: warning: NOTE". */
+void cli_print_warnings(const char *notes);
+/* Parse a --max-* limit option into lim: 1 consumed, 0 not a limit, -1 bad value. */
+int cli_limit_option(const char *opt, const char *val, cf_limits *lim);
 /* Write all bytes to stdout; false on I/O error. */
 bool cli_write(const char *p, size_t n);
+/* Parse a --max-* option into lim (cli/cmd_render.c): 1 if consumed (with
+ * its value), 0 if not a limit option, -1 on a bad value. */
+int cli_limit_option(const char *opt, const char *val, cf_limits *lim);
 
 int cmd_render(int argc, char **argv);      /* cli/cmd_render.c */
 int cmd_parse(int argc, char **argv);       /* cli/cmd_parse.c (replies) */

@@ -99,10 +99,8 @@ int cmd_render(int argc, char **argv) {
     memset(&lim, 0, sizeof lim);
     const char *defines[64];
     int ndefines = 0;
-#ifdef CF_HAVE_LOADERS
     cf_load_options lo;
     memset(&lo, 0, sizeof lo);
-#endif
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -119,10 +117,8 @@ int cmd_render(int argc, char **argv) {
             defines[ndefines++] = next;
             i++;
         }
-#ifdef CF_HAVE_LOADERS
         else if (!strcmp(a, "--template-name") && next) { lo.template_name = next; i++; }
         else if (!strcmp(a, "--no-repair")) lo.no_repair = true;
-#endif
         else if (!strncmp(a, "--max-", 6)) {
             int r = cli_limit_option(a, next, &lim);
             if (r <= 0) { fprintf(stderr, "chatfmt: error: UsageError: bad option %s\n", a); return 2; }
@@ -148,11 +144,9 @@ int cmd_render(int argc, char **argv) {
     const char *warn = NULL;
     bool tag_stripped = false;
     cf_context *tokens = NULL;
-#ifdef CF_HAVE_LOADERS
     cf_source src;
     memset(&src, 0, sizeof src);
     bool have_src = false;
-#endif
 
     /* context */
     if (npos == 2) {
@@ -192,8 +186,7 @@ int cmd_render(int argc, char **argv) {
     if (agp && !cf_context_set_bool(ctx, "add_generation_prompt", true)) goto done;
 
     /* template */
-#ifdef CF_HAVE_LOADERS
-    lo.has_tools = cf_context_has(ctx, "tools");
+    lo.has_tools = cf_context_has_value(ctx, "tools");
     if (!cf_source_load(tname, &lo, &src, &err)) { cli_print_error(&err, tname, NULL, 0); goto done; }
     have_src = true;
     tsrc = src.text;
@@ -201,11 +194,7 @@ int cmd_render(int argc, char **argv) {
     warn = src.warnings;
     tag_stripped = src.looks_tag_stripped;
     tokens = src.tokens;
-#else
-    tsrc = cli_read_file(tname, &tlen);
-    if (!tsrc) goto done;
-#endif
-    if (warn) fprintf(stderr, "chatfmt: warning: %s\n", warn);
+    cli_print_warnings(warn);
     cf_compile_options co = {&lim, tname};
     t = cf_compile(tsrc, tlen, &co, &err);
     if (!t) { cli_print_error(&err, tname, tsrc, tlen); goto done; }
@@ -236,13 +225,6 @@ int cmd_render(int argc, char **argv) {
 done:
     cf_template_free(t);
     cf_context_free(ctx);
-#ifdef CF_HAVE_LOADERS
     if (have_src) cf_source_free(&src);
-#else
-    free(tsrc);
-    (void)tokens;
-    (void)tag_stripped;
-    (void)warn;
-#endif
     return rc;
 }

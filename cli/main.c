@@ -58,6 +58,15 @@ void cli_print_error(const cf_error *err, const char *file, const char *src, siz
     }
 }
 
+void cli_print_warnings(const char *notes) {
+    while (notes && *notes) {
+        const char *nl = strchr(notes, '\n');
+        size_t n = nl ? (size_t)(nl - notes) : strlen(notes);
+        if (n) fprintf(stderr, "chatfmt: warning: %.*s\n", (int)n, notes);
+        notes += n + (nl ? 1 : 0);
+    }
+}
+
 bool cli_write(const char *p, size_t n) {
     return fwrite(p, 1, n, stdout) == n;
 }
@@ -87,10 +96,8 @@ int main(int argc, char **argv) {
 #ifdef CF_HAVE_PARSE
     if (!strcmp(cmd, "parse")) return cmd_parse(argc - 1, argv + 1);
 #endif
-#ifdef CF_HAVE_LOADERS
     if (!strcmp(cmd, "list-templates")) return cmd_list_templates(argc - 1, argv + 1);
     if (!strcmp(cmd, "repair")) return cmd_repair(argc - 1, argv + 1);
-#endif
 #ifdef CF_HAVE_CAPS
     if (!strcmp(cmd, "caps")) return cmd_caps(argc - 1, argv + 1);
 #endif

@@ -128,6 +128,8 @@ CF_API bool cf_context_set_string(cf_context *c, const char *name, const char *s
 CF_API bool cf_context_set_bool(cf_context *c, const char *name, bool v);
 CF_API bool cf_context_set_int(cf_context *c, const char *name, int64_t v);
 CF_API bool cf_context_has(const cf_context *c, const char *name);
+/* Present and not null (transformers' `tools is not None`). */
+CF_API bool cf_context_has_value(const cf_context *c, const char *name);
 CF_API void cf_context_remove(cf_context *c, const char *name);
 CF_API void cf_context_free(cf_context *c);
 

@@ -144,6 +144,10 @@ CF_API bool cf_context_has(const cf_context *c, const char *name) {
     Value v;
     return dict_get_str(c->vars, name, strlen(name), &v);
 }
+CF_API bool cf_context_has_value(const cf_context *c, const char *name) {
+    Value v;
+    return dict_get_str(c->vars, name, strlen(name), &v) && v.type != VT_NONE;
+}
 CF_API void cf_context_remove(cf_context *c, const char *name) {
     PROTECTED(rt, &c->arena, NULL, NULL);
     if (setjmp(jb_rt)) return;

@@ -26,6 +26,11 @@ bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *arg
 /* Whether `self` has a method called name (for attribute access without a
  * call, e.g. `d.items` printed or tested `is callable`). */
 bool method_exists(Value self, const char *name, size_t n);
+/* Whether self.name is a mutating method the immutable sandbox refuses
+ * (list.append, dict.update, ...). Jinja2's getattr then yields an Undefined
+ * whose use raises SecurityError "access to attribute 'append' of 'list'
+ * object is unsafe." (method_exists is true for these, as in Python). */
+bool method_is_unsafe(Value self, const char *name, size_t n);
 
 /* Shared helpers the filters need from the interpreter side. */
 /* Python % formatting: fmt % args (args: a tuple, a dict, or one value). */
@@ -34,5 +39,15 @@ Value py_percent_format(Rt *rt, Value fmt, Value args);
 Value py_str_format(Rt *rt, Value fmt, const Args *args);
 /* Markup escape (Jinja2/markupsafe escape): & < > ' " -> &amp; &lt; &gt; &#39; &#34; */
 Value markup_escape(Rt *rt, Value v);
+
+/* Python number conversions (format.c), shared by the filters.
+ * py_int_from_float: int(d) — truncates; an exact VT_BIGINT beyond int64;
+ *   OverflowError for infinities, ValueError for NaN, as Python.
+ * py_parse_int: int(text, base) for a str; base 0 or 2..36. Returns false
+ *   where Python raises ValueError (caller words the message).
+ * py_parse_float: float(text) for a str; false where Python raises ValueError. */
+Value py_int_from_float(Rt *rt, double d);
+bool py_parse_int(Rt *rt, const char *s, size_t n, int base, Value *out);
+bool py_parse_float(Rt *rt, const char *s, size_t n, double *out);
 
 #endif

@@ -202,6 +202,8 @@ static double py_floordiv(double vx, double wx) {
 static Value binop(Interp *I, uint8_t op, Value a, Value b) {
     Rt *rt = I->rt;
     if (a.type == VT_UNDEFINED) v_undefined_fail(rt, a);
+    /* str.__mod__ formats an Undefined as ''; everything else refuses it */
+    if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
     if (b.type == VT_UNDEFINED) v_undefined_fail(rt, b);
     static const char *const names[] = {
         [OP_ADD] = "+", [OP_SUB] = "-", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
@@ -315,7 +317,7 @@ static bool contains(Interp *I, Value item, Value container) {
         return dict_get(container.u.dict, item, &dummy);
     }
     case VT_UNDEFINED:
-        v_undefined_fail(rt, container);
+        return false;     /* Undefined iterates as empty */
     default:
         rt_throw(rt, CF_ERR_TYPE, "argument of type '%s' is not iterable", v_type_name(container));
     }
@@ -336,7 +338,7 @@ static bool compare(Interp *I, uint8_t op, Value a, Value b) {
 }
 
 /* Python slice index normalisation. */
-static void slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
+static bool slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
                           int64_t *start, int64_t *stop, int64_t *step) {
     Rt *rt = I->rt;
     Value *vals[3] = {&vs, &ve, &vst};
@@ -344,7 +346,7 @@ static void slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
         Value v = *vals[k];
         if (v.type == VT_MISSING || v.type == VT_NONE) continue;
         if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
-        if (!is_intlike(v)) rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
+        if (!is_intlike(v)) return false;
     }
     *step = (vst.type == VT_MISSING || vst.type == VT_NONE) ? 1 : as_int(vst);
     if (*step == 0) rt_throw(rt, CF_ERR_VALUE, "slice step cannot be zero");
@@ -363,6 +365,7 @@ static void slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
         else if (s > hi) s = hi;
         *stop = s;
     }
+    return true;
 }
 
 static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
@@ -372,7 +375,7 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
     if (obj.type == VT_STR) {
         Str *s = obj.u.s;
         int64_t len = (int64_t)str_nchars(s);
-        slice_indices(I, vs, ve, vst, len, &start, &stop, &step);
+        if (!slice_indices(I, vs, ve, vst, len, &start, &stop, &step)) goto not_subscriptable;
         StrBuf sb;
         sb_init(rt, &sb, 16);
         if ((size_t)len == s->len) {          /* ASCII: byte = char */
@@ -394,7 +397,7 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
     }
     if (obj.type == VT_LIST || obj.type == VT_TUPLE) {
         List *src = obj.u.list;
-        slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step);
+        if (!slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step)) goto not_subscriptable;
         List *l = list_new(rt, 0);
         for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(rt, l, src->items[i]);
         rt_step(rt, l->len / 16);
@@ -403,7 +406,9 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
         r.u.list = l;
         return r;
     }
-    rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
+not_subscriptable:
+    /* Jinja2's getitem turns the TypeError into an Undefined */
+    return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
 }
 
 /* ---- calls ---- */
@@ -532,12 +537,15 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
             rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes no keyword argument '%s'", mname, kn->data);
         }
     }
+    /* Every parameter is local before any default runs, so a default that
+     * names a parameter sees it (or Undefined), never an outer variable. */
+    for (int j = 0; j < np; j++)
+        frame_set(I, f, node->param_syms[j],
+                  bound[j].type != VT_MISSING ? bound[j] : v_undef_msg(rt, "'%s' is undefined", node->params[j]->data));
     for (int j = 0; j < np; j++) {
-        if (bound[j].type == VT_MISSING) {
-            const Node *def = node->items.v[j];
-            if (def) bound[j] = eval(I, def, f);
-            else bound[j] = v_undef_msg(rt, "parameter '%s' was not provided", node->params[j]->data);
-        }
+        if (bound[j].type != VT_MISSING) continue;
+        const Node *def = node->items.v[j];
+        bound[j] = def ? eval(I, def, f) : v_undef_msg(rt, "parameter '%s' was not provided", node->params[j]->data);
         frame_set(I, f, node->param_syms[j], bound[j]);
     }
     if (node->flag & MF_VARARGS) frame_set(I, f, I->sym_varargs, v_tuple_of(varargs));
@@ -697,6 +705,10 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     case N_NAME: return lookup(I, f, n->sym);
     case N_GETATTR: {
         Value obj = eval(I, n->a, f);
+        if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+            Value v;
+            if (dict_get_str(obj.u.dict, n->attr->data, n->attr->len, &v)) return v;
+        }
         set_pos(I, n);
         return eval_getattr(I, obj, n->attr);
     }

@@ -11,6 +11,9 @@ typedef struct Parser {
     Token *tok;
     size_t n, pos;
     int depth;
+    int loop_depth;        /* for break/continue: inside a for body? */
+    Str *blocks[64];       /* block names seen (defined twice is an error) */
+    int nblocks;
 } Parser;
 
 static Token *cur(Parser *P) { return &P->tok[P->pos]; }
@@ -205,6 +208,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
 
 static Node *parse_primary(Parser *P, bool with_namespace);
 static Node *parse_postfix(Parser *P, Node *node);
+static uint8_t attr_is_plain_key(Str *name);
 
 static Node *parse_test(Parser *P, Node *node) {
     Token *is_tok = advance(P);   /* 'is' */
@@ -276,6 +280,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 Node *g = new_node(P, N_GETATTR, t);
                 g->a = node;
                 g->attr = tok_str(a);
+                g->flag = attr_is_plain_key(g->attr);
                 node = g;
             } else if (a->type == T_INT) {
                 advance(P);
@@ -317,6 +322,15 @@ static Node *parse_postfix(Parser *P, Node *node) {
             return node;
         }
     }
+}
+
+/* True when `d.name` on a dict can only mean d['name']: not a dict method,
+ * not private. Lets the interpreter skip the attribute protocol. */
+static uint8_t attr_is_plain_key(Str *name) {
+    Value dummy = {0};
+    dummy.type = VT_DICT;
+    if (name->len == 0 || name->data[0] == '_') return 0;
+    return !method_exists(dummy, name->data, name->len);
 }
 
 static Node *parse_filter_expr(Parser *P, Node *node) {
@@ -709,6 +723,9 @@ static void parse_signature(Parser *P, Node *m) {
             m->param_syms = rt_realloc(P->rt, m->param_syms, (size_t)cap * sizeof(int), (size_t)nc * sizeof(int));
             cap = nc;
         }
+        for (int i = 0; i < m->nparams; i++)
+            if (str_eq(m->params[i], arg->name))
+                fail_at(P, cur(P), "duplicate argument '%s' in function definition", arg->name->data, NULL);
         m->params[m->nparams] = arg->name;
         m->param_syms[m->nparams] = arg->sym;
         m->nparams++;
@@ -761,7 +778,9 @@ static Node *parse_statement(Parser *P) {
         n->b = parse_tuple(P, false, false, "recursive", false, false);
         if (is_name(cur(P), "if")) { advance(P); n->c = parse_expression(P, true); }
         if (is_name(cur(P), "recursive")) { advance(P); n->flag = 1; }
+        P->loop_depth++;
         n->body = parse_statements(P, endfor_else, false);
+        P->loop_depth--;
         if (is_name(advance(P), "else")) n->alt = parse_statements(P, endfor, true);
         intern_sym(P, str_new(P->rt, "loop", 4));
     } else if (is_name(t, "if")) {
@@ -803,7 +822,10 @@ static Node *parse_statement(Parser *P) {
         n->name = name->name;
         n->sym = name->sym;
         parse_signature(P, n);
+        int saved_loops = P->loop_depth;
+        P->loop_depth = 0;     /* a macro body is its own function */
         n->body = parse_statements(P, endmacro, true);
+        P->loop_depth = saved_loops;
         finish_macro(P, n);
     } else if (is_name(t, "call")) {
         advance(P);
@@ -815,7 +837,10 @@ static Node *parse_statement(Parser *P) {
         Node *call = parse_expression(P, true);
         if (call->kind != N_CALL) fail_at(P, t, "expected call", NULL, NULL);
         n->a = call;
+        int saved_loops = P->loop_depth;
+        P->loop_depth = 0;
         m->body = parse_statements(P, endcall, true);
+        P->loop_depth = saved_loops;
         finish_macro(P, m);
         n->b = m;
     } else if (is_name(t, "filter")) {
@@ -838,6 +863,8 @@ static Node *parse_statement(Parser *P) {
         n->body = parse_statements(P, endwith, true);
     } else if (is_name(t, "break") || is_name(t, "continue")) {
         advance(P);
+        if (P->loop_depth == 0)
+            fail_at(P, t, "'%s' outside loop", is_name(t, "break") ? "break" : "continue", NULL);
         n = new_node(P, is_name(t, "break") ? N_BREAK : N_CONTINUE, t);
     } else if (is_name(t, "generation")) {
         advance(P);
@@ -847,7 +874,10 @@ static Node *parse_statement(Parser *P) {
     } else if (is_name(t, "block")) {
         advance(P);
         n = new_node(P, N_SCOPE_BLOCK, t);
-        expect_name(P);
+        Str *bname = tok_str(expect_name(P));
+        for (int i = 0; i < P->nblocks; i++)
+            if (str_eq(P->blocks[i], bname)) fail_at(P, t, "block '%s' defined twice", bname->data, NULL);
+        if (P->nblocks < 64) P->blocks[P->nblocks++] = bname;
         if (is_name(cur(P), "scoped")) advance(P);
         if (is_name(cur(P), "required")) advance(P);
         n->body = parse_statements(P, endblock, true);
@@ -919,6 +949,34 @@ static NodeList subparse(Parser *P, const char *const *end_tokens) {
     return body;
 }
 
+/* Fill the lazily cached hash and length of every string the AST holds,
+ * so concurrent renders only ever read the shared tree. */
+static void freeze_str(Str *s) {
+    if (!s) return;
+    str_hash(s);
+    str_nchars(s);
+}
+static void freeze(Node *n);
+static void freeze_list(NodeList *l) {
+    for (int i = 0; i < l->n; i++) freeze(l->v[i]);
+}
+static void freeze(Node *n) {
+    if (!n) return;
+    if (n->v.type == VT_STR || n->v.type == VT_BIGINT) freeze_str(n->v.u.s);
+    freeze_str(n->name);
+    freeze_str(n->attr);
+    for (int i = 0; i < n->kwvals.n; i++) freeze_str(n->kwnames[i]);
+    for (int i = 0; i < n->nparams; i++) freeze_str(n->params[i]);
+    freeze(n->a);
+    freeze(n->b);
+    freeze(n->c);
+    freeze(n->d);
+    freeze_list(&n->body);
+    freeze_list(&n->alt);
+    freeze_list(&n->items);
+    freeze_list(&n->kwvals);
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -929,4 +987,6 @@ void parse_template(Rt *rt, struct cf_template *t) {
     P.n = toks.n;
     t->body = subparse(&P, NULL);
     if (cur(&P)->type != T_EOF) fail_unexpected(&P);
+    freeze_list(&t->body);
+    for (int i = 0; i < t->nsyms; i++) freeze_str(t->syms[i]);
 }

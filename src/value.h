@@ -31,7 +31,19 @@ typedef enum ValueType {
     VT_OBJECT         /* loop, cycler, joiner, dict views...: see Obj */
 } ValueType;
 
-enum { VF_MARKUP = 1 };
+/* Value.flags. VF_MARKUP on VT_STR. The VF_VIEW_* bits mark a VT_LIST that
+ * is really a dict view (d.items()/keys()/values()): it iterates and
+ * measures as a list but prints as dict_items([...]) etc. */
+enum { VF_MARKUP = 1, VF_VIEW_ITEMS = 2, VF_VIEW_KEYS = 4, VF_VIEW_VALUES = 8,
+       VF_GENERATOR = 16, VF_GROUP_TUPLE = 32 };
+/* VF_GENERATOR marks a VT_LIST that stands for a Python generator (what
+ * map/select/reject/selectattr/rejectattr/unique/batch/slice/items/reverse
+ * return): iterable once, no len(), no indexing, always truthy, rejected by
+ * json.dumps, printed as <generator object ...>. VF_GROUP_TUPLE marks
+ * groupby's (grouper, list) 2-tuples, whose attributes .grouper and .list
+ * name the two items. (filters.c sets both; value.c/json.c honour them.) */
+/* For VT_UNDEFINED, flags holds the cf_error_kind its use raises (0 means
+ * CF_ERR_UNDEFINED); the sandbox's "unsafe" undefineds raise SecurityError. */
 
 typedef struct Str {
     size_t len;        /* bytes, excluding the terminating NUL */
@@ -67,6 +79,8 @@ typedef struct Args {
     Str *const *kwnames;
     const Value *kwvals;
 } Args;
+
+struct StrBuf;      /* defined below; used by ObjType.repr */
 
 /* Objects: callables and stateful helpers, dispatched through a vtable. */
 typedef struct ObjType {
@@ -135,6 +149,7 @@ void sb_printf(StrBuf *sb, const char *fmt, ...)
 #endif
     ;
 void sb_put_cp(StrBuf *sb, uint32_t cp);                 /* UTF-8 encode */
+void sb_put_int(StrBuf *sb, int64_t i);                  /* decimal, like "%lld" */
 Str *sb_to_str(StrBuf *sb);                              /* finishes; sb reusable after sb_init */
 Value sb_to_value(StrBuf *sb);
 

@@ -1,0 +1,98 @@
+/* bench_render.c — per-render time of chatfmt on batch cases (the same
+ * JSONL the reference benchmark reads): templates compiled and contexts
+ * parsed once, then every case rendered REPEAT times; prints the median
+ * microseconds per case over 5 runs, and peak heap of one render of an
+ * optional --peak case. Uses internal headers to reuse the JSON reader. */
+#include "chatfmt.h"
+#include "context.h"
+#include "json.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct Case { cf_template *t; cf_context ctx; bool raw; } Case;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    if (!b || fread(b, 1, (size_t)len, f) != (size_t)len) { fclose(f); free(b); return NULL; }
+    fclose(f);
+    b[len] = 0;
+    *n = (size_t)len;
+    return b;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) { fprintf(stderr, "usage: bench_render CASES.jsonl [REPEAT]\n"); return 2; }
+    int repeat = argc > 2 ? atoi(argv[2]) : 200;
+    size_t n;
+    char *all = slurp(argv[1], &n);
+    if (!all) { perror(argv[1]); return 1; }
+    Case *cases = NULL;
+    size_t ncases = 0, cap = 0;
+    for (char *line = strtok(all, "\n"); line; line = strtok(NULL, "\n")) {
+        if (ncases == cap) { cap = cap ? cap * 2 : 64; cases = realloc(cases, cap * sizeof(Case)); }
+        Case *c = &cases[ncases];
+        memset(c, 0, sizeof *c);
+        arena_init(&c->ctx.arena, 0);
+        jmp_buf jb;
+        cf_error err;
+        Rt rt;
+        memset(&rt, 0, sizeof rt);
+        rt.arena = &c->ctx.arena;
+        rt.jb = &jb;
+        rt.err = &err;
+        limits_resolve(&rt.lim);
+        if (setjmp(jb)) { fprintf(stderr, "bad case: %s\n", err.message); return 1; }
+        Value v = json_parse(&rt, line, strlen(line));
+        Value tp, tt, cv, raw;
+        char *text = NULL;
+        size_t tlen = 0;
+        if (dict_get_str(v.u.dict, "template_text", 13, &tt) && tt.type == VT_STR) { text = strdup(tt.u.s->data); tlen = tt.u.s->len; }
+        else if (dict_get_str(v.u.dict, "template", 8, &tp) && tp.type == VT_STR) text = slurp(tp.u.s->data, &tlen);
+        if (!text) { fprintf(stderr, "no template\n"); return 1; }
+        c->t = cf_compile(text, tlen, NULL, &err);
+        free(text);
+        if (!c->t) continue;      /* compile errors are not render time */
+        c->ctx.vars = dict_get_str(v.u.dict, "context", 7, &cv) ? cv.u.dict : dict_new(&rt, 0);
+        c->raw = dict_get_str(v.u.dict, "raw", 3, &raw) && v_truthy(raw);
+        ncases++;
+    }
+    double runs[5];
+    size_t rendered = 0;
+    for (int r = 0; r < 5; r++) {
+        double t0 = now_s();
+        for (int k = 0; k < repeat; k++) {
+            for (size_t i = 0; i < ncases; i++) {
+                cf_result res;
+                cf_error err;
+                bool ok = cases[i].raw ? cf_render(cases[i].t, &cases[i].ctx, NULL, &res, &err)
+                                       : cf_render_chat(cases[i].t, &cases[i].ctx, NULL, &res, &err);
+                if (ok) { rendered++; cf_result_free(&res); }
+            }
+        }
+        runs[r] = (now_s() - t0) / (double)(repeat * (int)ncases) * 1e6;
+    }
+    qsort(runs, 5, sizeof runs[0], cmp_double);
+    printf("render_us_per_case %.3f\n", runs[2]);
+    for (size_t i = 0; i < ncases; i++) { cf_template_free(cases[i].t); arena_release(&cases[i].ctx.arena); }
+    free(cases);
+    free(all);
+    return rendered ? 0 : 1;
+}

@@ -1,0 +1,179 @@
+/* bench_reply.c — reply parsing throughput on a 1 MB reply per format:
+ * whole parse, and streaming in 1-byte chunks (drained every 4 KB of input,
+ * as a server relaying tokens in batches would; and drained after every
+ * byte, the worst case), plus 4 KB chunks. Targets: whole >= 200 MB/s;
+ * 1-byte streaming within 3x of whole.
+ *
+ * Build and run (from the repository root, after make):
+ *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c build/libchatfmt.a -lm -o build/bench_reply
+ *   build/bench_reply [MB]
+ * Exit status 1 when a target is missed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "chatfmt.h"
+
+typedef struct Buf { char *p; size_t len, cap; } Buf;
+
+static void put(Buf *b, const char *s) {
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) exit(2);
+    }
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+/* Prose with the odd '<', quotes, escapes and non-ASCII, like real replies. */
+static void prose(Buf *b, size_t bytes, unsigned *seed) {
+    static const char *const words[] = {
+        "the", "model", "reasons", "about", "a < b", "and", "\"quoted\"", "caché", "中文", "🙂",
+        "values", "tool", "results", "x<y>z", "step", "\\path", "so", "then", "we", "check"};
+    size_t end = b->len + bytes;
+    while (b->len < end) {
+        *seed = *seed * 1103515245u + 12345u;
+        put(b, words[(*seed >> 16) % 20]);
+        put(b, (*seed >> 8) % 11 == 0 ? ".\n" : " ");
+    }
+}
+
+static const char TOOLS[] =
+    "[{\"type\":\"function\",\"function\":{\"name\":\"run_python\",\"parameters\":{\"type\":\"object\","
+    "\"properties\":{\"code\":{\"type\":\"string\"},\"timeout_s\":{\"type\":\"number\"},"
+    "\"options\":{\"type\":\"object\"}}}}}]";
+
+static char *make_reply(cf_reply_format f, size_t total, size_t *len) {
+    Buf b = {0};
+    unsigned seed = 7;
+    size_t third = total / 3;
+    if (f == CF_REPLY_COMMAND_A) {
+        put(&b, "<|START_THINKING|>");
+        prose(&b, third, &seed);
+        put(&b, "<|END_THINKING|><|START_RESPONSE|>");
+        while (b.len < total) {
+            prose(&b, 300, &seed);
+            put(&b, " <co>cited span of text</co: 0:[1,2],1:[0]>");
+        }
+        put(&b, "<|END_RESPONSE|><|END_OF_TURN_TOKEN|>");
+    } else {
+        put(&b, f == CF_REPLY_GLM45 ? "\n<think>" : "<think>\n");
+        prose(&b, third, &seed);
+        put(&b, f == CF_REPLY_GLM45 ? "</think>\n" : "\n</think>\n\n");
+        prose(&b, third, &seed);
+        while (b.len < total) {   /* tool calls with ~2 KB of code each */
+            Buf code = {0};
+            prose(&code, 2000, &seed);
+            if (f == CF_REPLY_GLM45) {
+                put(&b, "\n<tool_call>run_python\n<arg_key>code</arg_key>\n<arg_value>");
+                put(&b, code.p);
+                put(&b, "</arg_value>\n<arg_key>timeout_s</arg_key>\n<arg_value>2.5</arg_value>\n"
+                        "<arg_key>options</arg_key>\n<arg_value>{\"lang\": \"py\", \"n\": [1, 2]}</arg_value>\n"
+                        "</tool_call>");
+            } else {
+                put(&b, "\n<tool_call>\n{\"name\": \"run_python\", \"arguments\": {\"code\": \"");
+                for (char *c = code.p; *c; c++) {   /* as JSON string text */
+                    char one[3] = {*c, 0, 0};
+                    if (*c == '"' || *c == '\\') { one[0] = '\\'; one[1] = *c; }
+                    else if (*c == '\n') { one[0] = '\\'; one[1] = 'n'; }
+                    put(&b, one);
+                }
+                put(&b, "\", \"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}}\n</tool_call>");
+            }
+            free(code.p);
+        }
+    }
+    *len = b.len;
+    return b.p;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static size_t sink;   /* keeps the compiler from dropping the work */
+
+static void whole(const char *text, size_t len, const cf_reply_options *opt) {
+    cf_error err;
+    size_t n;
+    char *m = cf_parse_reply(text, len, opt, &n, &err);
+    if (!m) {
+        fprintf(stderr, "parse failed: %s\n", err.message);
+        exit(2);
+    }
+    sink += n;
+    free(m);
+}
+
+static void streamed(const char *text, size_t len, const cf_reply_options *opt, size_t chunk,
+                     size_t drain_every) {
+    cf_error err;
+    cf_reply_stream *s = cf_reply_stream_new(opt, &err);
+    size_t n, since = 0;
+    for (size_t i = 0; i < len; i += chunk) {
+        size_t k = len - i < chunk ? len - i : chunk;
+        if (!cf_reply_stream_feed(s, text + i, k, &err)) {
+            fprintf(stderr, "feed failed: %s\n", err.message);
+            exit(2);
+        }
+        if ((since += k) >= drain_every) {
+            cf_reply_stream_drain(s, &n);
+            sink += n;
+            since = 0;
+        }
+    }
+    cf_reply_stream_finish(s, &err);
+    cf_reply_stream_drain(s, &n);
+    sink += n;
+    cf_reply_stream_free(s);
+}
+
+/* Best MB/s over a few runs (at least ~0.3 s of work). */
+typedef enum { WHOLE, STREAM_1B, STREAM_1B_EACH, STREAM_4K } Mode;
+static double measure(Mode mode, const char *text, size_t len, const cf_reply_options *opt) {
+    double best = 0, spent = 0;
+    for (int run = 0; run < 30 && (run < 3 || spent < 0.3); run++) {
+        double t0 = now();
+        switch (mode) {
+        case WHOLE: whole(text, len, opt); break;
+        case STREAM_1B: streamed(text, len, opt, 1, 4096); break;
+        case STREAM_1B_EACH: streamed(text, len, opt, 1, 1); break;
+        case STREAM_4K: streamed(text, len, opt, 4096, 4096); break;
+        }
+        double dt = now() - t0, mbs = len / dt / 1e6;
+        spent += dt;
+        if (mbs > best) best = mbs;
+    }
+    return best;
+}
+
+int main(int argc, char **argv) {
+    size_t total = (size_t)((argc > 1 ? atof(argv[1]) : 1.0) * 1e6);
+    static const cf_reply_format formats[] = {CF_REPLY_HERMES, CF_REPLY_GLM45, CF_REPLY_COMMAND_A};
+    int missed = 0;
+    printf("reply parse throughput, MB/s (best of several runs; %.1f MB replies)\n", total / 1e6);
+    printf("%-10s %10s %14s %16s %12s %8s\n", "format", "whole", "stream 1 B", "1 B, drain each",
+           "stream 4 KB", "1B/whole");
+    for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++) {
+        size_t len;
+        char *text = make_reply(formats[k], total, &len);
+        cf_reply_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.format = formats[k];
+        opt.tools_json = TOOLS;
+        double w = measure(WHOLE, text, len, &opt), s1 = measure(STREAM_1B, text, len, &opt);
+        double se = measure(STREAM_1B_EACH, text, len, &opt), s4 = measure(STREAM_4K, text, len, &opt);
+        bool ok = w >= 200 && w / s1 <= 3;
+        missed += !ok;
+        printf("%-10s %10.0f %14.0f %16.0f %12.0f %7.1fx %s\n", cf_reply_format_name(formats[k]), w, s1, se,
+               s4, w / s1, ok ? "ok" : "BELOW TARGET");
+        free(text);
+    }
+    printf("targets: whole >= 200 MB/s, 1-byte streaming (drained per 4 KB) within 3x of whole%s\n",
+           sink ? "" : " ");
+    return missed ? 1 : 0;
+}

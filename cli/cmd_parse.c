@@ -1,0 +1,352 @@
+/* cmd_parse.c — `chatfmt parse`: a model reply in, the OpenAI assistant
+ * message out (or, with --stream, chat.completion.chunk objects as JSON
+ * Lines, fed as the reply arrives). */
+#include "cli.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void parse_usage(FILE *to) {
+    fputs("usage: chatfmt parse [--template T | --format NAME] [options] FILE|-\n"
+          "\n"
+          "Read a model reply and print the OpenAI assistant message (JSON):\n"
+          "content, reasoning_content, tool_calls (and citations for command-a).\n"
+          "\n"
+          "options:\n"
+          "  --template T             the model's chat template (file, tokenizer_config.json,\n"
+          "                           model folder, GGUF or built-in name): picks the format\n"
+          "                           and tells whether the prompt opened or closed reasoning\n"
+          "  --format NAME            glm45, hermes, command-a or plain (overrides detection)\n"
+          "  --tools FILE             tools array (JSON): types glm45 argument values\n"
+          "  -D, --define KEY=JSON    a template variable for the prompt, e.g.\n"
+          "                           -D enable_thinking=false\n"
+          "  --prompt FILE            the rendered prompt the reply continues (its end says\n"
+          "                           whether reasoning is open); instead of rendering T's\n"
+          "  --reasoning-open         the reply starts inside reasoning\n"
+          "  --stream                 print chat.completion.chunk objects, one per line, as\n"
+          "                           the input arrives\n"
+          "  --chunk-bytes N          feed the input N bytes at a time (default 4096)\n"
+          "  --max-string BYTES, --max-memory BYTES, --max-steps N, --max-json-depth N\n", to);
+}
+
+typedef struct ParseArgs {
+    const char *template_path, *format_name, *tools_path, *prompt_path, *input;
+    const char *defines[64];
+    int ndefines;
+    bool stream, reasoning_open;
+    size_t chunk;
+    bool exact_chunks;          /* --chunk-bytes given */
+    cf_limits lim;
+} ParseArgs;
+
+/* 0 ok, 1 --help printed, 2 usage error */
+static int parse_args(int argc, char **argv, ParseArgs *a) {
+    memset(a, 0, sizeof *a);
+    a->chunk = 4096;
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            parse_usage(stdout);
+            return 1;
+        } else if (!strcmp(o, "--stream")) {
+            a->stream = true;
+        } else if (!strcmp(o, "--reasoning-open")) {
+            a->reasoning_open = true;
+        } else if (!strcmp(o, "--template") && next) {
+            a->template_path = argv[++i];
+        } else if (!strcmp(o, "--format") && next) {
+            a->format_name = argv[++i];
+        } else if (!strcmp(o, "--tools") && next) {
+            a->tools_path = argv[++i];
+        } else if (!strcmp(o, "--prompt") && next) {
+            a->prompt_path = argv[++i];
+        } else if ((!strcmp(o, "-D") || !strcmp(o, "--define")) && next) {
+            if (a->ndefines == 64) {
+                fprintf(stderr, "chatfmt: error: UsageError: too many -D options\n");
+                return 2;
+            }
+            a->defines[a->ndefines++] = argv[++i];
+        } else if (!strcmp(o, "--chunk-bytes") && next) {
+            char *end;
+            unsigned long long n = strtoull(argv[++i], &end, 10);
+            if (*end || n == 0) {
+                fprintf(stderr, "chatfmt: error: UsageError: --chunk-bytes wants a positive number\n");
+                return 2;
+            }
+            a->chunk = (size_t)n;
+            a->exact_chunks = true;
+        } else if (!strncmp(o, "--max-", 6)) {
+            if (cli_limit_option(o, next, &a->lim) <= 0) {
+                fprintf(stderr, "chatfmt: error: UsageError: bad option %s\n", o);
+                return 2;
+            }
+            i++;
+        } else if (o[0] == '-' && o[1]) {
+            fprintf(stderr, "chatfmt: error: UsageError: unknown option %s\n", o);
+            parse_usage(stderr);
+            return 2;
+        } else if (!a->input) {
+            a->input = o;
+        } else {
+            parse_usage(stderr);
+            return 2;
+        }
+    }
+    if (!a->input) {
+        parse_usage(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+/* ---- the template: format and the prompt's tail ---- */
+
+enum { TAIL_BYTES = 256 };
+
+/* The probe conversation's context: one user turn, a generation prompt,
+ * the tools and the -D variables. NULL after printing an error. */
+static cf_context *probe_context(const ParseArgs *a, const char *tools, size_t tools_len) {
+    static const char probe[] =
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"add_generation_prompt\":true}";
+    cf_error err;
+    cf_context *ctx = cf_context_from_json(probe, sizeof probe - 1, &err);
+    if (!ctx) return NULL;
+    if (tools && !cf_context_set_json(ctx, "tools", tools, tools_len, &err)) {
+        cli_print_error(&err, a->tools_path, NULL, 0);
+        cf_context_free(ctx);
+        return NULL;
+    }
+    for (int k = 0; k < a->ndefines; k++) {
+        const char *d = a->defines[k], *eq = strchr(d, '=');
+        char key[256];
+        size_t kl = eq ? (size_t)(eq - d) : 0;
+        if (!eq || kl >= sizeof key) {
+            fprintf(stderr, "chatfmt: error: UsageError: -D wants KEY=JSON, got '%s'\n", d);
+            cf_context_free(ctx);
+            return NULL;
+        }
+        memcpy(key, d, kl);
+        key[kl] = 0;
+        /* not JSON: the text as a string, as a shell user means it */
+        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err) &&
+            !cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) {
+            cf_context_free(ctx);
+            return NULL;
+        }
+    }
+    return ctx;
+}
+
+/* Render the probe and keep the end of the prompt in tail[]. A template
+ * that cannot render leaves the tail empty (with a warning): the reply is
+ * then read as starting outside reasoning. */
+static void prompt_tail(const ParseArgs *a, const char *src, size_t len, const cf_context *tokens,
+                        const char *tools, size_t tools_len, char *tail) {
+    tail[0] = 0;
+    cf_error err;
+    cf_context *ctx = probe_context(a, tools, tools_len);
+    if (!ctx) return;
+    cf_compile_options co = {&a->lim, a->template_path};
+    cf_template *t = cf_compile(src, len, &co, &err);
+    cf_render_options ro;
+    memset(&ro, 0, sizeof ro);
+    ro.limits = &a->lim;
+    ro.defaults = tokens;
+    cf_result res;
+    if (t && cf_render_chat(t, ctx, &ro, &res, &err)) {
+        size_t k = res.len < TAIL_BYTES ? res.len : TAIL_BYTES;
+        memcpy(tail, res.text + res.len - k, k);
+        tail[k] = 0;
+        cf_result_free(&res);
+    } else {
+        fprintf(stderr, "chatfmt: warning: cannot render the template's generation prompt (%s: %s); "
+                        "assuming it leaves reasoning closed to the reply\n",
+                cf_error_kind_name(err.kind), err.message);
+    }
+    cf_template_free(t);
+    cf_context_free(ctx);
+}
+
+/* Format (unless --format) and tail from the template. 0 ok, 1 error. */
+static int read_template(const ParseArgs *a, const char *tools, size_t tools_len, cf_reply_format *fmt,
+                         bool detect, char *tail) {
+    cf_error err;
+#ifdef CF_HAVE_LOADERS
+    cf_load_options lo;
+    memset(&lo, 0, sizeof lo);
+    lo.has_tools = tools != NULL;
+    cf_source src;
+    if (!cf_source_load(a->template_path, &lo, &src, &err)) {
+        cli_print_error(&err, a->template_path, NULL, 0);
+        return 1;
+    }
+    const char *text = src.text;
+    size_t len = src.len;
+    const cf_context *tokens = src.tokens;
+#else
+    size_t len;
+    char *text = cli_read_file(a->template_path, &len);
+    if (!text) return 1;
+    const cf_context *tokens = NULL;
+    (void)err;
+#endif
+    if (detect) *fmt = cf_reply_format_detect(text, len);
+    if (!a->prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
+#ifdef CF_HAVE_LOADERS
+    cf_source_free(&src);
+#else
+    free(text);
+#endif
+    return 0;
+}
+
+/* ---- reading the reply ---- */
+
+static int open_input(const char *path) {
+    if (!strcmp(path, "-")) return 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", path, strerror(errno));
+    return fd;
+}
+
+/* Up to n bytes, as they arrive (a pipe gives what the model wrote so far). */
+static ssize_t read_some(int fd, char *buf, size_t n) {
+    for (;;) {
+        ssize_t k = read(fd, buf, n);
+        if (k >= 0 || errno != EINTR) return k;
+    }
+}
+
+/* Exactly n bytes unless the input ends first. */
+static ssize_t read_chunk(int fd, char *buf, size_t n) {
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read_some(fd, buf + got, n - got);
+        if (k < 0) return -1;
+        if (k == 0) break;
+        got += (size_t)k;
+    }
+    return (ssize_t)got;
+}
+
+/* ---- output ---- */
+
+/* Each delta line becomes a chat.completion.chunk object. */
+static bool print_chunks(const char *d, size_t n, bool *saw_calls) {
+    static const char head[] = "{\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":";
+    static const char tail[] = ",\"finish_reason\":null}]}\n";
+    while (n) {
+        const char *nl = memchr(d, '\n', n);
+        size_t k = nl ? (size_t)(nl - d) : n;
+        if (k > 14 && !memcmp(d, "{\"tool_calls\":", 14)) *saw_calls = true;
+        if (!cli_write(head, sizeof head - 1) || !cli_write(d, k) || !cli_write(tail, sizeof tail - 1))
+            return false;
+        k += nl != NULL;
+        d += k;
+        n -= k;
+    }
+    return fflush(stdout) == 0;
+}
+
+static int run_stream(const ParseArgs *a, int fd, const cf_reply_options *opt) {
+    cf_error err;
+    cf_reply_stream *s = cf_reply_stream_new(opt, &err);
+    if (!s) {
+        cli_print_error(&err, NULL, NULL, 0);
+        return 1;
+    }
+    char *buf = malloc(a->chunk);
+    int rc = 1;
+    bool calls = false;
+    if (!buf) goto done;
+    if (!print_chunks("{\"role\":\"assistant\"}", 20, &calls)) goto done;
+    for (;;) {
+        /* --chunk-bytes: exact chunks (tests); otherwise whatever has arrived */
+        ssize_t k = a->exact_chunks ? read_chunk(fd, buf, a->chunk) : read_some(fd, buf, a->chunk);
+        if (k < 0) {
+            fprintf(stderr, "chatfmt: error: IOError: cannot read %s: %s\n", a->input, strerror(errno));
+            goto done;
+        }
+        bool ok = k ? cf_reply_stream_feed(s, buf, (size_t)k, &err) : cf_reply_stream_finish(s, &err);
+        if (!ok) {
+            cli_print_error(&err, a->input, NULL, 0);
+            goto done;
+        }
+        size_t n;
+        const char *d = cf_reply_stream_drain(s, &n);
+        if (!print_chunks(d, n, &calls)) goto done;
+        if (!k) break;
+    }
+    printf("{\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},"
+           "\"finish_reason\":\"%s\"}]}\n", calls ? "tool_calls" : "stop");
+    rc = fflush(stdout) == 0 ? 0 : 1;
+done:
+    free(buf);
+    cf_reply_stream_free(s);
+    return rc;
+}
+
+static int run_whole(const ParseArgs *a, const cf_reply_options *opt) {
+    size_t len, out_len;
+    char *text = cli_read_file(a->input, &len);
+    if (!text) return 1;
+    cf_error err;
+    char *msg = cf_parse_reply(text, len, opt, &out_len, &err);
+    free(text);
+    if (!msg) {
+        cli_print_error(&err, a->input, NULL, 0);
+        return 1;
+    }
+    bool ok = cli_write(msg, out_len) && cli_write("\n", 1) && fflush(stdout) == 0;
+    free(msg);
+    return ok ? 0 : 1;
+}
+
+int cmd_parse(int argc, char **argv) {
+    ParseArgs a;
+    int r = parse_args(argc, argv, &a);
+    if (r) return r == 1 ? 0 : 2;
+
+    cf_reply_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.limits = &a.lim;
+    opt.reasoning_open = a.reasoning_open;
+    if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (glm45, hermes, command-a, plain)\n",
+                a.format_name);
+        return 2;
+    }
+    int rc = 1;
+    size_t tools_len = 0;
+    char *tools = a.tools_path ? cli_read_file(a.tools_path, &tools_len) : NULL;
+    char tail[TAIL_BYTES + 1] = "";
+    if (a.tools_path && !tools) return 1;
+    opt.tools_json = tools;
+    if (a.template_path &&
+        read_template(&a, tools, tools_len, &opt.format, a.format_name == NULL, tail) != 0)
+        goto done;
+    if (a.prompt_path) {
+        size_t plen;
+        char *prompt = cli_read_file(a.prompt_path, &plen);
+        if (!prompt) goto done;
+        size_t k = plen < TAIL_BYTES ? plen : TAIL_BYTES;
+        memcpy(tail, prompt + plen - k, k);
+        tail[k] = 0;
+        free(prompt);
+    }
+    opt.prompt_tail = tail[0] ? tail : NULL;
+    if (a.stream) {
+        int fd = open_input(a.input);
+        if (fd < 0) goto done;
+        rc = run_stream(&a, fd, &opt);
+        if (fd != 0) close(fd);
+    } else {
+        rc = run_whole(&a, &opt);
+    }
+done:
+    free(tools);
+    return rc;
+}

@@ -1,0 +1,2330 @@
+/* filters.c — every builtin filter of Jinja2 3.1 (jinja2/filters.py) as the
+ * ImmutableSandboxedEnvironment that transformers uses runs it: autoescape
+ * off, and `tojson` replaced by transformers' plain json.dumps. Each filter
+ * follows its Python source line by line, including the Python semantics it
+ * leans on (str methods, sorted(), sum(), round(), textwrap, pprint), the
+ * Markup-ness of results, and the exceptions Python would raise. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtins.h"
+#include "json.h"
+#include "unicode.h"
+
+/* Jinja2 exception classes that share a cf_error_kind with their parent. */
+#define ERR_FILTER_ARGUMENT CF_ERR_TEMPLATE_RUNTIME  /* FilterArgumentError */
+#define ERR_ASSERTION CF_ERR_VALUE                   /* AssertionError (truncate) */
+
+/* ------------------------------------------------------------------ */
+/* Argument binding with the messages Python gives for def f(value, ...)  */
+/* ------------------------------------------------------------------ */
+
+enum { MAX_PARAMS = 6 };
+
+typedef struct Sig {
+    const char *fname;   /* Python function name, for messages */
+    int hidden;          /* leading parameters Jinja2 fills (environment, context) */
+    int nreq;            /* required parameters after the value */
+    int nparams;         /* parameters after the value */
+    const char *names[MAX_PARAMS];
+} Sig;
+
+static void bind(Rt *rt, const Args *args, const Sig *sig, Value *out) {
+    int lead = sig->hidden + 1;  /* Python counts these as positional too */
+    for (int i = 0; i < sig->nparams; i++) out[i] = v_missing();
+    if (args->npos > sig->nparams) {
+        int lo = lead + sig->nreq, hi = lead + sig->nparams, given = lead + args->npos;
+        if (lo == hi)
+            rt_throw(rt, CF_ERR_TYPE, "%s() takes %d positional argument%s but %d were given", sig->fname,
+                     hi, hi == 1 ? "" : "s", given);
+        rt_throw(rt, CF_ERR_TYPE, "%s() takes from %d to %d positional arguments but %d were given",
+                 sig->fname, lo, hi, given);
+    }
+    for (int i = 0; i < args->npos; i++) out[i] = args->pos[i];
+    for (int k = 0; k < args->nkw; k++) {
+        const Str *kw = args->kwnames[k];
+        int at = -1;
+        for (int i = 0; i < sig->nparams && at < 0; i++)
+            if (str_eqz(kw, sig->names[i])) at = i;
+        if (at < 0)
+            rt_throw(rt, CF_ERR_TYPE, "%s() got an unexpected keyword argument '%s'", sig->fname, kw->data);
+        if (out[at].type != VT_MISSING)
+            rt_throw(rt, CF_ERR_TYPE, "%s() got multiple values for argument '%s'", sig->fname, kw->data);
+        out[at] = args->kwvals[k];
+    }
+    int missing = 0;
+    for (int i = 0; i < sig->nreq; i++) missing += out[i].type == VT_MISSING;
+    if (missing) {
+        StrBuf m;
+        sb_init(rt, &m, 64);
+        sb_printf(&m, "%s() missing %d required positional argument%s: ", sig->fname, missing,
+                  missing == 1 ? "" : "s");
+        int seen = 0;
+        for (int i = 0; i < sig->nreq; i++) {
+            if (out[i].type != VT_MISSING) continue;
+            if (seen) sb_puts(&m, seen == missing - 1 ? (missing > 2 ? ", and " : " and ") : ", ");
+            sb_printf(&m, "'%s'", sig->names[i]);
+            seen++;
+        }
+        rt_throw(rt, CF_ERR_TYPE, "%s", sb_to_str(&m)->data);
+    }
+}
+
+/* Builtins written in C (len, abs, escape): one positional argument only. */
+static void bind_c_builtin(Rt *rt, const Args *args, const char *fname) {
+    if (args->nkw) rt_throw(rt, CF_ERR_TYPE, "%s() takes no keyword arguments", fname);
+    if (args->npos) rt_throw(rt, CF_ERR_TYPE, "%s() takes exactly one argument (%d given)", fname, args->npos + 1);
+}
+
+static Value or_default(Value v, Value dflt) { return v.type == VT_MISSING ? dflt : v; }
+
+/* ------------------------------------------------------------------ */
+/* Python helpers                                                        */
+/* ------------------------------------------------------------------ */
+
+static bool is_markup(Value v) { return v.type == VT_STR && (v.flags & VF_MARKUP); }
+static bool is_int(Value v) { return v.type == VT_INT || v.type == VT_BOOL || v.type == VT_BIGINT; }
+static bool is_number(Value v) { return is_int(v) || v.type == VT_FLOAT; }
+static int64_t small_int(Value v) { return v.type == VT_BOOL ? (int64_t)v.u.b : v.u.i; }
+static bool is_none(Value v) { return v.type == VT_NONE || v.type == VT_MISSING; }
+
+/* markupsafe.soft_str: str() unless already a str (Markup stays Markup). */
+static Value soft_str(Rt *rt, Value v) { return v.type == VT_STR ? v : v_to_str(rt, v); }
+
+/* Python str(): always a plain str. */
+static Value plain_str(Rt *rt, Value v) { return v_to_str(rt, v); }
+
+static Value empty_str(Rt *rt) { return v_str(rt, "", 0); }
+
+/* operator.index(): ints (and bools) only. */
+static int64_t as_index(Rt *rt, Value v) {
+    if (v.type == VT_INT || v.type == VT_BOOL) return small_int(v);
+    if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
+    if (v.type == VT_BIGINT) rt_throw(rt, CF_ERR_OVERFLOW, "Python int too large to convert to C ssize_t");
+    rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
+}
+
+/* Call a str method (methods.c) with positional arguments. */
+static Value str_method(Rt *rt, Value self, const char *name, int n, const Value *argv) {
+    Args a = {n, argv, 0, NULL, NULL};
+    Value out = v_none();
+    if (!method_call(rt, self, name, strlen(name), &a, &out))
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute '%s'", v_type_name(self), name);
+    return out;
+}
+
+static Value str_lower(Rt *rt, Value s) { return str_method(rt, s, "lower", 0, NULL); }
+
+/* Python's `a + b` on two strs, with Markup's escaping of the plain side. */
+static Value str_concat(Rt *rt, Value a, Value b) {
+    bool ma = is_markup(a), mb = is_markup(b);
+    if (ma != mb) {
+        if (ma) b = markup_escape(rt, b);
+        else a = markup_escape(rt, a);
+    }
+    StrBuf sb;
+    sb_init(rt, &sb, a.u.s->len + b.u.s->len + 1);
+    sb_put(&sb, a.u.s->data, a.u.s->len);
+    sb_put(&sb, b.u.s->data, b.u.s->len);
+    Value r = sb_to_value(&sb);
+    return (ma || mb) ? v_markup(r) : r;
+}
+
+/* sep.join(items) for str items: Markup.join escapes plain items. */
+static Value str_join(Rt *rt, Value sep, const List *items) {
+    bool markup = is_markup(sep);
+    StrBuf sb;
+    sb_init(rt, &sb, 64);
+    for (size_t i = 0; i < items->len; i++) {
+        if (i) sb_put(&sb, sep.u.s->data, sep.u.s->len);
+        Value it = items->items[i];
+        if (markup && !is_markup(it)) it = markup_escape(rt, it);
+        sb_put(&sb, it.u.s->data, it.u.s->len);
+    }
+    Value r = sb_to_value(&sb);
+    return markup ? v_markup(r) : r;
+}
+
+/* s[start:end] by code points (Markup keeps its flag, as Markup.__getitem__). */
+static Value str_slice(Rt *rt, Value s, size_t start, size_t end) {
+    const Str *str = s.u.s;
+    size_t a = utf8_offset(str->data, str->len, start), b = utf8_offset(str->data, str->len, end);
+    Value r = v_str(rt, str->data + a, b - a);
+    r.flags = s.flags & VF_MARKUP;
+    return r;
+}
+
+static List *new_list(Rt *rt, size_t cap) { return list_new(rt, cap ? cap : 1); }
+
+static Value generator_of(List *l) {
+    Value v = v_list_of(l);
+    v.flags = VF_GENERATOR;
+    return v;
+}
+
+static Value tuple2(Rt *rt, Value a, Value b) {
+    List *t = list_new(rt, 2);
+    list_push(rt, t, a);
+    list_push(rt, t, b);
+    return v_tuple_of(t);
+}
+
+static _Noreturn void key_error(Rt *rt, Value key) {
+    StrBuf m;
+    sb_init(rt, &m, 32);
+    v_write_repr(rt, &m, key);
+    rt_throw(rt, CF_ERR_KEY, "%s", sb_to_str(&m)->data);
+}
+
+/* Python float(v); false where Python raises TypeError/ValueError (the
+ * callers either fall back to a default or word the error). */
+static bool try_float(Rt *rt, Value v, double *out) {
+    switch (v.type) {
+    case VT_FLOAT: *out = v.u.f; return true;
+    case VT_INT: case VT_BOOL: *out = (double)small_int(v); return true;
+    case VT_BIGINT:
+        *out = strtod(v.u.s->data, NULL);
+        if (isinf(*out)) rt_throw(rt, CF_ERR_OVERFLOW, "int too large to convert to float");
+        return true;
+    case VT_STR: return py_parse_float(rt, v.u.s->data, v.u.s->len, out);
+    case VT_UNDEFINED: v_undefined_fail(rt, v);
+    default: return false;
+    }
+}
+
+/* Python float(v), raising as Python does. */
+static double py_float(Rt *rt, Value v) {
+    double d;
+    if (try_float(rt, v, &d)) return d;
+    if (v.type == VT_STR) {
+        StrBuf m;
+        sb_init(rt, &m, 48);
+        v_write_repr(rt, &m, plain_str(rt, v));
+        rt_throw(rt, CF_ERR_VALUE, "could not convert string to float: %s", sb_to_str(&m)->data);
+    }
+    rt_throw(rt, CF_ERR_TYPE, "float() argument must be a string or a real number, not '%s'", v_type_name(v));
+}
+
+/* ---- decimal-string integers (VT_BIGINT arithmetic the filters need) ---- */
+
+static Str *int_digits(Rt *rt, Value v) {
+    if (v.type == VT_BIGINT) return v.u.s;
+    StrBuf sb;
+    sb_init(rt, &sb, 24);
+    sb_printf(&sb, "%lld", (long long)small_int(v));
+    return sb_to_str(&sb);
+}
+
+/* Compare magnitudes of digit strings without signs. */
+static int cmp_mag(const char *a, size_t an, const char *b, size_t bn) {
+    if (an != bn) return an < bn ? -1 : 1;
+    int c = memcmp(a, b, an);
+    return c < 0 ? -1 : c > 0;
+}
+
+/* a + b for Python ints of any size. */
+static Value int_add(Rt *rt, Value x, Value y) {
+    if (x.type != VT_BIGINT && y.type != VT_BIGINT) {
+        int64_t a = small_int(x), b = small_int(y), r;
+        if (!__builtin_add_overflow(a, b, &r)) return v_int(r);
+    }
+    Str *sa = int_digits(rt, x), *sb_ = int_digits(rt, y);
+    const char *a = sa->data, *b = sb_->data;
+    size_t an = sa->len, bn = sb_->len;
+    bool na = a[0] == '-', nb = b[0] == '-';
+    if (na) a++, an--;
+    if (nb) b++, bn--;
+    size_t cap = (an > bn ? an : bn) + 2;
+    char *out = rt_alloc(rt, cap + 1);
+    size_t k = cap;
+    bool neg;
+    if (na == nb) {
+        int carry = 0;
+        for (size_t i = 0; i < an || i < bn || carry; i++) {
+            int d = carry + (i < an ? a[an - 1 - i] - '0' : 0) + (i < bn ? b[bn - 1 - i] - '0' : 0);
+            out[--k] = (char)('0' + d % 10);
+            carry = d / 10;
+        }
+        neg = na;
+    } else {
+        if (cmp_mag(a, an, b, bn) < 0) {  /* make a the larger magnitude */
+            const char *t = a; a = b; b = t;
+            size_t tn = an; an = bn; bn = tn;
+            bool tb = na; na = nb; nb = tb;
+        }
+        int borrow = 0;
+        for (size_t i = 0; i < an; i++) {
+            int d = (a[an - 1 - i] - '0') - borrow - (i < bn ? b[bn - 1 - i] - '0' : 0);
+            borrow = d < 0;
+            out[--k] = (char)('0' + (d + 10) % 10);
+        }
+        neg = na;
+    }
+    while (k < cap - 1 && out[k] == '0') k++;
+    if (neg && !(cap - k == 1 && out[k] == '0')) out[--k] = '-';
+    return v_bigint(rt, out + k, cap - k);
+}
+
+/* Python's binary + for what sum() meets: numbers, lists, tuples. */
+static Value py_add(Rt *rt, Value a, Value b) {
+    if (a.type == VT_UNDEFINED) v_undefined_fail(rt, a);
+    if (b.type == VT_UNDEFINED) v_undefined_fail(rt, b);
+    if (is_int(a) && is_int(b)) return int_add(rt, a, b);
+    if (is_number(a) && is_number(b)) return v_float(py_float(rt, a) + py_float(rt, b));
+    if ((a.type == VT_LIST && b.type == VT_LIST && !a.flags && !b.flags) ||
+        (a.type == VT_TUPLE && b.type == VT_TUPLE)) {
+        List *l = list_new(rt, a.u.list->len + b.u.list->len + 1);
+        for (size_t i = 0; i < a.u.list->len; i++) list_push(rt, l, a.u.list->items[i]);
+        for (size_t i = 0; i < b.u.list->len; i++) list_push(rt, l, b.u.list->items[i]);
+        Value r = v_list_of(l);
+        r.type = a.type;
+        return r;
+    }
+    if (a.type == VT_STR && b.type == VT_STR) return str_concat(rt, a, b);
+    if (a.type == VT_LIST && !a.flags && b.type != VT_LIST)
+        rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
+    if (a.type == VT_TUPLE)
+        rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
+    rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +: '%s' and '%s'", v_type_name(a), v_type_name(b));
+}
+
+/* ------------------------------------------------------------------ */
+/* make_attrgetter / make_multi_attrgetter                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct Path { size_t n; Value *parts; } Path;
+
+/* _prepare_attribute_parts: "a.0.b" -> ["a", 0, "b"]; None -> []. */
+static Path attr_path(Rt *rt, Value attr) {
+    Path p = {0, NULL};
+    if (is_none(attr)) return p;
+    if (attr.type != VT_STR) {
+        p.n = 1;
+        p.parts = rt_alloc(rt, sizeof(Value));
+        p.parts[0] = attr;
+        return p;
+    }
+    const char *s = attr.u.s->data;
+    size_t len = attr.u.s->len, count = 1;
+    for (size_t i = 0; i < len; i++) count += s[i] == '.';
+    p.parts = rt_alloc(rt, count * sizeof(Value));
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && s[i] != '.') continue;
+        bool digits = i > start;
+        for (size_t k = start; k < i; k++) digits = digits && s[k] >= '0' && s[k] <= '9';
+        Value part = v_str(rt, s + start, i - start);
+        if (digits) py_parse_int(rt, s + start, i - start, 10, &part);
+        p.parts[p.n++] = part;
+        start = i + 1;
+    }
+    return p;
+}
+
+typedef struct Getter {
+    size_t npaths;     /* 1 for make_attrgetter; one per ','-part for multi */
+    Path *paths;
+    bool multi;        /* result is a list of the values (sort's keys) */
+    bool lower;        /* postprocess=ignore_case */
+    Value dflt;        /* default= for undefined parts (VT_MISSING: none) */
+} Getter;
+
+static Getter make_getter(Rt *rt, Value attr, bool lower, Value dflt) {
+    Getter g = {1, rt_alloc(rt, sizeof(Path)), false, lower, dflt};
+    g.paths[0] = attr_path(rt, attr);
+    return g;
+}
+
+static Getter make_multi_getter(Rt *rt, Value attr, bool lower) {
+    Getter g = {0, NULL, true, lower, v_missing()};
+    if (attr.type != VT_STR) {
+        g.npaths = 1;
+        g.paths = rt_alloc(rt, sizeof(Path));
+        g.paths[0] = attr_path(rt, attr);
+        return g;
+    }
+    Value comma = v_str(rt, ",", 1);
+    Value parts = str_method(rt, plain_str(rt, attr), "split", 1, &comma);
+    g.npaths = parts.u.list->len;
+    g.paths = rt_alloc(rt, g.npaths * sizeof(Path));
+    for (size_t i = 0; i < g.npaths; i++) g.paths[i] = attr_path(rt, parts.u.list->items[i]);
+    return g;
+}
+
+static Value ignore_case(Rt *rt, Value v) { return v.type == VT_STR ? str_lower(rt, v) : v; }
+
+static Value follow_path(Rt *rt, const Getter *g, const Path *p, Value item) {
+    for (size_t i = 0; i < p->n; i++) {
+        item = v_getitem(rt, item, p->parts[i]);
+        if (g->dflt.type != VT_MISSING && !is_none(g->dflt) && item.type == VT_UNDEFINED) item = g->dflt;
+    }
+    return g->lower ? ignore_case(rt, item) : item;
+}
+
+static Value get_attr(Rt *rt, const Getter *g, Value item) {
+    if (!g->multi) return follow_path(rt, g, &g->paths[0], item);
+    List *l = list_new(rt, g->npaths);
+    for (size_t i = 0; i < g->npaths; i++) list_push(rt, l, follow_path(rt, g, &g->paths[i], item));
+    return v_list_of(l);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sorting exactly as CPython's list.sort compares: count_run + binary   */
+/* insertion for short lists (the comparison order decides which         */
+/* TypeError message appears), a stable merge sort beyond 64 items.      */
+/* ------------------------------------------------------------------ */
+
+typedef struct Keyed { Value key, val; } Keyed;
+
+static bool lt(Rt *rt, Value a, Value b) { return v_compare(rt, a, b, "<") < 0; }
+
+static void reverse_keyed(Keyed *a, size_t n) {
+    for (size_t i = 0, j = n; i + 1 < j; i++, j--) {
+        Keyed t = a[i];
+        a[i] = a[j - 1];
+        a[j - 1] = t;
+    }
+}
+
+static void binary_insertion(Rt *rt, Keyed *a, size_t n, size_t start) {
+    for (; start < n; start++) {
+        Keyed pivot = a[start];
+        size_t l = 0, r = start;
+        while (l < r) {
+            size_t p = l + ((r - l) >> 1);
+            if (lt(rt, pivot.key, a[p].key)) r = p;
+            else l = p + 1;
+        }
+        memmove(a + l + 1, a + l, (start - l) * sizeof(Keyed));
+        a[l] = pivot;
+    }
+}
+
+static void merge_sort(Rt *rt, Keyed *a, Keyed *tmp, size_t n) {
+    if (n < 64) {
+        binary_insertion(rt, a, n, 1);
+        return;
+    }
+    size_t h = n / 2;
+    merge_sort(rt, a, tmp, h);
+    merge_sort(rt, a + h, tmp, n - h);
+    rt_step(rt, n / 64 + 1);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = lt(rt, a[j].key, a[i].key) ? a[j++] : a[i++];
+    while (i < h) tmp[k++] = a[i++];
+    while (j < n) tmp[k++] = a[j++];
+    memcpy(a, tmp, n * sizeof(Keyed));
+}
+
+static void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
+    if (reverse) reverse_keyed(a, n);
+    if (n >= 2 && n < 64) {
+        /* count_run: a strictly descending prefix is reversed in place */
+        size_t run = 2;
+        if (lt(rt, a[1].key, a[0].key)) {
+            while (run < n && lt(rt, a[run].key, a[run - 1].key)) run++;
+            reverse_keyed(a, run);
+        } else {
+            while (run < n && !lt(rt, a[run].key, a[run - 1].key)) run++;
+        }
+        binary_insertion(rt, a, n, run);
+    } else if (n >= 64) {
+        merge_sort(rt, a, rt_alloc(rt, n * sizeof(Keyed)), n);
+    }
+    if (reverse) reverse_keyed(a, n);
+}
+
+/* sorted(items, key=getter, reverse=reverse) -> fresh List */
+static Keyed *keyed_items(Rt *rt, const List *items, const Getter *g) {
+    Keyed *a = rt_alloc(rt, (items->len + 1) * sizeof(Keyed));
+    for (size_t i = 0; i < items->len; i++) {
+        a[i].val = items->items[i];
+        a[i].key = g ? get_attr(rt, g, a[i].val) : a[i].val;
+    }
+    rt_step(rt, items->len / 64 + 1);
+    return a;
+}
+
+static List *sorted_list(Rt *rt, const List *items, const Getter *g, bool reverse) {
+    Keyed *a = keyed_items(rt, items, g);
+    sort_keyed(rt, a, items->len, reverse);
+    List *out = new_list(rt, items->len);
+    for (size_t i = 0; i < items->len; i++) list_push(rt, out, a[i].val);
+    return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* The filters                                                           */
+/* ------------------------------------------------------------------ */
+
+static Value f_abs(Rt *rt, Value self, const Args *args) {
+    bind_c_builtin(rt, args, "abs");
+    switch (self.type) {
+    case VT_BOOL: return v_int(self.u.b);
+    case VT_FLOAT: return v_float(fabs(self.u.f));
+    case VT_INT:
+        if (self.u.i == INT64_MIN) return v_bigint(rt, "9223372036854775808", 19);
+        return v_int(self.u.i < 0 ? -self.u.i : self.u.i);
+    case VT_BIGINT: {
+        const Str *s = self.u.s;
+        return s->data[0] == '-' ? v_bigint(rt, s->data + 1, s->len - 1) : self;
+    }
+    default:
+        rt_throw(rt, CF_ERR_TYPE, "bad operand type for abs(): '%s'", v_type_name(self));
+    }
+}
+
+static const Sig SIG_ATTR = {"do_attr", 1, 1, 1, {"name"}};
+
+/* obj.name without falling back to obj[name]: only real attributes. */
+static Value f_attr(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_ATTR, a);
+    Value name = a[0];
+    if (name.type != VT_STR)
+        rt_throw(rt, CF_ERR_TYPE, "attribute name must be string, not '%s'", v_type_name(name));
+    const char *n = name.u.s->data;
+    size_t len = name.u.s->len;
+    if (self.type == VT_UNDEFINED) {
+        if (len >= 4 && n[0] == '_' && n[1] == '_' && n[len - 1] == '_' && n[len - 2] == '_')
+            return v_undef_msg(rt, "%s", "'Undefined' has no attribute");
+        v_undefined_fail(rt, self);
+    }
+    /* Python containers have methods as attributes but their items are not */
+    bool has_items = self.type == VT_DICT || self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_STR;
+    if (has_items && !method_exists(self, n, len) && !(len >= 1 && n[0] == '_')) {
+        StrBuf m;
+        sb_init(rt, &m, 64);
+        sb_printf(&m, "'%s object' has no attribute ", is_markup(self) ? "markupsafe.Markup" : v_type_name(self));
+        v_write_repr(rt, &m, name);
+        return v_undef(sb_to_str(&m));
+    }
+    return v_getattr(rt, self, n, len);
+}
+
+static const Sig SIG_BATCH = {"do_batch", 0, 1, 2, {"linecount", "fill_with"}};
+
+static Value f_batch(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_BATCH, a);
+    Value count = a[0], fill = or_default(a[1], v_none());
+    List *items = v_iterate(rt, self);
+    List *out = new_list(rt, 4), *tmp = new_list(rt, 4);
+    for (size_t i = 0; i < items->len; i++) {
+        if (v_equal(v_int((int64_t)tmp->len), count)) {
+            list_push(rt, out, v_list_of(tmp));
+            tmp = new_list(rt, 4);
+        }
+        list_push(rt, tmp, items->items[i]);
+    }
+    if (tmp->len) {
+        if (!is_none(fill) && v_compare(rt, v_int((int64_t)tmp->len), count, "<") < 0) {
+            if (!is_int(count))
+                rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(count));
+            int64_t want = small_int(count);
+            while ((int64_t)tmp->len < want) list_push(rt, tmp, fill);
+        }
+        list_push(rt, out, v_list_of(tmp));
+    }
+    return generator_of(out);
+}
+
+static const Sig SIG_STR1 = {"do_capitalize", 0, 0, 0, {0}};
+
+static Value f_capitalize(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_STR1, NULL);
+    return str_method(rt, soft_str(rt, self), "capitalize", 0, NULL);
+}
+
+static const Sig SIG_CENTER = {"do_center", 0, 0, 1, {"width"}};
+
+static Value f_center(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_CENTER, a);
+    Value width = or_default(a[0], v_int(80));
+    return str_method(rt, soft_str(rt, self), "center", 1, &width);
+}
+
+static Value f_length(Rt *rt, Value self, const Args *args) {
+    bind_c_builtin(rt, args, "len");
+    return v_int(v_len(rt, self));
+}
+
+static const Sig SIG_DEFAULT = {"do_default", 0, 0, 2, {"default_value", "boolean"}};
+
+static Value f_default(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_DEFAULT, a);
+    Value dflt = a[0].type == VT_MISSING ? empty_str(rt) : a[0];
+    bool boolean = a[1].type != VT_MISSING && v_truthy(a[1]);
+    if (self.type == VT_UNDEFINED || (boolean && !v_truthy(self))) return dflt;
+    return self;
+}
+
+static const Sig SIG_DICTSORT = {"do_dictsort", 0, 0, 3, {"case_sensitive", "by", "reverse"}};
+
+static Value f_dictsort(Rt *rt, Value self, const Args *args) {
+    Value a[3];
+    bind(rt, args, &SIG_DICTSORT, a);
+    bool case_sensitive = a[0].type != VT_MISSING && v_truthy(a[0]);
+    Value by = a[1].type == VT_MISSING ? v_strz(rt, "key") : a[1];
+    bool reverse = a[2].type != VT_MISSING && v_truthy(a[2]);
+    int pos;
+    if (v_equal(by, v_strz(rt, "key"))) pos = 0;
+    else if (v_equal(by, v_strz(rt, "value"))) pos = 1;
+    else rt_throw(rt, ERR_FILTER_ARGUMENT, "You can only sort by either \"key\" or \"value\"");
+    if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
+    if (self.type != VT_DICT)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'items'", v_type_name(self));
+    const Dict *d = self.u.dict;
+    size_t n = dict_len(d);
+    Keyed *k = rt_alloc(rt, (n + 1) * sizeof(Keyed));
+    for (size_t i = 0; i < n; i++) {
+        k[i].val = tuple2(rt, dict_key_at(d, i), dict_val_at(d, i));
+        Value key = pos == 0 ? dict_key_at(d, i) : dict_val_at(d, i);
+        k[i].key = case_sensitive ? key : ignore_case(rt, key);
+    }
+    sort_keyed(rt, k, n, reverse);
+    List *out = new_list(rt, n);
+    for (size_t i = 0; i < n; i++) list_push(rt, out, k[i].val);
+    return v_list_of(out);
+}
+
+static const Sig SIG_ESCAPE = {"escape", 0, 0, 0, {0}};
+
+static Value f_escape(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_ESCAPE, NULL);
+    return markup_escape(rt, self);
+}
+
+static const Sig SIG_FILESIZE = {"do_filesizeformat", 0, 0, 1, {"binary"}};
+
+static Value f_filesizeformat(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_FILESIZE, a);
+    bool binary = a[0].type != VT_MISSING && v_truthy(a[0]);
+    double bytes = py_float(rt, self);
+    static const char *const dec[] = {"kB", "MB", "GB", "TB", "PB", "EB", "ZB", "YB"};
+    static const char *const bin[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+    /* base ** (i + 2) for i = 0..7, as Python's exact ints rounded to float */
+    static const double dec_units[] = {1e6, 1e9, 1e12, 1e15, 1e18, 1e21, 1e24, 1e27};
+    double base = binary ? 1024 : 1000;
+    StrBuf sb;
+    sb_init(rt, &sb, 16);
+    if (bytes == 1) {
+        sb_puts(&sb, "1 Byte");
+    } else if (bytes < base) {
+        sb_puts(&sb, v_to_str(rt, py_int_from_float(rt, bytes)).u.s->data);
+        sb_puts(&sb, " Bytes");
+    } else {
+        int i;
+        double unit = 0;
+        for (i = 0; i < 8; i++) {
+            unit = binary ? ldexp(1.0, 10 * (i + 2)) : dec_units[i];
+            if (bytes < unit) break;
+        }
+        if (i == 8) i = 7;
+        sb_printf(&sb, "%.1f %s", base * bytes / unit, binary ? bin[i] : dec[i]);
+    }
+    return sb_to_value(&sb);
+}
+
+static const Sig SIG_FIRST = {"sync_do_first", 1, 0, 0, {0}};
+
+static Value f_first(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_FIRST, NULL);
+    if (self.type == VT_STR) {
+        if (!self.u.s->len) return v_undef_msg(rt, "No first item, sequence was empty.");
+        return str_slice(rt, plain_str(rt, self), 0, 1);
+    }
+    List *l = v_iterate(rt, self);
+    if (!l->len) return v_undef_msg(rt, "No first item, sequence was empty.");
+    return l->items[0];
+}
+
+static const Sig SIG_FLOAT = {"do_float", 0, 0, 1, {"default"}};
+
+static Value f_float(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_FLOAT, a);
+    double d;
+    if (try_float(rt, self, &d)) return v_float(d);
+    return or_default(a[0], v_float(0.0));
+}
+
+static const Sig SIG_FORCEESCAPE = {"do_forceescape", 0, 0, 0, {0}};
+
+static Value f_forceescape(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_FORCEESCAPE, NULL);
+    return markup_escape(rt, plain_str(rt, self));
+}
+
+static Value f_format(Rt *rt, Value self, const Args *args) {
+    if (args->npos && args->nkw)
+        rt_throw(rt, ERR_FILTER_ARGUMENT, "can't handle positional and keyword arguments at the same time");
+    Value operand;
+    if (args->nkw) {
+        Dict *d = dict_new(rt, (size_t)args->nkw);
+        for (int k = 0; k < args->nkw; k++) dict_set(rt, d, v_str_of(args->kwnames[k]), args->kwvals[k]);
+        operand = v_dict_of(d);
+    } else {
+        List *t = new_list(rt, (size_t)args->npos);
+        for (int k = 0; k < args->npos; k++) list_push(rt, t, args->pos[k]);
+        operand = v_tuple_of(t);
+    }
+    return py_percent_format(rt, soft_str(rt, self), operand);
+}
+
+static const Sig SIG_GROUPBY = {"sync_do_groupby", 1, 1, 3, {"attribute", "default", "case_sensitive"}};
+
+static Value f_groupby(Rt *rt, Value self, const Args *args) {
+    Value a[3];
+    bind(rt, args, &SIG_GROUPBY, a);
+    bool case_sensitive = a[2].type != VT_MISSING && v_truthy(a[2]);
+    Getter key = make_getter(rt, a[0], !case_sensitive, a[1]);
+    List *items = v_iterate(rt, self);
+    Keyed *k = keyed_items(rt, items, &key);
+    sort_keyed(rt, k, items->len, false);
+    Getter real = make_getter(rt, a[0], false, a[1]);
+    List *out = new_list(rt, 4);
+    for (size_t i = 0; i < items->len;) {
+        List *group = new_list(rt, 4);
+        size_t j = i;
+        while (j < items->len && (j == i || v_equal(k[j].key, k[i].key))) list_push(rt, group, k[j++].val);
+        Value grouper = case_sensitive ? k[i].key : get_attr(rt, &real, group->items[0]);
+        Value t = tuple2(rt, grouper, v_list_of(group));
+        t.flags = VF_GROUP_TUPLE;
+        list_push(rt, out, t);
+        i = j;
+    }
+    return v_list_of(out);
+}
+
+static const Sig SIG_INDENT = {"do_indent", 0, 0, 3, {"width", "first", "blank"}};
+
+static Value f_indent(Rt *rt, Value self, const Args *args) {
+    Value a[3];
+    bind(rt, args, &SIG_INDENT, a);
+    Value width = or_default(a[0], v_int(4));
+    bool first = a[1].type != VT_MISSING && v_truthy(a[1]);
+    bool blank = a[2].type != VT_MISSING && v_truthy(a[2]);
+    Value indention;
+    if (width.type == VT_STR) {
+        indention = width;
+    } else {
+        if (!is_int(width))
+            rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(width));
+        int64_t w = small_int(width);
+        StrBuf sb;
+        sb_init(rt, &sb, w > 0 ? (size_t)w : 1);
+        for (int64_t i = 0; i < w; i++) sb_putc(&sb, ' ');
+        indention = sb_to_value(&sb);
+    }
+    Value newline = v_str(rt, "\n", 1);
+    if (is_markup(self)) {
+        indention = v_markup(indention);
+        newline = v_markup(newline);
+    }
+    if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
+    if (self.type == VT_LIST)  /* list += "\n" extends it; then no splitlines */
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'list' object has no attribute 'splitlines'");
+    if (self.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"str\") to tuple");
+    if (self.type != VT_STR)
+        rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +=: '%s' and 'str'", v_type_name(self));
+    Value s = str_concat(rt, self, newline);  /* the quirk that makes splitlines keep a last empty line */
+    List *lines = str_method(rt, s, "splitlines", 0, NULL).u.list;
+    Value rv;
+    if (blank) {
+        rv = str_join(rt, str_concat(rt, newline, indention), lines);
+    } else {
+        rv = lines->len ? lines->items[0] : empty_str(rt);
+        if (lines->len > 1) {
+            List *rest = new_list(rt, lines->len);
+            for (size_t i = 1; i < lines->len; i++) {
+                Value line = lines->items[i];
+                list_push(rt, rest, line.u.s->len ? str_concat(rt, indention, line) : line);
+            }
+            rv = str_concat(rt, rv, str_concat(rt, newline, str_join(rt, newline, rest)));
+        }
+    }
+    if (first) rv = str_concat(rt, indention, rv);
+    return rv;
+}
+
+static const Sig SIG_INT = {"do_int", 0, 0, 2, {"default", "base"}};
+
+static Value f_int(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_INT, a);
+    Value dflt = or_default(a[0], v_int(0)), base = or_default(a[1], v_int(10));
+    Value out;
+    if (self.type == VT_STR) {
+        if ((base.type == VT_INT || base.type == VT_BOOL) &&
+            py_parse_int(rt, self.u.s->data, self.u.s->len, (int)small_int(base), &out))
+            return out;
+    } else {
+        switch (self.type) {
+        case VT_INT: case VT_BIGINT: return self;
+        case VT_BOOL: return v_int(self.u.b);
+        case VT_FLOAT:
+            if (!isnan(self.u.f)) return py_int_from_float(rt, self.u.f);  /* inf: OverflowError escapes */
+            break;
+        case VT_UNDEFINED: v_undefined_fail(rt, self);
+        default: break;
+        }
+    }
+    /* the quirk that makes "42.23"|int give 42 */
+    double d;
+    if (try_float(rt, self, &d) && isfinite(d)) return py_int_from_float(rt, d);
+    return dflt;
+}
+
+static const Sig SIG_ITEMS = {"do_items", 0, 0, 0, {0}};
+
+static Value f_items(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_ITEMS, NULL);
+    List *out = new_list(rt, 4);
+    if (self.type == VT_UNDEFINED) return generator_of(out);
+    if (self.type != VT_DICT) rt_throw(rt, CF_ERR_TYPE, "Can only get item pairs from a mapping.");
+    const Dict *d = self.u.dict;
+    for (size_t i = 0; i < dict_len(d); i++) list_push(rt, out, tuple2(rt, dict_key_at(d, i), dict_val_at(d, i)));
+    return generator_of(out);
+}
+
+static const Sig SIG_JOIN = {"sync_do_join", 1, 0, 2, {"d", "attribute"}};
+
+/* Autoescape is off: str(d).join(map(str, value)), a plain str always. */
+static Value f_join(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_JOIN, a);
+    Value d = a[0].type == VT_MISSING ? empty_str(rt) : plain_str(rt, a[0]);
+    List *items = v_iterate(rt, self);
+    Getter g;
+    bool by_attr = a[1].type != VT_MISSING && !is_none(a[1]);
+    if (by_attr) g = make_getter(rt, a[1], false, v_missing());
+    StrBuf sb;
+    sb_init(rt, &sb, 64);
+    rt_step(rt, items->len / 64 + 1);
+    for (size_t i = 0; i < items->len; i++) {
+        if (i) sb_put(&sb, d.u.s->data, d.u.s->len);
+        v_write_str(rt, &sb, by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+    }
+    return sb_to_value(&sb);
+}
+
+static const Sig SIG_LAST = {"do_last", 1, 0, 0, {0}};
+
+static Value f_last(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_LAST, NULL);
+    switch (self.type) {
+    case VT_STR: {
+        size_t n = str_nchars(self.u.s);
+        if (!n) break;
+        return str_slice(rt, plain_str(rt, self), n - 1, n);
+    }
+    case VT_LIST:
+        if (self.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "'generator' object is not reversible");
+        /* fall through */
+    case VT_TUPLE:
+        if (!self.u.list->len) break;
+        return self.u.list->items[self.u.list->len - 1];
+    case VT_DICT:
+        if (!dict_len(self.u.dict)) break;
+        return dict_key_at(self.u.dict, dict_len(self.u.dict) - 1);
+    case VT_UNDEFINED: break;
+    default: rt_throw(rt, CF_ERR_TYPE, "'%s' object is not reversible", v_type_name(self));
+    }
+    return v_undef_msg(rt, "No last item, sequence was empty.");
+}
+
+static const Sig SIG_LIST = {"sync_do_list", 0, 0, 0, {0}};
+
+static Value f_list(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_LIST, NULL);
+    List *items = v_iterate(rt, self);
+    List *out = new_list(rt, items->len);
+    for (size_t i = 0; i < items->len; i++) list_push(rt, out, items->items[i]);
+    return v_list_of(out);
+}
+
+static const Sig SIG_LOWER = {"do_lower", 0, 0, 0, {0}};
+
+static Value f_lower(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_LOWER, NULL);
+    return str_lower(rt, soft_str(rt, self));
+}
+
+static const Sig SIG_UPPER = {"do_upper", 0, 0, 0, {0}};
+
+static Value f_upper(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_UPPER, NULL);
+    return str_method(rt, soft_str(rt, self), "upper", 0, NULL);
+}
+
+/* environment.call_filter / call_test: look the name up at call time. */
+static void no_such(Rt *rt, const char *what, Value name) {
+    StrBuf m;
+    sb_init(rt, &m, 64);
+    sb_printf(&m, "No %s named ", what);
+    v_write_repr(rt, &m, name);
+    sb_putc(&m, '.');
+    if (name.type == VT_UNDEFINED) {
+        sb_puts(&m, " (");
+        sb_puts(&m, name.u.s ? name.u.s->data : "None is undefined");
+        sb_puts(&m, "; did you forget to quote the callable name?)");
+    }
+    rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "%s", sb_to_str(&m)->data);
+}
+
+static void need_hashable(Rt *rt, Value v) {
+    if (!v_hashable(v)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(v));
+}
+
+static FilterFn filter_by_value(Rt *rt, Value name) {
+    need_hashable(rt, name);
+    FilterFn f = name.type == VT_STR ? filter_lookup(name.u.s->data, name.u.s->len) : NULL;
+    if (!f) no_such(rt, "filter", name);
+    return f;
+}
+
+static TestFn test_by_value(Rt *rt, Value name) {
+    need_hashable(rt, name);
+    TestFn t = name.type == VT_STR ? test_lookup(name.u.s->data, name.u.s->len) : NULL;
+    if (!t) no_such(rt, "test", name);
+    return t;
+}
+
+/* Args minus the first `skip` positionals. */
+static Args args_rest(const Args *args, int skip) {
+    Args r = *args;
+    r.npos -= skip;
+    r.pos += skip;
+    return r;
+}
+
+static Value f_map(Rt *rt, Value self, const Args *args) {
+    List *out = new_list(rt, 4);
+    if (!v_truthy(self)) return generator_of(out);
+    int attribute_kw = -1;
+    for (int k = 0; k < args->nkw; k++)
+        if (str_eqz(args->kwnames[k], "attribute")) attribute_kw = k;
+    List *items;
+    if (args->npos == 0 && attribute_kw >= 0) {
+        Value dflt = v_missing();
+        for (int k = 0; k < args->nkw; k++) {
+            if (k == attribute_kw) continue;
+            if (str_eqz(args->kwnames[k], "default")) {
+                dflt = args->kwvals[k];
+                continue;
+            }
+            rt_throw(rt, ERR_FILTER_ARGUMENT, "Unexpected keyword argument '%s'", args->kwnames[k]->data);
+        }
+        Getter g = make_getter(rt, args->kwvals[attribute_kw], false, dflt);
+        items = v_iterate(rt, self);
+        for (size_t i = 0; i < items->len; i++) list_push(rt, out, get_attr(rt, &g, items->items[i]));
+        return generator_of(out);
+    }
+    if (args->npos == 0) rt_throw(rt, ERR_FILTER_ARGUMENT, "map requires a filter argument");
+    items = v_iterate(rt, self);
+    Args rest = args_rest(args, 1);
+    for (size_t i = 0; i < items->len; i++) {
+        FilterFn f = filter_by_value(rt, args->pos[0]);
+        list_push(rt, out, f(rt, items->items[i], &rest));
+    }
+    return generator_of(out);
+}
+
+/* select / reject / selectattr / rejectattr */
+static Value select_or_reject(Rt *rt, Value self, const Args *args, bool keep_when, bool lookup_attr) {
+    List *out = new_list(rt, 4);
+    if (!v_truthy(self)) return generator_of(out);
+    int off = 0;
+    Getter g;
+    if (lookup_attr) {
+        if (args->npos < 1) rt_throw(rt, ERR_FILTER_ARGUMENT, "Missing parameter for attribute name");
+        g = make_getter(rt, args->pos[0], false, v_missing());
+        off = 1;
+    }
+    bool has_test = args->npos > off;
+    Args rest = args_rest(args, has_test ? off + 1 : off);
+    List *items = v_iterate(rt, self);
+    for (size_t i = 0; i < items->len; i++) {
+        Value item = items->items[i];
+        Value x = lookup_attr ? get_attr(rt, &g, item) : item;
+        bool r = has_test ? test_by_value(rt, args->pos[off])(rt, x, &rest) : v_truthy(x);
+        if (r == keep_when) list_push(rt, out, item);
+    }
+    return generator_of(out);
+}
+
+static Value f_select(Rt *rt, Value self, const Args *args) { return select_or_reject(rt, self, args, true, false); }
+static Value f_reject(Rt *rt, Value self, const Args *args) { return select_or_reject(rt, self, args, false, false); }
+static Value f_selectattr(Rt *rt, Value self, const Args *args) { return select_or_reject(rt, self, args, true, true); }
+static Value f_rejectattr(Rt *rt, Value self, const Args *args) { return select_or_reject(rt, self, args, false, true); }
+
+static const Sig SIG_MIN = {"do_min", 1, 0, 2, {"case_sensitive", "attribute"}};
+static const Sig SIG_MAX = {"do_max", 1, 0, 2, {"case_sensitive", "attribute"}};
+
+/* min()/max() with a key: the first extreme item wins ties. */
+static Value min_or_max(Rt *rt, Value self, const Args *args, bool want_max) {
+    Value a[2];
+    bind(rt, args, want_max ? &SIG_MAX : &SIG_MIN, a);
+    bool case_sensitive = a[0].type != VT_MISSING && v_truthy(a[0]);
+    List *items = v_iterate(rt, self);
+    if (!items->len) return v_undef_msg(rt, "No aggregated item, sequence was empty.");
+    Getter g = make_getter(rt, a[1], !case_sensitive, v_missing());
+    Value best = items->items[0], best_key = get_attr(rt, &g, best);
+    for (size_t i = 1; i < items->len; i++) {
+        Value key = get_attr(rt, &g, items->items[i]);
+        int c = v_compare(rt, key, best_key, want_max ? ">" : "<");
+        if (want_max ? c > 0 : c < 0) {
+            best = items->items[i];
+            best_key = key;
+        }
+    }
+    return best;
+}
+
+static Value f_min(Rt *rt, Value self, const Args *args) { return min_or_max(rt, self, args, false); }
+static Value f_max(Rt *rt, Value self, const Args *args) { return min_or_max(rt, self, args, true); }
+
+/* ---- pprint.pformat(value) (width 80, indent 1, sorted dicts) ---- */
+
+typedef struct Pretty { Rt *rt; StrBuf *sb; } Pretty;
+
+/* Dict items sorted by key as pprint's _safe_key does when keys compare. */
+static Keyed *pp_sorted_items(Rt *rt, const Dict *d) {
+    size_t n = dict_len(d);
+    Keyed *k = rt_alloc(rt, (n + 1) * sizeof(Keyed));
+    bool all_str = true, all_num = true;
+    for (size_t i = 0; i < n; i++) {
+        k[i].key = dict_key_at(d, i);
+        k[i].val = dict_val_at(d, i);
+        all_str = all_str && k[i].key.type == VT_STR;
+        all_num = all_num && is_number(k[i].key);
+    }
+    if (all_str || all_num) sort_keyed(rt, k, n, false);
+    return k;
+}
+
+/* pprint's _safe_repr: repr with every nested dict's keys sorted. */
+static void pp_repr(Rt *rt, StrBuf *sb, Value v, int depth) {
+    if (depth > 200) rt_throw(rt, CF_ERR_RUNTIME, "maximum recursion depth exceeded");
+    if (v.type == VT_DICT) {
+        size_t n = dict_len(v.u.dict);
+        Keyed *k = pp_sorted_items(rt, v.u.dict);
+        sb_putc(sb, '{');
+        for (size_t i = 0; i < n; i++) {
+            if (i) sb_puts(sb, ", ");
+            pp_repr(rt, sb, k[i].key, depth + 1);
+            sb_puts(sb, ": ");
+            pp_repr(rt, sb, k[i].val, depth + 1);
+        }
+        sb_putc(sb, '}');
+        return;
+    }
+    if ((v.type == VT_LIST && !v.flags) || v.type == VT_TUPLE) {
+        const List *l = v.u.list;
+        sb_putc(sb, v.type == VT_LIST ? '[' : '(');
+        for (size_t i = 0; i < l->len; i++) {
+            if (i) sb_puts(sb, ", ");
+            pp_repr(rt, sb, l->items[i], depth + 1);
+        }
+        if (v.type == VT_TUPLE && l->len == 1) sb_putc(sb, ',');
+        sb_putc(sb, v.type == VT_LIST ? ']' : ')');
+        return;
+    }
+    v_write_repr(rt, sb, v);
+}
+
+static Str *pp_repr_str(Rt *rt, Value v) {
+    StrBuf sb;
+    sb_init(rt, &sb, 32);
+    pp_repr(rt, &sb, v, 0);
+    return sb_to_str(&sb);
+}
+
+static int64_t cps(const Str *s) { return (int64_t)utf8_count(s->data, s->len); }
+
+static void pp_format(Pretty *pp, Value v, int64_t indent, int64_t allowance, int level);
+
+static void pp_indent(StrBuf *sb, int64_t n) {
+    for (int64_t i = 0; i < n; i++) sb_putc(sb, ' ');
+}
+
+/* PrettyPrinter._format_items */
+static void pp_items(Pretty *pp, const List *l, int64_t indent, int64_t allowance, int level) {
+    indent += 1;
+    for (size_t i = 0; i < l->len; i++) {
+        bool last = i + 1 == l->len;
+        if (i) {
+            sb_puts(pp->sb, ",\n");
+            pp_indent(pp->sb, indent);
+        }
+        pp_format(pp, l->items[i], indent, last ? allowance : 1, level);
+    }
+}
+
+static Str *repr_str(Rt *rt, Value v) {
+    StrBuf sb;
+    sb_init(rt, &sb, 32);
+    v_write_repr(rt, &sb, v);
+    return sb_to_str(&sb);
+}
+
+/* PrettyPrinter._pprint_str: a long str becomes adjacent literals, split
+ * after whitespace (re.findall(r'\S*\s*')) to fit the width. */
+static void pp_str(Pretty *pp, Value v, int64_t indent, int64_t allowance, int level) {
+    Rt *rt = pp->rt;
+    Value keepends = v_bool(true);
+    List *lines = str_method(rt, v, "splitlines", 1, &keepends).u.list;
+    if (level == 1) {
+        indent++;
+        allowance++;
+    }
+    int64_t max_width = 80 - indent, max_width1 = max_width;
+    List *chunks = new_list(rt, 4);
+    Str *rep = NULL;
+    for (size_t i = 0; i < lines->len; i++) {
+        Value line = lines->items[i];
+        bool last_line = i + 1 == lines->len;
+        rep = repr_str(rt, line);
+        if (last_line) max_width1 -= allowance;
+        if (cps(rep) <= max_width1) {
+            list_push(rt, chunks, v_str_of(rep));
+            continue;
+        }
+        const char *s = line.u.s->data;
+        size_t n = line.u.s->len, pos = 0, cur_start = 0;
+        int64_t max_width2 = max_width;
+        while (pos < n) {
+            size_t end = pos;
+            while (end < n) {               /* \S* */
+                size_t k = end;
+                if (uc_isspace(utf8_next(s, n, &k))) break;
+                end = k;
+            }
+            while (end < n) {               /* \s* */
+                size_t k = end;
+                if (!uc_isspace(utf8_next(s, n, &k))) break;
+                end = k;
+            }
+            if (end == n && last_line) max_width2 -= allowance;
+            Str *cand = repr_str(rt, v_str(rt, s + cur_start, end - cur_start));
+            if (cps(cand) > max_width2) {
+                if (pos > cur_start) list_push(rt, chunks, v_str_of(repr_str(rt, v_str(rt, s + cur_start, pos - cur_start))));
+                cur_start = pos;
+            }
+            pos = end;
+        }
+        if (n > cur_start) list_push(rt, chunks, v_str_of(repr_str(rt, v_str(rt, s + cur_start, n - cur_start))));
+    }
+    if (chunks->len == 1) {
+        sb_put(pp->sb, rep->data, rep->len);
+        return;
+    }
+    if (level == 1) sb_putc(pp->sb, '(');
+    for (size_t i = 0; i < chunks->len; i++) {
+        if (i) {
+            sb_putc(pp->sb, '\n');
+            pp_indent(pp->sb, indent);
+        }
+        sb_put(pp->sb, chunks->items[i].u.s->data, chunks->items[i].u.s->len);
+    }
+    if (level == 1) sb_putc(pp->sb, ')');
+}
+
+static void pp_format(Pretty *pp, Value v, int64_t indent, int64_t allowance, int level) {
+    Rt *rt = pp->rt;
+    rt_step(rt, 1);
+    if (level > 200) rt_throw(rt, CF_ERR_RUNTIME, "maximum recursion depth exceeded");
+    Str *rep = pp_repr_str(rt, v);
+    int64_t max_width = 80 - indent - allowance;
+    bool is_plain = v.type == VT_STR && !is_markup(v);
+    if (cps(rep) <= max_width || !(v.type == VT_DICT || v.type == VT_TUPLE || is_plain ||
+                                   (v.type == VT_LIST && !v.flags))) {
+        sb_put(pp->sb, rep->data, rep->len);
+        return;
+    }
+    level++;
+    if (v.type == VT_DICT) {
+        size_t n = dict_len(v.u.dict);
+        Keyed *k = pp_sorted_items(rt, v.u.dict);
+        sb_putc(pp->sb, '{');
+        int64_t ind = indent + 1;
+        for (size_t i = 0; i < n; i++) {
+            bool last = i + 1 == n;
+            Str *krep = pp_repr_str(rt, k[i].key);
+            sb_put(pp->sb, krep->data, krep->len);
+            sb_puts(pp->sb, ": ");
+            pp_format(pp, k[i].val, ind + cps(krep) + 2, last ? allowance + 1 : 1, level);
+            if (!last) {
+                sb_puts(pp->sb, ",\n");
+                pp_indent(pp->sb, ind);
+            }
+        }
+        sb_putc(pp->sb, '}');
+    } else if (v.type == VT_LIST) {
+        sb_putc(pp->sb, '[');
+        pp_items(pp, v.u.list, indent, allowance + 1, level);
+        sb_putc(pp->sb, ']');
+    } else if (v.type == VT_TUPLE) {
+        bool one = v.u.list->len == 1;
+        sb_putc(pp->sb, '(');
+        pp_items(pp, v.u.list, indent, allowance + (one ? 2 : 1), level);
+        sb_puts(pp->sb, one ? ",)" : ")");
+    } else {
+        pp_str(pp, v, indent, allowance, level);
+    }
+}
+
+static const Sig SIG_PPRINT = {"do_pprint", 0, 0, 0, {0}};
+
+static Value f_pprint(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_PPRINT, NULL);
+    StrBuf sb;
+    sb_init(rt, &sb, 64);
+    Pretty pp = {rt, &sb};
+    pp_format(&pp, self, 0, 0, 0);
+    return sb_to_value(&sb);
+}
+
+static const Sig SIG_RANDOM = {"do_random", 1, 0, 0, {0}};
+
+/* Nondeterministic by nature; mixes the clock with addresses so concurrent
+ * renders need no shared state. */
+static Value f_random(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_RANDOM, NULL);
+    int64_t n = self.type == VT_UNDEFINED ? 0 : v_len(rt, self);
+    if (n == 0) return v_undef_msg(rt, "No random item, sequence was empty.");
+    uint64_t x = (uint64_t)time(NULL) ^ (uint64_t)clock() ^ (uint64_t)(uintptr_t)&n ^ rt->steps * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    Value idx = v_int((int64_t)(x % (uint64_t)n));
+    if (self.type == VT_DICT) {
+        Value out;
+        if (!dict_get(self.u.dict, idx, &out)) key_error(rt, idx);
+        return out;
+    }
+    return v_getitem(rt, self, idx);
+}
+
+static const Sig SIG_REPLACE = {"do_replace", 1, 2, 3, {"old", "new", "count"}};
+
+/* Autoescape off: str(s).replace(str(old), str(new), count). */
+static Value f_replace(Rt *rt, Value self, const Args *args) {
+    Value a[3];
+    bind(rt, args, &SIG_REPLACE, a);
+    Value argv[3] = {plain_str(rt, a[0]), plain_str(rt, a[1]), is_none(a[2]) ? v_int(-1) : a[2]};
+    return str_method(rt, plain_str(rt, self), "replace", 3, argv);
+}
+
+static const Sig SIG_REVERSE = {"do_reverse", 0, 0, 0, {0}};
+
+static Value f_reverse(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_REVERSE, NULL);
+    if (self.type == VT_STR) {  /* value[::-1], by code points */
+        const Str *s = self.u.s;
+        StrBuf sb;
+        sb_init(rt, &sb, s->len + 1);
+        rt_step(rt, s->len / 1024 + 1);
+        for (size_t end = s->len; end > 0;) {
+            size_t start = utf8_prev(s->data, end);
+            sb_put(&sb, s->data + start, end - start);
+            end = start;
+        }
+        Value r = sb_to_value(&sb);
+        r.flags = self.flags & VF_MARKUP;
+        return r;
+    }
+    bool reversible = self.type == VT_TUPLE || self.type == VT_DICT || self.type == VT_UNDEFINED ||
+                      (self.type == VT_LIST && !(self.flags & VF_GENERATOR));
+    bool iterable = reversible || self.type == VT_LIST;
+    if (!iterable) rt_throw(rt, ERR_FILTER_ARGUMENT, "argument must be iterable");
+    List *items = v_iterate(rt, self);
+    List *out = new_list(rt, items->len);
+    for (size_t i = items->len; i-- > 0;) list_push(rt, out, items->items[i]);
+    /* reversed() gives an iterator; list(value).reverse() a real list */
+    return reversible ? generator_of(out) : v_list_of(out);
+}
+
+/* ---- round ---- */
+
+/* round(int, ndigits < 0): half to even at 10**-ndigits, exactly. */
+static Value round_int(Rt *rt, Value v, int64_t ndigits) {
+    if (v.type == VT_BOOL) v = v_int(v.u.b);
+    if (ndigits >= 0) return v;
+    Str *ds = int_digits(rt, v);
+    const char *d = ds->data;
+    size_t n = ds->len;
+    bool neg = d[0] == '-';
+    if (neg) d++, n--;
+    uint64_t k = (uint64_t)-ndigits;
+    if (k > n + 1) return v_int(0);
+    /* high = d[0 .. n-k), low = the last k digits (zero-padded on the left) */
+    size_t hn = k >= n ? 0 : n - (size_t)k;
+    int cmp = 0;  /* low vs 5000...0 */
+    for (size_t i = 0; i < k && !cmp; i++) {
+        int digit = (i + n >= k) ? d[i + n - k] - '0' : 0;
+        int half = i == 0 ? 5 : 0;
+        if (digit != half) cmp = digit < half ? -1 : 1;
+    }
+    bool odd = hn && ((d[hn - 1] - '0') & 1);
+    bool up = cmp > 0 || (cmp == 0 && odd);
+    StrBuf sb;
+    sb_init(rt, &sb, n + 4);
+    if (neg) sb_putc(&sb, '-');
+    sb_put(&sb, d, hn);
+    if (!hn) sb_putc(&sb, '0');
+    Value high = v_bigint(rt, sb.p, sb.len);
+    if (up) high = int_add(rt, high, v_int(neg ? -1 : 1));
+    if (v_equal(high, v_int(0))) return v_int(0);
+    StrBuf out;
+    sb_init(rt, &out, n + 4);
+    v_write_str(rt, &out, high);
+    for (uint64_t i = 0; i < k; i++) sb_putc(&out, '0');
+    return v_bigint(rt, out.p, out.len);
+}
+
+/* round(float, ndigits): correctly rounded, half to even on the exact
+ * binary value, like CPython's dtoa-based double_round. */
+static double round_float(Rt *rt, double x, int64_t nd) {
+    if (nd > 323) return x;
+    if (nd < -308) return 0.0 * x;
+    if (x == 0 || !isfinite(x)) return x;
+    char buf[720];
+    double r;
+    if (nd >= 0) {
+        snprintf(buf, sizeof buf, "%.*f", (int)nd, x);
+        r = strtod(buf, NULL);
+    } else {
+        snprintf(buf, sizeof buf, "%.25e", x);
+        int exp10 = atoi(strchr(buf, 'e') + 1);
+        int64_t sig = exp10 + 1 + nd;          /* significant digits kept */
+        if (sig > 0) {
+            snprintf(buf, sizeof buf, "%.*e", (int)(sig - 1), x);
+            r = strtod(buf, NULL);
+        } else if (sig == 0) {
+            /* |x| rounds to 0 or to 10**-nd: compare with half of that */
+            const char *m = buf + (buf[0] == '-');
+            int c = m[0] - '5';
+            for (const char *p = m + 2; !c && *p != 'e'; p++) c = *p != '0';
+            char unit[32];
+            snprintf(unit, sizeof unit, "1e%lld", (long long)-nd);
+            r = c > 0 ? strtod(unit, NULL) : 0.0;
+            r = copysign(r, x);
+        } else {
+            r = copysign(0.0, x);
+        }
+    }
+    if (isinf(r)) rt_throw(rt, CF_ERR_OVERFLOW, "rounded value too large to represent");
+    return r;
+}
+
+static Value py_round(Rt *rt, Value v, Value ndigits) {
+    if (is_none(ndigits)) {
+        if (is_int(v)) return v.type == VT_BOOL ? v_int(v.u.b) : v;
+        if (v.type == VT_FLOAT) return py_int_from_float(rt, nearbyint(v.u.f));
+    } else {
+        int64_t nd = as_index(rt, ndigits);
+        if (is_int(v)) return round_int(rt, v, nd);
+        if (v.type == VT_FLOAT) return v_float(round_float(rt, v.u.f, nd));
+    }
+    rt_throw(rt, CF_ERR_TYPE, "type %s doesn't define __round__ method", v_type_name(v));
+}
+
+static const Sig SIG_ROUND = {"do_round", 0, 0, 2, {"precision", "method"}};
+
+static Value f_round(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_ROUND, a);
+    Value precision = or_default(a[0], v_int(0));
+    Value method = a[1].type == VT_MISSING ? v_strz(rt, "common") : a[1];
+    need_hashable(rt, method);
+    bool ceil_ = v_equal(method, v_strz(rt, "ceil")), floor_ = v_equal(method, v_strz(rt, "floor"));
+    if (!ceil_ && !floor_ && !v_equal(method, v_strz(rt, "common")))
+        rt_throw(rt, ERR_FILTER_ARGUMENT, "method must be common, ceil or floor");
+    if (!ceil_ && !floor_) return py_round(rt, self, precision);
+    /* func(value * (10 ** precision)) / (10 ** precision) */
+    if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
+    if (precision.type == VT_UNDEFINED) v_undefined_fail(rt, precision);
+    if (!is_number(precision))
+        rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for ** or pow(): 'int' and '%s'", v_type_name(precision));
+    double p = py_float(rt, precision);
+    bool int_power = is_int(precision) && p >= 0;
+    if (!is_number(self)) {
+        if (int_power && (self.type == VT_STR || self.type == VT_LIST || self.type == VT_TUPLE))
+            rt_throw(rt, CF_ERR_TYPE, "must be real number, not %s", v_type_name(self));
+        rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for *: '%s' and '%s'", v_type_name(self),
+                 int_power ? "int" : "float");
+    }
+    double scale;
+    if (int_power) {
+        char unit[32];
+        snprintf(unit, sizeof unit, "1e%.0f", p);
+        scale = strtod(unit, NULL);
+        if (is_int(self)) return v_float(py_float(rt, self));  /* exact: int * 10**p / 10**p */
+    } else {
+        scale = pow(10.0, p);
+    }
+    double x = py_float(rt, self) * scale;
+    if (isinf(x)) rt_throw(rt, CF_ERR_OVERFLOW, "cannot convert float infinity to integer");
+    if (isnan(x)) rt_throw(rt, CF_ERR_VALUE, "cannot convert float NaN to integer");
+    double r = ((ceil_ ? ceil(x) : floor(x)) + 0.0) / scale;   /* math.ceil gives an int: no -0.0 */
+    if (isinf(r)) rt_throw(rt, CF_ERR_OVERFLOW, "integer division result too large for a float");
+    return v_float(r);
+}
+
+static const Sig SIG_SAFE = {"do_mark_safe", 0, 0, 0, {0}};
+
+static Value f_safe(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_SAFE, NULL);
+    return v_markup(soft_str(rt, self));
+}
+
+static const Sig SIG_SLICE = {"sync_do_slice", 0, 1, 2, {"slices", "fill_with"}};
+
+static Value f_slice(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_SLICE, a);
+    Value fill = or_default(a[1], v_none());
+    List *seq = v_iterate(rt, self);
+    int64_t length = (int64_t)seq->len, slices = as_index(rt, a[0]);
+    if (slices == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer division or modulo by zero");
+    int64_t per = length / slices, extra = length % slices;
+    if (extra && ((extra < 0) != (slices < 0))) {  /* Python floors */
+        per--;
+        extra += slices;
+    }
+    List *out = new_list(rt, slices > 0 ? (size_t)(slices < 1024 ? slices : 1024) : 1);
+    int64_t offset = 0;
+    for (int64_t k = 0; k < slices; k++) {
+        rt_step(rt, 1);
+        int64_t start = offset + k * per;
+        if (k < extra) offset++;
+        int64_t end = offset + (k + 1) * per;
+        if (start < 0) start = 0;
+        if (end > length) end = length;
+        List *tmp = new_list(rt, end > start ? (size_t)(end - start) + 1 : 1);
+        for (int64_t i = start; i < end; i++) list_push(rt, tmp, seq->items[i]);
+        if (!is_none(fill) && k >= extra) list_push(rt, tmp, fill);
+        list_push(rt, out, v_list_of(tmp));
+    }
+    return generator_of(out);
+}
+
+static const Sig SIG_SORT = {"do_sort", 1, 0, 3, {"reverse", "case_sensitive", "attribute"}};
+
+static Value f_sort(Rt *rt, Value self, const Args *args) {
+    Value a[3];
+    bind(rt, args, &SIG_SORT, a);
+    bool reverse = a[0].type != VT_MISSING && v_truthy(a[0]);
+    bool case_sensitive = a[1].type != VT_MISSING && v_truthy(a[1]);
+    Getter g = make_multi_getter(rt, or_default(a[2], v_none()), !case_sensitive);
+    return v_list_of(sorted_list(rt, v_iterate(rt, self), &g, reverse));
+}
+
+static const Sig SIG_STRING = {"soft_str", 0, 0, 0, {0}};
+
+static Value f_string(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_STRING, NULL);
+    return soft_str(rt, self);
+}
+
+/* ---- striptags: remove comments and tags, collapse whitespace, unescape ---- */
+
+static bool is_hex_digit(char c) {
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static int hex_value(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
+
+/* html.unescape for the common entities (numeric ones fully). */
+static void html_unescape(Rt *rt, StrBuf *out, const char *s, size_t n) {
+    static const char *const named[][2] = {
+        {"amp;", "&"}, {"amp", "&"}, {"lt;", "<"}, {"lt", "<"}, {"gt;", ">"}, {"gt", ">"},
+        {"quot;", "\""}, {"quot", "\""}, {"apos;", "'"}, {"nbsp;", "\xc2\xa0"}, {"nbsp", "\xc2\xa0"},
+        {"copy;", "\xc2\xa9"}, {"copy", "\xc2\xa9"}, {"reg;", "\xc2\xae"}, {"reg", "\xc2\xae"},
+        {"hellip;", "\xe2\x80\xa6"}, {"mdash;", "\xe2\x80\x94"}, {"ndash;", "\xe2\x80\x93"},
+        {"lsquo;", "\xe2\x80\x98"}, {"rsquo;", "\xe2\x80\x99"}, {"ldquo;", "\xe2\x80\x9c"},
+        {"rdquo;", "\xe2\x80\x9d"}, {"laquo;", "\xc2\xab"}, {"laquo", "\xc2\xab"},
+        {"raquo;", "\xc2\xbb"}, {"raquo", "\xc2\xbb"}, {"middot;", "\xc2\xb7"}, {"middot", "\xc2\xb7"},
+        {"times;", "\xc3\x97"}, {"times", "\xc3\x97"}, {"deg;", "\xc2\xb0"}, {"deg", "\xc2\xb0"},
+        {"euro;", "\xe2\x82\xac"}, {"trade;", "\xe2\x84\xa2"}, {"bull;", "\xe2\x80\xa2"},
+    };
+    /* cp1252 meanings html.unescape gives to &#128; .. &#159; */
+    static const uint16_t cp1252[32] = {
+        0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039,
+        0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+        0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    };
+    size_t i = 0;
+    while (i < n) {
+        if (s[i] != '&') {
+            sb_putc(out, s[i++]);
+            continue;
+        }
+        size_t j = i + 1;
+        if (j < n && s[j] == '#') {
+            bool hex = j + 1 < n && (s[j + 1] == 'x' || s[j + 1] == 'X');
+            size_t k = j + 1 + hex, start = k;
+            uint64_t num = 0;
+            while (k < n && (hex ? is_hex_digit(s[k]) : (s[k] >= '0' && s[k] <= '9'))) {
+                if (num < 0x7fffffff) num = num * (hex ? 16 : 10) + (uint64_t)hex_value(s[k]);
+                k++;
+            }
+            if (k > start) {
+                if (k < n && s[k] == ';') k++;
+                if (num >= 0x80 && num <= 0x9f) sb_put_cp(out, cp1252[num - 0x80]);
+                else if (num == 0) sb_put_cp(out, 0xFFFD);
+                else if (num == 0x0d) sb_putc(out, '\r');
+                else if ((num >= 0xD800 && num <= 0xDFFF) || num > 0x10FFFF) sb_put_cp(out, 0xFFFD);
+                else if ((num >= 1 && num <= 8) || (num >= 0x0e && num <= 0x1f) || num == 0x7f || num == 0x0b ||
+                         (num >= 0xFDD0 && num <= 0xFDEF) || (num & 0xFFFE) == 0xFFFE) {
+                    /* invalid code points vanish */
+                } else sb_put_cp(out, (uint32_t)num);
+                i = k;
+                continue;
+            }
+        }
+        size_t best = 0;
+        const char *rep = NULL;
+        for (size_t e = 0; e < sizeof named / sizeof named[0]; e++) {
+            size_t len = strlen(named[e][0]);
+            if (len > best && j + len <= n && memcmp(s + j, named[e][0], len) == 0) {
+                best = len;
+                rep = named[e][1];
+            }
+        }
+        if (rep) {
+            sb_puts(out, rep);
+            i = j + best;
+        } else {
+            sb_putc(out, '&');
+            i = j;
+        }
+    }
+    (void)rt;
+}
+
+/* Remove every `open ... close` span the way markupsafe's loop does:
+ * first occurrence, cut, search again (from where a new one could start). */
+static size_t cut_spans(char *s, size_t n, const char *open, const char *close, Rt *rt) {
+    size_t from = 0, olen = strlen(open), clen = strlen(close);
+    for (;;) {
+        char *start = NULL;
+        for (size_t i = from; i + olen <= n; i++)
+            if (memcmp(s + i, open, olen) == 0) {
+                start = s + i;
+                break;
+            }
+        if (!start) return n;
+        char *end = NULL;
+        for (char *p = start; p + clen <= s + n; p++)
+            if (memcmp(p, close, clen) == 0) {
+                end = p;
+                break;
+            }
+        if (!end) return n;
+        size_t a = (size_t)(start - s), b = (size_t)(end - s) + clen;
+        memmove(s + a, s + b, n - b);
+        n -= b - a;
+        from = a >= olen - 1 ? a - (olen - 1) : 0;
+        rt_step(rt, n / 1024 + 1);
+    }
+}
+
+static const Sig SIG_STRIPTAGS = {"do_striptags", 0, 0, 0, {0}};
+
+static Value f_striptags(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_STRIPTAGS, NULL);
+    Value v = plain_str(rt, self);
+    char *s = rt_alloc(rt, v.u.s->len + 1);
+    memcpy(s, v.u.s->data, v.u.s->len);
+    size_t n = cut_spans(s, v.u.s->len, "<!--", "-->", rt);
+    n = cut_spans(s, n, "<", ">", rt);
+    /* " ".join(value.split()) */
+    StrBuf words;
+    sb_init(rt, &words, n + 1);
+    size_t i = 0;
+    while (i < n) {
+        size_t k = i;
+        uint32_t cp = utf8_next(s, n, &k);
+        if (uc_isspace(cp)) {
+            i = k;
+            continue;
+        }
+        if (words.len) sb_putc(&words, ' ');
+        while (i < n) {
+            k = i;
+            if (uc_isspace(utf8_next(s, n, &k))) break;
+            sb_put(&words, s + i, k - i);
+            i = k;
+        }
+    }
+    StrBuf out;
+    sb_init(rt, &out, words.len + 1);
+    html_unescape(rt, &out, words.p, words.len);
+    return sb_to_value(&out);
+}
+
+static const Sig SIG_SUM = {"sync_do_sum", 1, 0, 2, {"attribute", "start"}};
+
+static Value f_sum(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_SUM, a);
+    Value acc = or_default(a[1], v_int(0));
+    if (acc.type == VT_STR) rt_throw(rt, CF_ERR_TYPE, "sum() can't sum strings [use ''.join(seq) instead]");
+    List *items = v_iterate(rt, self);
+    bool by_attr = a[0].type != VT_MISSING && !is_none(a[0]);
+    Getter g;
+    if (by_attr) g = make_getter(rt, a[0], false, v_missing());
+    for (size_t i = 0; i < items->len; i++) {
+        rt_step(rt, 1);
+        acc = py_add(rt, acc, by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+    }
+    return acc;
+}
+
+/* `-`, whitespace, and ( { [ < start a word for title (Jinja2's regex). */
+static bool title_separator(uint32_t cp) {
+    return cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<' || uc_isspace(cp);
+}
+
+static const Sig SIG_TITLE = {"do_title", 0, 0, 0, {0}};
+
+static Value f_title(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_TITLE, NULL);
+    Value v = soft_str(rt, self);
+    const char *s = v.u.s->data;
+    size_t n = v.u.s->len, i = 0;
+    StrBuf sb;
+    sb_init(rt, &sb, n + 8);
+    rt_step(rt, n / 256 + 1);
+    while (i < n) {
+        size_t k = i;
+        bool sep = title_separator(utf8_next(s, n, &k));
+        size_t end = i;
+        while (end < n) {
+            size_t j = end;
+            if (title_separator(utf8_next(s, n, &j)) != sep) break;
+            end = j;
+        }
+        /* item[0].upper() + item[1:].lower() */
+        Value first = str_method(rt, v_str(rt, s + i, k - i), "upper", 0, NULL);
+        Value rest = str_lower(rt, v_str(rt, s + k, end - k));
+        sb_put(&sb, first.u.s->data, first.u.s->len);
+        sb_put(&sb, rest.u.s->data, rest.u.s->len);
+        i = end;
+    }
+    return sb_to_value(&sb);
+}
+
+static const Sig SIG_TOJSON = {"_tojson", 0, 0, 4, {"ensure_ascii", "indent", "separators", "sort_keys"}};
+
+/* transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None,
+ * separators=None, sort_keys=False), a plain str. */
+static Value f_tojson(Rt *rt, Value self, const Args *args) {
+    Value a[4];
+    bind(rt, args, &SIG_TOJSON, a);
+    JsonDumpOpts o;
+    json_opts_default(&o);
+    o.ensure_ascii = a[0].type != VT_MISSING && v_truthy(a[0]);
+    o.sort_keys = a[3].type != VT_MISSING && v_truthy(a[3]);
+    Value indent = a[1];
+    if (indent.type == VT_STR) {
+        o.indent = 0;
+        o.indent_str = indent.u.s->data;
+    } else if (is_int(indent)) {
+        if (indent.type == VT_BIGINT) rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
+        int64_t w = small_int(indent);
+        o.indent = w >= 0 ? (int)(w < 1 << 20 ? w : 1 << 20) : 0;
+        if (w < 0) o.indent_str = "";
+        if (w > (int64_t)rt->lim.max_string)
+            rt_throw(rt, CF_ERR_LIMIT, "string length limit of %zu bytes exceeded (raise it with --max-string / cf_limits.max_string)", rt->lim.max_string);
+    } else if (!is_none(indent)) {
+        rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(indent));
+    }
+    Value seps = a[2];
+    if (!is_none(seps)) {
+        if (seps.type != VT_LIST && seps.type != VT_TUPLE && seps.type != VT_STR)
+            rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable %s object", v_type_name(seps));
+        List *l = v_iterate(rt, seps);
+        if (l->len > 2) rt_throw(rt, CF_ERR_VALUE, "too many values to unpack (expected 2)");
+        if (l->len < 2) rt_throw(rt, CF_ERR_VALUE, "not enough values to unpack (expected 2, got %zu)", l->len);
+        for (int k = 0; k < 2; k++)
+            if (l->items[k].type != VT_STR)
+                rt_throw(rt, CF_ERR_TYPE, "make_encoder() argument %d must be str, not %s", k == 0 ? 6 : 5,
+                         v_type_name(l->items[k]));
+        o.item_sep = l->items[0].u.s->data;
+        o.key_sep = l->items[1].u.s->data;
+    }
+    StrBuf sb;
+    sb_init(rt, &sb, 256);
+    json_dump(rt, &sb, self, &o);
+    return sb_to_value(&sb);
+}
+
+static const Sig SIG_TRIM = {"do_trim", 0, 0, 1, {"chars"}};
+
+static Value f_trim(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_TRIM, a);
+    Value chars = or_default(a[0], v_none());
+    return str_method(rt, soft_str(rt, self), "strip", 1, &chars);
+}
+
+static const Sig SIG_TRUNCATE = {"do_truncate", 1, 0, 4, {"length", "killwords", "end", "leeway"}};
+
+static Value f_truncate(Rt *rt, Value self, const Args *args) {
+    Value a[4];
+    bind(rt, args, &SIG_TRUNCATE, a);
+    Value length = or_default(a[0], v_int(255));
+    bool killwords = a[1].type != VT_MISSING && v_truthy(a[1]);
+    Value end = a[2].type == VT_MISSING ? v_strz(rt, "...") : a[2];
+    Value leeway = is_none(a[3]) ? v_int(5) : a[3];
+    Value end_len = v_int(v_len(rt, end));
+    StrBuf m;
+    sb_init(rt, &m, 64);
+    if (v_compare(rt, length, end_len, ">=") < 0) {
+        sb_printf(&m, "expected length >= %lld, got ", (long long)end_len.u.i);
+        v_write_str(rt, &m, length);
+        rt_throw(rt, ERR_ASSERTION, "%s", sb_to_str(&m)->data);
+    }
+    if (v_compare(rt, leeway, v_int(0), ">=") < 0) {
+        sb_puts(&m, "expected leeway >= 0, got ");
+        v_write_str(rt, &m, leeway);
+        rt_throw(rt, ERR_ASSERTION, "%s", sb_to_str(&m)->data);
+    }
+    if (!is_number(length) || !is_number(leeway))
+        rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +: '%s' and '%s'", v_type_name(length),
+                 v_type_name(leeway));
+    if ((double)v_len(rt, self) <= py_float(rt, length) + py_float(rt, leeway)) return self;
+    if (!is_int(length))
+        rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
+    if (self.type != VT_STR)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'rsplit'", v_type_name(self));
+    if (end.type != VT_STR)
+        rt_throw(rt, CF_ERR_TYPE, "can only concatenate str (not \"%s\") to str", v_type_name(end));
+    Value head = str_slice(rt, self, 0, (size_t)(as_index(rt, length) - end_len.u.i));
+    if (!killwords) {
+        Value argv[2] = {v_str(rt, " ", 1), v_int(1)};
+        head = str_method(rt, head, "rsplit", 2, argv).u.list->items[0];
+    }
+    return str_concat(rt, head, end);
+}
+
+static const Sig SIG_UNIQUE = {"sync_do_unique", 1, 0, 2, {"case_sensitive", "attribute"}};
+
+static Value f_unique(Rt *rt, Value self, const Args *args) {
+    Value a[2];
+    bind(rt, args, &SIG_UNIQUE, a);
+    bool case_sensitive = a[0].type != VT_MISSING && v_truthy(a[0]);
+    Getter g = make_getter(rt, or_default(a[1], v_none()), !case_sensitive, v_missing());
+    List *items = v_iterate(rt, self), *out = new_list(rt, 4);
+    Dict *seen = dict_new(rt, 8);
+    for (size_t i = 0; i < items->len; i++) {
+        Value key = get_attr(rt, &g, items->items[i]), dummy;
+        need_hashable(rt, key);
+        if (dict_get(seen, key, &dummy)) continue;
+        dict_set(rt, seen, key, v_none());
+        list_push(rt, out, items->items[i]);
+    }
+    return generator_of(out);
+}
+
+/* ---- urlencode ---- */
+
+/* jinja2.utils.url_quote: UTF-8 percent-encoding; "/" kept unless for_qs,
+ * where spaces become "+". */
+static void url_quote(Rt *rt, StrBuf *sb, Value v, bool for_qs) {
+    Value s = plain_str(rt, v);
+    const unsigned char *p = (const unsigned char *)s.u.s->data;
+    for (size_t i = 0; i < s.u.s->len; i++) {
+        unsigned c = p[i];
+        bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-' || c == '~' || (c == '/' && !for_qs);
+        if (safe) sb_putc(sb, (char)c);
+        else if (c == ' ' && for_qs) sb_putc(sb, '+');
+        else sb_printf(sb, "%%%02X", c);
+    }
+}
+
+static const Sig SIG_URLENCODE = {"do_urlencode", 0, 0, 0, {0}};
+
+static Value f_urlencode(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_URLENCODE, NULL);
+    StrBuf sb;
+    sb_init(rt, &sb, 32);
+    bool iterable = self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_DICT || self.type == VT_UNDEFINED;
+    if (self.type == VT_STR || !iterable) {
+        url_quote(rt, &sb, self, false);
+        return sb_to_value(&sb);
+    }
+    List *items;
+    if (self.type == VT_DICT) {
+        items = new_list(rt, dict_len(self.u.dict));
+        for (size_t i = 0; i < dict_len(self.u.dict); i++)
+            list_push(rt, items, tuple2(rt, dict_key_at(self.u.dict, i), dict_val_at(self.u.dict, i)));
+    } else {
+        items = v_iterate(rt, self);
+    }
+    for (size_t i = 0; i < items->len; i++) {
+        Value pair = items->items[i];
+        bool seq = pair.type == VT_LIST || pair.type == VT_TUPLE || pair.type == VT_STR || pair.type == VT_DICT;
+        if (!seq) rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable %s object", v_type_name(pair));
+        List *kv = v_iterate(rt, pair);
+        if (kv->len > 2) rt_throw(rt, CF_ERR_VALUE, "too many values to unpack (expected 2)");
+        if (kv->len < 2) rt_throw(rt, CF_ERR_VALUE, "not enough values to unpack (expected 2, got %zu)", kv->len);
+        if (i) sb_putc(&sb, '&');
+        url_quote(rt, &sb, kv->items[0], true);
+        sb_putc(&sb, '=');
+        url_quote(rt, &sb, kv->items[1], true);
+    }
+    return sb_to_value(&sb);
+}
+
+/* ---- wordcount / wordwrap ---- */
+
+static bool is_word_char(uint32_t cp) { return cp == '_' || uc_isalnum(cp); }   /* re's \w */
+
+static const Sig SIG_WORDCOUNT = {"do_wordcount", 0, 0, 0, {0}};
+
+static Value f_wordcount(Rt *rt, Value self, const Args *args) {
+    bind(rt, args, &SIG_WORDCOUNT, NULL);
+    Value v = soft_str(rt, self);
+    const char *s = v.u.s->data;
+    size_t n = v.u.s->len, i = 0;
+    int64_t count = 0;
+    bool in_word = false;
+    rt_step(rt, n / 1024 + 1);
+    while (i < n) {
+        bool w = is_word_char(utf8_next(s, n, &i));
+        if (w && !in_word) count++;
+        in_word = w;
+    }
+    return v_int(count);
+}
+
+/* textwrap works on code points; a chunk is a [start, end) range of them. */
+typedef struct Chunk { size_t start, end; } Chunk;
+
+typedef struct Wrap {
+    const uint32_t *cp;  /* the line's code points */
+    size_t n;
+    int64_t width;
+    bool break_long_words, break_on_hyphens;
+} Wrap;
+
+static bool tw_space(uint32_t c) { return c == '\t' || c == '\n' || c == 0x0b || c == 0x0c || c == '\r' || c == ' '; }
+static bool tw_letter(uint32_t c) { return is_word_char(c) && !uc_isdecimal(c); }     /* [^\d\W] */
+static bool tw_word_punct(uint32_t c) {                                                 /* [\w!"'&.,?] */
+    return is_word_char(c) || c == '!' || c == '"' || c == '\'' || c == '&' || c == '.' || c == ',' || c == '?';
+}
+
+/* Does "-{2,}\w" start at i? */
+static bool tw_dashes_then_word(const Wrap *w, size_t i) {
+    size_t j = i;
+    while (j < w->n && w->cp[j] == '-') j++;
+    return j - i >= 2 && j < w->n && is_word_char(w->cp[j]);
+}
+
+/* End of the wordsep_re match starting at i (textwrap.TextWrapper). */
+static size_t tw_match(const Wrap *w, size_t i) {
+    const uint32_t *c = w->cp;
+    size_t n = w->n;
+    if (tw_space(c[i])) {                                 /* whitespace run */
+        while (i < n && tw_space(c[i])) i++;
+        return i;
+    }
+    if (i > 0 && tw_word_punct(c[i - 1]) && tw_dashes_then_word(w, i)) {   /* em-dash */
+        while (i < n && c[i] == '-') i++;
+        return i;
+    }
+    for (size_t j = i + 1;; j++) {                        /* word, lazily extended */
+        if (j < n && c[j] == '-') {                       /* hyphenated word */
+            bool behind = (j >= 2 && tw_letter(c[j - 2]) && tw_letter(c[j - 1])) ||
+                          (j >= 3 && tw_letter(c[j - 3]) && c[j - 2] == '-' && tw_letter(c[j - 1]));
+            size_t k = j + 1;
+            bool ahead = k < n && tw_letter(c[k]) &&
+                         ((k + 1 < n && tw_letter(c[k + 1])) ||
+                          (k + 2 < n && c[k + 1] == '-' && tw_letter(c[k + 2])));
+            if (behind && ahead) return j + 1;
+        }
+        if (j >= n || tw_space(c[j])) return j;           /* end of word */
+        if (tw_word_punct(c[j - 1]) && tw_dashes_then_word(w, j)) return j;   /* before an em-dash */
+    }
+}
+
+static size_t tw_split(const Wrap *w, Chunk *out) {
+    size_t k = 0;
+    for (size_t i = 0; i < w->n;) {
+        size_t end;
+        if (w->break_on_hyphens) {
+            end = tw_match(w, i);
+        } else {                                          /* wordsep_simple_re */
+            bool sp = tw_space(w->cp[i]);
+            end = i;
+            while (end < w->n && tw_space(w->cp[end]) == sp) end++;
+        }
+        out[k++] = (Chunk){i, end};
+        i = end;
+    }
+    return k;
+}
+
+static bool tw_blank(const Wrap *w, Chunk c) {           /* chunk.strip() == '' */
+    for (size_t i = c.start; i < c.end; i++)
+        if (!uc_isspace(w->cp[i])) return false;
+    return true;
+}
+
+static int64_t clen(Chunk c) { return (int64_t)(c.end - c.start); }
+
+/* TextWrapper._wrap_chunks; appends the lines of one paragraph to `lines`
+ * (as Values), joined by the caller. */
+static void tw_wrap(Rt *rt, const Wrap *w, Chunk *stack, size_t nst, List *lines) {
+    /* stack holds the chunks reversed: the next chunk is stack[nst - 1] */
+    Chunk *cur = rt_alloc(rt, (nst + 2) * sizeof(Chunk));
+    bool any_line = false;
+    while (nst) {
+        rt_step(rt, 1);
+        size_t ncur = 0;
+        int64_t cur_len = 0, width = w->width;
+        if (tw_blank(w, stack[nst - 1]) && any_line) nst--;
+        while (nst) {
+            int64_t l = clen(stack[nst - 1]);
+            if (cur_len + l > width) break;
+            cur[ncur++] = stack[--nst];
+            cur_len += l;
+        }
+        if (nst && clen(stack[nst - 1]) > width) {        /* _handle_long_word */
+            int64_t space_left = width < 1 ? 1 : width - cur_len;
+            if (w->break_long_words) {
+                Chunk ch = stack[nst - 1];
+                int64_t end = space_left;
+                if (w->break_on_hyphens && clen(ch) > space_left) {
+                    int64_t hyphen = -1;
+                    for (int64_t k = space_left - 1; k >= 0 && hyphen < 0; k--)
+                        if (w->cp[ch.start + (size_t)k] == '-') hyphen = k;
+                    bool non_dash = false;
+                    for (int64_t k = 0; k < hyphen; k++) non_dash = non_dash || w->cp[ch.start + (size_t)k] != '-';
+                    if (hyphen > 0 && non_dash) end = hyphen + 1;
+                }
+                if (end > clen(ch)) end = clen(ch);
+                cur[ncur++] = (Chunk){ch.start, ch.start + (size_t)end};
+                stack[nst - 1].start = ch.start + (size_t)end;
+            } else if (ncur == 0) {
+                cur[ncur++] = stack[--nst];
+            }
+            cur_len = 0;
+            for (size_t k = 0; k < ncur; k++) cur_len += clen(cur[k]);
+        }
+        if (ncur && tw_blank(w, cur[ncur - 1])) ncur--;
+        if (ncur) {
+            StrBuf sb;
+            sb_init(rt, &sb, 64);
+            for (size_t k = 0; k < ncur; k++)
+                for (size_t i = cur[k].start; i < cur[k].end; i++) sb_put_cp(&sb, w->cp[i]);
+            list_push(rt, lines, sb_to_value(&sb));
+            any_line = true;
+        }
+    }
+}
+
+static const Sig SIG_WORDWRAP = {"do_wordwrap", 1, 0, 4, {"width", "break_long_words", "wrapstring", "break_on_hyphens"}};
+
+static Value f_wordwrap(Rt *rt, Value self, const Args *args) {
+    Value a[4];
+    bind(rt, args, &SIG_WORDWRAP, a);
+    Wrap w;
+    w.width = a[0].type == VT_MISSING ? 79 : as_index(rt, a[0]);
+    w.break_long_words = a[1].type == VT_MISSING || v_truthy(a[1]);
+    Value wrapstring = is_none(a[2]) ? v_str(rt, "\n", 1) : a[2];
+    /* `break_on_hyphens is True` picks the hyphen-aware splitter... */
+    bool hyphen_split = a[3].type == VT_MISSING || (a[3].type == VT_BOOL && a[3].u.b);
+    if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
+    if (self.type != VT_STR)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'splitlines'", v_type_name(self));
+    if (wrapstring.type != VT_STR)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'join'", v_type_name(wrapstring));
+    List *paragraphs = str_method(rt, self, "splitlines", 0, NULL).u.list;
+    List *joined = new_list(rt, paragraphs->len);
+    for (size_t p = 0; p < paragraphs->len; p++) {
+        const Str *line = paragraphs->items[p].u.s;
+        size_t n = str_nchars((Str *)line);
+        uint32_t *cp = rt_alloc(rt, (n + 1) * sizeof(uint32_t));
+        for (size_t i = 0, k = 0; i < line->len; k++) cp[k] = utf8_next(line->data, line->len, &i);
+        if (w.width <= 0) rt_throw(rt, CF_ERR_VALUE, "invalid width %lld (must be > 0)", (long long)w.width);
+        w.cp = cp;
+        w.n = n;
+        w.break_on_hyphens = hyphen_split;
+        Chunk *chunks = rt_alloc(rt, (n + 1) * sizeof(Chunk));
+        size_t nch = tw_split(&w, chunks);
+        for (size_t i = 0, j = nch; i + 1 < j; i++, j--) {   /* chunks.reverse() */
+            Chunk t = chunks[i];
+            chunks[i] = chunks[j - 1];
+            chunks[j - 1] = t;
+        }
+        /* ...while _handle_long_word only asks whether it is truthy */
+        w.break_on_hyphens = a[3].type == VT_MISSING || v_truthy(a[3]);
+        List *lines = new_list(rt, 4);
+        tw_wrap(rt, &w, chunks, nch, lines);
+        list_push(rt, joined, str_join(rt, wrapstring, lines));
+    }
+    return str_join(rt, wrapstring, joined);
+}
+
+/* ---- xmlattr ---- */
+
+static const Sig SIG_XMLATTR = {"do_xmlattr", 1, 0, 1, {"autospace"}};
+
+static Value f_xmlattr(Rt *rt, Value self, const Args *args) {
+    Value a[1];
+    bind(rt, args, &SIG_XMLATTR, a);
+    bool autospace = a[0].type == VT_MISSING || v_truthy(a[0]);
+    if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
+    if (self.type != VT_DICT)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'items'", v_type_name(self));
+    StrBuf sb;
+    sb_init(rt, &sb, 64);
+    const Dict *d = self.u.dict;
+    bool any = false;
+    for (size_t i = 0; i < dict_len(d); i++) {
+        Value key = dict_key_at(d, i), val = dict_val_at(d, i);
+        if (val.type == VT_NONE || val.type == VT_UNDEFINED) continue;
+        if (key.type != VT_STR)
+            rt_throw(rt, CF_ERR_TYPE, "expected string or bytes-like object, got '%s'", v_type_name(key));
+        for (size_t k = 0; k < key.u.s->len; k++) {
+            char c = key.u.s->data[k];
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v' || c == '/' || c == '>' || c == '=') {
+                StrBuf m;
+                sb_init(rt, &m, 64);
+                v_write_repr(rt, &m, plain_str(rt, key));
+                rt_throw(rt, CF_ERR_VALUE, "Invalid character in attribute name: %s", sb_to_str(&m)->data);
+            }
+        }
+        if (any || autospace) sb_putc(&sb, ' ');
+        Value ek = markup_escape(rt, key), ev = markup_escape(rt, val);
+        sb_put(&sb, ek.u.s->data, ek.u.s->len);
+        sb_puts(&sb, "=\"");
+        sb_put(&sb, ev.u.s->data, ev.u.s->len);
+        sb_putc(&sb, '"');
+        any = true;
+    }
+    return sb_to_value(&sb);
+}
+
+/* ---- urlize (jinja2.utils.urlize with the default policies) ---- */
+
+static bool has_prefix(const char *s, size_t n, const char *p) {
+    size_t k = strlen(p);
+    return n >= k && memcmp(s, p, k) == 0;
+}
+
+static bool has_prefix_ci(const char *s, size_t n, const char *p) {
+    size_t k = strlen(p);
+    if (n < k) return false;
+    for (size_t i = 0; i < k; i++)
+        if ((s[i] | 0x20) != p[i]) return false;
+    return true;
+}
+
+static bool url_label_char(uint32_t c) { return is_word_char(c) || c == '%' || c == '-'; }   /* [\w%-] */
+static bool ascii_alpha(char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
+
+/* After the host: (?::\d{1,5})?(?:[/?#]\S*)?$ */
+static bool url_tail_ok(const char *s, size_t n, size_t i) {
+    if (i < n && s[i] == ':') {
+        size_t d = i + 1;
+        while (d < n && d - i <= 5 && s[d] >= '0' && s[d] <= '9') d++;
+        if (d - i - 1 >= 1 && d - i - 1 <= 5) {
+            size_t j = d;
+            if (j == n || s[j] == '/' || s[j] == '?' || s[j] == '#') return true;
+        }
+    }
+    return i == n || s[i] == '/' || s[i] == '?' || s[i] == '#';
+}
+
+/* jinja2.utils._http_re, alternative by alternative. */
+static bool url_match(const char *s, size_t n) {
+    bool scheme = has_prefix_ci(s, n, "https://") || has_prefix_ci(s, n, "http://");
+    size_t start = scheme ? (has_prefix_ci(s, n, "https://") ? 8 : 7) : has_prefix_ci(s, n, "www.") ? 4 : 0;
+    /* host: labels of [\w%-] separated by dots */
+    size_t i = start, hend;
+    while (i < n) {
+        size_t k = i;
+        uint32_t c = utf8_next(s, n, &k);
+        if (!(url_label_char(c) || c == '.')) break;
+        i = k;
+    }
+    hend = i;
+    const char *h = s + start;
+    size_t hn = hend - start;
+    size_t last_dot = hn;
+    for (size_t k = 0; k < hn; k++)
+        if (h[k] == '.') last_dot = k;
+    bool labels_ok = true;  /* every label before the last non-empty */
+    for (size_t k = 0, ls = 0; k <= hn; k++) {
+        if (k == hn || h[k] == '.') {
+            if (k < hn && k == ls) labels_ok = false;
+            ls = k + 1;
+        }
+    }
+    if (start && labels_ok && url_tail_ok(s, n, hend)) {
+        const char *tld = last_dot == hn ? h : h + last_dot + 1;
+        size_t tn = last_dot == hn ? hn : hn - last_dot - 1;
+        bool letters = tn >= 2 && tn <= 63;
+        for (size_t k = 0; k < tn && letters; k++) letters = ascii_alpha(tld[k]);
+        bool idna = tn >= 6 && tn <= 63 && has_prefix_ci(tld, tn, "xn--");
+        if (letters || idna) return true;
+    }
+    if (!start && labels_ok && last_dot < hn && url_tail_ok(s, n, hend)) {
+        static const char *const tlds[] = {"com", "net", "int", "edu", "gov", "org", "info", "mil"};
+        const char *tld = h + last_dot + 1;
+        size_t tn = hn - last_dot - 1;
+        bool known = false;
+        for (size_t k = 0; k < 8; k++)
+            if (strlen(tlds[k]) == tn && has_prefix_ci(tld, tn, tlds[k])) known = true;
+        bool long_enough = true;
+        for (size_t k = 0, ls = 0; k < last_dot + 1; k++)
+            if (h[k] == '.') {
+                size_t len = utf8_count(h + ls, k - ls);
+                if (len < 2 || len > 63) long_enough = false;
+                ls = k + 1;
+            }
+        if (known && long_enough) return true;
+    }
+    if (scheme) {  /* IPv4 or [IPv6] */
+        size_t k = start, groups = 0;
+        bool ok = true;
+        while (ok && groups < 4) {
+            size_t d = k;
+            while (d < n && d - k < 4 && s[d] >= '0' && s[d] <= '9') d++;
+            if (d == k || d - k > 3) ok = false;
+            k = d;
+            groups++;
+            if (ok && groups < 4) {
+                if (k < n && s[k] == '.') k++;
+                else ok = false;
+            }
+        }
+        if (ok && url_tail_ok(s, n, k)) return true;
+        if (start < n && s[start] == '[') {
+            size_t e = start + 1, colons = 0;
+            while (e < n && (is_hex_digit(s[e]) || s[e] == ':')) colons += s[e++] == ':';
+            if (e < n && s[e] == ']' && colons >= 2 && url_tail_ok(s, n, e + 1)) return true;
+        }
+    }
+    return false;
+}
+
+/* ^\S+@\w[\w.-]*\.\w+$ */
+static bool email_match(const char *s, size_t n) {
+    for (size_t at = 1; at < n; at++) {
+        if (s[at] != '@') continue;
+        const char *r = s + at + 1;
+        size_t rn = n - at - 1, i = 0;
+        if (!rn) continue;
+        if (!is_word_char(utf8_next(r, rn, &i))) continue;
+        bool ok = true;
+        size_t last_dot = 0;
+        while (i < rn && ok) {
+            size_t k = i;
+            uint32_t c = utf8_next(r, rn, &k);
+            if (c == '.') last_dot = i;
+            else if (!(is_word_char(c) || c == '-')) ok = false;
+            i = k;
+        }
+        if (!ok || !last_dot || last_dot + 1 >= rn) continue;
+        bool tail = true;
+        for (size_t k = last_dot + 1; k < rn && tail;) tail = is_word_char(utf8_next(r, rn, &k));
+        if (tail) return true;
+    }
+    return false;
+}
+
+static size_t count_of(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle), c = 0;
+    for (size_t i = 0; i + k <= n;) {
+        if (memcmp(s + i, needle, k) == 0) {
+            c++;
+            i += k;
+        } else {
+            i++;
+        }
+    }
+    return c;
+}
+
+static const Sig SIG_URLIZE = {"do_urlize", 1, 0, 5, {"trim_url_limit", "nofollow", "target", "rel", "extra_schemes"}};
+
+static void put_link_text(StrBuf *sb, const char *s, size_t n, int64_t trim) {
+    size_t len = utf8_count(s, n);
+    if (trim >= 0 && (int64_t)len > trim) {
+        sb_put(sb, s, utf8_offset(s, n, (size_t)trim));
+        sb_puts(sb, "...");
+    } else {
+        sb_put(sb, s, n);
+    }
+}
+
+static Value f_urlize(Rt *rt, Value self, const Args *args) {
+    Value a[5];
+    bind(rt, args, &SIG_URLIZE, a);
+    int64_t trim = is_none(a[0]) ? -1 : as_index(rt, a[0]);
+    /* rel: the given words, nofollow, and the policy's "noopener", sorted */
+    bool nofollow = a[1].type != VT_MISSING && v_truthy(a[1]);
+    Value relv = is_none(a[3]) ? empty_str(rt) : plain_str(rt, a[3]);
+    List *given = str_method(rt, relv, "split", 0, NULL).u.list;
+    StrBuf rel;
+    sb_init(rt, &rel, 32);
+    List *parts = new_list(rt, given->len + 2);
+    for (size_t i = 0; i < given->len; i++) list_push(rt, parts, given->items[i]);
+    if (nofollow) list_push(rt, parts, v_strz(rt, "nofollow"));
+    list_push(rt, parts, v_strz(rt, "noopener"));
+    List *sorted = sorted_list(rt, parts, NULL, false);
+    for (size_t i = 0; i < sorted->len; i++) {
+        bool dup = false;
+        for (size_t k = 0; k < i; k++) dup = dup || v_equal(sorted->items[k], sorted->items[i]);
+        if (dup) continue;
+        if (rel.len) sb_putc(&rel, ' ');
+        sb_put(&rel, sorted->items[i].u.s->data, sorted->items[i].u.s->len);
+    }
+    StrBuf ab;
+    sb_init(rt, &ab, 64);
+    Value erel = markup_escape(rt, sb_to_value(&rel));
+    sb_printf(&ab, " rel=\"%s\"", erel.u.s->data);
+    if (!is_none(a[2]) && v_truthy(a[2])) sb_printf(&ab, " target=\"%s\"", markup_escape(rt, a[2]).u.s->data);
+    Str *attrs = sb_to_str(&ab);
+    List *schemes = is_none(a[4]) ? NULL : v_iterate(rt, a[4]);
+
+    Value text = markup_escape(rt, self);
+    const char *s = text.u.s->data;
+    size_t n = text.u.s->len, i = 0;
+    StrBuf out;
+    sb_init(rt, &out, n + 32);
+    rt_step(rt, n / 256 + 1);
+    while (i < n) {
+        size_t k = i;
+        bool sp = uc_isspace(utf8_next(s, n, &k));
+        size_t end = i;
+        while (end < n) {
+            size_t j = end;
+            if (uc_isspace(utf8_next(s, n, &j)) != sp) break;
+            end = j;
+        }
+        if (sp) {
+            sb_put(&out, s + i, end - i);
+            i = end;
+            continue;
+        }
+        const char *w = s + i;
+        size_t wn = end - i;
+        i = end;
+        /* head: ^([(<]|&lt;)+ */
+        size_t h = 0;
+        for (;;) {
+            if (h < wn && (w[h] == '(' || w[h] == '<')) h++;
+            else if (has_prefix(w + h, wn - h, "&lt;")) h += 4;
+            else break;
+        }
+        const char *m = w + h;
+        size_t mn = wn - h, tail = 0;
+        /* tail: ([)>.,\n]|&gt;)+$ */
+        for (;;) {
+            if (tail < mn && strchr(")>.,\n", m[mn - tail - 1]) && m[mn - tail - 1]) tail++;
+            else if (mn - tail >= 4 && memcmp(m + mn - tail - 4, "&gt;", 4) == 0) tail += 4;
+            else break;
+        }
+        size_t core = mn - tail;
+        /* move closing brackets back from the tail to balance the middle */
+        static const char *const pairs[][2] = {{"(", ")"}, {"<", ">"}, {"&lt;", "&gt;"}};
+        for (int p = 0; p < 3; p++) {
+            size_t opens = count_of(m, core, pairs[p][0]);
+            if (opens <= count_of(m, core, pairs[p][1])) continue;
+            size_t moves = count_of(m + core, mn - core, pairs[p][1]);
+            if (moves > opens) moves = opens;
+            for (size_t t = 0; t < moves; t++) {
+                const char *cl = pairs[p][1];
+                size_t cn = strlen(cl), at = core;
+                while (at + cn <= mn && memcmp(m + at, cl, cn) != 0) at++;
+                core = at + cn;
+            }
+        }
+        sb_put(&out, w, h);
+        if (url_match(m, core)) {
+            bool has_scheme = has_prefix(m, core, "https://") || has_prefix(m, core, "http://");
+            sb_printf(&out, "<a href=\"%s", has_scheme ? "" : "https://");
+            sb_put(&out, m, core);
+            sb_printf(&out, "\"%s>", attrs->data);
+            put_link_text(&out, m, core, trim);
+            sb_puts(&out, "</a>");
+        } else if (has_prefix(m, core, "mailto:") && email_match(m + 7, core - 7)) {
+            sb_puts(&out, "<a href=\"");
+            sb_put(&out, m, core);
+            sb_puts(&out, "\">");
+            sb_put(&out, m + 7, core - 7);
+            sb_puts(&out, "</a>");
+        } else if (memchr(m, '@', core) && !has_prefix(m, core, "www.") && !(core && m[0] == '@') &&
+                   !memchr(m, ':', core) && email_match(m, core)) {
+            sb_puts(&out, "<a href=\"mailto:");
+            sb_put(&out, m, core);
+            sb_puts(&out, "\">");
+            sb_put(&out, m, core);
+            sb_puts(&out, "</a>");
+        } else {
+            bool linked = false;
+            for (size_t q = 0; schemes && q < schemes->len && !linked; q++) {
+                Value sc = schemes->items[q];
+                if (sc.type != VT_STR) continue;
+                size_t sn = sc.u.s->len;
+                if (core != sn && has_prefix(m, core, sc.u.s->data) && sn <= core) {
+                    sb_puts(&out, "<a href=\"");
+                    sb_put(&out, m, core);
+                    sb_printf(&out, "\"%s>", attrs->data);
+                    sb_put(&out, m, core);
+                    sb_puts(&out, "</a>");
+                    linked = true;
+                }
+            }
+            if (!linked) sb_put(&out, m, core);
+        }
+        sb_put(&out, m + core, mn - core);
+    }
+    return sb_to_value(&out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Registry                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct FilterEntry { const char *name; FilterFn fn; } FilterEntry;
+
+static const FilterEntry FILTERS[] = {
+    {"abs", f_abs}, {"attr", f_attr}, {"batch", f_batch}, {"capitalize", f_capitalize},
+    {"center", f_center}, {"count", f_length}, {"d", f_default}, {"default", f_default},
+    {"dictsort", f_dictsort}, {"e", f_escape}, {"escape", f_escape},
+    {"filesizeformat", f_filesizeformat}, {"first", f_first}, {"float", f_float},
+    {"forceescape", f_forceescape}, {"format", f_format}, {"groupby", f_groupby},
+    {"indent", f_indent}, {"int", f_int}, {"join", f_join}, {"last", f_last},
+    {"length", f_length}, {"list", f_list}, {"lower", f_lower}, {"items", f_items},
+    {"map", f_map}, {"min", f_min}, {"max", f_max}, {"pprint", f_pprint},
+    {"random", f_random}, {"reject", f_reject}, {"rejectattr", f_rejectattr},
+    {"replace", f_replace}, {"reverse", f_reverse}, {"round", f_round}, {"safe", f_safe},
+    {"select", f_select}, {"selectattr", f_selectattr}, {"slice", f_slice}, {"sort", f_sort},
+    {"string", f_string}, {"striptags", f_striptags}, {"sum", f_sum}, {"title", f_title},
+    {"trim", f_trim}, {"truncate", f_truncate}, {"unique", f_unique}, {"upper", f_upper},
+    {"urlencode", f_urlencode}, {"urlize", f_urlize}, {"wordcount", f_wordcount},
+    {"wordwrap", f_wordwrap}, {"xmlattr", f_xmlattr}, {"tojson", f_tojson},
+};
+
+FilterFn filter_lookup(const char *name, size_t n) {
+    for (size_t i = 0; i < sizeof FILTERS / sizeof FILTERS[0]; i++)
+        if (strlen(FILTERS[i].name) == n && memcmp(FILTERS[i].name, name, n) == 0) return FILTERS[i].fn;
+    return NULL;
+}

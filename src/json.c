@@ -1,0 +1,645 @@
+/* json.c — strict JSON reader (error messages as Python's json module) and
+ * a writer byte-identical to Python's json.dumps. */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json.h"
+#include "unicode.h"
+
+/* ======================================================================
+ * Reader
+ * ====================================================================== */
+
+typedef struct Parser {
+    Rt *rt;
+    const unsigned char *s;   /* document, after any UTF-8 BOM */
+    size_t n;
+    size_t base;              /* bytes skipped before s (the BOM) */
+    unsigned depth;
+    size_t unpaired_at;       /* first lone surrogate escape, or SIZE_MAX */
+    /* Items of the open arrays/objects, copied into exact-size containers
+     * when each closes (no growth garbage in the arena). */
+    Value *stack;
+    size_t top, cap;
+    /* Short strings seen so far (keys mostly): documents repeat them
+     * thousands of times, and a shared Str also keeps its cached hash. */
+    Str *recent[256];
+} Parser;
+
+#define RECENT_MAX_LEN 32
+
+/* 1: bytes that end a run of plain string content; 2: non-ASCII. */
+#define HI2 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2
+static const unsigned char STRING_BYTE[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    ['"'] = 1, ['\\'] = 1,
+    [0x80] = HI2, HI2, HI2, HI2, HI2, HI2, HI2, HI2,
+};
+
+static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+static size_t skip_ws(const Parser *ps, size_t i) {
+    while (i < ps->n && is_ws(ps->s[i])) i++;
+    return i;
+}
+
+/* Python decodes the whole document before parsing, so an invalid byte
+ * anywhere is reported as UnicodeDecodeError with the codec's wording. */
+static _Noreturn void unicode_fail(Parser *ps, size_t off) {
+    const unsigned char *s = ps->s;
+    unsigned c = s[off];
+    size_t abs = ps->base + off;
+    ps->rt->err->offset = abs;
+    if (c < 0xC2 || c > 0xF4) {
+        rt_throw(ps->rt, CF_ERR_UNICODE,
+                 "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid start byte", c, abs);
+    }
+    size_t len = c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    unsigned lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    size_t k = 1;
+    while (k < len && off + k < ps->n) {
+        unsigned b = s[off + k];
+        if (k == 1 ? (b < lo || b > hi) : (b & 0xC0) != 0x80) break;
+        k++;
+    }
+    const char *reason = off + k >= ps->n ? "unexpected end of data" : "invalid continuation byte";
+    if (k == 1) {
+        rt_throw(ps->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: %s",
+                 c, abs, reason);
+    }
+    rt_throw(ps->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode bytes in position %zu-%zu: %s", abs,
+             abs + k - 1, reason);
+}
+
+static void check_utf8(Parser *ps, size_t start, size_t end) {
+    size_t bad;
+    if (!utf8_validate((const char *)ps->s + start, end - start, &bad)) unicode_fail(ps, start + bad);
+}
+
+/* JSONDecodeError "msg: line L column C (char N)", positions in code points
+ * as Python counts them. */
+static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
+    check_utf8(ps, 0, ps->n);
+    const char *s = (const char *)ps->s;
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < pos; i++)
+        if (s[i] == '\n') line++, line_start = i + 1;
+    size_t chars = utf8_count(s, pos);
+    size_t column = utf8_count(s + line_start, pos - line_start) + 1;
+    ps->rt->err->offset = ps->base + pos;
+    rt_throw(ps->rt, CF_ERR_JSON, "%s: line %zu column %zu (char %zu)", msg, line, column, chars);
+}
+
+static Value parse_value(Parser *ps, size_t *pos);
+
+static void stack_push(Parser *ps, Value v) {
+    if (ps->top == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 64;
+        ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+        ps->cap = cap;
+    }
+    ps->stack[ps->top++] = v;
+}
+
+/* Advance over plain string content from i: stops at a quote, backslash,
+ * control character or the end. Notes non-ASCII content and counts its
+ * continuation bytes (for the code point count). */
+static size_t scan_plain(const Parser *ps, size_t i, size_t *continuation, bool *non_ascii) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n;
+    for (;;) {
+        while (i < n && !STRING_BYTE[s[i]]) i++;
+        if (i >= n || STRING_BYTE[s[i]] == 1) return i;
+        *non_ascii = true;
+        for (; i < n && s[i] >= 0x80; i++) *continuation += (s[i] & 0xC0) == 0x80;
+    }
+}
+
+static int hex_value(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* The 4 hex digits after the 'u' at u_pos. Like CPython, at least one byte
+ * must follow them (the closing quote at the very least). */
+static uint32_t parse_hex4(Parser *ps, size_t u_pos) {
+    if (u_pos + 5 >= ps->n) json_fail(ps, u_pos, "Invalid \\uXXXX escape");
+    uint32_t cp = 0;
+    for (size_t k = 1; k <= 4; k++) {
+        int h = hex_value(ps->s[u_pos + k]);
+        if (h < 0) json_fail(ps, u_pos, "Invalid \\uXXXX escape");
+        cp = cp << 4 | (uint32_t)h;
+    }
+    return cp;
+}
+
+/* Decode the escape whose backslash is at i into sb; returns the position
+ * after it. */
+static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
+    if (i + 1 >= ps->n) json_fail(ps, begin, "Unterminated string starting at");
+    char c;
+    switch (ps->s[i + 1]) {
+    case '"': c = '"'; break;
+    case '\\': c = '\\'; break;
+    case '/': c = '/'; break;
+    case 'b': c = '\b'; break;
+    case 'f': c = '\f'; break;
+    case 'n': c = '\n'; break;
+    case 'r': c = '\r'; break;
+    case 't': c = '\t'; break;
+    case 'u': {
+        uint32_t cp = parse_hex4(ps, i + 1);
+        size_t next = i + 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && next + 6 < ps->n && ps->s[next] == '\\' &&
+            ps->s[next + 1] == 'u') {
+            uint32_t low = parse_hex4(ps, next + 1);
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                sb_put_cp(sb, 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00));
+                return next + 6;
+            }
+        }
+        /* Python keeps a lone surrogate, which UTF-8 cannot carry: refuse
+         * the document, but only once any error Python reports is ruled out. */
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            if (ps->unpaired_at == SIZE_MAX) ps->unpaired_at = i;
+            cp = 0xFFFD;
+        }
+        sb_put_cp(sb, cp);
+        return next;
+    }
+    default: json_fail(ps, i, "Invalid \\escape");
+    }
+    sb_putc(sb, c);
+    return i + 2;
+}
+
+/* s[*pos] is the opening quote. Strings without escapes are copied in one
+ * memcpy; the code point count is cached on the way. */
+static Value parse_string(Parser *ps, size_t *pos) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0;
+    bool non_ascii = false;
+    size_t i = scan_plain(ps, run, &continuation, &non_ascii);
+    if (i < n && s[i] == '"') {
+        size_t len = i - run;
+        *pos = i + 1;
+        Str **slot = NULL;
+        if (len && len <= RECENT_MAX_LEN) {
+            slot = &ps->recent[(len * 31 + s[run] * 7 + s[i - 1]) & 255];
+            if (*slot && (*slot)->len == len && memcmp((*slot)->data, s + run, len) == 0) return v_str_of(*slot);
+        }
+        if (non_ascii) check_utf8(ps, run, i);
+        Str *str = str_new(ps->rt, (const char *)s + run, len);
+        str->nchars = (int64_t)(len - continuation);
+        if (slot) {
+            str_hash(str);   /* cached now, while the document is not shared yet */
+            *slot = str;
+        }
+        return v_str_of(str);
+    }
+    StrBuf sb;
+    sb_init(ps->rt, &sb, i - run + 16);
+    size_t chars = 0;
+    for (;;) {
+        if (non_ascii) check_utf8(ps, run, i);
+        sb_put(&sb, (const char *)s + run, i - run);
+        chars += i - run - continuation;
+        if (i >= n) json_fail(ps, begin, "Unterminated string starting at");
+        if (s[i] == '"') break;
+        if (s[i] != '\\') json_fail(ps, i, "Invalid control character at");
+        i = parse_escape(ps, begin, i, &sb);
+        chars++;
+        run = i;
+        continuation = 0;
+        non_ascii = false;
+        i = scan_plain(ps, i, &continuation, &non_ascii);
+    }
+    *pos = i + 1;
+    Str *str = sb_to_str(&sb);
+    str->nchars = (int64_t)chars;
+    return v_str_of(str);
+}
+
+/* Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? — a '.' or 'e'
+ * not followed by digits is left for the caller ("Extra data"). */
+static Value parse_number(Parser *ps, size_t *pos) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n, start = *pos, i = start;
+    if (s[i] == '-') i++;
+    if (i < n && s[i] == '0') {
+        i++;
+    } else if (i < n && s[i] >= '1' && s[i] <= '9') {
+        while (i < n && is_digit(s[i])) i++;
+    } else {
+        json_fail(ps, start, "Expecting value");
+    }
+    bool is_float = false;
+    if (i + 1 < n && s[i] == '.' && is_digit(s[i + 1])) {
+        i += 2;
+        while (i < n && is_digit(s[i])) i++;
+        is_float = true;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        size_t j = i + 1;
+        if (j < n && (s[j] == '+' || s[j] == '-')) j++;
+        if (j < n && is_digit(s[j])) {
+            while (j < n && is_digit(s[j])) j++;
+            i = j;
+            is_float = true;
+        }
+    }
+    *pos = i;
+    size_t len = i - start;
+    if (!is_float) {
+        bool neg = s[start] == '-';
+        if (len - neg <= 18) {
+            int64_t v = 0;
+            for (size_t k = start + neg; k < i; k++) v = v * 10 + (s[k] - '0');
+            return v_int(neg ? -v : v);
+        }
+        return v_bigint(ps->rt, (const char *)s + start, len);
+    }
+    /* strtod follows LC_NUMERIC: spell the decimal point the locale's way. */
+    char small[64];
+    char *buf = len < sizeof small ? small : rt_alloc(ps->rt, len + 1);
+    memcpy(buf, s + start, len);
+    buf[len] = '\0';
+    char *dot = memchr(buf, '.', len);
+    const char *point = localeconv()->decimal_point;
+    if (dot && point && point[0] && point[0] != '.' && !point[1]) *dot = point[0];
+    return v_float(strtod(buf, NULL));
+}
+
+static void enter_container(Parser *ps, size_t i) {
+    if (++ps->depth > ps->rt->lim.max_json_depth) {
+        ps->rt->err->offset = ps->base + i;
+        rt_throw(ps->rt, CF_ERR_LIMIT,
+                 "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
+                 (unsigned)ps->rt->lim.max_json_depth);
+    }
+}
+
+static Value parse_array(Parser *ps, size_t *pos) {
+    enter_container(ps, *pos);
+    size_t base = ps->top;
+    size_t i = skip_ws(ps, *pos + 1);
+    if (i < ps->n && ps->s[i] == ']') {
+        i++;
+    } else {
+        for (;;) {
+            Value item = parse_value(ps, &i);
+            stack_push(ps, item);
+            i = skip_ws(ps, i);
+            if (i < ps->n && ps->s[i] == ']') { i++; break; }
+            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+            i = skip_ws(ps, i + 1);
+        }
+    }
+    size_t len = ps->top - base;
+    List *l = list_new(ps->rt, len);
+    if (len) memcpy(l->items, ps->stack + base, len * sizeof(Value));
+    l->len = len;
+    ps->top = base;
+    ps->depth--;
+    *pos = i;
+    return v_list_of(l);
+}
+
+static Value parse_object(Parser *ps, size_t *pos) {
+    enter_container(ps, *pos);
+    size_t base = ps->top;
+    size_t i = skip_ws(ps, *pos + 1);
+    if (i < ps->n && ps->s[i] == '}') {
+        i++;
+    } else {
+        for (;;) {
+            if (i >= ps->n || ps->s[i] != '"')
+                json_fail(ps, i, "Expecting property name enclosed in double quotes");
+            Value key = parse_string(ps, &i);
+            stack_push(ps, key);
+            i = skip_ws(ps, i);
+            if (i >= ps->n || ps->s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
+            i = skip_ws(ps, i + 1);
+            Value val = parse_value(ps, &i);
+            stack_push(ps, val);
+            i = skip_ws(ps, i);
+            if (i < ps->n && ps->s[i] == '}') { i++; break; }
+            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+            i = skip_ws(ps, i + 1);
+        }
+    }
+    size_t npairs = (ps->top - base) / 2;
+    Dict *d = dict_new(ps->rt, npairs);
+    for (size_t k = 0; k < npairs; k++)   /* duplicate keys: last value, first position */
+        dict_set(ps->rt, d, ps->stack[base + 2 * k], ps->stack[base + 2 * k + 1]);
+    ps->top = base;
+    ps->depth--;
+    *pos = i;
+    return v_dict_of(d);
+}
+
+static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
+    return ps->n - i >= n && memcmp(ps->s + i, word, n) == 0;
+}
+
+static Value parse_value(Parser *ps, size_t *pos) {
+    size_t i = *pos;
+    if (i >= ps->n) json_fail(ps, i, "Expecting value");
+    switch (ps->s[i]) {
+    case '"': return parse_string(ps, pos);
+    case '[': return parse_array(ps, pos);
+    case '{': return parse_object(ps, pos);
+    case 'n':
+        if (!match_word(ps, i, "null", 4)) break;
+        *pos = i + 4;
+        return v_none();
+    case 't':
+        if (!match_word(ps, i, "true", 4)) break;
+        *pos = i + 4;
+        return v_bool(true);
+    case 'f':
+        if (!match_word(ps, i, "false", 5)) break;
+        *pos = i + 5;
+        return v_bool(false);
+    case '-': case '0': case '1': case '2': case '3': case '4':
+    case '5': case '6': case '7': case '8': case '9':
+        return parse_number(ps, pos);
+    default: break;
+    }
+    json_fail(ps, i, "Expecting value");
+}
+
+Value json_parse(Rt *rt, const char *s, size_t n) {
+    if (n > rt->lim.max_json_bytes) {
+        rt->err->offset = 0;
+        rt_throw(rt, CF_ERR_LIMIT,
+                 "JSON document of %zu bytes exceeds the limit of %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
+                 n, rt->lim.max_json_bytes);
+    }
+    Parser ps = {rt, (const unsigned char *)s, n, 0, 0, SIZE_MAX, NULL, 0, 0, {NULL}};
+    if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {   /* as json.loads(bytes) */
+        ps.s += 3;
+        ps.n -= 3;
+        ps.base = 3;
+    }
+    size_t i = skip_ws(&ps, 0);
+    Value v = parse_value(&ps, &i);
+    i = skip_ws(&ps, i);
+    if (i != ps.n) json_fail(&ps, i, "Extra data");
+    if (ps.unpaired_at != SIZE_MAX) json_fail(&ps, ps.unpaired_at, "Unpaired surrogate in \\uXXXX escape");
+    return v;
+}
+
+/* ======================================================================
+ * Writer
+ * ====================================================================== */
+
+void json_opts_default(JsonDumpOpts *o) {
+    o->ensure_ascii = true;
+    o->sort_keys = false;
+    o->indent = -1;
+    o->indent_str = NULL;
+    o->item_sep = NULL;
+    o->key_sep = NULL;
+}
+
+/* Bytes json.dumps escapes: 0 = verbatim; else the escape letter ('u' =
+ * \u00XX). Second table (ensure_ascii): DEL and non-ASCII ('U') too. */
+#define CTRL_ESCAPES \
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u', 'f', 'r', 'u', 'u', \
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u'
+#define U16 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U', 'U'
+static const char ESCAPE_UTF8[256] = {CTRL_ESCAPES, ['"'] = '"', ['\\'] = '\\'};
+static const char ESCAPE_ASCII[256] = {
+    CTRL_ESCAPES, ['"'] = '"', ['\\'] = '\\', [0x7f] = 'u',
+    [0x80] = U16, U16, U16, U16, U16, U16, U16, U16,
+};
+
+static void put_u_escape(StrBuf *sb, uint32_t unit) {
+    static const char hex[] = "0123456789abcdef";
+    char buf[6] = {'\\', 'u', hex[(unit >> 12) & 15], hex[(unit >> 8) & 15], hex[(unit >> 4) & 15],
+                   hex[unit & 15]};
+    sb_put(sb, buf, 6);
+}
+
+void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii) {
+    const char *table = ensure_ascii ? ESCAPE_ASCII : ESCAPE_UTF8;
+    const unsigned char *u = (const unsigned char *)s;
+    sb_putc(sb, '"');
+    size_t run = 0, i = 0;
+    for (;;) {
+        while (i < n && !table[u[i]]) i++;
+        sb_put(sb, s + run, i - run);
+        if (i >= n) break;
+        char esc = table[u[i]];
+        if (esc == 'U') {
+            uint32_t cp = utf8_next(s, n, &i);
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                put_u_escape(sb, 0xD800 | (cp >> 10));
+                put_u_escape(sb, 0xDC00 | (cp & 0x3FF));
+            } else {
+                put_u_escape(sb, cp);
+            }
+        } else {
+            if (esc == 'u') {
+                put_u_escape(sb, u[i]);
+            } else {
+                char two[2] = {'\\', esc};
+                sb_put(sb, two, 2);
+            }
+            i++;
+        }
+        run = i;
+    }
+    sb_putc(sb, '"');
+}
+
+typedef struct Dumper {
+    Rt *rt;
+    StrBuf *sb;
+    bool ensure_ascii, sort_keys;
+    const char *indent;      /* NULL = single line */
+    size_t indent_len;
+    const char *item_sep, *key_sep;
+    size_t item_sep_len, key_sep_len;
+} Dumper;
+
+static void dump_value(Dumper *d, Value v, unsigned depth);
+
+static void newline_indent(Dumper *d, unsigned level) {
+    sb_putc(d->sb, '\n');
+    for (unsigned k = 0; k < level; k++) sb_put(d->sb, d->indent, d->indent_len);
+}
+
+static void item_separator(Dumper *d, unsigned level) {
+    sb_put(d->sb, d->item_sep, d->item_sep_len);
+    if (d->indent) newline_indent(d, level);
+}
+
+static void dump_float(StrBuf *sb, double f) {
+    if (isnan(f)) sb_puts(sb, "NaN");
+    else if (isinf(f)) sb_puts(sb, f < 0 ? "-Infinity" : "Infinity");
+    else fmt_float_repr(sb, f);
+}
+
+static _Noreturn void not_serializable(Dumper *d, Value v) {
+    rt_throw(d->rt, CF_ERR_TYPE, "Object of type %s is not JSON serializable", v_type_name(v));
+}
+
+static void dump_list(Dumper *d, const List *l, unsigned depth) {
+    if (l->len == 0) {
+        sb_put(d->sb, "[]", 2);
+        return;
+    }
+    sb_putc(d->sb, '[');
+    if (d->indent) newline_indent(d, depth + 1);
+    for (size_t i = 0; i < l->len; i++) {
+        if (i) item_separator(d, depth + 1);
+        dump_value(d, l->items[i], depth + 1);
+    }
+    if (d->indent) newline_indent(d, depth);
+    sb_putc(d->sb, ']');
+    rt_step(d->rt, l->len);
+}
+
+/* Python's json converts non-str keys to their JSON spelling. */
+static void dump_key(Dumper *d, Value k) {
+    StrBuf *sb = d->sb;
+    switch ((ValueType)k.type) {
+    case VT_STR: json_write_string(sb, k.u.s->data, k.u.s->len, d->ensure_ascii); return;
+    case VT_FLOAT: sb_putc(sb, '"'); dump_float(sb, k.u.f); sb_putc(sb, '"'); return;
+    case VT_BOOL: sb_puts(sb, k.u.b ? "\"true\"" : "\"false\""); return;
+    case VT_NONE: sb_puts(sb, "\"null\""); return;
+    case VT_INT: sb_putc(sb, '"'); sb_put_int(sb, k.u.i); sb_putc(sb, '"'); return;
+    case VT_BIGINT: sb_putc(sb, '"'); sb_put(sb, k.u.s->data, k.u.s->len); sb_putc(sb, '"'); return;
+    default:
+        rt_throw(d->rt, CF_ERR_TYPE, "keys must be str, int, float, bool or None, not %s", v_type_name(k));
+    }
+}
+
+/* Sorting keys as Python's list.sort would: comparisons are always
+ * "later < earlier", so a mixed-type TypeError names the operands in the
+ * same order as CPython's. */
+static bool key_less(Rt *rt, Value a, Value b) {
+    if (a.type == VT_STR && b.type == VT_STR) {
+        size_t n = a.u.s->len < b.u.s->len ? a.u.s->len : b.u.s->len;
+        int c = memcmp(a.u.s->data, b.u.s->data, n);
+        return c < 0 || (c == 0 && a.u.s->len < b.u.s->len);
+    }
+    return v_compare(rt, a, b, "<") < 0;
+}
+
+static void insertion_sort_keys(Rt *rt, const Dict *dict, size_t *idx, size_t n) {
+    for (size_t i = 1; i < n; i++) {
+        size_t pivot = idx[i], lo = 0, hi = i;
+        Value pk = dict_key_at(dict, pivot);
+        while (lo < hi) {   /* binary insertion, stable */
+            size_t mid = lo + (hi - lo) / 2;
+            if (key_less(rt, pk, dict_key_at(dict, idx[mid]))) hi = mid;
+            else lo = mid + 1;
+        }
+        memmove(&idx[lo + 1], &idx[lo], (i - lo) * sizeof *idx);
+        idx[lo] = pivot;
+    }
+}
+
+static void merge_sort_keys(Rt *rt, const Dict *dict, size_t *idx, size_t *tmp, size_t n) {
+    if (n <= 32) {
+        insertion_sort_keys(rt, dict, idx, n);
+        return;
+    }
+    size_t half = n / 2;
+    merge_sort_keys(rt, dict, idx, tmp, half);
+    merge_sort_keys(rt, dict, idx + half, tmp, n - half);
+    memcpy(tmp, idx, half * sizeof *idx);
+    size_t a = 0, b = half, out = 0;
+    while (a < half && b < n) {
+        if (key_less(rt, dict_key_at(dict, idx[b]), dict_key_at(dict, tmp[a]))) idx[out++] = idx[b++];
+        else idx[out++] = tmp[a++];
+    }
+    while (a < half) idx[out++] = tmp[a++];
+    rt_step(rt, n);
+}
+
+static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
+    size_t n = dict_len(dict);
+    if (n == 0) {
+        sb_put(d->sb, "{}", 2);
+        return;
+    }
+    size_t *order = NULL;
+    if (d->sort_keys) {
+        order = rt_alloc(d->rt, n * sizeof *order);
+        for (size_t i = 0; i < n; i++) order[i] = i;
+        size_t *tmp = n > 32 ? rt_alloc(d->rt, (n / 2 + 1) * sizeof *tmp) : NULL;
+        merge_sort_keys(d->rt, dict, order, tmp, n);
+    }
+    sb_putc(d->sb, '{');
+    if (d->indent) newline_indent(d, depth + 1);
+    for (size_t i = 0; i < n; i++) {
+        size_t at = order ? order[i] : i;
+        if (i) item_separator(d, depth + 1);
+        dump_key(d, dict_key_at(dict, at));
+        sb_put(d->sb, d->key_sep, d->key_sep_len);
+        dump_value(d, dict_val_at(dict, at), depth + 1);
+    }
+    if (d->indent) newline_indent(d, depth);
+    sb_putc(d->sb, '}');
+    rt_step(d->rt, n);
+}
+
+static void dump_value(Dumper *d, Value v, unsigned depth) {
+    if (depth > d->rt->lim.max_json_depth) {
+        rt_throw(d->rt, CF_ERR_LIMIT,
+                 "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
+                 (unsigned)d->rt->lim.max_json_depth);
+    }
+    StrBuf *sb = d->sb;
+    switch ((ValueType)v.type) {
+    case VT_STR: json_write_string(sb, v.u.s->data, v.u.s->len, d->ensure_ascii); return;
+    case VT_NONE: sb_put(sb, "null", 4); return;
+    case VT_BOOL: sb_puts(sb, v.u.b ? "true" : "false"); return;
+    case VT_INT: sb_put_int(sb, v.u.i); return;
+    case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
+    case VT_FLOAT: dump_float(sb, v.u.f); return;
+    case VT_LIST:
+        if (v.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES)) not_serializable(d, v);
+        dump_list(d, v.u.list, depth);
+        return;
+    case VT_TUPLE: dump_list(d, v.u.list, depth); return;
+    case VT_DICT: dump_dict(d, v.u.dict, depth); return;
+    default: not_serializable(d, v);
+    }
+}
+
+void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
+    JsonDumpOpts defaults;
+    if (!o) {
+        json_opts_default(&defaults);
+        o = &defaults;
+    }
+    Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, NULL, 0, NULL, NULL, 0, 0};
+    if (o->indent_str) {
+        d.indent = o->indent_str;
+        d.indent_len = strlen(o->indent_str);
+    } else if (o->indent >= 0) {
+        char *spaces = rt_alloc(rt, (size_t)o->indent + 1);
+        memset(spaces, ' ', (size_t)o->indent);
+        spaces[o->indent] = '\0';
+        d.indent = spaces;
+        d.indent_len = (size_t)o->indent;
+    }
+    d.item_sep = o->item_sep ? o->item_sep : d.indent ? "," : ", ";
+    d.key_sep = o->key_sep ? o->key_sep : ": ";
+    d.item_sep_len = strlen(d.item_sep);
+    d.key_sep_len = strlen(d.key_sep);
+    dump_value(&d, v, 0);
+}

@@ -1,0 +1,216 @@
+/* reply.h — internals shared by the reply parsers (reply.c and one file per
+ * format). See the @@REPLIES@@ section of chatfmt.h for the contract.
+ *
+ * Design: one byte-level state machine per format, fed valid UTF-8 spans
+ * (reply.c repairs the input first and holds partial sequences). Every
+ * decision depends only on bytes already seen, never on how they were
+ * chunked, so the whole parse is simply the stream parse fed everything at
+ * once. The two differ only in when a tool call is *committed*: the stream
+ * commits as soon as the header (name, id) is known and then streams the
+ * arguments; the whole parse commits at the call's end, so a call that
+ * breaks can still be put back into content verbatim.
+ *
+ * Held back, and why:
+ *   tm_buf      a prefix of a markup tag (may still become the tag);
+ *   Chan.ws     whitespace that may turn out to be trailing (trimmed);
+ *   Call.raw    bytes of the current call not yet represented by any output
+ *               (the whole call before commit) — they go to content if the
+ *               call breaks. */
+#ifndef CF_REPLY_H
+#define CF_REPLY_H
+
+#include "chatfmt.h"
+#include "value.h"
+
+typedef struct Parser Parser;
+
+/* ---- markup tags ---- */
+
+typedef struct TagSet {
+    const char *const *tags;  /* each begins with '<' and has no other '<' */
+    int n;
+} TagSet;
+
+enum { TAG_MORE = -1, TAG_MISS = -2 };
+
+/* ---- text fields with surrounding whitespace trimmed ---- */
+
+enum { FIELD_CONTENT, FIELD_REASONING };
+
+typedef struct Chan {
+    int field;
+    bool started;        /* a non-space byte went out */
+    bool count_cps;      /* track code points (citation offsets) */
+    StrBuf ws;           /* whitespace held: trailing unless more text follows */
+    uint64_t cps;        /* code points sent out */
+} Chan;
+
+/* ---- incremental JSON scanner (RFC 8259, strict) ---- */
+
+enum { JE_NONE, JE_KEY, JE_VSTART, JE_VEND, JE_ERR };
+
+typedef struct JScan {
+    uint8_t st;              /* state (reply.c) */
+    uint8_t aux;             /* literal position / hex digit count */
+    bool in_key;
+    bool key_long;           /* key longer than key[]: never one we look for */
+    uint32_t depth;          /* open containers */
+    uint32_t max_depth;
+    uint8_t *is_obj;         /* is_obj[d]: container at depth d is an object */
+    uint32_t report_depth;   /* JE_VSTART/JE_VEND for values whose parent depth <= this */
+    uint32_t key_depth;      /* JE_KEY for keys of objects at this depth (0: none) */
+    uint32_t hex;            /* \uXXXX being read */
+    uint32_t high;           /* pending high surrogate, 0 if none */
+    char key[64];
+    uint8_t key_len;
+    StrBuf *dec;             /* when set: the current string value, decoded, goes here */
+    char vtype;              /* JE_VSTART: first byte of the value */
+    uint32_t vdepth;         /* JE_VSTART/JE_VEND: parent depth of the value */
+} JScan;
+
+void js_init(Parser *p, JScan *j, uint32_t report_depth, uint32_t key_depth);
+/* Consume bytes until an event. *used = bytes consumed. JE_VSTART comes
+ * after consuming the value's first byte; JE_VEND after its last (a number
+ * ends at the byte after it, which is not consumed); JE_KEY after the key's
+ * closing quote; JE_ERR at the offending byte (not consumed). A VEND with
+ * vdepth 0 ends the document; feed nothing more after it. */
+int js_feed(JScan *j, const char *s, size_t n, size_t *used);
+/* Is s[0..n) exactly one JSON value (surrounding JSON whitespace allowed)? */
+bool is_json_space(unsigned char c);   /* space, \t, \n, \r (RFC 8259) */
+bool js_valid(Parser *p, const char *s, size_t n);
+
+/* ---- the call being parsed ---- */
+
+typedef struct Call {
+    bool active;
+    bool committed;          /* header sent (stream) / recorded (whole) */
+    bool need_id;            /* command-a: wait for the model's id */
+    bool has_name, has_id;
+    bool args_started;       /* some argument text exists */
+    StrBuf name, id;
+    StrBuf args;             /* argument text before commit */
+    StrBuf raw;              /* consumed bytes no output represents yet */
+} Call;
+
+/* ---- the parser ---- */
+
+typedef void (*StepFn)(Parser *p, const char *s, size_t n);
+typedef void (*FinishFn)(Parser *p);
+typedef void (*TextSink)(Parser *p, const char *s, size_t n);
+
+enum { REASONING_AUTO, REASONING_OPEN, REASONING_CLOSED };
+
+struct Parser {
+    Arena arena;
+    Rt rt;
+    cf_reply_format format;
+    bool whole;              /* whole parse: commit calls at their end */
+    bool failed;             /* an error unwound: refuse further use */
+    bool finished;
+    int reasoning_mode;      /* REASONING_* from the options */
+    StepFn step;
+    FinishFn finish;
+    size_t step_bytes;       /* bytes not yet charged to rt_step */
+
+    /* UTF-8 repair: a valid but incomplete sequence from the last chunk */
+    unsigned char u8_hold[4];
+    uint8_t u8_len;
+
+    /* format machine */
+    int state;
+    int ret_state;           /* command-a: text state to return to after </co:...> */
+    char tm_buf[32];         /* tag prefix matched so far */
+    uint8_t tm_len;
+    Chan content, reasoning;
+    Call call;
+    uint32_t ncalls;         /* committed calls = next index */
+    JScan js;
+    int cur_key;             /* format-specific: which key's value is being read */
+    int val_mode;            /* format-specific: what to do with the value's bytes */
+    bool string_value;       /* glm45: the current value is typed string */
+    uint32_t nargs;          /* glm45: arguments written so far */
+    StrBuf text;             /* format scratch: glm45 key / held value, citation sources */
+    StrBuf esc;              /* scratch for escaping */
+    StrBuf dec;              /* scratch for decoded JSON strings */
+    Value tools;             /* parsed tools_json, or None */
+    Value props;             /* glm45: the called tool's "properties", or None */
+
+    /* command-a citations */
+    bool span_open, span_started;
+    uint64_t span_start;
+    StrBuf span_text;
+
+    /* output: whole parse */
+    StrBuf msg_content, msg_reasoning, msg_calls, msg_citations;
+    uint32_t msg_ncitations;
+    /* output: stream */
+    StrBuf out;
+    int open_line;           /* LINE_* (reply.c) of the unfinished last line */
+    uint32_t open_index;
+};
+
+/* reply.c: shared machinery for the format files */
+bool is_space(unsigned char c);
+int tag_step(Parser *p, const TagSet *set, unsigned char c);
+/* Scan text until a tag of `set` completes (returns its index and sets
+ * *next past it) or input ends (returns -1). Text goes to `put`. */
+int scan_text(Parser *p, const char *s, size_t n, size_t *i, const TagSet *set, TextSink put);
+void put_content(Parser *p, const char *s, size_t n);
+void put_reasoning(Parser *p, const char *s, size_t n);
+/* Before any text: skip whitespace and match one of `set` (returns its
+ * index); anything else switches to `content_state` (returns -1, as when
+ * input runs out). */
+int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
+              int content_state);
+/* Text states that end a reply: flush a held tag prefix as text. */
+void flush_tag_prefix(Parser *p, TextSink put);
+/* A JSON string body (no quotes), as Python's json.dumps(ensure_ascii=False). */
+void json_escape_into(StrBuf *sb, const char *s, size_t n);
+
+void call_begin(Parser *p, const char *tag, bool keep_raw, bool need_id);
+void call_raw(Parser *p, const char *s, size_t n);         /* consumed, not represented */
+void call_args(Parser *p, const char *s, size_t n);        /* argument text */
+void call_represented(Parser *p);                          /* output now covers raw */
+void call_try_commit(Parser *p);                           /* stream: commit if header known */
+void call_end(Parser *p);                                  /* complete and well-formed */
+/* The call is broken at this point: what it consumed but did not represent
+ * goes to content (the whole call, when not committed), then `replay` (held
+ * tag bytes not consumed) is re-scanned in `resume_state`. */
+void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len);
+/* The markup is complete although its closing tag is missing or cut: keep
+ * the call (if one is open) and drop the leftover markup bytes. */
+void call_accept(Parser *p);
+/* In a call: whitespace (raw), then one of `set`. Returns the tag's index
+ * once complete (*pi past it), -1 when input ran out, -2 when something
+ * else came: the call then broke (or, with miss_ends_call, was accepted)
+ * and the parser went on in `resume`, re-scanning the held bytes. */
+int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
+               bool miss_ends_call);
+/* End of input inside a call: break, including held tag bytes. */
+void call_break_eof(Parser *p, int resume_state);
+/* Citation spans (command-a) */
+void span_open(Parser *p);
+void span_close(Parser *p, const char *sources_json, size_t n);
+
+/* Calls written as JSON (hermes, command-a): Parser.val_mode says what the
+ * bytes of the current value are. */
+enum { V_SKIP, V_ID, V_NAME, V_ARGS_RAW, V_ARGS_STR };
+typedef struct JsonHooks {
+    void (*on_key)(Parser *p);       /* JE_KEY */
+    bool (*on_vstart)(Parser *p);    /* false: the call is malformed here */
+    bool (*on_vend)(Parser *p);
+    int resume_state;                /* where a broken call's text goes on */
+} JsonHooks;
+/* One js_feed step over s; returns bytes consumed. */
+size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h);
+bool json_key_is(const JScan *j, const char *z);
+/* The value of "arguments"/"parameters" starts: an object streams verbatim,
+ * a string's decoded text is the arguments; false for anything else. */
+bool json_args_start(Parser *p, char vtype);
+
+/* per-format entry points */
+void hermes_init(Parser *p);     /* also plain */
+void glm45_init(Parser *p);
+void command_a_init(Parser *p);
+
+#endif

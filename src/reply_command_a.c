@@ -1,0 +1,268 @@
+/* reply_command_a.c — Cohere Command-A (Reasoning) replies:
+ *   <|START_THINKING|>REASONING<|END_THINKING|>
+ *   <|START_ACTION|>[{"tool_call_id": "0", "tool_name": N, "parameters": {...}}, ...]<|END_ACTION|>
+ *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|>, then <|END_OF_TURN_TOKEN|>.
+ * Each action is a call with the model's tool_call_id as its id; it commits
+ * once both id and name are read (or at its end, when the id is missing:
+ * then "call_<index>"), and its "parameters" text streams verbatim.
+ * Content may cite tool results: <co>SPAN</co: 0:[1,2],1:[0]> becomes SPAN
+ * plus a citation {start, end, text, sources}. */
+#include <stdio.h>
+#include <string.h>
+#include "reply.h"
+
+enum { C_OUT, C_THINK, C_RESP, C_ACT, C_ACT_POST, C_CO_SRC };
+enum { K_OTHER, K_ID, K_NAME, K_ARGS };
+
+#define START_THINKING "<|START_THINKING|>"
+#define END_THINKING "<|END_THINKING|>"
+#define START_ACTION "<|START_ACTION|>"
+#define END_ACTION "<|END_ACTION|>"
+#define START_RESPONSE "<|START_RESPONSE|>"
+#define END_RESPONSE "<|END_RESPONSE|>"
+#define END_OF_TURN "<|END_OF_TURN_TOKEN|>"
+#define CO_OPEN "<co>"
+#define CO_CLOSE "</co:"
+
+/* Outside blocks. The first tag is left out when the prompt closed reasoning. */
+static const char *const OUT_TAGS[] = {START_THINKING, START_ACTION, START_RESPONSE, END_OF_TURN,
+                                       CO_OPEN, CO_CLOSE};
+static const char *const THINK_TAGS[] = {END_THINKING, START_ACTION, START_RESPONSE};
+static const char *const RESP_TAGS[] = {END_RESPONSE, END_OF_TURN, CO_OPEN, CO_CLOSE};
+static const char *const POST_TAGS[] = {END_ACTION};
+static const TagSet OUT_SET = {OUT_TAGS, 6}, OUT_NOTHINK_SET = {OUT_TAGS + 1, 5};
+static const TagSet THINK_SET = {THINK_TAGS, 3}, RESP_SET = {RESP_TAGS, 4};
+static const TagSet POST_SET = {POST_TAGS, 1};
+
+enum { MAX_SOURCES = 256 };
+
+/* ---- citations ---- */
+
+static void skip_spaces(const char **s, const char *end) {
+    while (*s < end && is_space((unsigned char)**s)) (*s)++;
+}
+
+static bool read_index(const char **s, const char *end, StrBuf *out) {
+    skip_spaces(s, end);
+    const char *start = *s;
+    while (*s < end && **s >= '0' && **s <= '9' && *s - start < 9) (*s)++;
+    if (*s == start) return false;
+    sb_put(out, start, (size_t)(*s - start));
+    skip_spaces(s, end);
+    return true;
+}
+
+static bool read_char(const char **s, const char *end, char c) {
+    skip_spaces(s, end);
+    if (*s >= end || **s != c) return false;
+    (*s)++;
+    return true;
+}
+
+/* " 0:[1,2],1:[0]" -> [{"tool_call_index":0,"result_indices":[1,2]},...] */
+static bool sources_to_json(const char *s, size_t n, StrBuf *out) {
+    const char *end = s + n;
+    sb_putc(out, '[');
+    do {
+        if (out->len > 1) sb_putc(out, ',');
+        sb_puts(out, "{\"tool_call_index\":");
+        if (!read_index(&s, end, out) || !read_char(&s, end, ':') || !read_char(&s, end, '['))
+            return false;
+        sb_puts(out, ",\"result_indices\":[");
+        if (!read_char(&s, end, ']')) {
+            do {
+                if (out->p[out->len - 1] != '[') sb_putc(out, ',');
+                if (!read_index(&s, end, out)) return false;
+            } while (read_char(&s, end, ','));
+            if (!read_char(&s, end, ']')) return false;
+        }
+        sb_puts(out, "]}");
+    } while (read_char(&s, end, ','));
+    skip_spaces(&s, end);
+    sb_putc(out, ']');
+    return s == end;
+}
+
+/* `</co:` + SOURCES + `>`, or not a citation after all (then it is text). */
+static void citation_end(Parser *p, bool closed) {
+    p->state = p->ret_state;
+    p->esc.len = 0;
+    if (closed && p->span_open && sources_to_json(p->text.p, p->text.len, &p->esc)) {
+        span_close(p, p->esc.p, p->esc.len);
+        return;
+    }
+    put_content(p, CO_CLOSE, strlen(CO_CLOSE));
+    put_content(p, p->text.p, p->text.len);
+    if (closed) put_content(p, ">", 1);
+}
+
+static void step_sources(Parser *p, const char *s, size_t n, size_t *pi) {
+    size_t i = *pi;
+    while (i < n) {
+        char c = s[i];
+        if (c == '>') {
+            *pi = i + 1;
+            citation_end(p, true);
+            return;
+        }
+        if (c == '<' || p->text.len >= MAX_SOURCES) {
+            *pi = i;
+            citation_end(p, false);
+            return;
+        }
+        sb_putc(&p->text, c);
+        i++;
+    }
+    *pi = i;
+}
+
+/* ---- actions ---- */
+
+static void on_key(Parser *p) {
+    const JScan *j = &p->js;
+    const Call *c = &p->call;
+    if (json_key_is(j, "tool_call_id") && !c->has_id) p->cur_key = K_ID;
+    else if (json_key_is(j, "tool_name") && !c->has_name) p->cur_key = K_NAME;
+    else if (json_key_is(j, "parameters") && !p->nargs) p->cur_key = K_ARGS;
+    else p->cur_key = K_OTHER;
+}
+
+static bool on_vstart(Parser *p) {
+    JScan *j = &p->js;
+    char t = j->vtype;
+    switch (j->vdepth) {
+    case 0: return t == '[';
+    case 1:                                 /* one action */
+        if (t != '{') return false;
+        call_begin(p, NULL, true, true);
+        p->nargs = 0;
+        p->cur_key = K_OTHER;
+        p->val_mode = V_SKIP;
+        return true;
+    }
+    p->val_mode = V_SKIP;
+    switch (p->cur_key) {
+    case K_ID:
+        if (t != '"' && t != '-' && (t < '0' || t > '9')) return false;
+        p->val_mode = V_ID;
+        if (t == '"') j->dec = &p->call.id;
+        break;
+    case K_NAME:
+        if (t != '"') return false;
+        p->val_mode = V_NAME;
+        j->dec = &p->call.name;
+        break;
+    case K_ARGS:
+        return json_args_start(p, t);
+    }
+    return true;
+}
+
+static bool on_vend(Parser *p) {
+    switch (p->js.vdepth) {
+    case 0:                                 /* the list */
+        p->state = C_ACT_POST;
+        return true;
+    case 1:                                 /* one action */
+        if (!p->call.has_name) return false;
+        if (!p->nargs) call_args(p, "{}", 2);
+        call_end(p);
+        return true;
+    }
+    if (p->val_mode == V_ID) {
+        p->call.has_id = true;
+        call_try_commit(p);
+    } else if (p->val_mode == V_NAME) {
+        if (!p->call.name.len) return false;
+        p->call.has_name = true;
+        call_try_commit(p);
+    }
+    p->val_mode = V_SKIP;
+    p->cur_key = K_OTHER;
+    return true;
+}
+
+static const JsonHooks HOOKS = {on_key, on_vstart, on_vend, C_OUT};
+
+static void start_actions(Parser *p) {
+    p->call.raw.len = 0;
+    call_raw(p, START_ACTION, strlen(START_ACTION));
+    js_init(p, &p->js, 2, 2);
+    p->state = C_ACT;
+}
+
+/* A tag in content (outside blocks or in a response). */
+static void content_tag(Parser *p, const char *tag) {
+    if (strcmp(tag, START_THINKING) == 0) p->state = C_THINK;
+    else if (strcmp(tag, START_ACTION) == 0) start_actions(p);
+    else if (strcmp(tag, START_RESPONSE) == 0) p->state = C_RESP;
+    else if (strcmp(tag, END_RESPONSE) == 0 || strcmp(tag, END_OF_TURN) == 0) p->state = C_OUT;
+    else if (strcmp(tag, CO_OPEN) == 0) span_open(p);
+    else if (!p->span_open) put_content(p, tag, strlen(tag));   /* </co: closing nothing */
+    else {
+        p->ret_state = p->state;
+        p->text.len = 0;
+        p->state = C_CO_SRC;
+    }
+}
+
+static const TagSet *out_set(const Parser *p) {
+    return p->reasoning_mode == REASONING_CLOSED ? &OUT_NOTHINK_SET : &OUT_SET;
+}
+
+static void command_a_step(Parser *p, const char *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        int r;
+        switch (p->state) {
+        case C_OUT:
+        case C_RESP: {
+            const TagSet *set = p->state == C_OUT ? out_set(p) : &RESP_SET;
+            r = scan_text(p, s, n, &i, set, put_content);
+            if (r >= 0) content_tag(p, set->tags[r]);
+            break;
+        }
+        case C_THINK:
+            r = scan_text(p, s, n, &i, &THINK_SET, put_reasoning);
+            if (r == 0) p->state = C_OUT;
+            else if (r > 0) content_tag(p, THINK_TAGS[r]);   /* END_THINKING forgotten */
+            break;
+        case C_ACT:
+            i += json_call_step(p, s + i, n - i, &HOOKS);
+            break;
+        case C_ACT_POST:   /* the list is complete; a missing end tag is forgiven */
+            if (expect_tag(p, s, n, &i, &POST_SET, C_OUT, true) >= 0) {
+                call_accept(p);
+                p->state = C_OUT;
+            }
+            break;
+        default:           /* C_CO_SRC */
+            step_sources(p, s, n, &i);
+        }
+    }
+}
+
+static void command_a_finish(Parser *p) {
+    switch (p->state) {
+    case C_THINK: flush_tag_prefix(p, put_reasoning); break;
+    case C_ACT: call_break_eof(p, C_OUT); break;
+    case C_ACT_POST: {
+        char rest[sizeof p->tm_buf];
+        size_t k = p->tm_len;
+        memcpy(rest, p->tm_buf, k);
+        p->tm_len = 0;
+        call_accept(p);
+        put_content(p, rest, k);
+        break;
+    }
+    case C_CO_SRC: citation_end(p, false); break;
+    default: flush_tag_prefix(p, put_content);
+    }
+}
+
+void command_a_init(Parser *p) {
+    p->step = command_a_step;
+    p->finish = command_a_finish;
+    p->content.count_cps = true;
+    p->state = p->reasoning_mode == REASONING_OPEN ? C_THINK : C_OUT;
+}

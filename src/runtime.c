@@ -1,0 +1,224 @@
+/* runtime.c — arena allocator, error unwinding and limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime.h"
+
+/* ---- arena ---- */
+
+#define ARENA_ALIGN 16
+#define ARENA_CHUNK_MIN (64u * 1024u)
+
+struct ArenaChunk {
+    ArenaChunk *next;
+    size_t size;       /* usable bytes in data[] */
+    size_t used;       /* bytes handed out from data[] */
+    _Alignas(ARENA_ALIGN) unsigned char data[];
+};
+
+static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
+
+void arena_init(Arena *a, size_t limit) {
+    a->head = NULL;
+    a->used_total = 0;
+    a->limit = limit;
+}
+
+void arena_release(Arena *a) {
+    ArenaChunk *c = a->head;
+    while (c) {
+        ArenaChunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+    a->used_total = 0;
+}
+
+/* Would charging `n` more bytes pass the limit? (overflow safe) */
+static bool arena_over_limit(const Arena *a, size_t n) {
+    return a->limit && (n > a->limit || a->used_total > a->limit - n);
+}
+
+static ArenaChunk *chunk_new(Arena *a, size_t size) {
+    if (size > SIZE_MAX - sizeof(ArenaChunk)) return NULL;
+    if (arena_over_limit(a, sizeof(ArenaChunk))) return NULL;
+    ArenaChunk *c = malloc(sizeof(ArenaChunk) + size);
+    if (!c) return NULL;
+    c->size = size;
+    c->used = 0;
+    a->used_total += sizeof(ArenaChunk);
+    return c;
+}
+
+void *arena_try_alloc(Arena *a, size_t n) {
+    if (n > SIZE_MAX - ARENA_ALIGN) return NULL;
+    n = align_up(n ? n : 1);
+    if (arena_over_limit(a, n)) return NULL;
+    ArenaChunk *c = a->head;
+    if (!c || c->size - c->used < n) {
+        /* A big request gets its own chunk, linked behind the head so the
+         * head's free tail stays usable for the small allocations. */
+        bool dedicated = c && n > ARENA_CHUNK_MIN / 4;
+        c = chunk_new(a, n > ARENA_CHUNK_MIN ? n : ARENA_CHUNK_MIN);
+        if (!c) return NULL;
+        if (dedicated) {
+            c->next = a->head->next;
+            a->head->next = c;
+        } else {
+            c->next = a->head;
+            a->head = c;
+        }
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    a->used_total += n;
+    return p;
+}
+
+/* Resize the most recent allocation of the head chunk in place, when `p` is
+ * that allocation and the new size fits. Strings grow this way for free. */
+static bool arena_try_resize_last(Arena *a, void *p, size_t old_n, size_t new_n) {
+    ArenaChunk *c = a->head;
+    if (!c || !p) return false;
+    size_t old_sz = align_up(old_n ? old_n : 1), new_sz = align_up(new_n ? new_n : 1);
+    unsigned char *bp = p;
+    if (bp < c->data || bp + old_sz != c->data + c->used) return false;
+    size_t start = (size_t)(bp - c->data);
+    if (new_sz > c->size - start) return false;
+    if (new_sz > old_sz) {
+        if (arena_over_limit(a, new_sz - old_sz)) return false;
+        a->used_total += new_sz - old_sz;
+    } else {
+        a->used_total -= old_sz - new_sz;
+    }
+    c->used = start + new_sz;
+    return true;
+}
+
+/* A block that has a chunk to itself (big strings and lists) grows with
+ * realloc(), so the old copy does not linger until the arena is released. */
+static void *arena_try_grow_alone(Arena *a, void *p, size_t old_n, size_t new_n) {
+    size_t old_sz = align_up(old_n ? old_n : 1), new_sz = align_up(new_n);
+    if (new_sz <= old_sz || new_sz > SIZE_MAX - sizeof(ArenaChunk) || arena_over_limit(a, new_sz - old_sz))
+        return NULL;
+    ArenaChunk **link = &a->head;
+    while (*link && (*link)->data != (unsigned char *)p) link = &(*link)->next;
+    ArenaChunk *c = *link;
+    if (!c || c->used != old_sz) return NULL;
+    c = realloc(c, sizeof(ArenaChunk) + new_sz);
+    if (!c) return NULL;
+    c->size = c->used = new_sz;
+    *link = c;
+    a->used_total += new_sz - old_sz;
+    return c->data;
+}
+
+/* ---- errors ---- */
+
+static void error_vset(cf_error *err, cf_error_kind kind, int line, int col, const char *fmt,
+                       va_list ap) {
+    err->kind = kind;
+    err->line = line;
+    err->column = col;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+}
+
+void error_set(cf_error *err, cf_error_kind kind, int line, int col, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->offset = 0;
+    error_vset(err, kind, line, col, fmt, ap);
+    va_end(ap);
+}
+
+/* The latest throw wins; err->offset is left alone so that the JSON reader
+ * can set it just before throwing. */
+_Noreturn void rt_throw(Rt *rt, cf_error_kind kind, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(rt->err, kind, rt->line, rt->col, fmt, ap);
+    va_end(ap);
+    longjmp(*rt->jb, 1);
+}
+
+_Noreturn void rt_oom(Rt *rt, size_t n) {
+    Arena *a = rt->arena;
+    if (a && arena_over_limit(a, align_up(n))) {
+        rt_throw(rt, CF_ERR_LIMIT,
+                 "memory limit of %zu bytes exceeded (raise it with --max-memory / cf_limits.max_memory)",
+                 a->limit);
+    }
+    rt_throw(rt, CF_ERR_MEMORY, "out of memory");
+}
+
+void *rt_alloc(Rt *rt, size_t n) {
+    void *p = arena_try_alloc(rt->arena, n);
+    if (!p) rt_oom(rt, n);
+    return p;
+}
+
+void *rt_alloc0(Rt *rt, size_t n) {
+    void *p = rt_alloc(rt, n);
+    memset(p, 0, n);
+    return p;
+}
+
+void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n) {
+    if (arena_try_resize_last(rt->arena, old, old_n, new_n)) return old;
+    if (old && new_n <= old_n) return old;    /* shrinking never needs a move */
+    if (old && old_n > ARENA_CHUNK_MIN / 4) {
+        void *grown = arena_try_grow_alone(rt->arena, old, old_n, new_n);
+        if (grown) return grown;
+    }
+    void *p = rt_alloc(rt, new_n);
+    if (old) memcpy(p, old, old_n < new_n ? old_n : new_n);
+    return p;
+}
+
+/* ---- limits ---- */
+
+void limits_resolve(cf_limits *l) {
+    if (!l->max_steps) l->max_steps = 50000000ull;
+    if (!l->max_recursion) l->max_recursion = 500;
+    if (!l->max_parse_depth) l->max_parse_depth = 500;
+    if (!l->max_output) l->max_output = (size_t)64 << 20;
+    if (!l->max_string) l->max_string = (size_t)64 << 20;
+    if (!l->max_items) l->max_items = 4000000;
+    if (!l->max_memory) l->max_memory = (size_t)1 << 30;
+    if (!l->max_range) l->max_range = 100000;
+    if (!l->max_json_depth) l->max_json_depth = 512;
+    if (!l->max_json_bytes) l->max_json_bytes = (size_t)256 << 20;
+}
+
+void cf_limits_default(cf_limits *out) {
+    memset(out, 0, sizeof *out);
+    limits_resolve(out);
+}
+
+const char *cf_error_kind_name(cf_error_kind kind) {
+    static const char *const names[] = {
+        [CF_OK] = "OK",
+        [CF_ERR_TEMPLATE_SYNTAX] = "TemplateSyntaxError",
+        [CF_ERR_UNDEFINED] = "UndefinedError",
+        [CF_ERR_TEMPLATE] = "TemplateError",
+        [CF_ERR_TYPE] = "TypeError",
+        [CF_ERR_VALUE] = "ValueError",
+        [CF_ERR_SECURITY] = "SecurityError",
+        [CF_ERR_OVERFLOW] = "OverflowError",
+        [CF_ERR_ZERO_DIVISION] = "ZeroDivisionError",
+        [CF_ERR_INDEX] = "IndexError",
+        [CF_ERR_KEY] = "KeyError",
+        [CF_ERR_ATTRIBUTE] = "AttributeError",
+        [CF_ERR_RUNTIME] = "RuntimeError",
+        [CF_ERR_JSON] = "JSONDecodeError",
+        [CF_ERR_LIMIT] = "LimitError",
+        [CF_ERR_MEMORY] = "MemoryError",
+        [CF_ERR_IO] = "IOError",
+        [CF_ERR_UNICODE] = "UnicodeDecodeError",
+        [CF_ERR_FORMAT] = "FormatError",
+        [CF_ERR_USAGE] = "UsageError",
+    };
+    if ((unsigned)kind >= sizeof names / sizeof names[0] || !names[kind]) return "Error";
+    return names[kind];
+}

@@ -1,0 +1,564 @@
+#!/usr/bin/env python3
+"""Writes tests/unit/lang.jsonl: small raw-mode templates covering the Jinja2
+language (delimiters, whitespace control, statements, expressions, Python value
+printing, Undefined, scoping, errors).
+
+No expected output is stored: tests/run_tests.sh renders every row live with the
+reference (shared/oracle/hf_render.py) and with chatfmt, and compares.
+
+Row ids are lang-SECTION-NNN, numbered in order inside each section. Add new rows at
+the END of a section so existing ids (cited in tests/KNOWN_DIFFERENCES.md) stay
+stable. Regenerate with:  python3 tests/gen_lang_table.py
+"""
+import json
+import os
+import re
+
+# Variables a row may use; a row gets exactly the ones its template names
+# (as whole words), unless it passes its own context.
+BASE = {
+    "s": "héllo wörld",
+    "n": 7,
+    "neg": -3,
+    "f": 2.5,
+    "z": 0,
+    "t": True,
+    "no": False,
+    "nil": None,
+    "xs": [3, 1, 2],
+    "words": ["b", "a", "c"],
+    "d": {"b": 1, "a": 2},
+    "msg": {"role": "user", "content": "hi"},
+    "msgs": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello", "tool_calls": [{"name": "f", "arguments": {"x": 1}}]},
+        {"role": "user", "content": [{"type": "text", "text": "more"}]},
+    ],
+    "nested": {"a": {"b": {"c": "deep"}}},
+    "big": 12345678901234567890,
+    "empty": "",
+    "el": [],
+    "ed": {},
+    "fl": 1.0,
+    "tree": [{"n": "a", "c": [{"n": "b", "c": [{"n": "c", "c": []}]}, {"n": "d", "c": []}]}],
+    "pairs": [[1, "one"], [2, "two"]],
+    "fmt": "%s=%d",
+}
+
+ROWS = []
+_counts = {}
+
+
+def add(section, template, context=None):
+    _counts[section] = _counts.get(section, 0) + 1
+    if context is None:
+        context = {k: v for k, v in BASE.items() if re.search(r"(?<![\w.])" + k + r"\b", template)}
+    ROWS.append({"id": f"lang-{section}-{_counts[section]:03d}", "template_text": template,
+                 "context": context, "raw": True})
+
+
+def add_all(section, templates):
+    for t in templates:
+        add(section, t)
+
+
+def prints(section, exprs):
+    """One row per expression, printed with {{ }}."""
+    add_all(section, ["{{ " + e + " }}" for e in exprs])
+
+
+# ---- delimiters and whitespace control -------------------------------------
+add_all("ws", [
+    "a {{ s }} b",
+    "line1\n{% if t %}\nyes\n{% endif %}\nline2",
+    "  {% if t %}X{% endif %}\n",
+    "  {% if t %}\n  X\n  {% endif %}\nend",
+    "a  {%- if t %} X {% endif -%}  b",
+    "a\n  {{- s -}}\n  b",
+    "a {{- s }} b",
+    "a {{ s -}} b",
+    "  {%+ if t %}X{% endif %}",
+    "{% if t +%}\nX{% endif %}",
+    "{% if t -%}\n\n  X  \n\n{%- endif %}",
+    "x\n",
+    "x\n\n",
+    "x\r\n",
+    "a\r\nb\r\n{% if t %}\r\nc\r\n{% endif %}\r\nd",
+    "a\rb\r",
+    "{# comment #}x",
+    "a {# c #} b",
+    "  {# c #}\nx",
+    "a {#- c -#} b",
+    "{# multi\nline #}\nx",
+    "{# {{ s }} {% if %} #}ok",
+    "{% raw %}{{ s }}{% if %}{% endraw %}",
+    "a {%- raw -%} {{ x }} {%- endraw -%} b",
+    "  {% raw %}\n  keep\n  {% endraw %}\nz",
+    "{{ '{{' }}x{{ '}}' }}",
+    "{ not a tag } {{ s }} }} %}",
+    "{%- if t -%}\n\tX\n{%- endif -%}",
+    "\t{% if t %}\n\tX\n\t{% endif %}",
+    "{{s}}{{n}}",
+    "{%if t%}y{%endif%}",
+    "{{\n  s\n}}",
+    "{% if\n  t\n%}y{% endif %}",
+    "a\n{{ s }}\nb",
+    "{% for x in xs %}\n{{ x }}\n{% endfor %}",
+    "{% for x in xs -%}\n{{ x }}\n{%- endfor %}",
+    "{% for x in xs %}{{ x }},{% endfor %}\n",
+    "  {% for x in xs %}\n  - {{ x }}\n  {% endfor %}\n",
+    "{% set y = 1 %}\n{{ y }}",
+    "text  \n  {%- set y = 1 %}\nafter",
+    "{%- if t %}  lead{% endif %}",
+    "  {{ s }}  ",
+    "a {%- if t -%}\n\n b \n\n{%- endif -%}\n c",
+    "{%- macro m() -%}\n  M\n{%- endmacro -%}\n[{{ m() }}]",
+    "x {{- '' -}} y",
+    "{% if t %}a{% else %}  \n  b{% endif %}",
+    "  {%- if t %}\n  x\n  {%- endif %}",
+    "\n\n{% if t %}x{% endif %}\n\n",
+    "{%- raw %}  x  {% endraw -%}",
+    "a\n\n\n",
+    "{{ s }}\r\n",
+    "{% if t %}\r\nx\r\n{% endif %}\r\n",
+    "{{-1}}|{{ -1 }}",
+    "{%- if -1 < 0 -%} neg {%- endif -%}",
+    "a {{+ s +}} b",
+    "  {#- c #}  x",
+    "  x {% if t %}y{% endif %}",
+    "{% if t %}  {% endif %}|",
+    "{{ s }}{# c #}\n{{ n }}",
+    "{% if t %}a{% endif +%}\nb",
+    "{% for x in xs +%}\n{{ x }}{% endfor %}",
+    "{{ 'a\nb' }}\n",
+    "{%- for x in xs %}\n  {{- x }}\n{%- endfor %}",
+    "  {%- raw -%}  {{ raw }}  {%- endraw -%}  ",
+    "lead\n    {% if t %}\n    body\n    {% endif %}\ntrail",
+    "{{ s }}\n\n\n",
+    "\r\n{% if t %}\r\n{% endif %}\r\n",
+    "{% if t %}{% if t %}\n  {% endif %}\n{% endif %}\n",
+    "{% raw +%}x{% endraw %}",
+    "{% raw %}x{% endraw +%}",
+    "{%+ raw %}x{% endraw %}",
+])
+
+# ---- literals --------------------------------------------------------------
+prints("lit", [
+    r"'a\nb'", r'"tab\there"', r"'q\'s'", r'"dq\"s"', r"'back\\slash'",
+    r"'\x41\u00e9\U0001F600'", r"'\101'", r"'\N{BULLET}'", "'a' 'b'", "\"mixed 'q'\"", "''",
+    "'multi\nline'", r"'\r'", r"'\q'", "'é中😀'",
+    "42", "0", "1_000_000", "0x1F", "0o17", "0b101", "00", "007", "12345678901234567890", "-5", "+5",
+    "1.5", "1e3", "1E3", "1.5e-3", "2.0", "1_0.5", ".5", "5.", "1e100", "1e16", "1.0e15", "0.1",
+    "123456789.123456789", "1e-5", "0.0001", "-0.0", "1e22", "1e-7", "3.0e10",
+    "true", "True", "false", "False", "none", "None", "TRUE", "nil",
+    "[]", "[1, 'a', none, true, 1.5]", "[1,]", "(1,)", "()", "(1, 2)", "{}",
+    "{'a': 1, 'b': [1, 2]}", "{1: 'x', none: 'y'}", "{'a': 1, 'a': 2}", "[[1], [[2]]]", "1, 2",
+    "(1)", "((1, 2), [3])", "{'k': (1,)}",
+])
+
+# ---- arithmetic ------------------------------------------------------------
+for op in ["+", "-", "*", "/", "//", "%", "**"]:
+    for a, b in [("7", "2"), ("-7", "2"), ("7", "-2"), ("7.5", "2"), ("2", "0"), ("-7.5", "-2"), ("0.0", "3")]:
+        add("arith", "{{ " + a + " " + op + " " + b + " }}")
+prints("arith", [
+    "'ab' + 'cd'", "'ab' * 3", "3 * 'ab'", "[1] + [2]", "[1] * 2", "'a' + 1", "1 + none", "'a' - 'b'",
+    "'ab' * -1", "2 ** 100", "2 ** -1", "10 / 4", "10 // 4.0", "1e308 * 10", "-(1e308 * 10)",
+    "(1e308 * 10) - (1e308 * 10)", "7 % 0", "7.0 % 0", "7 // 0.0", "'a' ~ 1 ~ none ~ true ~ 1.5",
+    "1 + true", "true + true", "-n", "- -3", "-f", "+n", "2 + 3 * 4", "(2 + 3) * 4", "-2 ** 2",
+    "2 ** 3 ** 2", "10 - 2 - 3", "2 * 3 % 4", "1 + 2 ~ 3", "'a' ~ 1 + 2", "not 1 == 2",
+    "1 if 0 else 2 + 3", "big + 1", "big * big", "-big // 7", "big / 10", "0.1 + 0.2", "1 / 3",
+    "2 / 3", "100.0", "1e15 + 0.3", "10 ** 20", "10.0 ** 20", "2 ** 0.5", "n / 7",
+    "f * 2", "z - 0.0", "1 - 1.0", "(), ()", "() + (1,)", "[1] + (2,)", "{} + {}", "[] ~ {}",
+    "'é' * 2", "-'a'", "-none", "- [1]", "0 ** 0", "0 ** -1", "0.0 ** -1", "-7 // 2 * 2 + -7 % 2",
+    "5 % -3", "-5 % 3", "5.5 % -2", "-5.5 // 2", "1e16 + 1", "2 ** 63", "-(2 ** 63)", "2 ** 64 - 1",
+    "7 // -2.0", "true * 'ab'",
+])
+
+# ---- string % formatting ---------------------------------------------------
+prints("strfmt", [
+    "'%s' % 1", "'%s and %s' % ('a', 2)", "'%d' % 3.7", "'%5d|' % 42", "'%-5d|' % 42", "'%05d' % 42",
+    "'%.2f' % 3.14159", "'%e' % 12345.678", "'%g' % 0.00001", "'%g' % 123456789",
+    "'%x %X %o' % (255, 255, 8)", "'%r' % 'x'", "'%r' % ([1, 'a'],)", "'%c' % 65", "'100%%' % ()",
+    "'%(a)s-%(b)s' % {'a': 1, 'b': 2}", "'%s' % none", "'%s' % [1, 2]", "'%s %s' % [1, 2]",
+    "'%d' % 'x'", "'%s' % (1, 2)", "'%i' % 5", "'%+d' % 5", "'% d' % 5", "'%.3s' % 'abcdef'",
+    "'%10.3f|' % 2.5", "'%s' % true", "'%d' % true", "'%f' % 1e20", "'%.0f' % 2.5", "'%.1f' % 0.05",
+    "'%s' % 'é'", "'%5s|' % 'é'", "'%a' % 'é'", "'%z' % 1", "fmt % ('k', 3)", "'%s' % {'a': 1}",
+    "'%s' % ((1, 2),)", "'%(a)s' % {}", "'%*d' % (5, 1)", "'%#x' % 255", "'%.2e' % 0", "'%s' % f",
+    "'%d' % big", "'%s' % nope",
+])
+
+# ---- comparisons -----------------------------------------------------------
+for op in ["==", "!=", "<", "<=", ">", ">="]:
+    for a, b in [("1", "2"), ("2", "2"), ("1", "1.0"), ("'a'", "'b'"), ("'B'", "'a'"), ("[1, 2]", "[1, 3]"),
+                 ("none", "none"), ("1", "'1'"), ("1", "none"), ("true", "1")]:
+        add("cmp", "{{ " + a + " " + op + " " + b + " }}")
+prints("cmp", [
+    "1 < 2 < 3", "3 > 2 > 2", "1 == 1 == 1", "1 < 3 > 2", "'a' < 'b' <= 'b'", "(1, 2) == [1, 2]",
+    "(1, 2) < (1, 3)", "{'a': 1} == {'a': 1}", "{'a': 1} < {'a': 2}", "'é' > 'z'", "'' < 'a'",
+    "[] == []", "nope == none", "nope == nope", "1 < nope", "nil == none", "0.1 + 0.2 == 0.3",
+    "big == 12345678901234567890", "big > 1e19", "(1 < 2) == true", "'abc' < 'abd'", "[1, 'a'] < [1, 'b']",
+    "[1, 'a'] < [2]", "d == {'a': 2, 'b': 1}", "xs != [3, 1, 2]",
+])
+
+# ---- and / or / not, in ----------------------------------------------------
+prints("logic", [
+    "0 or 'x'", "'' or none", "1 and 'y'", "0 and 1", "[] or {}", "none or false", "'a' and 'b' or 'c'",
+    "not ''", "not 'a'", "not not 3", "not 1 or 0", "(0 or 2) + 1", "nope or 'd'", "nope and 1",
+    "(nope and 1) is defined", "el or ed or 'fallback'", "t and n", "no or el", "not nope",
+    "0.0 or -0.0", "'0' and 'zero'", "nil or nope or 3", "[0] and 'list'", "not (1 and 0)",
+    "1 or nope.attr", "0 and nope.attr",
+])
+prints("in", [
+    "'a' in 'abc'", "'ab' in 'abc'", "'x' not in 'abc'", "1 in [1, 2]", "3 in [1, 2]", "'k' in {'k': 1}",
+    "1 in {'k': 1}", "'' in 'abc'", "1 in 'abc'", "'a' in none", "'a' in nope", "[1] in [[1], [2]]",
+    "'role' in msg", "not 'a' in 'abc'", "'é' in s", "2 in (1, 2)", "'b' in d", "1 in d.values()",
+    "'a' in words", "none in [none]", "1.0 in [1]", "true in [1]", "'x' in xs", "('a', 2) in d.items()",
+])
+
+# ---- tests (`is`) ------------------------------------------------------------
+for test in ["defined", "undefined", "none", "string", "number", "integer", "float", "mapping",
+             "iterable", "sequence", "callable", "boolean"]:
+    for val in ["nope", "nil", "'s'", "3", "1.5", "xs", "d", "t"]:
+        add("is", "{{ " + val + " is " + test + " }}")
+prints("is", [
+    "3 is divisibleby 3", "3 is divisibleby(2)", "3 is odd", "4 is even", "'abc' is lower", "'ABC' is upper",
+    "'aB' is lower", "1 is sameas 1", "none is sameas none", "1 is eq 1", "1 is equalto 1", "2 is gt 1",
+    "2 is ge 2", "1 is lt 2", "1 is le 0", "1 is ne 2", "'upper' is filter", "'nope' is filter",
+    "'odd' is test", "1 is in [1, 2]", "'a' is in 'abc'", "n is not none", "not n is none", "nope is escaped",
+    "('x'|e) is escaped", "1 is == 1", "3 is divisibleby 0", "1 is nosuchtest", "1 is number and 2 is number",
+    "xs|select('odd')|list", "xs|reject('even')|list", "xs|select('gt', 1)|list",
+    "msgs|selectattr('role', 'eq', 'user')|list|length", "'s' is odd", "t is true", "1 is true",
+    "no is false", "range(3) is sequence", "msg.get is callable", "nope is not defined", "big is integer",
+    "-0.0 is float", "1.0 is integer", "'' is string", "none is none is true", "(1, 2) is sequence",
+    "'1' is number", "n is lt(10)", "s is upper", "'' is lower", "3 is defined and 3 is odd",
+])
+
+# ---- conditional expressions ---------------------------------------------------
+prints("cond", [
+    "'y' if t else 'n'", "'y' if no else 'n'", "'y' if no", "('y' if no) is defined", "'a' if t else 'b' if t else 'c'",
+    "('a' if no else 'b') ~ 'c'", "'a' ~ 'b' if no else 'c'", "[1 if t else 2]", "x if x is defined else 'dflt'",
+    "(1 if no)|default('d')", "1 if nope.x else 2", "'e' if el else 'ne'", "n if n > 5 else -n",
+    "'a' if 'a' in s else 'b'", "(1 if t else 2) + 10", "1 if no else 2 if no else 3", "none if t else 1",
+    "('y' if no) ~ 'z'", "'y' if 0.0 else 'n'", "'y' if ed else 'n'",
+])
+
+# ---- attribute and item lookup ------------------------------------------------
+prints("lookup", [
+    "msg.role", "msg['role']", "msg.missing", "msg['missing']", "msg.missing.deeper", "msg.missing is defined",
+    "d['items'] is defined", "xs.0", "xs[0]", "xs[-1]", "xs[5]", "xs['a']", "'abc'[1]", "'abc'.1", "nested.a.b.c",
+    "nested['a']['b']", "msg.get('role')", "msg.get('x', 'dflt')", "nil.x", "nil.x.y", "n.real",
+    "s.__class__", "s.__len__()", "{'_x': 1}._x", "{'items': 1}['items']", "{'upper': 1}.upper",
+    "msgs[2].tool_calls[0].arguments.x", "msgs[-1].content[0]['text']", "pairs[1][1]", "d['a' ~ '']",
+    "d[nope]", "xs[1.0]", "xs[true]", "'abc'[-4]", "nested.a['b'].c", "msgs|map(attribute='role')|list",
+    "{'a b': 1}['a b']", "msg['role'][0]", "(1, 2)[1]", "range(5)[2]", "big.bit_length()",
+    "f.is_integer()", "msg.keys()|list", "msg.__dict__", "xs._private", "d.get('zz') is none",
+    "msg.content.upper()", "el[0]", "ed.x",
+])
+
+# ---- slicing -------------------------------------------------------------------
+prints("slice", [
+    "xs[1:]", "xs[:2]", "xs[::2]", "xs[::-1]", "xs[-2:]", "xs[1:-1]", "xs[5:]", "xs[:-5]", "'héllo'[1:3]",
+    "'héllo'[::-1]", "'abcdef'[::2]", "'abcdef'[-3:-1]", "'abcdef'[4:1:-1]", "xs[::0]", "xs[none:2]",
+    "'abc'[1.5:]", "(1, 2, 3)[1:]", "range(10)[2:5]|list", "range(10)[::3]|list", "'😀é'[1]", "xs['1':]",
+    "s[:5] ~ '|'", "words[::-2]", "msgs[1:2]", "'abc'[:]", "xs[-100:100]", "'ab'[5:1]", "xs[:n]",
+    "'abcdef'[neg:]", "big[1:]",
+])
+
+# ---- calls, globals ------------------------------------------------------------
+prints("call", [
+    "range(3)|list", "range(1, 10, 3)|list", "range(5, 0, -2)|list", "range(0)|list", "range(3)",
+    "range(-2)|list", "range(1, 2, 0)", "range(100001)", "range(100000)|length", "range('a')",
+    "dict(a=1, b=2)", "dict()", "dict({'a': 1}, b=2)", "dict(**{'a': 1})", "namespace(a=1).a",
+    "'{} {}'.format(1, 2)", "'{a}'.format(a=1)", "'-'.join(['a', 'b'])", "'a,b,,c'.split(',')",
+    "'  x '.strip()", "xs|join(', ')", "raise_exception('boom')", "strftime_now('%Y-%m-%d %H:%M')",
+    "strftime_now('%A %d %B %Y %I%p %j')", "cycler('a', 'b').next()", "range(3)|map('string')|join",
+    "'a'.upper(1)", "nope()", "s()", "'a'.zfill(3)", "msg.items()|list", "dict(a=1).a",
+    "'x'.center(7, '*')", "'a b  c'.split()", "'a b c'.split(' ', 1)", "'{0}{1}{0}'.format('a', 'b')",
+    "'{:>5}|'.format('x')", "'{!r}'.format('x')", "'{:.2f}'.format(2.5)", "'{}'.format(none)",
+    "range(*[1, 4])|list", "dict(*[[['k', 'v']]])", "joiner()()", "'abc'.replace('b', 'X', 1)",
+    "'a'.startswith(('x', 'a'))", "raise_exception()", "strftime_now()", "namespace()",
+    "'{0.role}'.format(msg)", "'{0[role]}'.format(msg)",
+])
+
+# ---- printing Python values --------------------------------------------------------
+prints("print", [
+    "none", "true", "false", "1.0", "1e-7", "1e20", "1e22", "1e16", "1.5e300", "-0.0", "0.1 + 0.2", "1 / 3",
+    "100.0", "1e15 + 0.3", "123456789012345678.0", "big", "[1.0, 'a', none]", "{'k': 'v', 'n': [1, {'x': none}]}",
+    "('a',)", r"['it\'s']", r'["a\"b"]', r"""['both \' and "']""", r"['back\\slash']",
+    r"['new\nline', 'tab\t', 'cr\r']", r"['\x00\x01\x7f']", "['é', '😀', '中']",
+    r"['\u200b', '\xa0', '\u2028', '\ufeff', '\x85', '\u00ad']", "{'é': 'ü'}", "[true, false, none]", "msgs", "d",
+    "d.keys()", "d.values()", "d.items()", "(1, 'a')", "[(1, 2)]", "[[]]", "{'a': {}}", "fl", "tree", "pairs",
+    "nested", "[big, -big]", "[1e100, 1e-100, 1.5e-10]", "['\\'']", "[\"\\\"\"]", "s ~ [s]", "[f, -f, z]",
+    "[0.5, 2.5e-5, 12345.678]", "{'a': 1.0}", "((1,),)", "[nope]", "{'k': nope}", "msg.items()|list",
+    r"['\x1b[0m']", r"['\ud7ff\ue000\U0010ffff']", "['\U0001F600'.__len__]",
+])
+add("print", "{{ v }}", {"v": 1e-7})
+add("print", "{{ v }}", {"v": 3.0e10})
+add("print", "{{ v }}", {"v": [1.5, -0.0, 1e300]})
+add("print", "{{ v }}", {"v": 123456789012345678901234567890})
+add("print", "{{ v }}", {"v": "é\u0000\t\\"})
+add("print", "{{ [v] }}", {"v": "é\u0000\t\\"})
+add("print", "{{ v }}", {"v": {"nested": [{"deep": [None, True, 0.0]}]}})
+
+# ---- Undefined -----------------------------------------------------------------------
+add_all("undef", [
+    "[{{ nope }}]", "{{ nope is defined }}", "{{ nope.attr }}", "{{ nope['k'] }}", "{{ nope|default('d') }}",
+    "{% for x in nope %}x{% else %}empty{% endfor %}", "{{ nope + 1 }}", "{{ nope ~ 'a' }}", "{{ nope() }}",
+    "{% if nope %}y{% else %}n{% endif %}", "{{ nope|length }}", "{{ nope == none }}", "{{ msg.missing }}",
+    "{{ msg.missing.deeper }}", "{{ nope|string }}", "{{ nope|tojson }}", "{{ [nope] }}", "{{ nope|upper }}",
+    "{{ -nope }}", "{{ nope < 1 }}", "{{ nope|list }}", "{{ nope|int }}", "{{ nope is none }}", "{{ not nope }}",
+    "{{ nope|default('d', true) }}", "{{ ''|default('d') }}", "{{ ''|default('d', true) }}", "{{ nope * 2 }}",
+    "{{ nope.x is defined }}", "{{ msg.nope|default('dd') }}", "{{ nope|join(',') }}", "{{ nope|first }}",
+    "{% set u = nope %}[{{ u }}]", "{{ nope[0:2] }}", "{{ 'x' ~ nope.y }}", "{{ nope | d('short') }}",
+    "{{ nope in [1] }}", "{{ nope|trim }}", "{{ dict(a=nope) }}", "{{ nope.__class__ }}",
+])
+
+# ---- if ------------------------------------------------------------------------------
+add_all("if", [
+    "{% if t %}A{% endif %}", "{% if no %}A{% endif %}", "{% if no %}A{% else %}B{% endif %}",
+    "{% if n == 1 %}one{% elif n == 7 %}seven{% else %}other{% endif %}",
+    "{% if no %}1{% elif no %}2{% elif t %}3{% endif %}", "{% if t %}{% if no %}x{% else %}y{% endif %}{% endif %}",
+    "{% if xs %}nonempty{% endif %}", "{% if el %}x{% else %}empty{% endif %}", "{% if ed %}x{% else %}empty{% endif %}",
+    "{% if n > 5 and s %}both{% endif %}", "{% if not no %}neg{% endif %}", "{% if 'user' in msg.role %}u{% endif %}",
+    "{% if 0.0 %}t{% else %}f{% endif %}", "{% if '0' %}t{% else %}f{% endif %}", "{% if nil %}t{% else %}f{% endif %}",
+    "{% if msg.content is string %}str{% endif %}", "{% if t %}a{% elif %}b{% endif %}",
+    "{% if t %}a{% else %}b{% elif t %}c{% endif %}", "{% if t %}a{% else %}b{% else %}c{% endif %}",
+    "{% if %}a{% endif %}", "{% if t %}unclosed", "{% elif t %}x{% endif %}", "{% if t %}a{% endfor %}",
+    "{% if 1 < n < 10 %}in{% endif %}", "{% if nope.x %}a{% endif %}", "{% if t %}a{% elif nope.x %}b{% endif %}",
+    "{% if no %}a{% elif nope.x %}b{% endif %}", "{% if xs|length > 2 %}long{% endif %}",
+    "{% if t -%} A {%- else -%} B {%- endif %}", "{% if t is sameas true %}same{% endif %}",
+])
+
+# ---- for -----------------------------------------------------------------------------
+for attr in ["index", "index0", "revindex", "revindex0", "first", "last", "length", "depth", "depth0",
+             "previtem", "nextitem"]:
+    add("for", "{% for x in xs %}{{ loop." + attr + " }},{% endfor %}")
+add_all("for", [
+    "{% for x in xs %}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    "{% for x in [1, 1, 2, 2, 1] %}{{ loop.changed(x) }},{% endfor %}",
+    "{% for x in xs %}{{ loop.cycle() }}{% endfor %}",
+    "{{ loop.index }}",
+    "{% for x in xs if x > 1 %}{{ loop.index }}/{{ loop.length }}:{{ x }}{{ ',' if not loop.last }}{% endfor %}",
+    "{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}",
+    "{% for k in d %}{{ k }}{% endfor %}",
+    "{% for c in s %}[{{ c }}]{% endfor %}",
+    "{% for a, b in ['xy', 'zw'] %}{{ b }}{{ a }}{% endfor %}",
+    "{% for a, b in [[1, 2, 3]] %}{{ a }}{% endfor %}",
+    "{% for a, b in [1] %}{{ a }}{% endfor %}",
+    "{% for x in 5 %}{{ x }}{% endfor %}",
+    "{% for x in none %}{{ x }}{% endfor %}",
+    "{% for x in nope %}{{ x }}{% endfor %}done",
+    "{% for x in [] %}{{ x }}{% else %}E{% endfor %}",
+    "{% for x in xs if x > 10 %}{{ x }}{% else %}filtered-out{% endfor %}",
+    "{% for x in xs %}{% if x == 1 %}{% break %}{% endif %}{{ x }}{% else %}E{% endfor %}",
+    "{% for x in xs %}{% if x == 1 %}{% continue %}{% endif %}{{ x }}{% endfor %}",
+    "{% for a in [1, 2] %}{% for b in [1, 2] %}{% if b == 2 %}{% break %}{% endif %}{{ a }}{{ b }} {% endfor %}{% endfor %}",
+    "{% set x = 'out' %}{% for x in xs %}{% endfor %}{{ x }}",
+    "{% for a in [1, 2] %}{% for b in 'xy' %}{{ loop.index }}{% endfor %}{{ loop.index }};{% endfor %}",
+    "{% for a in [1, 2] %}{% set outer = loop %}{% for b in 'xy' %}{{ outer.index }}{{ loop.index }} {% endfor %}{% endfor %}",
+    "{% for i in tree recursive %}{{ loop.depth }}{{ i.n }}{% if i.c %}({{ loop(i.c) }}){% endif %}{% endfor %}",
+    "{% for i in tree recursive %}{{ loop.depth0 }}:{{ loop.index }}{{ i.n }}[{{ loop(i.c) }}]{% endfor %}",
+    "{% for x in xs %}{{ loop.previtem is defined }}{% endfor %}",
+    "{% for i in range(0, 10, 3) %}{{ i }}{% endfor %}",
+    "{% for m in msgs %}{{ m.role }}:{{ m.content }}|{% endfor %}",
+    "{% for k, v in d.items()|sort %}{{ k }}{{ v }}{% endfor %}",
+    "{% for x in xs %}{% set y = x %}{% endfor %}[{{ y }}]",
+    "{% for x in xs|select('odd') %}{{ loop.length }}{{ loop.revindex }}{% endfor %}",
+    "{% for x in xs|reverse %}{{ x }}{% endfor %}",
+    "{% for i in range(3) %}{{ loop.cycle(*['a', 'b']) }}{% endfor %}",
+    "{% for x in xs %}{{ loop }}{% endfor %}",
+    "{% for x in xs %}{{ loop.nextitem }}|{% endfor %}",
+    "{% for a, (b, c) in [[1, [2, 3]]] %}{{ a }}{{ b }}{{ c }}{% endfor %}",
+    "{% for x in xs %}{{ loop.changed() }}{% endfor %}",
+    "{% for x in [] %}{% endfor %}{{ loop }}",
+    "{% for x in xs recursive %}{{ x }}{% endfor %}",
+    "{% for x in xs %}{{ loop(xs) }}{% endfor %}",
+    "{% for x in tree recursive %}{{ x.n }}{% if loop.depth < 2 %}{{ loop(x.c) }}{% endif %}{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{% if y > x %}{% continue %}{% endif %}{{ y }}{% endfor %};{% endfor %}",
+    "{% for x in xs %}{{ x }}{% endfor %}{% for x in xs %}{{ loop.last }}{% endfor %}",
+    "{% for a, b in pairs %}{{ a }}{{ b }}{% endfor %}",
+    "{% for p in pairs %}{{ p[1] }}{% endfor %}",
+    "{% for x in d.values() %}{{ x }}{% endfor %}",
+    "{% for x in xs %}{{ x }}{% else %}{{ x }}E{% endfor %}",
+    "{% for x in el %}{% else %}{{ loop is defined }}{% endfor %}",
+    "{% for x in xs %}{% if loop.first %}F{% elif loop.last %}L{% else %}M{% endif %}{% endfor %}",
+    "{% for x in xs %}{{ x }}{{ ', ' if not loop.last else '.' }}{% endfor %}",
+    "{% for x in msgs if x.role != 'system' %}{{ loop.index0 }}{{ x.role[0] }}{% endfor %}",
+    "{% for x in range(3) %}{% for y in range(x) %}{{ y }}{% endfor %}|{% endfor %}",
+    "{% for in xs %}{% endfor %}",
+    "{% for x in xs %}no end",
+    "{% for x, in [[1], [2]] %}{{ x }}{% endfor %}",
+    "{% for x in xs %}{{ loop.index }}{% set loop = 5 %}{% endfor %}",
+    "{% for 1 in xs %}{% endfor %}",
+    "{% for x.y in xs %}{% endfor %}",
+    "{% for x in 'ab' %}{{ loop.revindex0 }}{{ loop.length }}{% endfor %}",
+    "{% for x in nested %}{{ x }}{% endfor %}",
+    "{% for k, v in nested.a.items() %}{{ k }}{{ v.c }}{% endfor %}",
+    "{% for x in xs %}{% filter upper %}{{ x }}{% break %}{% endfilter %}{% endfor %}",
+    "{% for x in xs %}{% with a = 1 %}{{ x }}{% break %}{% endwith %}{% endfor %}",
+    "{% for x in xs %}{% set v %}{% break %}{% endset %}{{ x }}{% endfor %}",
+    "{% for x in xs %}{% generation %}{% break %}{% endgeneration %}{% endfor %}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% for x in xs %}{% call m() %}{{ loop.index }}{% endcall %}{% endfor %}",
+])
+
+# ---- set, namespace ----------------------------------------------------------------------
+add_all("set", [
+    "{% set a = 1 %}{{ a }}", "{% set a, b = 1, 2 %}{{ b }}{{ a }}", "{% set a, b = [3, 4] %}{{ a + b }}",
+    "{% set a, b = 'xy' %}{{ b }}{{ a }}", "{% set (a, b) = (1, 2) %}{{ a }}{{ b }}", "{% set a, b = 1, 2, 3 %}",
+    "{% set a = b = 1 %}", "{% set ns = namespace(c=0) %}{% for x in xs %}{% set ns.c = ns.c + x %}{% endfor %}{{ ns.c }}",
+    "{% set ns = namespace(a=0) %}{% set ns.a, b = 1, 2 %}{{ ns.a }}{{ b }}", "{% set d.x = 1 %}",
+    "{% set x %}block {{ n }}{% endset %}[{{ x }}]", "{% set x | upper %}abc{% endset %}{{ x }}",
+    "{% set x | trim | upper %}  abc  {% endset %}[{{ x }}]", "{% set x = 1 %}{% for i in xs %}{% set x = i %}{% endfor %}{{ x }}",
+    "{% if t %}{% set x = 2 %}{% endif %}{{ x }}", "{% set xs = xs + [4] %}{{ xs }}",
+    "{% set ns = namespace(items=[]) %}{% set ns.items = ns.items + [1] %}{{ ns.items }}",
+    "{% set s = s|upper %}{{ s }}", "{% set x = 1 %}{% set x = x + 1 %}{{ x }}",
+    "{%- set x -%}\n  body  \n{%- endset -%}[{{ x }}]", "{% set x %}{% endset %}{{ x|length }}",
+    "{% set ns = namespace(a=1, b='x') %}{{ ns.a }}{{ ns.b }}", "{% set ns = namespace({'a': 1}) %}{{ ns.a }}",
+    "{% set ns = namespace(a=1) %}{{ ns }}", "{% set true = 1 %}", "{% set 1 = 2 %}", "{% set x.y.z = 1 %}",
+    "{% set ns = namespace() %}{% set ns.x %}abc{% endset %}{{ ns.x }}", "{% set x = 'a' ~ 'b' %}{{ x * 2 }}",
+    "{% set x %}{{ n }}{% endset %}{{ x + 1 }}", "{% set x %}<b>{% endset %}{{ x ~ '<i>' }}",
+    "{% set x %}<b>{% endset %}{{ x + '<i>' }}", "{% set a, b = b, a %}", "{% set a = 1 %}{% set a, b = b|default(0), a %}{{ a }}{{ b }}",
+    "{% set ns = namespace(n=0) %}{% for m in msgs %}{% if m.role == 'user' %}{% set ns.n = loop.index0 %}{% endif %}{% endfor %}{{ ns.n }}",
+    "{% set ns = namespace(x=1) %}{% set ns.y = 2 %}{{ ns.y }}", "{% set ns = namespace(x=1) %}{{ ns.missing }}",
+    "{% set ns = namespace(x=1) %}{{ ns['x'] }}", "{% set x = [1, 2] %}{{ x.append(3) }}", "{% set x = {} %}{% set x.a = 1 %}",
+    "{% set x = nope %}{{ x is defined }}", "{% set %}", "{% set x %}unclosed", "{% set x = %}",
+])
+
+# ---- macros, call blocks ---------------------------------------------------------------------
+M = "{% macro m(a, b='B') %}[{{ a }}|{{ b }}]{% endmacro %}"
+add_all("macro", [
+    M + "{{ m(1) }}{{ m(1, 2) }}{{ m(b=3, a=4) }}", M + "{{ m() }}", M + "{{ m(1, 2, 3) }}", M + "{{ m(c=1) }}",
+    M + "{{ m(1, a=2) }}", M + "{{ m.name }}|{{ m.arguments }}|{{ m.catch_kwargs }}|{{ m.catch_varargs }}|{{ m.caller }}",
+    M + "{{ m }}", M + "{{ m(*[1, 2]) }}", M + "{{ m(**{'a': 1}) }}", M + "{{ m(1)|length }}",
+    M + "{{ m(1) ~ '<x>' }}", M + "{{ m(1) + '<x>' }}", M + "{{ m(1) is string }}",
+    "{% macro m() %}{{ varargs }}{{ kwargs }}{% endmacro %}{{ m(1, 2, x=3) }}",
+    "{% macro m(a) %}{{ a }}{{ varargs|join(',') }}{% endmacro %}{{ m(1, 2, 3) }}",
+    "{% macro m(a) %}{{ kwargs }}{% endmacro %}{{ m(1, z=2) }}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}inner{% endcall %}",
+    "{% macro m(xs) %}{% for x in xs %}{{ caller(x) }}{% endfor %}{% endmacro %}{% call(v) m([1, 2]) %}<{{ v }}>{% endcall %}",
+    "{% macro m() %}{{ caller(1, 2) }}{% endmacro %}{% call(a, b) m() %}{{ a + b }}{% endcall %}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call(x='d') m() %}{{ x }}{% endcall %}",
+    "{% macro fact(k) %}{% if k <= 1 %}1{% else %}{{ k * fact(k - 1)|int }}{% endif %}{% endmacro %}{{ fact(5) }}",
+    "{% set g = 'G' %}{% macro m() %}{{ g }}{% endmacro %}{{ m() }}",
+    "{% macro m() %}{{ g }}{% endmacro %}{% set g = 'late' %}{{ m() }}",
+    "{% macro m(a, b=a) %}{{ b }}{% endmacro %}{{ m(5) }}",
+    "{% macro m() %}{% set q = 1 %}{% endmacro %}{{ m() }}[{{ q }}]",
+    "{{ caller() }}",
+    "{% macro outer() %}{% macro inner() %}I{% endmacro %}O{{ inner() }}{% endmacro %}{{ outer() }}",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(a=1, a=2) }}",
+    "{% macro m(a=1, b) %}{% endmacro %}",
+    "{% macro m(a, a) %}{% endmacro %}",
+    "{% macro m() %}x{% endmacro %}{{ m(a=1, 2) }}",
+    "{% for i in xs %}{% macro m() %}{{ i }}{% endmacro %}{{ m() }}{% endfor %}",
+    "{% macro m() %}{{ x }}{% endmacro %}{% for x in [1, 2] %}{{ m() }}{% endfor %}",
+    "{% set x = 5 %}{% macro m(x) %}{{ x }}{% endmacro %}{{ m(1) }}{{ x }}",
+    "{% set ns = namespace(a=1) %}{% macro m() %}{% set ns.a = 2 %}{% endmacro %}{{ m() }}{{ ns.a }}",
+    "{% macro m() %}  {{ caller() }}  {% endmacro %}{% call m() %}\n  body\n{% endcall %}",
+    "{%- macro m(x) -%}\n  <{{ x }}>\n{%- endmacro %}\n{{ m(1) }}\n{{ m(2) }}",
+    "{% macro m() %}{{ n }}{% endmacro %}{{ m() }}",
+    "{% macro m() %}{% endmacro %}[{{ m() }}]",
+    "{% macro m() %}x{% endmacro %}{{ m.nosuch }}",
+    "{% macro %}{% endmacro %}", "{% macro m( %}{% endmacro %}", "{% endmacro %}", "{% macro m() %}unclosed",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(nope) }}",
+    "{% macro m() %}{{ caller }}{% endmacro %}{{ m() }}",
+    "{% macro m() %}{{ caller(5) }}{% endmacro %}{% call m() %}{{ varargs }}{% endcall %}",
+    "{% macro m(k) %}{% if k > 0 %}{{ k }}{{ m(k - 1) }}{% endif %}{% endmacro %}{{ m(3) }}",
+    "{% macro m(x) %}{{ x|upper }}{% endmacro %}{{ words|map('upper')|join }}{{ m('q') }}",
+    "{% macro m(a, b) %}{{ a }}-{{ b }}{% endmacro %}{{ m(b=1) }}",
+    "{% macro m(items) %}{% for i in items %}{{ i }}{% endfor %}{% endmacro %}{{ m(xs) }}{{ m('ab') }}",
+    "{% call %}{% endcall %}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}unclosed",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}{% set z = 1 %}{{ z }}{{ n }}{% endcall %}",
+])
+
+# ---- filter / generation / with / autoescape / block ---------------------------------------
+add_all("block", [
+    "{% filter upper %}abc {{ s }}{% endfilter %}", "{% filter replace('a', 'b') %}aaa{% endfilter %}",
+    "{% filter trim|title %}  hello world  {% endfilter %}", "{% filter nosuch %}x{% endfilter %}",
+    "{% filter upper %}{% filter replace('A', 'x') %}abc{% endfilter %}{% endfilter %}",
+    "a {%- filter upper -%}  b  {%- endfilter -%} c", "{% filter %}x{% endfilter %}", "{% filter upper %}unclosed",
+    "{% generation %}x{{ s }}{% endgeneration %}", "{%- generation -%}  x  {%- endgeneration -%}",
+    "{% for x in xs %}{% generation %}{{ x }}{% endgeneration %}{% endfor %}", "{% generation %}unclosed",
+    "{% generation %}a{% generation %}b{% endgeneration %}{% endgeneration %}",
+    "{% with a = 1 %}{{ a }}{% endwith %}[{{ a }}]", "{% with a = 1, b = 2 %}{{ a + b }}{% endwith %}",
+    "{% set a = 5 %}{% with a = 1, b = a %}{{ b }}{% endwith %}", "{% with %}{% set x = 1 %}{{ x }}{% endwith %}[{{ x }}]",
+    "{% autoescape true %}{{ '<b>' }}{% endautoescape %}", "{% autoescape false %}{{ '<b>'|e }}{% endautoescape %}",
+    "{% block b %}in block{% endblock %}", "{% block b %}{{ s }}{% endblock %}",
+    "{% set v = 1 %}{% block b %}[{{ v }}]{% endblock %}", "{% block b %}x{% endblock %}{{ self.b() }}",
+    "{% for i in xs %}{% block b scoped %}{{ i }}{% endblock %}{% endfor %}",
+    "{% block b %}{% endblock %}{% block b %}{% endblock %}",
+    "{% extends 'base' %}", "{% include 'x' %}", "{% import 'x' as y %}", "{% from 'x' import y %}",
+    "{% do xs.append(1) %}", "{% trans %}x{% endtrans %}", "{% continue %}", "{% break %}", "{% endif %}",
+    "{% include 'x' ignore missing %}", "{% nosuchtag %}", "{% for x in xs %}{% endif %}{% endfor %}",
+    "{% with a = 1 %}unclosed", "{% autoescape true %}{{ '<b>'|safe }}{{ '&' }}{% endautoescape %}",
+])
+
+# ---- scoping ------------------------------------------------------------------------------
+add_all("scope", [
+    "{% set x = 1 %}{% for i in [1] %}{{ x }}{% set x = 2 %}{{ x }}{% endfor %}{{ x }}",
+    "{% for i in [1, 2] %}{% set acc = (acc or 0) + i %}{{ acc }}{% endfor %}",
+    "{% set ns = namespace(found=false) %}{% for m in msgs %}{% if m.role == 'system' %}{% set ns.found = true %}{% endif %}{% endfor %}{{ ns.found }}",
+    "{% if true %}{% set inner = 'i' %}{% endif %}{{ inner }}",
+    "{% set lv = 'a' %}{% for lv in [] %}{% endfor %}{{ lv }}",
+    "{% for a in [1] %}{% for b in [2] %}{{ a }}{{ b }}{% endfor %}[{{ b }}]{% endfor %}",
+    "{% set x = 1 %}{% macro m() %}{% set x = 2 %}{{ x }}{% endmacro %}{{ m() }}{{ x }}",
+    "{% set x = 'top' %}{% with %}{% set x = 'with' %}{{ x }}{% endwith %}{{ x }}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% set v = 'outer' %}{% call m() %}{{ v }}{% endcall %}",
+    "{% for x in xs %}{% set last = x %}{% endfor %}[{{ last }}]",
+    "{% set x = 1 %}{% if t %}{% set x = 2 %}{% endif %}{{ x }}",
+    "{% for x in xs %}{{ x }}{% set x = 'changed' %}{{ x }};{% endfor %}",
+    "{{ x }}{% set x = 1 %}{{ x }}",
+    "{% for x in xs %}{{ y }}{% set y = x %}{% endfor %}",
+    "{% set ns = namespace(v='init') %}{% for x in xs %}{{ ns.v }}{% set ns.v = x %}{% endfor %}{{ ns.v }}",
+    "{% set s = 'shadow' %}{{ s }}",
+    "{% for n in [1] %}{{ n }}{% endfor %}{{ n }}",
+    "{% macro m() %}{{ n }}{% endmacro %}{% set n = 99 %}{{ m() }}",
+    "{% set f = 1 %}{% macro m(f=f) %}{{ f }}{% endmacro %}{{ m() }}",
+    "{% for i in range(2) %}{% set ns = namespace(c=i) %}{{ ns.c }}{% endfor %}",
+    "{% set range = 5 %}{{ range }}",
+    "{% set raise_exception = 'not a function' %}{{ raise_exception }}",
+    "{% set loop = 'x' %}{{ loop }}",
+    "{% for x in xs %}{% if loop.first %}{% set first = x %}{% endif %}{% endfor %}[{{ first }}]",
+    "{% set items = [] %}{% for x in xs %}{% set items = items + [x] %}{% endfor %}{{ items }}",
+])
+
+# ---- errors ---------------------------------------------------------------------------------
+add_all("syntax", [
+    "{{ x", "{{ }}", "{% for x xs %}{% endfor %}", "{{ 1 + }}", "{{ (1 }}", "{{ [1, 2 }}", "{{ 'abc }}",
+    "{{ 1 2 }}", "{{ a b }}", "{{ 1 = 2 }}", "{{ 1 $ 2 }}", "{# unclosed", "{% raw %}unclosed", "{{ x|nosuchfilter }}",
+    "{{ x. }}", "{{ x[ }}", "{{ {1, 2} }}", "{{ f'x' }}", "{{ 1 if }}", "{{ x = 1 }}", "{% set x = 1 %",
+    "}}", "{{ not }}", "{{ x | }}", "{{ ** }}", "{{ ,1 }}", "{% for x in %}{% endfor %}", "{{ 1 < }}",
+    "\n\n{{ 1 + }}", "{{ x|upper( }}", "{{ x(1 }}", "{{ 'a' ~ }}", "{% %}", "{% if t %}{% endfor %}",
+    "{{ a.b.c. }}", "{{ [1 2] }}", "{{ {'a' 1} }}", "{{ {'a': } }}", "{{ lambda: 1 }}", "{{ x is }}",
+    "{{ 1 is not }}", "{{ x if y else }}", "{{ 'a' 'b }}", "{{ '\\' }}", "{{ x }} {{ y", "{%- -%}",
+    "text {% endraw %}", "{{ 0b2 }}", "{{ 1__0 }}", "{{ ... }}",
+])
+add_all("runtime", [
+    "{{ raise_exception('boom') }}", "a{{ raise_exception('err ' ~ n) }}", "{{ xs.append(4) }}",
+    "{{ d.update({'x': 1}) }}", "{{ d.pop('a') }}", "{{ xs.pop() }}", "{{ d.clear() }}", "{{ xs.sort() }}",
+    "{{ xs.insert(0, 1) }}", "{{ xs.extend([1]) }}", "{{ xs.remove(1) }}", "{{ xs.reverse() }}",
+    "{{ d.setdefault('k', 1) }}", "{{ d.popitem() }}", "{{ s.__class__.__mro__ }}", "{{ msg.__getitem__('role') }}",
+    "{{ n() }}", "{{ 'a'.nosuch() }}", "{{ [1, 'a']|sort }}", "{{ [1, 'a']|max }}", "{{ (1, 2).x }}",
+    "{{ 'ab'.split('') }}", "{{ '{}'.format() }}", "{{ '{x}'.format() }}", "{{ d['a']['b'] }}", "{{ d.a.b.c }}",
+    "{{ [][0] }}", "{{ ''.join(5) }}", "{{ {'a': nope}|tojson }}", "{{ 1 / 0 }}", "{{ 1 % 0 }}",
+    "{{ range(10) * 2 }}", "{{ xs + 1 }}", "{{ d + d }}", "{{ n|int(base=99) }}", "{{ xs|join(1) }}",
+    "{% for x in xs %}{{ raise_exception('in loop ' ~ x) }}{% endfor %}", "{{ s.format_map({}) }}",
+    "{{ '{0.__class__}'.format(s) }}", "{{ xs.__len__ }}", "{{ 'a' < 1 }}", "{{ none < none }}",
+    "{{ {} < {} }}", "{{ msgs|sort }}", "{{ -'x' }}", "{{ abs }}", "{{ ns.x }}",
+])
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    ids = [r["id"] for r in ROWS]
+    assert len(ids) == len(set(ids))
+    with open(out, "w", encoding="utf-8") as f:
+        for r in ROWS:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"{len(ROWS)} rows -> {os.path.relpath(out)}")
+
+
+if __name__ == "__main__":
+    main()
