@@ -24,6 +24,7 @@ typedef enum NodeKind {
     N_BREAK, N_CONTINUE,
     N_GENERATION,  /* body; its output span is recorded */
     N_SCOPE_BLOCK, /* {% block name %}: body rendered in place */
+    N_AUTOESCAPE,  /* a: on/off expression; body */
     N_FAIL,        /* statement Jinja2 accepts but cannot run here: v = message,
                       op = error kind (raised when executed) */
     /* expressions */

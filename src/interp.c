@@ -33,6 +33,7 @@ typedef struct Interp {
     int depth;               /* macro / loop() / capture nesting */
     const char *now;
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 when unused */
+    bool autoescape;         /* inside {% autoescape true %} */
 } Interp;
 
 /* Runtime objects */
@@ -98,14 +99,21 @@ static void set_pos(Interp *I, const Node *n) {
 
 /* ---- helpers ---- */
 
-static Value capture(Interp *I, const NodeList *body, Frame *f) {
+/* Render body into a string; *ctl (if given) receives a break/continue that
+ * escaped the body (the caller then drops the text, as Jinja2 does). */
+static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
     StrBuf buf, *saved = I->out;
     sb_init(I->rt, &buf, 256);
     I->out = &buf;
-    exec_body(I, body, f);
+    Ctl c = exec_body(I, body, f);
     I->out = saved;
-    return sb_to_value(&buf);
+    if (ctl) *ctl = c;
+    Value v = sb_to_value(&buf);
+    if (I->autoescape) v.flags |= VF_MARKUP;
+    return v;
 }
+
+static Value capture(Interp *I, const NodeList *body, Frame *f) { return capture_ctl(I, body, f, NULL); }
 
 static void depth_enter(Interp *I) {
     if (++I->depth > (int)I->rt->lim.max_recursion)
@@ -368,7 +376,7 @@ static bool slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
     return true;
 }
 
-static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
+static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool folded) {
     Rt *rt = I->rt;
     int64_t start, stop, step;
     if (obj.type == VT_UNDEFINED) v_undefined_fail(rt, obj);
@@ -407,8 +415,12 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst) {
         return r;
     }
 not_subscriptable:
-    /* Jinja2's getitem turns the TypeError into an Undefined */
-    return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
+    /* A constant-folded slice went through the sandbox's getitem, which turns
+     * the TypeError into an Undefined; a runtime slice raises it. */
+    if (folded) return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
+    if (obj.type == VT_STR || obj.type == VT_LIST || obj.type == VT_TUPLE)
+        rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
+    rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
 }
 
 /* ---- calls ---- */
@@ -480,8 +492,19 @@ static void macro_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
 
 static bool macro_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Macro *m = self->data;
-    if (n == 4 && memcmp(name, "name", 4) == 0) { *out = v_str_of(m->node->name); return true; }
-    return false;
+    const Node *node = m->node;
+#define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
+    if (IS("name")) *out = v_str_of(node->name);
+    else if (IS("arguments")) {
+        List *l = list_new(rt, (size_t)node->nparams);
+        for (int i = 0; i < node->nparams; i++) list_push(rt, l, v_str_of(node->params[i]));
+        *out = v_tuple_of(l);
+    } else if (IS("catch_kwargs")) *out = v_bool(node->flag & MF_KWARGS);
+    else if (IS("catch_varargs")) *out = v_bool(node->flag & MF_VARARGS);
+    else if (IS("caller")) *out = v_bool(node->flag & MF_CALLER);
+    else return false;
+#undef IS
+    return true;
 }
 
 static const ObjType MACRO_OBJ = {"Macro", macro_getattr, macro_call, macro_repr};
@@ -656,18 +679,27 @@ static void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
     for (int i = 0; i < want; i++) unpack_assign(I, target->items.v[i], items->items[i], f);
 }
 
+/* A filter/test unknown at compile time inside an `if` fails when run. */
+static _Noreturn void unknown_filter_or_test(Interp *I, const Node *n) {
+    rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "No %s named '%s' found.", n->kind == N_FILTER ? "filter" : "test",
+             n->attr->data);
+}
+
 /* Apply a filter chain; for filter/set blocks its innermost node has a == NULL. */
 static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f) {
     if (fnode->a) operand = apply_filter(I, fnode->a, operand, f);
     ArgBuf ab;
     eval_args(I, fnode, f, &ab, v_missing(), NULL, v_missing());
     set_pos(I, fnode);
+    if (!fnode->filter) unknown_filter_or_test(I, fnode);
     return fnode->filter(I->rt, operand, &ab.args);
 }
 
 
 /* ---- expressions ---- */
 static Value eval_getattr(Interp *I, Value obj, Str *attr) {
+    if (obj.type == VT_UNDEFINED && attr->len > 2 && attr->data[0] == '_' && attr->data[1] == '_')
+        return v_undef_msg(I->rt, "access to attribute '%s' of 'Undefined' object is unsafe.", attr->data);
     return v_getattr(I->rt, obj, attr->data, attr->len);
 }
 
@@ -724,7 +756,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         Value e = n->c ? eval(I, n->c, f) : v_missing();
         Value st = n->d ? eval(I, n->d, f) : v_missing();
         set_pos(I, n);
-        return do_slice(I, obj, s, e, st);
+        return do_slice(I, obj, s, e, st, n->flag);
     }
     case N_LIST: case N_TUPLE: {
         List *l = list_new(rt, (size_t)n->items.n);
@@ -747,6 +779,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         ArgBuf ab;
         eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
         set_pos(I, n);
+        if (!n->filter) unknown_filter_or_test(I, n);
         return n->filter(rt, operand, &ab.args);
     }
     case N_TEST: {
@@ -754,6 +787,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         ArgBuf ab;
         eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
         set_pos(I, n);
+        if (!n->test) unknown_filter_or_test(I, n);
         return v_bool(n->test(rt, operand, &ab.args));
     }
     case N_NOT: return v_bool(!v_truthy(eval(I, n->a, f)));
@@ -821,6 +855,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
 
 /* ---- statements ---- */
 static void write_value(Interp *I, Value v) {
+    if (I->autoescape && !(v.type == VT_STR && (v.flags & VF_MARKUP))) v = markup_escape(I->rt, v);
     if (v.type == VT_STR) sb_put(I->out, v.u.s->data, v.u.s->len);
     else v_write_str(I->rt, I->out, v);
     if (I->out == I->root && I->root->len > I->rt->lim.max_output)
@@ -888,8 +923,10 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     }
     case N_SET_BLOCK: {
         depth_enter(I);
-        Value v = capture(I, &n->body, f);
+        Ctl c;
+        Value v = capture_ctl(I, &n->body, f, &c);
         I->depth--;
+        if (c != CTL_NONE) return c;
         if (n->c) v = apply_filter(I, n->c, v, f);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);
@@ -906,8 +943,10 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     }
     case N_FILTER_BLOCK: {
         depth_enter(I);
-        Value v = capture(I, &n->body, f);
+        Ctl c;
+        Value v = capture_ctl(I, &n->body, f, &c);
         I->depth--;
+        if (c != CTL_NONE) return c;
         write_value(I, apply_filter(I, n->c, v, f));
         return CTL_NONE;
     }
@@ -938,6 +977,13 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         return c;
     }
     case N_SCOPE_BLOCK: return exec_body(I, &n->body, f);
+    case N_AUTOESCAPE: {
+        bool saved = I->autoescape;
+        I->autoescape = v_truthy(eval(I, n->a, f));
+        Ctl c = exec_body(I, &n->body, f);
+        I->autoescape = saved;
+        return c;
+    }
     case N_FAIL:
         set_pos(I, n);
         rt_throw(rt, (cf_error_kind)n->op, "%s", n->v.u.s->data);

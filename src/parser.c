@@ -193,12 +193,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         Node *f = new_node(P, N_FILTER, at);
         f->a = node;
         f->attr = name;
-        f->filter = filter_lookup(name->data, name->len);
-        if (!f->filter) {
-            P->rt->line = at->line;
-            P->rt->col = at->col;
-            rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "No filter named '%s'.", name->data);
-        }
+        f->filter = filter_lookup(name->data, name->len);   /* NULL: see check_unknown */
         if (is_op(cur(P), OP_LPAREN)) parse_call_args(P, f);
         node = f;
         start_inline = false;
@@ -219,12 +214,7 @@ static Node *parse_test(Parser *P, Node *node) {
     Node *t = new_node(P, N_TEST, at);
     t->a = node;
     t->attr = name;
-    t->test = test_lookup(name->data, name->len);
-    if (!t->test) {
-        P->rt->line = at->line;
-        P->rt->col = at->col;
-        rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "No test named '%s'.", name->data);
-    }
+    t->test = test_lookup(name->data, name->len);      /* NULL: see check_unknown */
     Token *c = cur(P);
     if (is_op(c, OP_LPAREN)) {
         parse_call_args(P, t);
@@ -306,6 +296,10 @@ static Node *parse_postfix(Parser *P, Node *node) {
             else { arg = new_node(P, N_TUPLE, t); arg->items = args; }
             if (arg->kind == N_SLICE) {
                 arg->a = node;
+                /* Jinja2 folds an all-constant slice through the sandbox's
+                 * getitem, which turns its TypeError into Undefined */
+                arg->flag = node->kind == N_CONST && (!arg->b || arg->b->kind == N_CONST) &&
+                            (!arg->c || arg->c->kind == N_CONST) && (!arg->d || arg->d->kind == N_CONST);
                 node = arg;
             } else {
                 Node *g = new_node(P, N_GETITEM, t);
@@ -869,7 +863,10 @@ static Node *parse_statement(Parser *P) {
     } else if (is_name(t, "generation")) {
         advance(P);
         n = new_node(P, N_GENERATION, t);
+        int saved_loops = P->loop_depth;
+        P->loop_depth = 0;     /* the body runs as a caller() function */
         n->body = parse_statements(P, endgen, true);
+        P->loop_depth = saved_loops;
         P->t->uses_generation = true;
     } else if (is_name(t, "block")) {
         advance(P);
@@ -884,8 +881,8 @@ static Node *parse_statement(Parser *P) {
         if (cur(P)->type == T_NAME) advance(P);
     } else if (is_name(t, "autoescape")) {
         advance(P);
-        n = new_node(P, N_SCOPE_BLOCK, t);
-        parse_expression(P, true);
+        n = new_node(P, N_AUTOESCAPE, t);
+        n->a = parse_expression(P, true);
         n->body = parse_statements(P, endautoescape, true);
     } else if (is_name(t, "extends") || is_name(t, "include") || is_name(t, "import") || is_name(t, "from")) {
         /* Parsed by Jinja2, but with no loader they fail when run. */
@@ -977,6 +974,53 @@ static void freeze(Node *n) {
     freeze_list(&n->kwvals);
 }
 
+/* Unknown filters and tests are compile errors, except inside an `if` or a
+ * conditional expression (Jinja2's "soft" frames), where they fail only when
+ * run. Loop, macro, call, filter, set-block and with bodies are new frames,
+ * which are never soft. */
+static void check_unknown(Parser *P, Node *n, bool soft);
+static void check_list(Parser *P, NodeList *l, bool soft) {
+    for (int i = 0; i < l->n; i++) check_unknown(P, l->v[i], soft);
+}
+static void check_unknown(Parser *P, Node *n, bool soft) {
+    if (!n) return;
+    switch (n->kind) {
+    case N_IF: case N_CONDEXPR: soft = true; break;
+    case N_FOR:
+        check_unknown(P, n->b, soft);
+        check_unknown(P, n->a, false);
+        check_unknown(P, n->c, false);
+        check_list(P, &n->body, false);
+        check_list(P, &n->alt, false);
+        return;
+    case N_MACRO: case N_SET_BLOCK: case N_FILTER_BLOCK: case N_GENERATION: case N_SCOPE_BLOCK:
+        soft = false;
+        break;
+    case N_WITH:
+        for (int i = 0; i < n->items.n; i++) check_unknown(P, n->items.v[i]->b, soft);
+        check_list(P, &n->body, false);
+        return;
+    case N_FILTER: case N_TEST:
+        if (!(n->kind == N_FILTER ? (void *)n->filter : (void *)n->test) && !soft) {
+            P->rt->line = n->line;
+            P->rt->col = n->col;
+            rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "No %s named '%s'.",
+                     n->kind == N_FILTER ? "filter" : "test", n->attr->data);
+        }
+        break;
+    default:
+        break;
+    }
+    check_unknown(P, n->a, soft);
+    check_unknown(P, n->b, soft);
+    check_unknown(P, n->c, soft);
+    check_unknown(P, n->d, soft);
+    check_list(P, &n->items, soft);
+    check_list(P, &n->kwvals, soft);
+    check_list(P, &n->body, soft);
+    check_list(P, &n->alt, soft);
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -987,6 +1031,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     P.n = toks.n;
     t->body = subparse(&P, NULL);
     if (cur(&P)->type != T_EOF) fail_unexpected(&P);
+    check_list(&P, &t->body, false);
     freeze_list(&t->body);
     for (int i = 0; i < t->nsyms; i++) freeze_str(t->syms[i]);
 }
