@@ -423,6 +423,7 @@ const char *v_type_name(Value v) {
     case VT_FLOAT: return "float";
     case VT_STR: return (v.flags & VF_MARKUP) ? "Markup" : "str";
     case VT_LIST:
+        if (v.flags & VF_GENERATOR) return "generator";
         if (v.flags & VF_VIEW_ITEMS) return "dict_items";
         if (v.flags & VF_VIEW_KEYS) return "dict_keys";
         if (v.flags & VF_VIEW_VALUES) return "dict_values";
@@ -447,6 +448,8 @@ bool v_truthy(Value v) {
     case VT_FLOAT: return v.u.f != 0.0;
     case VT_STR: return v.u.s->len != 0;
     case VT_LIST:
+        if (v.flags & VF_GENERATOR) return true;   /* a generator object is always true */
+        return v.u.list->len != 0;
     case VT_TUPLE: return v.u.list->len != 0;
     case VT_DICT: return v.u.dict->len != 0;
     case VT_NAMESPACE:
@@ -882,6 +885,11 @@ static void write_common(Rt *rt, StrBuf *sb, Value v, int depth) {
     case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
     case VT_FLOAT: fmt_float_repr(sb, v.u.f); return;
     case VT_LIST:
+        if (v.flags & VF_GENERATOR) {
+            /* CPython prints an address; ours is a fixed placeholder */
+            sb_puts(sb, "<generator object <genexpr> at 0x0>");
+            return;
+        }
         if (is_view(v)) {
             sb_puts(sb, v_type_name(v));
             sb_put(sb, "([", 2);
@@ -1098,6 +1106,13 @@ static bool lookup_attr(Rt *rt, Value obj, const char *name, size_t n, Value *ou
     case VT_OBJECT:
         exists = obj.u.obj->type->getattr && obj.u.obj->type->getattr(rt, obj.u.obj, name, n, &found);
         break;
+    case VT_TUPLE:
+        /* groupby's _GroupTuple(grouper, list) namedtuple */
+        if ((obj.flags & VF_GROUP_TUPLE) && obj.u.list->len == 2) {
+            if (name_is(name, n, "grouper")) { found = obj.u.list->items[0]; exists = true; }
+            else if (name_is(name, n, "list")) { found = obj.u.list->items[1]; exists = true; }
+        }
+        break;
     default:
         break;
     }
@@ -1131,7 +1146,7 @@ static bool lookup_item(Rt *rt, Value obj, Value key, Value *out) {
     case VT_LIST:
     case VT_TUPLE:
     case VT_STR: {
-        if (is_view(obj) || (key.type != VT_INT && key.type != VT_BOOL)) return false;
+        if (is_view(obj) || (obj.flags & VF_GENERATOR) || (key.type != VT_INT && key.type != VT_BOOL)) return false;
         int64_t i = small_int(key);
         if (obj.type == VT_STR) {
             Str *s = obj.u.s;
@@ -1211,6 +1226,8 @@ int64_t v_len(Rt *rt, Value v) {
     case VT_UNDEFINED: return 0;
     case VT_STR: return (int64_t)str_nchars(v.u.s);
     case VT_LIST:
+        if (v.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "object of type 'generator' has no len()");
+        return (int64_t)v.u.list->len;
     case VT_TUPLE: return (int64_t)v.u.list->len;
     case VT_DICT: return (int64_t)v.u.dict->len;
     default:

@@ -190,7 +190,7 @@ many("int", [
 ])
 many("items", [
     "{{ d|items|list }}", "{% for k, v in d|items %}{{ k }}{{ v }}{% endfor %}", "{{ undef|items|list }}",
-    "{{ xs|items }}", "{{ ed|items|list }}", "{{ nil|items|list }}",
+    "{{ xs|items|list }}", "{{ ed|items|list }}", "{{ nil|items|list }}",
 ])
 many("join", [
     "{{ xs|join }}", "{{ xs|join(', ') }}", "{{ users|join('|', attribute='name') }}", "{{ users|join(attribute='age') }}",
@@ -334,7 +334,7 @@ many("unique", [
     "{{ words|unique|list }}", "{{ words|unique(true)|list }}", "{{ users|unique(attribute='city')|map(attribute='name')|list }}",
     "{{ users|unique(attribute='age')|list|length }}", "{{ [1, 1.0, t, 2]|unique|list }}", "{{ [[1], [1]]|unique|list }}",
     "{{ s|unique|join }}", "{{ undef|unique|list }}", "{{ n|unique|list }}", "{{ users|unique(attribute='tags')|list }}",
-    "{{ el|unique|list }}", "{{ words|unique }}",
+    "{{ el|unique|list }}", "{{ words|unique|first }}",
 ])
 many("urlencode", [
     "{{ 'a b/c?d=é&'|urlencode }}", "{{ {'a': 'x y', 'b/': 1}|urlencode }}", "{{ pairs|urlencode }}", "{{ n|urlencode }}",
@@ -384,6 +384,21 @@ many("select", [
     "{% if msgs|selectattr('role', 'equalto', 'nobody') %}yes{% else %}no{% endif %}",
     "{{ xs|select('odd')|length }}", "{{ (xs|select('odd'))[0] }}", "{{ xs|select('sameas', 1)|list }}",
     "{{ words|select('string')|list }}", "{{ mixed|reject('none')|list }}", "{{ mixed|select('number')|list }}",
+])
+
+# argument binding: Python's messages for too many / unknown / missing arguments
+many("sig", [
+    "{{ xs|sort(1, 2, 3, 4) }}", "{{ xs|join(1, 2, 3) }}", "{{ d|dictsort(1, 2, 3, 4) }}", "{{ s|truncate(1, 2, 3, 4, 5) }}",
+    "{{ s|wordwrap(1, 2, 3, 4, 5) }}", "{{ xs|sum(1, 2, 3) }}", "{{ xs|unique(1, 2, 3) }}", "{{ s|replace('a') }}",
+    "{{ s|replace() }}", "{{ xs|groupby() }}", "{{ s|indent(1, 2, 3, 4) }}", "{{ s|tojson(1, 2, 3, 4, 5) }}",
+    "{{ s|urlize(1, 2, 3, 4, 5, 6) }}", "{{ f|round(1, 2, 3) }}", "{{ s|center(1, 2) }}", "{{ xs|min(1, 2, 3) }}",
+    "{{ xs|slice() }}", "{{ s|center(width=1, x=2) }}", "{{ s|center(5, width=1) }}", "{{ xs|list(1) }}",
+    "{{ s|string(x=1) }}", "{{ s|e(x=1) }}", "{{ n|abs(x=1) }}", "{{ xs|length(x=1) }}", "{{ s|safe(1) }}",
+    "{{ d|xmlattr(1, 2) }}", "{{ d|items(1) }}", "{{ s|int(1, 2, 3) }}", "{{ s|float(1, 2) }}", "{{ xs|batch(1, 2, 3) }}",
+    "{{ s|attr() }}", "{{ s|attr('a', 'b') }}", "{{ xs|random(1) }}", "{{ s|pprint(1) }}", "{{ s|filesizeformat(1, 2) }}",
+    "{{ s|wordcount(1) }}", "{{ s|title(1) }}", "{{ s|urlencode(1) }}", "{{ s|striptags(1) }}", "{{ s|forceescape(1) }}",
+    "{{ s|reverse(1) }}", "{{ s|capitalize(1) }}", "{{ s|upper(1) }}", "{{ s|trim(1, 2) }}", "{{ s|default(1, 2, 3) }}",
+    "{{ xs|sort(reverse=true, reverse=false) }}", "{{ xs|first(x=1) }}", "{{ xs|last(1) }}",
 ])
 
 # ---------------------------------------------------------------- tests
@@ -457,7 +472,7 @@ FMT = [
     "'{}'.format()", "'{}-{}'.format(1, 2)", "'{1}{0}'.format('a', 'b')", "'{0}{}'.format(1, 2)", "'{}{0}'.format(1, 2)",
     "'{a}'.format(a=1)", "'{a}'.format(b=1)", "'{5}'.format(1)", "'{0.x}'.format(1)", "'{.x}'.format(1)", "'{0.}'.format(1)",
     "'{0[a]}'.format(d)", "'{0[0]}'.format(xs)", "'{0[1]}'.format('ab')", "'{0[zz]}'.format(d)", "'{0[a]x}'.format(d)", "'{0[}'.format(1)",
-    "'{0.a}'.format(d)", "'{0.items}'.format(d)", "'{0.real}'.format(1)", "'{0!r}'.format('x')", "'{0!s}'.format(1)", "'{0!a}'.format('é')",
+    "'{0.a}'.format(d)", "'{0[b]:>4}'.format(d)", "'{0.real}'.format(1)", "'{0!r}'.format('x')", "'{0!s}'.format(1)", "'{0!a}'.format('é')",
     "'{0!x}'.format(1)", "'{0!}'.format(1)", "'{0!}x'.format(1)", "'{0!r:>6}'.format('x')", "'{{}}'.format()", "'{{{0}}}'.format(1)",
     "'}'.format()", "'{'.format()", "'a{0'.format(1)", "'{0:x'.format(1)", "'{x{}}'.format()", "'{:{}}'.format('a', 5)",
     "'{:{}{}}'.format('a', '>', 5)", "'{:{:{}}}'.format('a', 1, 2)", "'{0:{1}}'.format(3.14159, '.2f')", "'{:05}'.format('ab')",
