@@ -891,6 +891,9 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
     loopv.u.obj = lo;
     int loop_sym = I->sym_loop;
     Frame *f = frame_new(I, outer);
+    /* Jinja2 clears its "else" indicator at the END of a body, so `else`
+     * runs unless some iteration ran to completion (continue/break skip it). */
+    bool completed = false;
     for (size_t i = 0; i < items->len; i++) {
         f->n = 0;
         l->index0 = (int64_t)i;
@@ -898,8 +901,9 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
         unpack_assign(I, node->a, items->items[i], f);
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) break;
+        if (c == CTL_NONE) completed = true;
     }
-    if (items->len == 0 && node->alt.n) exec_body(I, &node->alt, frame_new(I, outer));
+    if (!completed && node->alt.n) exec_body(I, &node->alt, frame_new(I, outer));
     return v_none();
 }
 
