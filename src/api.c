@@ -233,14 +233,13 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     Value messages, v;
     const Dict *vars = in.vars;
     if (!vars || !dict_get_str(vars, "messages", 8, &messages)) rt_throw(&rt, CF_ERR_KEY, "'messages'");
-    Dict *overlay = dict_new(&rt, 8);
-    dict_set(&rt, overlay, v_strz(&rt, "tools"), vars && dict_get_str(vars, "tools", 5, &v) ? v : v_none());
-    dict_set(&rt, overlay, v_strz(&rt, "documents"), vars && dict_get_str(vars, "documents", 9, &v) ? v : v_none());
-    dict_set(&rt, overlay, v_strz(&rt, "add_generation_prompt"),
-             dict_get_str(vars, "add_generation_prompt", 21, &v) ? v : v_bool(false));
+    in.chat_mode = true;
+    in.chat[CHAT_TOOLS] = dict_get_str(vars, "tools", 5, &v) ? v : v_none();
+    in.chat[CHAT_DOCUMENTS] = dict_get_str(vars, "documents", 9, &v) ? v : v_none();
+    in.chat[CHAT_AGP] = dict_get_str(vars, "add_generation_prompt", 21, &v) ? v : v_bool(false);
+    in.chat[CHAT_CONTINUE] = v_missing();   /* popped: not a template variable */
     Value cont = v_bool(false);
     if (dict_get_str(vars, "continue_final_message", 22, &v)) cont = v;
-    dict_set(&rt, overlay, v_strz(&rt, "continue_final_message"), v_missing());   /* popped */
     Value final_text = v_missing();
     bool cfm = v_truthy(cont);
     if (cfm) {
@@ -297,8 +296,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
         list_push(&rt, msgs, v_dict_of(new_last));
         messages = v_list_of(msgs);
     }
-    dict_set(&rt, overlay, v_strz(&rt, "messages"), messages);
-    in.overlay = overlay;
+    in.chat[CHAT_MESSAGES] = messages;
     interp_run(&rt, &in, &out, &spans);
     size_t outlen = out.len;
     if (cfm) {

@@ -78,6 +78,9 @@ struct Node {
 /* Extra comparison operators beyond the lexer's OpCode range. */
 enum { OP_IN = 100, OP_NOTIN = 101 };
 
+/* Chat-mode variables apply_chat_template passes explicitly. */
+enum { CHAT_MESSAGES, CHAT_TOOLS, CHAT_DOCUMENTS, CHAT_AGP, CHAT_CONTINUE, CHAT_NVARS };
+
 /* A compiled template: immutable after cf_compile, shared across threads. */
 struct cf_template {
     Arena arena;            /* owns the AST, symbols, constants */
@@ -86,6 +89,10 @@ struct cf_template {
     NodeList body;
     Str **syms;             /* symbol table: names referenced anywhere */
     int nsyms;
+    Value *sym_builtin;     /* per symbol: builtin global, or VT_MISSING */
+    Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
+    int sym_chat[CHAT_NVARS];  /* symbol of each chat variable, -1 if unused */
+    int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     cf_limits lim;
     bool uses_generation;
 };

@@ -26,13 +26,13 @@ typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
 typedef struct Interp {
     Rt *rt;
     const struct cf_template *t;
-    Value *globals;          /* per symbol; VT_MISSING = unset */
+    Value *globals;          /* per symbol; VT_MISSING = not resolved yet */
+    const RenderInput *in;   /* where unresolved names come from */
     StrBuf *out;             /* current output (captures swap it) */
     StrBuf *root;            /* the template's own output */
     SpanVec *spans;
     int depth;               /* macro / loop() / capture nesting */
     const char *now;
-    int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 when unused */
     bool autoescape;         /* inside {% autoescape true %} */
 } Interp;
 
@@ -83,13 +83,36 @@ static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     else I->globals[sym] = v;
 }
 
+/* A top-level name's value on first use: chat variable, caller variable,
+ * default (special token), builtin global, else Undefined. Cached. */
+static Value resolve_global(Interp *I, int sym) {
+    const RenderInput *in = I->in;
+    const struct cf_template *t = I->t;
+    Str *name = t->syms[sym];
+    Value v;
+    if (in->chat_mode) {
+        for (int k = 0; k < CHAT_NVARS; k++) {
+            if (t->sym_chat[k] != sym) continue;
+            v = in->chat[k];
+            if (v.type == VT_MISSING) goto builtin;   /* hidden */
+            return I->globals[sym] = v;
+        }
+    }
+    if (in->vars && dict_get_str(in->vars, name->data, name->len, &v)) return I->globals[sym] = v;
+    if (in->defaults && dict_get_str(in->defaults, name->data, name->len, &v)) return I->globals[sym] = v;
+builtin:
+    v = t->sym_builtin[sym];
+    if (v.type == VT_MISSING) v = t->sym_undef[sym];
+    return I->globals[sym] = v;
+}
+
 static Value lookup(Interp *I, Frame *f, int sym) {
     for (; f; f = f->parent)
         for (int i = f->n - 1; i >= 0; i--)
             if (f->syms[i] == sym) return f->vals[i];
     Value v = I->globals[sym];
     if (v.type != VT_MISSING) return v;
-    return v_undef_msg(I->rt, "'%s' is undefined", I->t->syms[sym]->data);
+    return resolve_global(I, sym);
 }
 
 static void set_pos(Interp *I, const Node *n) {
@@ -571,10 +594,10 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
         bound[j] = def ? eval(I, def, f) : v_undef_msg(rt, "parameter '%s' was not provided", node->params[j]->data);
         frame_set(I, f, node->param_syms[j], bound[j]);
     }
-    if (node->flag & MF_VARARGS) frame_set(I, f, I->sym_varargs, v_tuple_of(varargs));
-    if (node->flag & MF_KWARGS) frame_set(I, f, I->sym_kwargs, v_dict_of(kwargs));
+    if (node->flag & MF_VARARGS) frame_set(I, f, I->t->sym_varargs, v_tuple_of(varargs));
+    if (node->flag & MF_KWARGS) frame_set(I, f, I->t->sym_kwargs, v_dict_of(kwargs));
     if (node->flag & MF_CALLER)
-        frame_set(I, f, I->sym_caller, caller.type == VT_MISSING ? v_undef_msg(rt, "No caller defined") : caller);
+        frame_set(I, f, I->t->sym_caller, caller.type == VT_MISSING ? v_undef_msg(rt, "No caller defined") : caller);
     Value out = capture(I, &node->body, f);
     I->depth--;
     rt->line = saved_line;
@@ -889,7 +912,7 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
     Value loopv = {0};
     loopv.type = VT_OBJECT;
     loopv.u.obj = lo;
-    int loop_sym = I->sym_loop;
+    int loop_sym = I->t->sym_loop;
     Frame *f = frame_new(I, outer);
     /* Jinja2 clears its "else" indicator at the END of a body, so `else`
      * runs unless some iteration ran to completion (continue/break skip it). */
@@ -1013,30 +1036,9 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     I.spans = spans;
     I.now = in->now;
     rt->interp = &I;
+    I.in = in;
     int ns = in->t->nsyms;
-    I.sym_loop = I.sym_caller = I.sym_varargs = I.sym_kwargs = -1;
-    for (int s = 0; s < ns; s++) {
-        Str *name = in->t->syms[s];
-        if (str_eqz(name, "loop")) I.sym_loop = s;
-        else if (str_eqz(name, "caller")) I.sym_caller = s;
-        else if (str_eqz(name, "varargs")) I.sym_varargs = s;
-        else if (str_eqz(name, "kwargs")) I.sym_kwargs = s;
-    }
     I.globals = rt_alloc0(rt, (size_t)(ns ? ns : 1) * sizeof(Value));
-    for (int s = 0; s < ns; s++) {
-        Str *name = in->t->syms[s];
-        Value v;
-        if (in->overlay && dict_get_str(in->overlay, name->data, name->len, &v)) {
-            if (v.type != VT_MISSING) { I.globals[s] = v; continue; }
-        } else if (in->vars && dict_get_str(in->vars, name->data, name->len, &v)) {
-            I.globals[s] = v;
-            continue;
-        } else if (in->defaults && dict_get_str(in->defaults, name->data, name->len, &v)) {
-            I.globals[s] = v;
-            continue;
-        }
-        if (global_lookup(name->data, name->len, &v)) I.globals[s] = v;
-    }
     exec_body(&I, &in->t->body, NULL);
     rt->interp = NULL;
 }

@@ -9,7 +9,8 @@ typedef struct SpanVec { cf_span *v; size_t n, cap; } SpanVec;
 
 typedef struct RenderInput {
     const struct cf_template *t;
-    const Dict *overlay;   /* chat-mode variables; a VT_MISSING value hides a name */
+    bool chat_mode;        /* chat[] replaces those names in vars */
+    Value chat[CHAT_NVARS];/* VT_MISSING hides the name (continue_final_message) */
     const Dict *vars;      /* caller variables (may be NULL) */
     const Dict *defaults;  /* used where vars has no such name (may be NULL) */
     const char *now;       /* pinned "now" for strftime_now, or NULL */

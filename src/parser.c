@@ -2,6 +2,7 @@
  * production so precedence, tuple handling and error cases match. */
 #include "ast.h"
 #include "lexer.h"
+#include "interp.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -1021,6 +1022,30 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
     check_list(P, &n->alt, soft);
 }
 
+/* Everything a render needs to know about each name, computed once. */
+static void resolve_symbols(Rt *rt, struct cf_template *t) {
+    static const char *const chat_names[CHAT_NVARS] = {
+        "messages", "tools", "documents", "add_generation_prompt", "continue_final_message"};
+    int n = t->nsyms ? t->nsyms : 1;
+    t->sym_builtin = rt_alloc0(rt, (size_t)n * sizeof(Value));
+    t->sym_undef = rt_alloc0(rt, (size_t)n * sizeof(Value));
+    for (int k = 0; k < CHAT_NVARS; k++) t->sym_chat[k] = -1;
+    t->sym_loop = t->sym_caller = t->sym_varargs = t->sym_kwargs = -1;
+    for (int i = 0; i < t->nsyms; i++) {
+        Str *name = t->syms[i];
+        freeze_str(name);
+        global_lookup(name->data, name->len, &t->sym_builtin[i]);
+        t->sym_undef[i] = v_undef_msg(rt, "'%s' is undefined", name->data);
+        freeze_str(t->sym_undef[i].u.s);
+        for (int k = 0; k < CHAT_NVARS; k++)
+            if (str_eqz(name, chat_names[k])) t->sym_chat[k] = i;
+        if (str_eqz(name, "loop")) t->sym_loop = i;
+        else if (str_eqz(name, "caller")) t->sym_caller = i;
+        else if (str_eqz(name, "varargs")) t->sym_varargs = i;
+        else if (str_eqz(name, "kwargs")) t->sym_kwargs = i;
+    }
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1033,5 +1058,5 @@ void parse_template(Rt *rt, struct cf_template *t) {
     if (cur(&P)->type != T_EOF) fail_unexpected(&P);
     check_list(&P, &t->body, false);
     freeze_list(&t->body);
-    for (int i = 0; i < t->nsyms; i++) freeze_str(t->syms[i]);
+    resolve_symbols(rt, t);
 }
