@@ -33,7 +33,8 @@ typedef enum NodeKind {
     N_NSREF,       /* name/sym: namespace variable; attr: attribute */
     N_TUPLE, N_LIST, /* items */
     N_DICT,        /* items: keys; alt: values */
-    N_GETATTR,     /* a: object; attr; flag: attr can only be a dict key */
+    N_GETATTR,     /* a: object; attr; flag: attr can only be a dict key,
+                      then v: the Undefined a missing key gives */
     N_GETITEM,     /* a: object; b: key */
     N_SLICE,       /* a: object; b, c, d: start, stop, step (each may be NULL) */
     N_CALL,        /* a: callee; items: args; kwnames/kwvals; b: *args; c: **kwargs */

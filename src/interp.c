@@ -14,11 +14,14 @@
 #include <math.h>
 #include <stdio.h>
 
+#define FRAME_INLINE 6
 typedef struct Frame {
     struct Frame *parent;
     int n, cap;
     int *syms;
     Value *vals;
+    int syms_inline[FRAME_INLINE];   /* most frames hold a few names */
+    Value vals_inline[FRAME_INLINE];
 } Frame;
 
 typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
@@ -58,9 +61,9 @@ static Frame *frame_new(Interp *I, Frame *parent) {
     Frame *f = rt_alloc(I->rt, sizeof(Frame));
     f->parent = parent;
     f->n = 0;
-    f->cap = 0;
-    f->syms = NULL;
-    f->vals = NULL;
+    f->cap = FRAME_INLINE;
+    f->syms = f->syms_inline;
+    f->vals = f->vals_inline;
     return f;
 }
 
@@ -68,7 +71,7 @@ static void frame_set(Interp *I, Frame *f, int sym, Value v) {
     for (int i = 0; i < f->n; i++)
         if (f->syms[i] == sym) { f->vals[i] = v; return; }
     if (f->n == f->cap) {
-        int nc = f->cap ? f->cap * 2 : 4;
+        int nc = f->cap * 2;
         f->syms = rt_realloc(I->rt, f->syms, (size_t)f->cap * sizeof(int), (size_t)nc * sizeof(int));
         f->vals = rt_realloc(I->rt, f->vals, (size_t)f->cap * sizeof(Value), (size_t)nc * sizeof(Value));
         f->cap = nc;
@@ -126,7 +129,7 @@ static void set_pos(Interp *I, const Node *n) {
  * escaped the body (the caller then drops the text, as Jinja2 does). */
 static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
     StrBuf buf, *saved = I->out;
-    sb_init(I->rt, &buf, 256);
+    sb_init(I->rt, &buf, 64);
     I->out = &buf;
     Ctl c = exec_body(I, body, f);
     I->out = saved;
@@ -355,6 +358,10 @@ static bool contains(Interp *I, Value item, Value container) {
 }
 
 static bool compare(Interp *I, uint8_t op, Value a, Value b) {
+    if ((op == OP_EQ || op == OP_NE) && a.type == VT_STR && b.type == VT_STR) {   /* role == 'user' */
+        bool eq = a.u.s == b.u.s || (a.u.s->len == b.u.s->len && memcmp(a.u.s->data, b.u.s->data, a.u.s->len) == 0);
+        return op == OP_EQ ? eq : !eq;
+    }
     switch (op) {
     case OP_EQ: return v_equal(a, b);
     case OP_NE: return !v_equal(a, b);
@@ -500,6 +507,7 @@ static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value e
 }
 
 Value interp_call(Rt *rt, Value callee, const Args *args) {
+    rt_step(rt, 1);
     if (callee.type == VT_UNDEFINED) v_undefined_fail(rt, callee);
     if ((callee.type == VT_CALLABLE || callee.type == VT_OBJECT) && callee.u.obj->type->call)
         return callee.u.obj->type->call(rt, callee.u.obj, args);
@@ -555,16 +563,18 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     depth_enter(I);
     Frame *f = frame_new(I, m->closure);
     int np = node->nparams;
-    Value *bound = rt_alloc0(rt, (size_t)(np ? np : 1) * sizeof(Value));
+    Value bound_small[8];
+    Value *bound = np <= 8 ? bound_small : rt_alloc(rt, (size_t)np * sizeof(Value));
+    memset(bound, 0, (size_t)(np <= 8 ? 8 : np) * sizeof(Value));
     int npos = args->npos;
-    List *varargs = list_new(rt, 0);
+    if (npos > np && !(node->flag & MF_VARARGS))
+        rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes not more than %d argument(s)", mname, np);
+    List *varargs = (node->flag & MF_VARARGS) ? list_new(rt, npos > np ? (size_t)(npos - np) : 0) : NULL;
     for (int i = 0; i < npos; i++) {
         if (i < np) bound[i] = args->pos[i];
         else list_push(rt, varargs, args->pos[i]);
     }
-    if (varargs->len && !(node->flag & MF_VARARGS))
-        rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes not more than %d argument(s)", mname, np);
-    Dict *kwargs = dict_new(rt, 0);
+    Dict *kwargs = (node->flag & MF_KWARGS) ? dict_new(rt, 0) : NULL;
     Value caller = m->caller;
     for (int i = 0; i < args->nkw; i++) {
         Str *kn = args->kwnames[i];
@@ -752,9 +762,10 @@ static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value
     return interp_call(rt, callee, &ab.args);
 }
 
+/* Expressions do not count steps: their work is bounded by the template's
+ * size except in calls, filters and loops, which count their own. */
 static Value eval(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
-    rt_step(rt, 1);
     switch (n->kind) {
     case N_CONST: return n->v;
     case N_NAME: return lookup(I, f, n->sym);
@@ -762,7 +773,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         Value obj = eval(I, n->a, f);
         if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
             Value v;
-            if (dict_get_str(obj.u.dict, n->attr->data, n->attr->len, &v)) return v;
+            return dict_get_key(obj.u.dict, n->attr, &v) ? v : n->v;
         }
         set_pos(I, n);
         return eval_getattr(I, obj, n->attr);
@@ -770,6 +781,10 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     case N_GETITEM: {
         Value obj = eval(I, n->a, f);
         Value key = eval(I, n->b, f);
+        if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
+            Value v;
+            if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
+        }
         set_pos(I, n);
         return v_getitem(rt, obj, key);
     }
@@ -895,6 +910,7 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
         List *kept = list_new(rt, items->len);
         Frame *tf = frame_new(I, outer);
         for (size_t i = 0; i < items->len; i++) {
+            rt_step(rt, 1);
             tf->n = 0;
             unpack_assign(I, node->a, items->items[i], tf);
             if (v_truthy(eval(I, node->c, tf))) list_push(rt, kept, items->items[i]);
@@ -918,6 +934,7 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
      * runs unless some iteration ran to completion (continue/break skip it). */
     bool completed = false;
     for (size_t i = 0; i < items->len; i++) {
+        rt_step(rt, 1);
         f->n = 0;
         l->index0 = (int64_t)i;
         if (loop_sym >= 0) frame_set(I, f, loop_sym, loopv);

@@ -104,8 +104,10 @@ static void bind_args(Rt *rt, const char *owner, const Method *m, const Args *a,
 
 static const Method *find_method(const Method *table, size_t count, const char *name,
                                  size_t n) {
-    for (size_t i = 0; i < count; i++)
-        if (strncmp(table[i].name, name, n) == 0 && table[i].name[n] == '\0') return &table[i];
+    if (n == 0) return NULL;
+    for (size_t i = 0; i < count; i++)   /* first byte filters out almost all */
+        if (table[i].name[0] == name[0] && strncmp(table[i].name, name, n) == 0 && table[i].name[n] == '\0')
+            return &table[i];
     return NULL;
 }
 
@@ -335,9 +337,9 @@ enum { CASE_UPPER, CASE_LOWER, CASE_CASEFOLD, CASE_SWAPCASE, CASE_TITLE, CASE_CA
 static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
     Text t = text_of(self);
     charge(rt, t.n);
-    StrBuf sb;
-    sb_init(rt, &sb, t.n + 8);
     if (t.ascii && m->op <= CASE_SWAPCASE) {
+        /* ASCII maps byte for byte: fill the result directly */
+        Str *r = str_alloc(rt, t.n);
         for (size_t i = 0; i < t.n; i++) {
             char c = t.p[i];
             bool up = c >= 'A' && c <= 'Z', low = c >= 'a' && c <= 'z';
@@ -346,10 +348,12 @@ static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
             case CASE_SWAPCASE: if (low) c -= 32; else if (up) c += 32; break;
             default: if (up) c += 32; break;
             }
-            sb_putc(&sb, c);
+            r->data[i] = c;
         }
-        return keep_kind(self, sb_to_value(&sb));
+        return keep_kind(self, v_str_of(r));
     }
+    StrBuf sb;
+    sb_init(rt, &sb, t.n + 8);
     bool previous_is_cased = false;
     size_t i = 0;
     while (i < t.n) {

@@ -287,6 +287,26 @@ bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out) {
     return true;
 }
 
+static inline bool entry_is_str(const DictEntry *e, uint32_t h, const Str *key) {
+    return e->hash == h && e->key.type == VT_STR &&
+           (e->key.u.s == key || (e->key.u.s->len == key->len && memcmp(e->key.u.s->data, key->data, key->len) == 0));
+}
+
+bool dict_get_key(const Dict *d, Str *key, Value *out) {
+    if (!d->len) return false;
+    uint32_t h = str_hash(key);
+    if (!d->index) {
+        for (size_t i = 0; i < d->len; i++)
+            if (entry_is_str(&d->entries[i], h, key)) { *out = d->entries[i].val; return true; }
+        return false;
+    }
+    for (size_t slot = h & d->index_mask; d->index[slot] != SLOT_EMPTY; slot = (slot + 1) & d->index_mask) {
+        const DictEntry *e = &d->entries[d->index[slot]];
+        if (entry_is_str(e, h, key)) { *out = e->val; return true; }
+    }
+    return false;
+}
+
 bool dict_del(Dict *d, Value key) {
     if (!d->len || unhashable_type_name(key, 0)) return false;
     long pos = dict_find(d, v_hash(key), entry_key_equals_value, &key);

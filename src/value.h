@@ -132,6 +132,8 @@ size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
 bool dict_get(const Dict *d, Value key, Value *out);
 bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
+/* The hot path of `msg.role`: key is a Str whose hash is cached. */
+bool dict_get_key(const Dict *d, Str *key, Value *out);
 bool dict_del(Dict *d, Value key);                       /* internal use only */
 /* i-th entry in insertion order, 0 <= i < dict_len */
 Value dict_key_at(const Dict *d, size_t i);
