@@ -91,6 +91,8 @@ static int run_batch(const char *path, const cf_limits *lim) {
 }
 
 int cmd_render(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--jsonl")) return cmd_dataset(argc, argv);
     bool raw = false, spans = false, agp = false;
     const char *batch = NULL, *messages_file = NULL, *tools_file = NULL, *now = NULL;
     const char *positional[2] = {NULL, NULL};

@@ -51,6 +51,12 @@ typedef enum NodeKind {
 
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4 };
 
+/* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
+ * interpreter answers loop.index0 without comparing strings. */
+enum { LA_NONE, LA_INDEX0, LA_INDEX, LA_FIRST, LA_LAST, LA_LENGTH, LA_REVINDEX, LA_REVINDEX0,
+       LA_DEPTH, LA_DEPTH0 };
+uint8_t loop_attr_id(const Str *name);
+
 typedef struct Node Node;
 typedef struct NodeList { Node **v; int n; } NodeList;
 

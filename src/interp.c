@@ -646,6 +646,29 @@ static Value bound(Rt *rt, const ObjType *type, void *data) {
     return v;
 }
 
+uint8_t loop_attr_id(const Str *name) {
+    static const char *const names[] = {NULL, "index0", "index", "first", "last", "length",
+                                        "revindex", "revindex0", "depth", "depth0"};
+    for (uint8_t i = 1; i < sizeof names / sizeof names[0]; i++)
+        if (str_eqz(name, names[i])) return i;
+    return LA_NONE;
+}
+
+static Value loop_attr(const Loop *l, uint8_t id) {
+    int64_t len = (int64_t)l->items->len, i = l->index0;
+    switch (id) {
+    case LA_INDEX0: return v_int(i);
+    case LA_INDEX: return v_int(i + 1);
+    case LA_FIRST: return v_bool(i == 0);
+    case LA_LAST: return v_bool(i == len - 1);
+    case LA_LENGTH: return v_int(len);
+    case LA_REVINDEX: return v_int(len - i);
+    case LA_REVINDEX0: return v_int(len - i - 1);
+    case LA_DEPTH: return v_int(l->depth0 + 1);
+    default: return v_int(l->depth0);
+    }
+}
+
 static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Loop *l = self->data;
     int64_t len = (int64_t)l->items->len, i = l->index0;
@@ -775,6 +798,8 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
             Value v;
             return dict_get_key(obj.u.dict, n->attr, &v) ? v : n->v;
         }
+        if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
+            return loop_attr(obj.u.obj->data, n->op);
         set_pos(I, n);
         return eval_getattr(I, obj, n->attr);
     }

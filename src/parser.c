@@ -272,6 +272,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 g->a = node;
                 g->attr = tok_str(a);
                 g->flag = attr_is_plain_key(g->attr);
+                g->op = loop_attr_id(g->attr);
                 /* the Undefined a missing key gives, made once (not per miss) */
                 if (g->flag) g->v = v_undef_msg(P->rt, "'dict object' has no attribute '%s'", g->attr->data);
                 node = g;
