@@ -53,6 +53,12 @@ clean:
 
 .PHONY: all run test clean
 
+# Speed and memory against Python Jinja2 in the same run (a benchmark, not a test).
+bench: all
+	BUILD=$(BUILD) CC="$(CC)" CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash bench/run_bench.sh
+
+.PHONY: bench
+
 # The same suite on an AddressSanitizer + UBSan build in build-asan/.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 

@@ -435,6 +435,18 @@ void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii) {
     sb_putc(sb, '"');
     size_t run = 0, i = 0;
     for (;;) {
+        if (!ensure_ascii) {
+            /* eight bytes at a time while none is '"', '\\' or a control byte */
+            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+            while (i + 8 <= n) {
+                uint64_t x;
+                memcpy(&x, s + i, 8);
+                uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+                uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x);
+                if (hit & highs) break;
+                i += 8;
+            }
+        }
         while (i < n && !table[u[i]]) i++;
         sb_put(sb, s + run, i - run);
         if (i >= n) break;

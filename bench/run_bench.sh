@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# make bench: chatfmt against Python Jinja2 (transformers' semantics) in the
+# same run, on seeds x public conversations. Prints each figure with its ratio.
+#   render-only      bench/bench_render (templates compiled, contexts parsed once)
+#                    vs shared/tools/bench_jinja2.py (same: compiled once)
+#   batch end-to-end `chatfmt render --batch` (JSON parse + render + JSON out),
+#                    per case, vs Jinja2's render alone
+#   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
+#   replies          bench/bench_reply (whole and streamed MB/s), if built
+#   python/dataset   bench/bench_python.py, bench/bench_dataset.sh, if present
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SHARED=${CHATFMT_SHARED:-../shared}
+CC=${CC:-cc}
+OUT=$BUILD/bench
+mkdir -p "$OUT"
+export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
+
+[ -d "$SHARED/seeds" ] || { echo "bench: $SHARED not found (set CHATFMT_SHARED)"; exit 2; }
+python3 "$SHARED/tools/mkcases.py" "$SHARED/seeds" "$SHARED/conversations" > "$OUT/seeds.jsonl" || exit 2
+$CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_render.c "$BUILD/libchatfmt.a" -lm -o "$OUT/bench_render" || exit 2
+
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.1f}')" "$1" "$2"; }
+
+echo "== render-only, seeds x conversations ($(wc -l < "$OUT/seeds.jsonl") cases)"
+py=$(python3 "$SHARED/tools/bench_jinja2.py" "$OUT/seeds.jsonl" 5 | awk '{print $2}')
+cf=$("$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}')
+echo "jinja2_us_per_render $py"
+echo "chatfmt_us_per_render $cf"
+echo "render_speedup ${py:+$(ratio "$py" "$cf")}x   (target >= 100x)"
+
+echo "== chatfmt render --batch end-to-end (JSON in + render + JSON out)"
+rep=40
+for _ in $(seq $rep); do cat "$OUT/seeds.jsonl"; done > "$OUT/batch.jsonl"
+n=$(wc -l < "$OUT/batch.jsonl")
+t0=$(date +%s.%N)
+"$BUILD/chatfmt" render --batch "$OUT/batch.jsonl" > /dev/null
+t1=$(date +%s.%N)
+us=$(python3 -c "print(f'{($t1-$t0)/$n*1e6:.2f}')")
+echo "batch_us_per_case $us"
+echo "batch_speedup_vs_jinja2_render $(ratio "$py" "$us")x   (target >= 30x)"
+
+echo "== peak memory of one render of 20-long-agentic.json"
+for t in "$SHARED"/seeds/*.jinja; do
+  kb=$( { /usr/bin/time -f "%M" "$BUILD/chatfmt" render "$t" "$SHARED/conversations/20-long-agentic.json" > /dev/null; } 2>&1 | tail -1)
+  echo "peak_rss_kib $(basename "$t") $kb   (whole process; target < 4096)"
+done
+
+if [ -f bench/bench_reply.c ]; then
+  echo "== reply parsing"
+  $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -o "$OUT/bench_reply" && "$OUT/bench_reply"
+fi
+if [ -f bench/bench_python.py ]; then
+  echo "== python binding"
+  python3 bench/bench_python.py
+fi
+if [ -f bench/bench_dataset.sh ]; then
+  echo "== dataset mode"
+  bash bench/bench_dataset.sh
+fi
+exit 0
