@@ -116,7 +116,16 @@ static Value str_method(Rt *rt, Value self, const char *name, int n, const Value
     return out;
 }
 
-static Value str_lower(Rt *rt, Value s) { return str_method(rt, s, "lower", 0, NULL); }
+static Value str_lower(Rt *rt, Value s) {
+    /* message.role|lower: an ASCII string without capitals is its own result */
+    if (s.type == VT_STR) {
+        const Str *p = s.u.s;
+        size_t i = 0;
+        while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= 'A' && p->data[i] <= 'Z')) i++;
+        if (i == p->len) return s;
+    }
+    return str_method(rt, s, "lower", 0, NULL);
+}
 
 /* Python's `a + b` on two strs, with Markup's escaping of the plain side. */
 static Value str_concat(Rt *rt, Value a, Value b) {

@@ -510,6 +510,11 @@ static Value m_find(Rt *rt, Value self, const Value *argv, const Method *m) {
 /* startswith/endswith: prefix is a str or a tuple of str. */
 static Value m_affix(Rt *rt, Value self, const Value *argv, const Method *m) {
     bool ends = m->op;
+    if (!given(argv[1]) && !given(argv[2]) && argv[0].type == VT_STR) {
+        /* the common s.startswith('x'): whole string, bytes suffice */
+        Str *s = self.u.s, *a = argv[0].u.s;
+        return v_bool(a->len <= s->len && memcmp(s->data + (ends ? s->len - a->len : 0), a->data, a->len) == 0);
+    }
     Text t = text_of(self);
     int64_t start, end;
     size_t bs = 0, be = 0;
@@ -591,7 +596,8 @@ static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     } else {
         rt_throw(rt, CF_ERR_TYPE, "%s arg must be None or str", m->name);
     }
-    Text t = text_of(self);
+    /* no code point count needed: strip walks bytes from both ends */
+    Text t = {self.u.s->data, self.u.s->len, 0, false};
     charge(rt, t.n);
     size_t from = 0, to = t.n;
     if (m->op & STRIP_LEFT) {
@@ -603,7 +609,7 @@ static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     }
     if (m->op & STRIP_RIGHT) {
         while (to > from) {
-            size_t prev = t.ascii ? to - 1 : utf8_prev(t.p, to), k = prev;
+            size_t prev = (unsigned char)t.p[to - 1] < 0x80 ? to - 1 : utf8_prev(t.p, to), k = prev;
             if (!strip_member(&set, text_cp(t, &k))) break;
             to = prev;
         }
