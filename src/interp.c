@@ -10,6 +10,7 @@
 #include "interp.h"
 #include "unicode.h"
 #include "lexer.h"
+#include "bigint.h"
 #include <string.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +36,8 @@ typedef struct Interp {
     StrBuf *root;            /* the template's own output */
     SpanVec *spans;
     int depth;               /* macro / loop() / capture nesting */
+    uintptr_t stack_base;    /* C stack address where the render started */
+    size_t stack_budget;     /* bytes of C stack the render may use below it */
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
 } Interp;
@@ -141,6 +144,28 @@ static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
 
 static Value capture(Interp *I, const NodeList *body, Frame *f) { return capture_ctl(I, body, f, NULL); }
 
+/* Recursion goes through eval/exec_stmt, and one macro level may nest a
+ * deep expression: counting macro levels alone cannot keep the C stack
+ * from overflowing, so the hubs also measure the stack actually used. */
+#define STACK_BASE_BUDGET ((size_t)256 << 10)
+#define STACK_PER_RECURSION ((size_t)8 << 10)
+#if defined(__GNUC__) || defined(__clang__)
+/* the real frame, even when ASan moves locals to a heap "fake stack" */
+#define STACK_HERE() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define STACK_HERE() ((uintptr_t)&(char){0})
+#endif
+
+static inline void stack_check(Interp *I) {
+    uintptr_t here = STACK_HERE();
+    size_t used = here < I->stack_base ? I->stack_base - here : here - I->stack_base;
+    if (used > I->stack_budget)
+        rt_throw(I->rt, CF_ERR_LIMIT,
+                 "nesting too deep: the render used more than %zu KiB of C stack (256 KiB + 8 KiB per recursion level; "
+                 "raise it with --max-recursion / cf_limits.max_recursion)",
+                 I->stack_budget >> 10);
+}
+
 static void depth_enter(Interp *I) {
     if (++I->depth > (int)I->rt->lim.max_recursion)
         rt_throw(I->rt, CF_ERR_LIMIT,
@@ -152,10 +177,6 @@ static bool is_intlike(Value v) { return v.type == VT_INT || v.type == VT_BOOL; 
 static int64_t as_int(Value v) { return v.type == VT_BOOL ? (int64_t)v.u.b : v.u.i; }
 static bool is_num(Value v) { return v.type == VT_INT || v.type == VT_BOOL || v.type == VT_FLOAT; }
 static double as_float(Value v) { return v.type == VT_FLOAT ? v.u.f : (double)as_int(v); }
-
-static _Noreturn void int_overflow(Interp *I) {
-    rt_throw(I->rt, CF_ERR_OVERFLOW, "integer result does not fit in 64 bits (chatfmt has no big-integer arithmetic)");
-}
 
 static Value str_concat(Interp *I, Value a, Value b) {
     bool markup = (a.flags | b.flags) & VF_MARKUP;
@@ -188,10 +209,18 @@ static Value repeat(Interp *I, Value seq, int64_t count) {
         if (len && (uint64_t)count > I->rt->lim.max_string / len)
             rt_throw(I->rt, CF_ERR_LIMIT, "string of %llu bytes exceeds max_string (%zu; raise it with --max-string / cf_limits.max_string)",
                      (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_string);
+        size_t total = len * (size_t)count;
         StrBuf sb;
-        sb_init(I->rt, &sb, len * (size_t)count + 1);
-        for (int64_t i = 0; i < count; i++) sb_put(&sb, seq.u.s->data, len);
-        rt_step(I->rt, (uint64_t)(len * (size_t)count) / 1024);
+        sb_init(I->rt, &sb, total + 1);
+        if (total) sb_put(&sb, seq.u.s->data, len);
+        /* double what is there (the buffer already holds `total` bytes):
+         * 'a' * 10**7 is a few memcpys, not ten million appends */
+        while (sb.len < total) {
+            size_t chunk = sb.len < total - sb.len ? sb.len : total - sb.len;
+            memcpy(sb.p + sb.len, sb.p, chunk);
+            sb.len += chunk;
+        }
+        rt_step(I->rt, (uint64_t)total / 1024);
         Value r = sb_to_value(&sb);
         r.flags = seq.flags & VF_MARKUP;
         return r;
@@ -243,17 +272,21 @@ static Value binop(Interp *I, uint8_t op, Value a, Value b) {
         [OP_ADD] = "+", [OP_SUB] = "-", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
         [OP_MUL] = "*", [OP_MOD] = "%", [OP_POW] = "** or pow()"};
     if (is_intlike(a) && is_intlike(b)) {
+        /* int64 fast path; a result that leaves int64 is redone as a bigint below */
         int64_t x = as_int(a), y = as_int(b), r;
+        const int64_t exact = INT64_C(1) << 53;   /* ints a double holds exactly */
         switch (op) {
-        case OP_ADD: if (__builtin_add_overflow(x, y, &r)) int_overflow(I); return v_int(r);
-        case OP_SUB: if (__builtin_sub_overflow(x, y, &r)) int_overflow(I); return v_int(r);
-        case OP_MUL: if (__builtin_mul_overflow(x, y, &r)) int_overflow(I); return v_int(r);
+        case OP_ADD: if (!__builtin_add_overflow(x, y, &r)) return v_int(r); break;
+        case OP_SUB: if (!__builtin_sub_overflow(x, y, &r)) return v_int(r); break;
+        case OP_MUL: if (!__builtin_mul_overflow(x, y, &r)) return v_int(r); break;
         case OP_DIV:
             if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "division by zero");
-            return v_float((double)x / (double)y);
+            /* one IEEE division is correctly rounded only for exact operands */
+            if (x >= -exact && x <= exact && y >= -exact && y <= exact) return v_float((double)x / (double)y);
+            break;
         case OP_FLOORDIV: {
             if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer division or modulo by zero");
-            if (x == INT64_MIN && y == -1) int_overflow(I);
+            if (x == INT64_MIN && y == -1) break;
             int64_t q = x / y;
             if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
             return v_int(q);
@@ -272,16 +305,25 @@ static Value binop(Interp *I, uint8_t op, Value a, Value b) {
             }
             int64_t res = 1, base = x;
             int64_t e = y;
-            while (e > 0) {
-                if (e & 1) { if (__builtin_mul_overflow(res, base, &res)) int_overflow(I); }
+            bool overflow = false;
+            while (e > 0 && !overflow) {
+                if (e & 1) overflow = __builtin_mul_overflow(res, base, &res);
                 e >>= 1;
-                if (e > 0 && __builtin_mul_overflow(base, base, &base)) int_overflow(I);
+                if (e > 0 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
                 rt_step(rt, 1);
             }
-            return v_int(res);
+            if (!overflow) return v_int(res);
+            break;
         }
         }
     }
+    /* ints beyond int64, or an int64 result that overflowed: exact Python ints */
+    bool a_int = is_intlike(a) || a.type == VT_BIGINT, b_int = is_intlike(b) || b.type == VT_BIGINT;
+    Value big;
+    if (a_int && b_int && bigint_arith(rt, op, a, b, &big)) return big;
+    /* float <op> bigint: Python converts the int to float first */
+    if (a.type == VT_BIGINT && b.type == VT_FLOAT) a = v_float(bigint_to_float(rt, a));
+    if (b.type == VT_BIGINT && a.type == VT_FLOAT) b = v_float(bigint_to_float(rt, b));
     if (is_num(a) && is_num(b)) {
         double x = as_float(a), y = as_float(b);
         switch (op) {
@@ -316,6 +358,10 @@ static Value binop(Interp *I, uint8_t op, Value a, Value b) {
         if (a.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
     }
     if (op == OP_MUL) {
+        bool a_seq = a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE;
+        bool b_seq = b.type == VT_STR || b.type == VT_LIST || b.type == VT_TUPLE;
+        if ((a_seq && b.type == VT_BIGINT) || (b_seq && a.type == VT_BIGINT))
+            rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
         if ((a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE) && is_intlike(b)) return repeat(I, a, as_int(b));
         if ((b.type == VT_STR || b.type == VT_LIST || b.type == VT_TUPLE) && is_intlike(a)) return repeat(I, b, as_int(a));
         if (a.type == VT_STR || b.type == VT_STR || a.type == VT_LIST || b.type == VT_LIST)
@@ -789,6 +835,7 @@ static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value
  * size except in calls, filters and loops, which count their own. */
 static Value eval(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
+    stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
     case N_NAME: return lookup(I, f, n->sym);
@@ -861,9 +908,10 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         if (is_intlike(v)) {
             int64_t x = as_int(v);
             if (n->kind == N_POS) return v_int(x);
-            if (x == INT64_MIN) int_overflow(I);
+            if (x == INT64_MIN) return bigint_neg(rt, v);    /* 2**63: a bigint */
             return v_int(-x);
         }
+        if (v.type == VT_BIGINT) return n->kind == N_NEG ? bigint_neg(rt, v) : v;
         if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
         rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
     }
@@ -975,6 +1023,7 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
 static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
     rt_step(rt, 1);
+    stack_check(I);
     switch (n->kind) {
     case N_DATA: sb_put(I->out, n->v.u.s->data, n->v.u.s->len); return CTL_NONE;
     case N_OUTPUT: write_value(I, eval(I, n->a, f)); return CTL_NONE;
@@ -1077,6 +1126,8 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     I.out = I.root = out;
     I.spans = spans;
     I.now = in->now;
+    I.stack_base = STACK_HERE();
+    I.stack_budget = STACK_BASE_BUDGET + (size_t)rt->lim.max_recursion * STACK_PER_RECURSION;
     rt->interp = &I;
     I.in = in;
     int ns = in->t->nsyms;
