@@ -799,9 +799,30 @@ static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f)
 
 
 /* ---- expressions ---- */
+/* The dunder attributes a jinja2.Undefined instance has (dir(Undefined())):
+ * the sandbox answers those with an "unsafe" Undefined instead of failing. */
+static bool undefined_has_dunder(const Str *attr) {
+    static const char *const names[] = {
+        "__add__", "__aiter__", "__bool__", "__call__", "__class__", "__complex__", "__delattr__",
+        "__dir__", "__div__", "__doc__", "__eq__", "__float__", "__floordiv__", "__format__", "__ge__",
+        "__getattr__", "__getattribute__", "__getitem__", "__getstate__", "__gt__", "__hash__",
+        "__init__", "__init_subclass__", "__int__", "__iter__", "__le__", "__len__", "__lt__",
+        "__mod__", "__module__", "__mul__", "__ne__", "__neg__", "__new__", "__pos__", "__pow__",
+        "__radd__", "__rdiv__", "__reduce__", "__reduce_ex__", "__repr__", "__rfloordiv__",
+        "__rmod__", "__rmul__", "__rpow__", "__rsub__", "__rtruediv__", "__setattr__", "__sizeof__",
+        "__slots__", "__str__", "__sub__", "__subclasshook__", "__truediv__"};
+    if (attr->len < 4 || attr->data[0] != '_' || attr->data[1] != '_') return false;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (str_eqz(attr, names[i])) return true;
+    return false;
+}
+
 static Value eval_getattr(Interp *I, Value obj, Str *attr) {
-    if (obj.type == VT_UNDEFINED && attr->len > 2 && attr->data[0] == '_' && attr->data[1] == '_')
-        return v_undef_msg(I->rt, "access to attribute '%s' of 'Undefined' object is unsafe.", attr->data);
+    if (obj.type == VT_UNDEFINED && undefined_has_dunder(attr)) {
+        Value u = v_undef_msg(I->rt, "access to attribute '%s' of 'Undefined' object is unsafe.", attr->data);
+        u.flags = CF_ERR_SECURITY;
+        return u;
+    }
     return v_getattr(I->rt, obj, attr->data, attr->len);
 }
 

@@ -329,6 +329,7 @@ static Str *sb_header(const StrBuf *sb) { return (Str *)(void *)(sb->p - offseto
 void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
     sb->rt = rt;
     sb->len = 0;
+    sb->is_output = false;
     sb->cap = cap < 16 ? 16 : cap;
     if (sb->cap > rt->lim.max_string) sb->cap = rt->lim.max_string;
     Str *s = rt_alloc(rt, sb_block_size(sb->cap));
@@ -337,10 +338,13 @@ void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
 
 static void sb_reserve(StrBuf *sb, size_t extra) {
     Rt *rt = sb->rt;
-    if (extra > rt->lim.max_string || sb->len > rt->lim.max_string - extra) {
+    size_t max = sb->is_output ? rt->lim.max_output : rt->lim.max_string;
+    if (extra > max || sb->len > max - extra) {
+        if (sb->is_output)
+            rt_throw(rt, CF_ERR_LIMIT, "output larger than %zu bytes (raise it with --max-output / cf_limits.max_output)", max);
         rt_throw(rt, CF_ERR_LIMIT,
                  "string length limit of %zu bytes exceeded (raise it with --max-string / cf_limits.max_string)",
-                 rt->lim.max_string);
+                 max);
     }
     size_t need = sb->len + extra;
     if (sb->p && need <= sb->cap) return;
@@ -350,14 +354,14 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
     }
     size_t cap = sb->cap * 2;
     if (cap < need) cap = need;
-    if (cap > rt->lim.max_string) cap = rt->lim.max_string;
+    if (cap > max) cap = max;
     Str *s = rt_realloc(rt, sb_header(sb), sb_block_size(sb->cap), sb_block_size(cap));
     sb->p = s->data;
     sb->cap = cap;
 }
 
-/* Fast paths first: cap never exceeds max_string, so fitting in the buffer
- * also means staying within the limit. */
+/* Fast paths first: cap never exceeds the buffer's limit, so fitting in the
+ * buffer also means staying within the limit. */
 void sb_put(StrBuf *sb, const char *p, size_t n) {
     if (!sb->p || n > sb->cap - sb->len) {
         if (!n) return;
@@ -1126,6 +1130,19 @@ static bool lookup_attr(Rt *rt, Value obj, const char *name, size_t n, Value *ou
     case VT_OBJECT:
         exists = obj.u.obj->type->getattr && obj.u.obj->type->getattr(rt, obj.u.obj, name, n, &found);
         break;
+    case VT_BOOL:
+    case VT_INT:
+    case VT_BIGINT:
+    case VT_FLOAT: {
+        /* the numeric data attributes: n.real, n.imag, n.numerator, n.denominator */
+        bool is_float = obj.type == VT_FLOAT;
+        Value self = obj.type == VT_BOOL ? v_int(obj.u.b) : obj;
+        if (name_is(name, n, "real")) { found = self; exists = true; }
+        else if (name_is(name, n, "imag")) { found = is_float ? v_float(0.0) : v_int(0); exists = true; }
+        else if (!is_float && name_is(name, n, "numerator")) { found = self; exists = true; }
+        else if (!is_float && name_is(name, n, "denominator")) { found = v_int(1); exists = true; }
+        break;
+    }
     case VT_TUPLE:
         /* groupby's _GroupTuple(grouper, list) namedtuple */
         if ((obj.flags & VF_GROUP_TUPLE) && obj.u.list->len == 2) {
