@@ -907,6 +907,11 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     case N_CALL: return eval_call(I, n, f, NULL, v_missing());
     case N_FILTER: {
         Value operand = eval(I, n->a, f);
+        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->filter) {   /* x|lower */
+            static const Args no_args = {0, NULL, 0, NULL, NULL};
+            set_pos(I, n);
+            return n->filter(rt, operand, &no_args);
+        }
         ArgBuf ab;
         eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
         set_pos(I, n);
@@ -915,6 +920,11 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     }
     case N_TEST: {
         Value operand = eval(I, n->a, f);
+        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->test) {   /* x is defined */
+            static const Args no_args = {0, NULL, 0, NULL, NULL};
+            set_pos(I, n);
+            return v_bool(n->test(rt, operand, &no_args));
+        }
         ArgBuf ab;
         eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
         set_pos(I, n);
