@@ -3,6 +3,7 @@
  * anywhere below come back here as cf_error values. */
 #include "chatfmt.h"
 #include "ast.h"
+#include "caps.h"
 #include "context.h"
 #include "interp.h"
 #include "lexer.h"
@@ -91,12 +92,17 @@ CF_API cf_context *cf_context_new(void) {
 }
 
 CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *err) {
+    return cf_context_from_json_limits(json, len, NULL, err);
+}
+
+CF_API cf_context *cf_context_from_json_limits(const char *json, size_t len, const cf_limits *limits,
+                                               cf_error *err) {
     cf_context *c = cf_context_new();
     if (!c) {
         if (err) error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
     }
-    PROTECTED(rt, &c->arena, err, NULL);
+    PROTECTED(rt, &c->arena, err, limits);
     if (setjmp(jb_rt)) {
         cf_context_free(c);
         return NULL;
@@ -108,8 +114,8 @@ CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *
 }
 
 static bool context_set(cf_context *c, const char *name, Value (*make)(Rt *, const void *, size_t),
-                        const void *arg, size_t len, cf_error *err) {
-    PROTECTED(rt, &c->arena, err, NULL);
+                        const void *arg, size_t len, const cf_limits *limits, cf_error *err) {
+    PROTECTED(rt, &c->arena, err, limits);
     if (setjmp(jb_rt)) return false;
     Value v = make(&rt, arg, len);
     dict_set(&rt, c->vars, v_strz(&rt, name), v);
@@ -129,16 +135,20 @@ static Value make_bool(Rt *rt, const void *p, size_t n) { return v_bool(n != 0);
 static Value make_int(Rt *rt, const void *p, size_t n) { return v_int(*(const int64_t *)p); }
 
 CF_API bool cf_context_set_json(cf_context *c, const char *name, const char *json, size_t len, cf_error *err) {
-    return context_set(c, name, make_json, json, len, err);
+    return context_set(c, name, make_json, json, len, NULL, err);
+}
+CF_API bool cf_context_set_json_limits(cf_context *c, const char *name, const char *json, size_t len,
+                                       const cf_limits *limits, cf_error *err) {
+    return context_set(c, name, make_json, json, len, limits, err);
 }
 CF_API bool cf_context_set_string(cf_context *c, const char *name, const char *s, size_t len) {
-    return context_set(c, name, make_str, s, len, NULL);
+    return context_set(c, name, make_str, s, len, NULL, NULL);
 }
 CF_API bool cf_context_set_bool(cf_context *c, const char *name, bool v) {
-    return context_set(c, name, make_bool, NULL, v ? 1 : 0, NULL);
+    return context_set(c, name, make_bool, NULL, v ? 1 : 0, NULL, NULL);
 }
 CF_API bool cf_context_set_int(cf_context *c, const char *name, int64_t v) {
-    return context_set(c, name, make_int, &v, sizeof v, NULL);
+    return context_set(c, name, make_int, &v, sizeof v, NULL, NULL);
 }
 CF_API bool cf_context_has(const cf_context *c, const char *name) {
     Value v;
@@ -185,11 +195,10 @@ static void finish_result(Rt *rt, const char *text, size_t len, const SpanVec *s
     if (spans && spans->n) {
         out->spans = malloc(spans->n * sizeof(cf_span));
         if (!out->spans) { free(out->text); out->text = NULL; rt_oom(rt, spans->n * sizeof(cf_span)); }
+        size_t chars = utf8_count(text, len);   /* continue_final_message may cut */
         for (size_t i = 0; i < spans->n; i++) {
-            size_t s = spans->v[i].start < len ? spans->v[i].start : len;
-            size_t e = spans->v[i].end < len ? spans->v[i].end : len;
-            out->spans[i].start = utf8_count(text, s);
-            out->spans[i].end = out->spans[i].start + utf8_count(text + s, e - s);
+            out->spans[i].start = spans->v[i].start < chars ? spans->v[i].start : chars;
+            out->spans[i].end = spans->v[i].end < chars ? spans->v[i].end : chars;
         }
         out->nspans = spans->n;
     }
@@ -220,6 +229,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     in.defaults = rc->opt && rc->opt->defaults ? rc->opt->defaults->vars : NULL;
     StrBuf out;
     sb_init(&rt, &out, 4096);
+    out.is_output = true;
     SpanVec spans = {0};
     if (!chat) {
         interp_run(&rt, &in, &out, &spans);
@@ -296,6 +306,8 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
         list_push(&rt, msgs, v_dict_of(new_last));
         messages = v_list_of(msgs);
     }
+    if (rc->opt && rc->opt->polyfill)
+        messages = polyfill_messages(&rt, rc->t, rc->opt->defaults, messages);
     in.chat[CHAT_MESSAGES] = messages;
     interp_run(&rt, &in, &out, &spans);
     size_t outlen = out.len;

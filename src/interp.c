@@ -40,6 +40,8 @@ typedef struct Interp {
     size_t stack_budget;     /* bytes of C stack the render may use below it */
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
+    size_t root_writes;      /* top-level writes so far (generation spans) */
+    size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
 } Interp;
 
 /* Runtime objects */
@@ -662,7 +664,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
 }
 
 /* ---- loop object ---- */
-static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0);
+static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0);
 
 static Value loop_cycle(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
@@ -996,7 +998,15 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
 }
 
 /* ---- statements ---- */
+/* Code points of the top-level output so far, counted incrementally. */
+static size_t root_chars(Interp *I) {
+    I->root_chars += utf8_count(I->root->p + I->root_counted, I->root->len - I->root_counted);
+    I->root_counted = I->root->len;
+    return I->root_chars;
+}
+
 static void write_value(Interp *I, Value v) {
+    I->root_writes += I->out == I->root;
     if (I->autoescape && !(v.type == VT_STR && (v.flags & VF_MARKUP))) v = markup_escape(I->rt, v);
     if (v.type == VT_STR) sb_put(I->out, v.u.s->data, v.u.s->len);
     else v_write_str(I->rt, I->out, v);
@@ -1005,7 +1015,9 @@ static void write_value(Interp *I, Value v) {
                  I->rt->lim.max_output);
 }
 
-static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0) {
+/* Runs a for loop; returns the control flow of its `else` body, which (as
+ * compiled Jinja2) belongs to the enclosing loop: a break there breaks it. */
+static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0) {
     Rt *rt = I->rt;
     set_pos(I, node);
     List *items = v_iterate(rt, iterable);
@@ -1047,8 +1059,8 @@ static Value loop_run(Interp *I, const Node *node, Value iterable, Frame *outer,
         if (c == CTL_BREAK) break;
         if (c == CTL_NONE) completed = true;
     }
-    if (!completed && node->alt.n) exec_body(I, &node->alt, frame_new(I, outer));
-    return v_none();
+    if (!completed && node->alt.n) return exec_body(I, &node->alt, frame_new(I, outer));
+    return CTL_NONE;
 }
 
 static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
@@ -1056,14 +1068,16 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     rt_step(rt, 1);
     stack_check(I);
     switch (n->kind) {
-    case N_DATA: sb_put(I->out, n->v.u.s->data, n->v.u.s->len); return CTL_NONE;
+    case N_DATA:
+        sb_put(I->out, n->v.u.s->data, n->v.u.s->len);
+        I->root_writes += I->out == I->root;
+        return CTL_NONE;
     case N_OUTPUT: write_value(I, eval(I, n->a, f)); return CTL_NONE;
     case N_IF:
         if (v_truthy(eval(I, n->a, f))) return exec_body(I, &n->body, f);
         return exec_body(I, &n->alt, f);
     case N_FOR:
-        loop_run(I, n, eval(I, n->b, f), f, 0);
-        return CTL_NONE;
+        return loop_run(I, n, eval(I, n->b, f), f, 0);
     case N_SET: {
         Value v = eval(I, n->b, f);
         set_pos(I, n);
@@ -1110,20 +1124,26 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_BREAK: return CTL_BREAK;
     case N_CONTINUE: return CTL_CONTINUE;
     case N_GENERATION: {
-        size_t start = I->root->len;
-        Ctl c = exec_body(I, &n->body, f);
-        if (I->out == I->root) {
-            SpanVec *sv = I->spans;
+        /* transformers' AssistantTracker: the body renders as caller(); the
+         * span starts at the top-level output yielded so far (so a block in a
+         * macro or nested block starts where its enclosing top-level output
+         * is), and nothing is recorded until something was yielded at the top
+         * level or a span exists (its "is_active" tests two empty lists). */
+        Value body = capture(I, &n->body, f);
+        SpanVec *sv = I->spans;
+        if (I->root_writes || sv->n) {
+            size_t start = root_chars(I);
             if (sv->n == sv->cap) {
                 size_t nc = sv->cap ? sv->cap * 2 : 8;
                 sv->v = rt_realloc(rt, sv->v, sv->cap * sizeof(cf_span), nc * sizeof(cf_span));
                 sv->cap = nc;
             }
             sv->v[sv->n].start = start;
-            sv->v[sv->n].end = I->root->len;
+            sv->v[sv->n].end = start + str_nchars(body.u.s);
             sv->n++;
         }
-        return c;
+        write_value(I, body);
+        return CTL_NONE;
     }
     case N_SCOPE_BLOCK: return exec_body(I, &n->body, f);
     case N_AUTOESCAPE: {

@@ -16,8 +16,8 @@ typedef struct RenderInput {
     const char *now;       /* pinned "now" for strftime_now, or NULL */
 } RenderInput;
 
-/* Render into out (byte offsets of {% generation %} spans into spans,
- * converted to code points by the caller). Throws on error. */
+/* Render into out, with the code point spans of {% generation %} blocks
+ * into spans. Throws on error. */
 void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans);
 
 /* Call any callable value (macro, builtin, bound method, loop). */
