@@ -70,3 +70,120 @@ test-valgrind: all
 	CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" python3 tests/memcheck.py --bin $(BUILD)/chatfmt --logs $(BUILD)/memcheck
 
 .PHONY: test-asan test-valgrind
+
+# ---- install: make install [PREFIX=/usr/local] [DESTDIR=/staging] -------------------
+# Header, static and shared library (versioned soname), pkg-config file, CMake
+# package (find_package(chatfmt): chatfmt::chatfmt), the CLI and its man page.
+PREFIX       ?= /usr/local
+BINDIR       ?= $(PREFIX)/bin
+LIBDIR       ?= $(PREFIX)/lib
+INCLUDEDIR   ?= $(PREFIX)/include
+MANDIR       ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEDIR     ?= $(LIBDIR)/cmake/chatfmt
+INSTALL      ?= install
+
+# The CMake files locate the tree relative to themselves (a moved prefix still works).
+relpath = $(shell realpath -m --relative-to='$(2)' '$(1)')
+under_prefix = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+SUBST = sed -e 's|@CHATFMT_VERSION@|$(VERSION)|g' -e 's|@CHATFMT_SOMAJOR@|$(SOMAJOR)|g' \
+	-e 's|@CHATFMT_PREFIX@|$(PREFIX)|g' -e 's|@CHATFMT_LIBDIR@|$(call under_prefix,$(LIBDIR))|g' \
+	-e 's|@CHATFMT_INCLUDEDIR@|$(call under_prefix,$(INCLUDEDIR))|g' \
+	-e 's|@CHATFMT_PREFIX_FROM_CMAKEDIR@|$(call relpath,$(PREFIX),$(CMAKEDIR))|g' \
+	-e 's|@CHATFMT_LIBDIR_REL@|$(call relpath,$(LIBDIR),$(PREFIX))|g' \
+	-e 's|@CHATFMT_INCLUDEDIR_REL@|$(call relpath,$(INCLUDEDIR),$(PREFIX))|g'
+SONAME_FILES := libchatfmt.so libchatfmt.so.$(SOMAJOR) libchatfmt.so.$(VERSION)
+
+install: all
+	$(INSTALL) -d '$(DESTDIR)$(BINDIR)' '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(INCLUDEDIR)' \
+		'$(DESTDIR)$(PKGCONFIGDIR)' '$(DESTDIR)$(MANDIR)/man1' '$(DESTDIR)$(CMAKEDIR)'
+	$(INSTALL) -m 755 $(BUILD)/chatfmt '$(DESTDIR)$(BINDIR)/chatfmt'
+	$(INSTALL) -m 644 include/chatfmt.h '$(DESTDIR)$(INCLUDEDIR)/chatfmt.h'
+	$(INSTALL) -m 644 $(BUILD)/libchatfmt.a '$(DESTDIR)$(LIBDIR)/libchatfmt.a'
+	$(INSTALL) -m 755 $(BUILD)/libchatfmt.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libchatfmt.so.$(VERSION)'
+	ln -sf libchatfmt.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libchatfmt.so.$(SOMAJOR)'
+	ln -sf libchatfmt.so.$(VERSION) '$(DESTDIR)$(LIBDIR)/libchatfmt.so'
+	$(INSTALL) -m 644 man/chatfmt.1 '$(DESTDIR)$(MANDIR)/man1/chatfmt.1'
+	$(SUBST) chatfmt.pc.in > '$(DESTDIR)$(PKGCONFIGDIR)/chatfmt.pc'
+	$(SUBST) cmake/chatfmtConfig.cmake.in > '$(DESTDIR)$(CMAKEDIR)/chatfmtConfig.cmake'
+	$(SUBST) cmake/chatfmtConfigVersion.cmake.in > '$(DESTDIR)$(CMAKEDIR)/chatfmtConfigVersion.cmake'
+
+uninstall:
+	rm -f '$(DESTDIR)$(BINDIR)/chatfmt' '$(DESTDIR)$(INCLUDEDIR)/chatfmt.h' \
+		'$(DESTDIR)$(LIBDIR)/libchatfmt.a' $(SONAME_FILES:%='$(DESTDIR)$(LIBDIR)/%') \
+		'$(DESTDIR)$(PKGCONFIGDIR)/chatfmt.pc' '$(DESTDIR)$(MANDIR)/man1/chatfmt.1' \
+		'$(DESTDIR)$(CMAKEDIR)/chatfmtConfig.cmake' '$(DESTDIR)$(CMAKEDIR)/chatfmtConfigVersion.cmake'
+	-rmdir '$(DESTDIR)$(CMAKEDIR)' 2> /dev/null
+
+# examples/*.c against the build tree's static library, into $(BUILD)/examples/.
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+
+examples: $(EXAMPLES)
+
+$(BUILD)/examples/%: examples/%.c include/chatfmt.h $(BUILD)/libchatfmt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $< $(BUILD)/libchatfmt.a $(LDLIBS) -o $@
+
+.PHONY: install uninstall examples
+
+# ---- fuzzing: clang libFuzzer + ASan + UBSan (fuzz/README.md) ----------------
+# `make fuzz` runs each harness for FUZZ_SECONDS (default 60) on its corpus in
+# build-fuzz/corpus/NAME (seeded by fuzz/make_seeds.py); crashes land in
+# build-fuzz/artifacts/. `make fuzz-ci` is the same, short, for CI.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD   := build-fuzz
+FUZZERS      := render json reply loaders
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJS    := $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)
+FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)
+
+fuzz-toolchain:
+	@printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' \
+	    > $(FUZZ_BUILD).probe.c
+	@$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $(FUZZ_BUILD).probe.c -o $(FUZZ_BUILD).probe 2>/dev/null || { \
+	    rm -f $(FUZZ_BUILD).probe.c; \
+	    echo "error: '$(FUZZ_CC) -fsanitize=fuzzer' does not link: install clang and its libFuzzer runtime"; \
+	    echo "       (Debian/Ubuntu: apt-get install -y clang libclang-rt-dev, or libclang-rt-14-dev for clang 14)"; \
+	    exit 1; }
+	@rm -f $(FUZZ_BUILD).probe.c $(FUZZ_BUILD).probe
+
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJS)
+	$(FUZZ_CC) $(WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(CPPFLAGS) $< $(FUZZ_OBJS) $(LDLIBS) -o $@
+
+fuzz-build: fuzz-toolchain $(FUZZ_BINS)
+
+fuzz-seeds:
+	python3 fuzz/make_seeds.py $(FUZZ_BUILD)/seeds "$${CHATFMT_SHARED:-$(SHARED)}"
+
+fuzz: fuzz-build fuzz-seeds
+	@mkdir -p $(FUZZ_BUILD)/artifacts
+	@for f in $(FUZZERS); do \
+	    mkdir -p $(FUZZ_BUILD)/corpus/$$f; \
+	    dict=; [ -f fuzz/$$f.dict ] && dict=-dict=fuzz/$$f.dict; \
+	    echo "== fuzz_$$f for $(FUZZ_SECONDS) s"; \
+	    $(FUZZ_BUILD)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+	        -print_final_stats=1 $$dict -artifact_prefix=$(FUZZ_BUILD)/artifacts/$$f- \
+	        $(FUZZ_BUILD)/corpus/$$f $(FUZZ_BUILD)/seeds/$$f 2> $(FUZZ_BUILD)/fuzz_$$f.log \
+	    || { tail -n 40 $(FUZZ_BUILD)/fuzz_$$f.log; echo "FAIL fuzz_$$f (input in $(FUZZ_BUILD)/artifacts/)"; exit 1; }; \
+	    grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units)' $(FUZZ_BUILD)/fuzz_$$f.log | tail -n 1; \
+	done
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZ_SECONDS=60
+
+# ---- ThreadSanitizer: one compiled template rendered from 8 threads ------------
+TSAN_BUILD  := build-tsan
+TSAN_CFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
+
+test-tsan:
+	$(MAKE) BUILD=$(TSAN_BUILD) CFLAGS="$(TSAN_CFLAGS)" $(TSAN_BUILD)/libchatfmt.a
+	$(CC) $(WARN) $(TSAN_CFLAGS) $(CPPFLAGS) tests/test_threads.c $(TSAN_BUILD)/libchatfmt.a $(LDLIBS) \
+	    -o $(TSAN_BUILD)/test_threads
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/test_threads
+
+.PHONY: fuzz fuzz-ci fuzz-build fuzz-seeds fuzz-toolchain test-tsan

@@ -21,16 +21,9 @@ import os
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from testenv import PINNED_ENV, REPO, shared_dir
+
 GOLDEN = os.path.join(REPO, "tests", "golden")
-PINNED_ENV = {"CHATFMT_NOW": "2026-03-14T15:09:26", "TZ": "UTC"}
-
-
-def shared_dir():
-    path = os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared")
-    if not os.path.isdir(path):
-        sys.exit(f"gen_goldens: shared directory not found at {path} (set CHATFMT_SHARED)")
-    return os.path.abspath(path)
 
 
 def read_text(path):
@@ -75,6 +68,8 @@ def write_golden(name, cases, oracle):
 
 def main():
     shared = shared_dir()
+    if not os.path.isdir(shared):
+        sys.exit(f"gen_goldens: shared directory not found at {shared} (set CHATFMT_SHARED)")
     oracle = os.path.join(shared, "oracle", "hf_render.py")
     seeds = sorted(glob.glob(os.path.join(shared, "seeds", "*.jinja")))
     os.makedirs(GOLDEN, exist_ok=True)

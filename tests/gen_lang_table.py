@@ -400,6 +400,11 @@ add_all("for", [
     "{% for x in xs %}{% set v %}{% break %}{% endset %}{{ x }}{% endfor %}",
     "{% for x in xs %}{% generation %}{% break %}{% endgeneration %}{% endfor %}",
     "{% macro m() %}{{ caller() }}{% endmacro %}{% for x in xs %}{% call m() %}{{ loop.index }}{% endcall %}{% endfor %}",
+    "{% for x in xs %}{% break %}{% else %}else-runs{% endfor %}",
+    "{% for x in xs %}{{ x }}{% continue %}{% else %}else-runs{% endfor %}",
+    "{% for x in xs %}{% if not loop.last %}{% continue %}{% endif %}{{ x }}{% else %}E{% endfor %}",
+    "{% for x in xs %}{% if loop.last %}{% break %}{% endif %}{{ x }}{% else %}E{% endfor %}",
+    "{% for x in xs if x > 1 %}{% break %}{% else %}E{% endfor %}",
 ])
 
 # ---- set, namespace ----------------------------------------------------------------------

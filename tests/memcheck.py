@@ -21,12 +21,11 @@ import re
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PINNED_ENV = {"CHATFMT_NOW": "2026-03-14T15:09:26", "TZ": "UTC"}
+from testenv import PINNED_ENV, REPO, shared_dir
 
 
 def runs(binary):
-    shared = os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared")
+    shared = shared_dir()
     seeds = sorted(glob.glob(os.path.join(shared, "seeds", "*.jinja")))
     conversations = sorted(glob.glob(os.path.join(shared, "conversations", "*.json")))
     if not seeds:
@@ -50,7 +49,7 @@ def memcheck(name, argv, logdir):
     if done.returncode < 0 or "ERROR SUMMARY: 0 errors" not in report:
         m = re.search(r"ERROR SUMMARY: .*", report)
         why = m.group(0) if m else f"no valgrind summary, exit status {done.returncode}"
-        return f"{name}: {why} (see {os.path.relpath(log, REPO)})"
+        return f"{name}: {why} (see {log})"
     return None
 
 
@@ -58,7 +57,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.path.join(REPO, "build", "chatfmt"))
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--logs", default=os.path.join(REPO, "build", "memcheck"))
+    ap.add_argument("--logs", default=os.path.join("build", "memcheck"))
     args = ap.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"memcheck: {args.bin} is not built")

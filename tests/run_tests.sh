@@ -31,17 +31,34 @@ OUT=$BUILD/tests
 ORACLE=$SHARED/oracle/hf_render.py
 KNOWN_ARGS=()
 [ -f tests/KNOWN_DIFFERENCES.md ] && KNOWN_ARGS=(--known tests/KNOWN_DIFFERENCES.md)
-# Both sides render with the same pinned clock and zone.
+# Both sides render with the same pinned clock and zone (as tests/testenv.py).
 export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
 
 mkdir -p "$OUT" || exit 2
 passed=0
 failed=0
 
-pass() { echo "PASS $1${2:+ ($2)}"; passed=$((passed + 1)); }
-fail() { echo "FAIL $1 ($2)"; failed=$((failed + 1)); }
-skip() { echo "SKIP $1 ($2)"; }
+# report WORD NAME [DETAILS]: one step's line, ending with the seconds spent
+# since the previous report (steps run one after another).
+mark=$SECONDS
+report() {
+    echo "$1 $2${3:+ ($3)} [$((SECONDS - mark))s]"
+    mark=$SECONDS
+}
+pass() { report PASS "$1" "${2:-}"; passed=$((passed + 1)); }
+fail() { report FAIL "$1" "$2"; failed=$((failed + 1)); }
+skip() { report SKIP "$1" "$2"; }
 indent() { sed 's/^/    /'; }
+SANITIZER_REPORT='ERROR: (Address|Leak)Sanitizer|runtime error:'
+# excerpt LOG N: N lines from the start of a sanitizer report when there is
+# one, else the last N lines (without test-progress noise).
+excerpt() {
+    if grep -a -q -E "$SANITIZER_REPORT" "$1"; then
+        grep -a -m 1 -A "$(($2 - 1))" -E "$SANITIZER_REPORT" "$1"
+    else
+        grep -a -v -E '^(ok|PASS)\b' "$1" | tail -n "$2"
+    fi
+}
 oneline() { tr '\n' ' ' | sed 's/ *$//' | cut -c1-300; }
 
 # ---- reference and engine runs ----------------------------------------------
@@ -82,7 +99,7 @@ engine_status() {   # engine_status EXIT ERRLOG -> text describing a bad exit
     elif [ "$st" -gt 128 ]; then echo "killed by signal $((st - 128))"
     else echo "exit status $st"
     fi
-    [ -s "$2" ] && echo ": $(tail -n 3 "$2" | oneline)"
+    [ -s "$2" ] && echo ": $(excerpt "$2" 3 | oneline)"
 }
 
 # compare NAME CASES REF GOT ENGINE_EXIT ERRLOG PARITY-ARGS...: one PASS/FAIL line.
@@ -93,15 +110,17 @@ compare() {
     report=$(python3 tests/parity.py "$ref" "$got" --cases "$cases" --show 5 "$@" 2>&1)
     local verdict=$?
     figures=$(echo "$report" | tail -n 2 | tac | oneline)
+    if [ "$st" -eq 0 ] && [ "$verdict" -eq 0 ]; then
+        pass "$name" "$figures"
+        return
+    fi
     if [ "$st" -ne 0 ]; then
         fail "$name" "chatfmt $(engine_status "$st" "$errlog" | oneline); $figures"
-        echo "$report" | head -n -2 | indent
-    elif [ "$verdict" -ne 0 ]; then
-        fail "$name" "$figures"
-        echo "$report" | head -n -2 | indent
     else
-        pass "$name" "$figures"
+        fail "$name" "$figures"
     fi
+    echo "$report" | head -n -2 | indent
+    echo "    shrink one: python3 tests/reduce_case.py $cases ID --bin $CHATFMT_BIN"
 }
 
 # differential NAME CASES [--files FILE... --] PARITY-ARGS...: reference and
@@ -155,12 +174,12 @@ for src in tests/test_*.c; do
     fi
     timeout 300 "$OUT/$name" > "$log" 2>&1
     st=$?
-    summary=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    summary=$(grep -a -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
     if [ "$st" -eq 0 ]; then
         pass "$name" "$summary"
     else
         fail "$name" "$(engine_status "$st" /dev/null | oneline)${summary:+; $summary}"
-        grep -v -E '^(ok|PASS)\b' "$log" | tail -n 15 | indent
+        excerpt "$log" 15 | indent
     fi
 done
 
