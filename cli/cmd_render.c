@@ -23,10 +23,15 @@ static void render_usage(FILE *to) {
           "  --template-name NAME     pick a named template (tokenizer_config list, GGUF)\n"
           "  --no-repair              do not undo web-copy damage in the template\n"
           "  --spans                  print {% generation %} spans as JSON after the text\n"
+          "  --polyfill               adapt the request to what the template can render\n"
+          "                           (see 'chatfmt caps'): parse string tool arguments,\n"
+          "                           join/wrap content parts, merge an unsupported system\n"
+          "                           message into the first user turn\n"
           "  --now YYYY-MM-DDTHH:MM:SS  pin strftime_now (same as CHATFMT_NOW)\n"
           "  --max-steps N, --max-recursion N, --max-output BYTES, --max-string BYTES,\n"
           "  --max-items N, --max-memory BYTES, --max-range N, --max-parse-depth N,\n"
-          "  --max-json-depth N       raise or lower the safety limits\n", to);
+          "  --max-json-depth N, --max-json-bytes BYTES\n"
+          "                           raise or lower the safety limits\n", to);
 }
 
 /* Parse a --max-* option; returns 1 if consumed (with value), 0 if not a limit, -1 on error. */
@@ -93,7 +98,7 @@ static int run_batch(const char *path, const cf_limits *lim) {
 int cmd_render(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--jsonl")) return cmd_dataset(argc, argv);
-    bool raw = false, spans = false, agp = false;
+    bool raw = false, spans = false, agp = false, polyfill = false;
     const char *batch = NULL, *messages_file = NULL, *tools_file = NULL, *now = NULL;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
@@ -109,6 +114,7 @@ int cmd_render(int argc, char **argv) {
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { render_usage(stdout); return 0; }
         else if (!strcmp(a, "--raw")) raw = true;
         else if (!strcmp(a, "--spans")) spans = true;
+        else if (!strcmp(a, "--polyfill")) polyfill = true;
         else if (!strcmp(a, "--add-generation-prompt")) agp = true;
         else if (!strcmp(a, "--batch") && next) { batch = next; i++; }
         else if (!strcmp(a, "--messages") && next) { messages_file = next; i++; }
@@ -155,7 +161,7 @@ int cmd_render(int argc, char **argv) {
         size_t clen;
         char *ctext = cli_read_file(positional[1], &clen);
         if (!ctext) goto done;
-        ctx = cf_context_from_json(ctext, clen, &err);
+        ctx = cf_context_from_json_limits(ctext, clen, &lim, &err);
         free(ctext);
         if (!ctx) { cli_print_error(&err, positional[1], NULL, 0); goto done; }
     } else {
@@ -168,7 +174,7 @@ int cmd_render(int argc, char **argv) {
         size_t n;
         char *text = cli_read_file(files[k][1], &n);
         if (!text) goto done;
-        bool ok = cf_context_set_json(ctx, files[k][0], text, n, &err);
+        bool ok = cf_context_set_json_limits(ctx, files[k][0], text, n, &lim, &err);
         free(text);
         if (!ok) { cli_print_error(&err, files[k][1], NULL, 0); goto done; }
     }
@@ -180,8 +186,10 @@ int cmd_render(int argc, char **argv) {
         if (kl >= sizeof key) kl = sizeof key - 1;
         memcpy(key, defines[k], kl);
         key[kl] = 0;
-        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err)) {
-            /* not JSON: take the text as a string, as a shell user means it */
+        if (!cf_context_set_json_limits(ctx, key, eq + 1, strlen(eq + 1), &lim, &err)) {
+            /* JSON past a limit is an error; text that is not JSON at all is
+             * taken as a string, as a shell user means it */
+            if (err.kind != CF_ERR_JSON) { cli_print_error(&err, "-D", NULL, 0); goto done; }
             if (!cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) goto done;
         }
     }
@@ -189,6 +197,7 @@ int cmd_render(int argc, char **argv) {
 
     /* template */
     lo.has_tools = cf_context_has_value(ctx, "tools");
+    lo.limits = &lim;
     if (!cf_source_load(tname, &lo, &src, &err)) { cli_print_error(&err, tname, NULL, 0); goto done; }
     have_src = true;
     tsrc = src.text;
@@ -206,6 +215,7 @@ int cmd_render(int argc, char **argv) {
     ro.limits = &lim;
     ro.now = now;
     ro.defaults = raw ? NULL : tokens;
+    ro.polyfill = polyfill;
     cf_result res;
     bool ok = raw ? cf_render(t, ctx, &ro, &res, &err) : cf_render_chat(t, ctx, &ro, &res, &err);
     if (!ok) {

@@ -98,9 +98,7 @@ int main(int argc, char **argv) {
 #endif
     if (!strcmp(cmd, "list-templates")) return cmd_list_templates(argc - 1, argv + 1);
     if (!strcmp(cmd, "repair")) return cmd_repair(argc - 1, argv + 1);
-#ifdef CF_HAVE_CAPS
     if (!strcmp(cmd, "caps")) return cmd_caps(argc - 1, argv + 1);
-#endif
     fprintf(stderr, "chatfmt: error: UsageError: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -83,13 +83,13 @@ CF_API const char *cf_error_kind_name(cf_error_kind kind);
 /* Bounds on the work one render (or one JSON parse) may do. Every field has
  * a safe default from cf_limits_default(); 0 in any field means "default". */
 typedef struct cf_limits {
-    uint64_t max_steps;        /* interpreter steps per render (default 50M) */
+    uint64_t max_steps;        /* interpreter steps per render (default 10M) */
     uint32_t max_recursion;    /* macro / loop() / call nesting (default 500) */
     uint32_t max_parse_depth;  /* expression/statement nesting (default 500) */
     size_t max_output;         /* bytes of rendered output (default 64 MiB) */
-    size_t max_string;         /* bytes of any single string (default 64 MiB) */
+    size_t max_string;         /* bytes of any single string (default 16 MiB) */
     size_t max_items;          /* items of any single list/dict (default 4M) */
-    size_t max_memory;         /* bytes of working memory per render (default 1 GiB) */
+    size_t max_memory;         /* bytes of working memory per render (default 256 MiB) */
     uint32_t max_range;        /* range() length (default 100000, Jinja2 sandbox) */
     uint32_t max_json_depth;   /* JSON nesting (default 512) */
     size_t max_json_bytes;     /* JSON document size (default 256 MiB) */
@@ -124,6 +124,13 @@ CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *
 /* Set one variable from JSON text (any JSON value). false + err on failure. */
 CF_API bool cf_context_set_json(cf_context *c, const char *name, const char *json, size_t len,
                          cf_error *err);
+/* Both with explicit limits (NULL: defaults): max_json_depth and
+ * max_json_bytes bound the document, max_string, max_items and max_steps
+ * the values read from it (the CLI's --max-json-depth etc.). */
+CF_API cf_context *cf_context_from_json_limits(const char *json, size_t len, const cf_limits *limits,
+                                               cf_error *err);
+CF_API bool cf_context_set_json_limits(cf_context *c, const char *name, const char *json, size_t len,
+                                       const cf_limits *limits, cf_error *err);
 CF_API bool cf_context_set_string(cf_context *c, const char *name, const char *s, size_t len);
 CF_API bool cf_context_set_bool(cf_context *c, const char *name, bool v);
 CF_API bool cf_context_set_int(cf_context *c, const char *name, int64_t v);
@@ -153,6 +160,16 @@ typedef struct cf_render_options {
     const cf_context *defaults; /* variables used where ctx has none, e.g. the
                                   special tokens of a tokenizer_config.json
                                   (caller keys override them, as transformers) */
+    bool polyfill;             /* chat mode, opt-in: make the request fit what the
+                                  template can render (src/polyfill.c): string tool
+                                  `arguments` parsed into objects where it requires
+                                  objects; typed text parts joined into a string where
+                                  it renders only strings (and the reverse); a leading
+                                  system message merged into the first user turn where
+                                  it has no system role. The template is probed once
+                                  (at its first polyfilled render, with that render's
+                                  defaults) and the answer cached in it. false:
+                                  exactly transformers. */
 } cf_render_options;
 
 /* Raw mode: only the context's variables. Returns false + err on failure. */
@@ -188,6 +205,8 @@ typedef struct cf_load_options {
     const char *template_name;  /* NULL: "tool_use" when has_tools and present, else "default" */
     bool has_tools;             /* the request carries tools (picks "tool_use") */
     bool no_repair;             /* keep the text exactly as found */
+    const cf_limits *limits;    /* NULL: defaults; max_json_depth, max_json_bytes, max_string,
+                                   max_items and max_memory bound the files read */
 } cf_load_options;
 
 typedef struct cf_source {
@@ -242,6 +261,45 @@ CF_API char *cf_repair_text(const char *text, size_t len, size_t *out_len, char 
 
 /* ---- capabilities and polyfills (src/caps.c) ---- */
 /* @@CAPS@@ */
+
+/* What a template can do, found by PROBING: rendering small synthetic
+ * conversations (cf_render_chat, `defaults` as the special tokens, may be
+ * NULL) and looking for unique markers in the output; a probe that raises
+ * means "not supported". Returns malloc'd JSON (indent 2; free()), NULL + err
+ * only on memory exhaustion. Keys, in this order:
+ *   supports_system_role          a leading system message's text is rendered
+ *   supports_tools                a tool schema's name is rendered (tools=[...])
+ *   supports_tool_calls           an assistant tool call's name is rendered
+ *   supports_parallel_tool_calls  two calls in one turn are both rendered
+ *   supports_tool_call_id         call ids are printed, or results are paired
+ *                                 with calls by id (a result answering no call
+ *                                 renders differently)
+ *   supports_tool_responses       a tool message's content is rendered
+ *   supports_reasoning            an assistant's `reasoning_content` is rendered
+ *   reasoning_field               the field reasoning is read from:
+ *                                 "reasoning_content", "reasoning", "thinking", null
+ *   supports_documents            documents=[{"title", "text"}] are rendered
+ *   supports_string_content       "content": "text" is rendered (user turn)
+ *   supports_typed_content        "content": [{"type": "text", "text"}] is rendered
+ *                                 as text (not printed as Python/JSON data)
+ *   requires_object_arguments     tool calls work and string `arguments` (the
+ *                                 object as json.dumps text) fail or render
+ *                                 unlike the object
+ *   requires_typed_content        typed parts render, plain strings do not
+ *   thinking_switch               the first of enable_thinking, reasoning,
+ *                                 thinking, enable_reasoning, think,
+ *                                 reasoning_enabled whose true and false render
+ *                                 differently, or null
+ *   generation_prompt             what add_generation_prompt=true appends, or null
+ *   reply_format                  cf_reply_format_name(cf_reply_format_detect(text))
+ *   stop_strings                  end-of-turn token observed after an assistant
+ *                                 turn, the reply format's turn ends, eos_token
+ *   prefix_stable                 rendering messages[:k] is a prefix of
+ *                                 rendering messages[:k+1] for a conversation
+ *                                 with reasoning and tool turns (KV-cache reuse);
+ *                                 false when old reasoning is dropped; null when
+ *                                 it could not be told (see src/caps.c) */
+CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_error *err);
 
 /* ---- reply parsing, whole and streaming (src/reply.c) ---- */
 /* @@REPLIES@@ (section owned by the replies stage) */

@@ -102,6 +102,9 @@ struct cf_template {
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     cf_limits lim;
     bool uses_generation;
+    /* What the polyfills must do for this template (src/polyfill.c): 0 until
+     * its first polyfilled render probes it. Atomic: renders share t. */
+    _Atomic unsigned polyfill_needs;
 };
 
 /* Parse the normalised source into t (syms, body). Throws TemplateSyntaxError. */

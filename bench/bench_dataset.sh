@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench_dataset.sh — dataset mode on 100000 conversations against Jinja2 in Python.
+#
+#   rows      ../shared/conversations cycled with variations (row number in the
+#             last user turn, enable_thinking / add_generation_prompt toggled):
+#             every row distinct
+#   chatfmt   `chatfmt render TEMPLATE --jsonl` on all cores (and --threads 1):
+#             wall time per row, peak RSS at 10000 and 100000 rows (flat memory)
+#   jinja2    the reference's render function in process (template compiled
+#             once, as transformers), json.loads of each row included (the
+#             work chatfmt does too), on the first 2000 rows, per row
+#   verify    every one of the 100000 output rows against the reference
+#             (BENCH_VERIFY=0 skips; it takes about as long as Jinja2 on them)
+#
+# Environment: BUILD (default build), CHATFMT_SHARED (default ../shared),
+# BENCH_TEMPLATE (default glm45 from the seeds), BENCH_ROWS (default 100000).
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+SHARED=${CHATFMT_SHARED:-../shared}
+BIN=$BUILD/chatfmt
+ROWS=${BENCH_ROWS:-100000}
+TEMPLATE=${BENCH_TEMPLATE:-$SHARED/seeds/glm45.jinja}
+OUT=$BUILD/bench
+mkdir -p "$OUT"
+export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
+[ -x "$BIN" ] || { echo "bench_dataset: $BIN not built"; exit 2; }
+
+IN=$OUT/dataset-$ROWS.jsonl
+python3 - "$SHARED/conversations" "$ROWS" > "$IN" <<'EOF' || exit 2
+import json, os, sys
+d, rows = sys.argv[1], int(sys.argv[2])
+convs = [json.load(open(os.path.join(d, n), encoding="utf-8")) for n in sorted(os.listdir(d)) if n.endswith(".json")]
+out = sys.stdout
+for i in range(rows):
+    c = json.loads(json.dumps(convs[i % len(convs)]))
+    for m in reversed(c["messages"]):
+        if m.get("role") == "user" and isinstance(m.get("content"), str):
+            m["content"] += f" (#{i})"
+            break
+    if i % 3 == 1:
+        c["enable_thinking"] = False
+    if i % 7 == 3 and not c.get("continue_final_message"):
+        c["add_generation_prompt"] = not c.get("add_generation_prompt", False)
+    out.write(json.dumps(c, ensure_ascii=False) + "\n")
+EOF
+head -n $((ROWS / 10)) "$IN" > "$OUT/dataset-tenth.jsonl"
+
+# run FILE [ARGS...] -> "wall_seconds peak_kib cpu_seconds"
+run() {
+    local file=$1
+    shift
+    { /usr/bin/time -f "%e %M %U %S" "$BIN" render "$TEMPLATE" --jsonl "$file" "$@" > /dev/null; } 2>&1 |
+        tail -n 1 | awk '{print $1, $2, $3 + $4}'
+}
+us_per_row() { python3 -c "import sys; print(f'{float(sys.argv[1]) / int(sys.argv[2]) * 1e6:.2f}')" "$1" "$2"; }
+
+cores=$(getconf _NPROCESSORS_ONLN)
+read -r all_s all_kb all_cpu < <(run "$IN" -o "$OUT/dataset.out.jsonl")
+read -r one_s _ < <(run "$IN" --threads 1)
+read -r _ tenth_kb _ < <(run "$OUT/dataset-tenth.jsonl")
+cf_us=$(us_per_row "$all_s" "$ROWS")
+cf1_us=$(us_per_row "$one_s" "$ROWS")
+cfcpu_us=$(us_per_row "$all_cpu" "$ROWS")
+
+read -r py_us pycpu_us < <(python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" 2000 <<'EOF'
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+import hf_render
+text = open(sys.argv[2], encoding="utf-8").read()
+hf_render.compile_template(text)
+lines = []
+with open(sys.argv[3], encoding="utf-8") as f:
+    for line in f:
+        lines.append(line)
+        if len(lines) == int(sys.argv[4]):
+            break
+t0, c0 = time.perf_counter(), time.process_time()
+for line in lines:
+    try:
+        json.dumps({"text": hf_render.render(text, json.loads(line))}, ensure_ascii=False)
+    except Exception:  # noqa: BLE001 - failing rows cost time too
+        pass
+print(f"{(time.perf_counter() - t0) / len(lines) * 1e6:.2f} {(time.process_time() - c0) / len(lines) * 1e6:.2f}")
+EOF
+)
+
+ratio() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.1f}')" "$1" "$2"; }
+echo "rows $ROWS   template $(basename "$TEMPLATE")   input $(du -m "$IN" | cut -f1) MB   cores $cores"
+echo "chatfmt_dataset_us_per_row $cf_us   ($all_s s, all cores)"
+echo "chatfmt_dataset_us_per_row_1_thread $cf1_us   ($one_s s)"
+echo "jinja2_python_us_per_row $py_us   (json.loads + render, 2000-row sample, 1 process)"
+echo "dataset_speedup $(ratio "$py_us" "$cf_us")x   (wall time; target >= 100x)"
+echo "dataset_speedup_1_thread $(ratio "$py_us" "$cf1_us")x"
+echo "dataset_cpu_per_row_us chatfmt $cfcpu_us  jinja2 $pycpu_us   cpu_ratio $(ratio "$pycpu_us" "$cfcpu_us")x   (CPU time summed over threads: independent of load and cores)"
+echo "peak_rss_kib $((ROWS / 10)) rows: $tenth_kb   $ROWS rows: $all_kb   (flat: constant memory)"
+
+if [ "${BENCH_VERIFY:-1}" != 0 ]; then
+    python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" "$OUT/dataset.out.jsonl" <<'EOF'
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import hf_render
+text = open(sys.argv[2], encoding="utf-8").read()
+n = bad = 0
+with open(sys.argv[3], encoding="utf-8") as fin, open(sys.argv[4], encoding="utf-8") as fout:
+    for line, got in zip(fin, fout):
+        n += 1
+        try:
+            want = {"text": hf_render.render(text, json.loads(line))}
+        except Exception as e:  # noqa: BLE001
+            want = {"error": type(e).__name__}
+        got = json.loads(got)
+        if "error" in got:
+            got = {"error": got["error"]["type"]}
+        bad += got != want
+    extra = sum(1 for _ in fout)
+print(f"verify: {n - bad}/{n} rows identical to the reference, in order" + (f"; {extra} extra rows" if extra else ""))
+sys.exit(1 if bad or extra else 0)
+EOF
+fi

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""bench_python.py [REPEAT]: the Python binding against Python Jinja2 with
+transformers' semantics, on the same cases (seeds x shared conversations):
+
+  jinja2    shared/tools/bench_jinja2.py (hf_render.render, template compiled
+            once and cached, as transformers does), median us per case
+  chatfmt   chatfmt.apply_chat_template(template_text, **context) the same
+            way (compiled template cached by text), median us per case; and
+            Template.render with a compiled template held by the caller
+
+Prints each figure and the ratio (target: >= 30x), and both again on CPU
+time in one process (a loaded machine inflates wall-clock figures unevenly). Environment: BUILD
+(default build: the library is BUILD/libchatfmt.so unless CHATFMT_LIBRARY is
+set), CHATFMT_SHARED (default ../shared).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.abspath(os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared"))
+os.environ.setdefault("CHATFMT_LIBRARY", os.path.join(REPO, os.environ.get("BUILD", "build"), "libchatfmt.so"))
+os.environ.setdefault("CHATFMT_NOW", "2026-03-14T15:09:26")
+sys.path.insert(0, os.path.join(REPO, "python"))
+import chatfmt  # noqa: E402
+
+
+def median_us(call, cases, repeat, clock=time.perf_counter):
+    runs = []
+    for _ in range(repeat):
+        t0 = clock()
+        for case in cases:
+            try:
+                call(case)
+            except Exception:  # noqa: BLE001 - failing cases cost time too (as bench_jinja2.py)
+                pass
+        runs.append((clock() - t0) / len(cases) * 1e6)
+    return statistics.median(runs)
+
+
+def main():
+    repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    cases_text = subprocess.run([sys.executable, os.path.join(SHARED, "tools", "mkcases.py"),
+                                 os.path.join(SHARED, "seeds"), os.path.join(SHARED, "conversations")],
+                                capture_output=True, check=True, text=True).stdout
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
+        f.write(cases_text)
+    try:
+        out = subprocess.run([sys.executable, os.path.join(SHARED, "tools", "bench_jinja2.py"), f.name, "5"],
+                             capture_output=True, check=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    jinja_us = float(out.split()[1])
+
+    cases = [json.loads(line) for line in cases_text.splitlines()]
+    for c in cases:
+        with open(c["template"], encoding="utf-8") as f:
+            c["text"] = f.read()
+        c["compiled"] = chatfmt.compile(c["text"])
+    api_us = median_us(lambda c: chatfmt.apply_chat_template(c["text"], **c["context"]), cases, repeat)
+    compiled_us = median_us(lambda c: c["compiled"].render(**c["context"]), cases, repeat)
+
+    # The same two in this process on CPU time: load on the machine does not move it.
+    sys.path.insert(0, os.path.join(SHARED, "oracle"))
+    import hf_render
+    jinja_cpu = median_us(lambda c: hf_render.render(c["text"], c["context"]), cases, 5, time.process_time)
+    api_cpu = median_us(lambda c: chatfmt.apply_chat_template(c["text"], **c["context"]), cases, repeat,
+                        time.process_time)
+
+    print(f"cases {len(cases)} (seeds x conversations)   library {chatfmt.library_path}")
+    print(f"jinja2_us_per_render {jinja_us:.2f}   (bench_jinja2.py)")
+    print(f"python_binding_us_per_render {api_us:.2f}   (chatfmt.apply_chat_template)")
+    print(f"python_binding_compiled_us_per_render {compiled_us:.2f}   (Template.render)")
+    print(f"python_speedup {jinja_us / api_us:.1f}x   (target >= 30x)")
+    print(f"python_speedup_compiled {jinja_us / compiled_us:.1f}x")
+    print(f"python_cpu_us_per_render chatfmt {api_cpu:.2f}  jinja2 {jinja_cpu:.2f}   cpu_ratio {jinja_cpu / api_cpu:.1f}x"
+          "   (CPU time, same process: independent of load)")
+
+
+if __name__ == "__main__":
+    main()

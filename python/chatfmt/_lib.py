@@ -1,0 +1,175 @@
+"""ctypes declarations of include/chatfmt.h and the search for libchatfmt.
+
+The library is looked up, first found wins:
+  1. $CHATFMT_LIBRARY (a path to libchatfmt.so), when set;
+  2. the build tree, when this package runs from the repository
+     (REPO/python/chatfmt -> REPO/build/libchatfmt.so);
+  3. a copy bundled next to this file by `pip install` (see python/_build);
+  4. the system: ctypes.util.find_library("chatfmt") (e.g. after `make install`).
+"""
+import ctypes
+import ctypes.util
+import os
+
+from . import errors
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LIBNAME = "libchatfmt.so"
+
+
+def _candidates():
+    env = os.environ.get("CHATFMT_LIBRARY")
+    if env:
+        yield env
+        return   # an explicit choice is never silently replaced
+    repo = os.path.dirname(os.path.dirname(_HERE))
+    if os.path.isfile(os.path.join(repo, "include", "chatfmt.h")):
+        yield os.path.join(repo, "build", _LIBNAME)
+    yield os.path.join(_HERE, _LIBNAME)
+    found = ctypes.util.find_library("chatfmt")
+    if found:
+        yield found
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if os.sep in path and not os.path.exists(path):
+            tried.append(path + " (missing)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+    raise ImportError("chatfmt: cannot find libchatfmt.so; build it with `make`, install it with "
+                      "`make install`, or set CHATFMT_LIBRARY. Tried: " + "; ".join(tried or ["nothing"]))
+
+
+lib, path = _load()
+
+# ---- structures (same layout as chatfmt.h) ----
+
+
+class Error(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("line", ctypes.c_int), ("column", ctypes.c_int),
+                ("offset", ctypes.c_size_t), ("message", ctypes.c_char * 1024)]
+
+
+class Limits(ctypes.Structure):
+    _fields_ = [("max_steps", ctypes.c_uint64), ("max_recursion", ctypes.c_uint32),
+                ("max_parse_depth", ctypes.c_uint32), ("max_output", ctypes.c_size_t),
+                ("max_string", ctypes.c_size_t), ("max_items", ctypes.c_size_t),
+                ("max_memory", ctypes.c_size_t), ("max_range", ctypes.c_uint32),
+                ("max_json_depth", ctypes.c_uint32), ("max_json_bytes", ctypes.c_size_t)]
+
+
+class Span(ctypes.Structure):
+    _fields_ = [("start", ctypes.c_size_t), ("end", ctypes.c_size_t)]
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("text", ctypes.c_void_p), ("len", ctypes.c_size_t),
+                ("spans", ctypes.POINTER(Span)), ("nspans", ctypes.c_size_t)]
+
+
+class CompileOptions(ctypes.Structure):
+    _fields_ = [("limits", ctypes.POINTER(Limits)), ("name", ctypes.c_char_p)]
+
+
+class RenderOptions(ctypes.Structure):
+    _fields_ = [("limits", ctypes.POINTER(Limits)), ("now", ctypes.c_char_p),
+                ("defaults", ctypes.c_void_p), ("polyfill", ctypes.c_bool)]
+
+
+class LoadOptions(ctypes.Structure):
+    _fields_ = [("template_name", ctypes.c_char_p), ("has_tools", ctypes.c_bool),
+                ("no_repair", ctypes.c_bool), ("limits", ctypes.POINTER(Limits))]
+
+
+class Source(ctypes.Structure):
+    _fields_ = [("text", ctypes.c_void_p), ("len", ctypes.c_size_t), ("tokens", ctypes.c_void_p),
+                ("kind", ctypes.c_char_p), ("name", ctypes.c_char_p), ("warnings", ctypes.c_char_p),
+                ("looks_tag_stripped", ctypes.c_bool)]
+
+
+class ReplyOptions(ctypes.Structure):
+    _fields_ = [("format", ctypes.c_int), ("tools_json", ctypes.c_char_p),
+                ("prompt_tail", ctypes.c_char_p), ("reasoning_open", ctypes.c_bool),
+                ("limits", ctypes.POINTER(Limits))]
+
+
+# ---- functions ----
+
+_P = ctypes.c_void_p
+_ERR = ctypes.POINTER(Error)
+_SIZE_P = ctypes.POINTER(ctypes.c_size_t)
+
+
+def _declare(name, restype, *argtypes):
+    fn = getattr(lib, name)
+    fn.restype = restype
+    fn.argtypes = argtypes
+    return fn
+
+
+cf_error_kind_name = _declare("cf_error_kind_name", ctypes.c_char_p, ctypes.c_int)
+cf_limits_default = _declare("cf_limits_default", None, ctypes.POINTER(Limits))
+cf_compile = _declare("cf_compile", _P, ctypes.c_char_p, ctypes.c_size_t,
+                      ctypes.POINTER(CompileOptions), _ERR)
+cf_template_free = _declare("cf_template_free", None, _P)
+cf_context_new = _declare("cf_context_new", _P)
+cf_context_from_json = _declare("cf_context_from_json", _P, ctypes.c_char_p, ctypes.c_size_t, _ERR)
+cf_context_free = _declare("cf_context_free", None, _P)
+cf_result_free = _declare("cf_result_free", None, ctypes.POINTER(Result))
+cf_render = _declare("cf_render", ctypes.c_bool, _P, _P, ctypes.POINTER(RenderOptions),
+                     ctypes.POINTER(Result), _ERR)
+cf_render_chat = _declare("cf_render_chat", ctypes.c_bool, _P, _P, ctypes.POINTER(RenderOptions),
+                          ctypes.POINTER(Result), _ERR)
+cf_source_load = _declare("cf_source_load", ctypes.c_bool, ctypes.c_char_p,
+                          ctypes.POINTER(LoadOptions), ctypes.POINTER(Source), _ERR)
+cf_source_from_text = _declare("cf_source_from_text", ctypes.c_bool, ctypes.c_char_p, ctypes.c_size_t,
+                               ctypes.POINTER(LoadOptions), ctypes.POINTER(Source), _ERR)
+cf_source_free = _declare("cf_source_free", None, ctypes.POINTER(Source))
+cf_builtin_names = _declare("cf_builtin_names", ctypes.POINTER(ctypes.c_char_p))
+cf_reply_format_name = _declare("cf_reply_format_name", ctypes.c_char_p, ctypes.c_int)
+cf_reply_format_from_name = _declare("cf_reply_format_from_name", ctypes.c_bool, ctypes.c_char_p,
+                                     ctypes.POINTER(ctypes.c_int))
+cf_reply_format_detect = _declare("cf_reply_format_detect", ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
+cf_parse_reply = _declare("cf_parse_reply", _P, ctypes.c_char_p, ctypes.c_size_t,
+                          ctypes.POINTER(ReplyOptions), _SIZE_P, _ERR)
+cf_reply_stream_new = _declare("cf_reply_stream_new", _P, ctypes.POINTER(ReplyOptions), _ERR)
+cf_reply_stream_feed = _declare("cf_reply_stream_feed", ctypes.c_bool, _P, ctypes.c_char_p,
+                                ctypes.c_size_t, _ERR)
+cf_reply_stream_finish = _declare("cf_reply_stream_finish", ctypes.c_bool, _P, _ERR)
+cf_reply_stream_drain = _declare("cf_reply_stream_drain", _P, _P, _SIZE_P)
+cf_reply_stream_free = _declare("cf_reply_stream_free", None, _P)
+# Template capabilities (src/caps.c); absent from libraries built before it.
+cf_caps_json = _declare("cf_caps_json", _P, _P, _P, _ERR) if hasattr(lib, "cf_caps_json") else None
+
+# The library allocates cf_parse_reply's result with malloc; release it with
+# the C library's free (the one libchatfmt itself links against).
+_libc = ctypes.CDLL(None)
+free = _libc.free
+free.restype = None
+free.argtypes = [_P]
+
+
+def raise_error(err, name=None):
+    """Raise the chatfmt exception class of a filled cf_error."""
+    kind = cf_error_kind_name(err.kind).decode()
+    cls = errors.BY_KIND.get(kind, errors.ChatfmtError)
+    message = err.message.decode("utf-8", "replace")
+    raise cls(message, lineno=err.line or None, column=err.column or None,
+              offset=err.offset or None, name=name)
+
+
+def limits_struct(limits):
+    """A Limits structure from a dict of max_* fields (None: defaults)."""
+    if not limits:
+        return None
+    lim = Limits()
+    for key, value in limits.items():
+        if key not in dict(Limits._fields_):
+            raise errors.UsageError(f"unknown limit {key!r} (one of {', '.join(f for f, _ in Limits._fields_)})")
+        setattr(lim, key, int(value))
+    return lim

@@ -1,0 +1,288 @@
+"""Templates: compile once, render many times (any thread)."""
+import ctypes
+import functools
+import json
+import os
+
+from . import _lib, errors
+
+# One encoder for every render: the context crosses into C as JSON text.
+# ASCII output (\\u escapes) is the C encoder's fast path; NaN/Infinity are
+# refused here because the library reads strict JSON.
+_encode = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False).encode
+
+
+@functools.lru_cache(maxsize=None)
+def _builtins():
+    names = _lib.cf_builtin_names()
+    out = []
+    while names[len(out)]:
+        out.append(names[len(out)].decode())
+    return tuple(out)
+
+
+def builtin_names():
+    """Names of the built-in templates (`chatfmt list-templates`)."""
+    return list(_builtins())
+
+
+def _names_a_source(s):
+    """A string names a file, model folder, GGUF or built-in rather than
+    being template text: no template syntax, one line, and it exists."""
+    if "{" in s or "\n" in s or not s:
+        return False
+    return os.path.exists(s) or s in _builtins()
+
+
+class _Compiled:
+    """One compiled template and the special tokens that came with it."""
+
+    __slots__ = ("ptr", "source", "_src", "tokens", "__weakref__")
+
+    def __init__(self, text, name, limits, src=None):
+        self._src = src                  # keeps src.tokens alive
+        self.tokens = src.tokens if src is not None else None
+        self.source = text
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        if isinstance(text, bytes):
+            self.source = text.decode("utf-8", "replace")
+        opts = _lib.CompileOptions(ctypes.pointer(limits) if limits else None,
+                                   name.encode() if name else None)
+        err = _lib.Error()
+        self.ptr = _lib.cf_compile(data, len(data), ctypes.byref(opts), ctypes.byref(err))
+        if not self.ptr:
+            _lib.raise_error(err, name)
+
+    def __del__(self):
+        lib = _lib   # module globals may already be gone at interpreter exit
+        if lib is None:
+            return
+        if getattr(self, "ptr", None):
+            lib.cf_template_free(self.ptr)
+            self.ptr = None
+        if getattr(self, "_src", None) is not None:
+            lib.cf_source_free(ctypes.byref(self._src))
+            self._src = None
+
+
+def _load_source(what, template_name, has_tools, repair, limits):
+    opts = _lib.LoadOptions(template_name.encode() if template_name else None, has_tools, not repair,
+                            ctypes.pointer(limits) if limits else None)
+    src = _lib.Source()
+    err = _lib.Error()
+    if not _lib.cf_source_load(os.fsencode(what), ctypes.byref(opts), ctypes.byref(src), ctypes.byref(err)):
+        _lib.raise_error(err, what)
+    return src
+
+
+def _source_text(src):
+    return ctypes.string_at(src.text, src.len).decode("utf-8")
+
+
+class Template:
+    """A compiled chat template.
+
+    ``template`` is template text, or a path (a .jinja file, a
+    tokenizer_config.json, a model folder, a .gguf) or a built-in name
+    (:func:`builtin_names`): a one-line string without ``{`` that exists as a
+    file or is a built-in name is loaded, anything else is template text.
+    Loaded sources bring their special tokens (bos_token, eos_token, ...) as
+    defaults that render arguments override, as transformers does; a
+    tokenizer_config with a "tool_use" template uses it for renders with
+    tools unless ``template_name`` picks one.
+
+    ``repair``: undo web-copy damage (line numbers, markdown table rows).
+    Default: on for loaded sources (as the CLI), off for text (rendered
+    exactly as given, as transformers does).
+    ``limits``: dict of safety limits, e.g. ``{"max_steps": 10**6}``.
+    ``now``: "YYYY-MM-DDTHH:MM:SS" pins strftime_now (else $CHATFMT_NOW, else
+    the local time).
+    ``polyfill``: adapt each request to what the template can render (string
+    tool arguments parsed, content parts joined or wrapped, an unsupported
+    system message merged into the first user turn; see :meth:`caps`).
+    Off by default: exactly transformers.
+    """
+
+    def __init__(self, template, *, template_name=None, repair=None, limits=None, now=None, name=None,
+                 polyfill=False):
+        if isinstance(template, os.PathLike):
+            template = os.fspath(template)
+        if not isinstance(template, (str, bytes)):
+            raise errors.UsageError(f"template must be text or a path, not {type(template).__name__}")
+        self._limits = _lib.limits_struct(limits)
+        self._now = now.encode() if now else None
+        self._with_tools = None
+        self._tools_error = None   # the tool_use template failed to compile: raised by renders with tools
+        self.warnings = []
+        self.kind = "text"
+        self.name = name
+        if isinstance(template, str) and _names_a_source(template):
+            self._load(template, template_name, repair is not False, name or template)
+        elif repair:
+            self._from_text(template, name)
+        else:
+            self._plain = _Compiled(template, name, self._limits)
+        limits = ctypes.pointer(self._limits) if self._limits else None
+        self._options = _lib.RenderOptions(limits, self._now, self._plain.tokens, bool(polyfill))
+        self._raw_options = _lib.RenderOptions(limits, self._now, None, False)   # the variables only
+
+    def _load(self, what, template_name, repair, name):
+        src = _load_source(what, template_name, False, repair, self._limits)
+        self.kind = src.kind.decode()
+        self.name = src.name.decode() if src.name else name
+        if src.warnings:
+            self.warnings = src.warnings.decode("utf-8", "replace").splitlines()
+        self._plain = _Compiled(_source_text(src), name, self._limits, src)
+        if template_name:
+            return
+        try:   # a different template for tools (tokenizer_config "tool_use")?
+            tsrc = _load_source(what, None, True, repair, self._limits)
+        except errors.ChatfmtError:
+            return
+        text = _source_text(tsrc)
+        if text == self._plain.source:
+            _lib.cf_source_free(ctypes.byref(tsrc))
+            return
+        try:
+            self._with_tools = _Compiled(text, name, self._limits, tsrc)
+        except errors.ChatfmtError as e:   # transformers compiles it only when tools come
+            self._tools_error = e
+
+    def _from_text(self, text, name):
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        src = _lib.Source()
+        err = _lib.Error()
+        opts = _lib.LoadOptions(None, False, False, ctypes.pointer(self._limits) if self._limits else None)
+        if not _lib.cf_source_from_text(data, len(data), ctypes.byref(opts), ctypes.byref(src), ctypes.byref(err)):
+            _lib.raise_error(err, name)
+        if src.warnings:
+            self.warnings = src.warnings.decode("utf-8", "replace").splitlines()
+        self._plain = _Compiled(_source_text(src), name, self._limits, src)
+
+    @property
+    def source(self):
+        """The (possibly repaired) template text rendered for requests without tools."""
+        return self._plain.source
+
+    @property
+    def reply_format(self):
+        """The reply format this template's model writes: "glm45", "hermes",
+        "command-a" or "plain" (chatfmt.h: cf_reply_format_detect)."""
+        data = self._plain.source.encode("utf-8")
+        return _lib.cf_reply_format_name(_lib.cf_reply_format_detect(data, len(data))).decode()
+
+    def caps(self):
+        """What the template supports, found by probing renders (a dict:
+        supports_tools, supports_reasoning, thinking_switch, reply_format,
+        stop_strings, prefix_stable, ...; `chatfmt caps`, chatfmt.h)."""
+        if _lib.cf_caps_json is None:
+            raise errors.UsageError(f"{_lib.path} has no cf_caps_json (a library older than the binding)")
+        err = _lib.Error()
+        p = _lib.cf_caps_json(self._plain.ptr, self._plain.tokens, ctypes.byref(err))
+        if not p:
+            _lib.raise_error(err, self.name)
+        try:
+            return json.loads(ctypes.string_at(p).decode("utf-8"))
+        finally:
+            _lib.free(p)
+
+    # ---- rendering ----
+
+    def _run(self, variables, chat, spans=False):
+        compiled = self._plain
+        if variables.get("tools") is not None:
+            if self._tools_error is not None:
+                raise self._tools_error
+            compiled = self._with_tools or compiled
+        data = _encode(variables).encode("ascii")
+        err = _lib.Error()
+        ctx = _lib.cf_context_from_json(data, len(data), ctypes.byref(err))
+        if not ctx:
+            _lib.raise_error(err, self.name)
+        res = _lib.Result()
+        render, options = (_lib.cf_render_chat, self._options) if chat else (_lib.cf_render, self._raw_options)
+        try:
+            if not render(compiled.ptr, ctx, ctypes.byref(options), ctypes.byref(res), ctypes.byref(err)):
+                _lib.raise_error(err, self.name)
+        finally:
+            _lib.cf_context_free(ctx)
+        try:
+            text = ctypes.string_at(res.text, res.len).decode("utf-8")
+            if spans:
+                return text, [(res.spans[i].start, res.spans[i].end) for i in range(res.nspans)]
+            return text
+        finally:
+            _lib.cf_result_free(ctypes.byref(res))
+
+    def render(self, messages, tools=None, documents=None, add_generation_prompt=False,
+               continue_final_message=False, **kwargs):
+        """Render a conversation as transformers' apply_chat_template(...,
+        tokenize=False) does; other keyword arguments become template
+        variables (enable_thinking=False, bos_token=..., ...)."""
+        kwargs.update(messages=messages, tools=tools, documents=documents,
+                      add_generation_prompt=add_generation_prompt,
+                      continue_final_message=continue_final_message)
+        return self._run(kwargs, True)
+
+    def render_with_spans(self, messages, tools=None, documents=None, add_generation_prompt=False,
+                          continue_final_message=False, **kwargs):
+        """Like render, plus the {% generation %} spans as (start, end) code
+        point offsets into the text (transformers' assistant masks)."""
+        kwargs.update(messages=messages, tools=tools, documents=documents,
+                      add_generation_prompt=add_generation_prompt,
+                      continue_final_message=continue_final_message)
+        return self._run(kwargs, True, spans=True)
+
+    def render_raw(self, **variables):
+        """Render with exactly these variables (no chat-mode defaults, no
+        special tokens), as jinja2's Template.render(**variables)."""
+        return self._run(variables, False)
+
+    def __repr__(self):
+        return f"<chatfmt.Template {self.name or self.kind} ({len(self.source)} chars)>"
+
+
+def compile(template, **options):
+    """Compile a template once for many renders; see :class:`Template`."""
+    return Template(template, **options)
+
+
+@functools.lru_cache(maxsize=32)
+def _cached(template, stamp):
+    return Template(template)
+
+
+def _template_for(template):
+    if isinstance(template, Template):
+        return template
+    if isinstance(template, os.PathLike):
+        template = os.fspath(template)
+    stamp = None
+    if isinstance(template, str) and _names_a_source(template) and os.path.exists(template):
+        st = os.stat(template)
+        stamp = (st.st_mtime_ns, st.st_size)   # a changed file is loaded again
+    return _cached(template, stamp)
+
+
+def _is_batch(messages):
+    return isinstance(messages, (list, tuple)) and len(messages) > 0 and \
+        (isinstance(messages[0], (list, tuple)) or hasattr(messages[0], "messages"))
+
+
+def apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False,
+                        continue_final_message=False, **kwargs):
+    """transformers' tokenizer.apply_chat_template(messages, tokenize=False,
+    ...) without transformers: returns the prompt text.
+
+    ``template``: template text, a path, a built-in name or a :class:`Template`
+    (compiled templates are cached by text/path, as transformers caches).
+    ``messages``: a conversation (list of dicts), or a list of conversations
+    (returns a list of texts). Other keyword arguments are template
+    variables. Errors raise the chatfmt exception named as the Python
+    exception transformers would raise (TemplateError, UndefinedError, ...).
+    """
+    t = _template_for(template)
+    if _is_batch(messages):
+        return [t.render(getattr(m, "messages", m), tools, documents, add_generation_prompt,
+                         continue_final_message, **kwargs) for m in messages]
+    return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# python_test.sh — the Python binding (python/): its unit tests against the
+# reference renderer and the CLI (python/tests/test_*.py), then
+# `pip install ./python` offline (isolated and --no-build-isolation) into
+# temporary directories, used from outside the repository.
+#
+# Run from anywhere after `make`. BUILD (default build), CHATFMT_BIN (default
+# $BUILD/chatfmt) and CHATFMT_SHARED (default ../shared) as for run_tests.sh.
+# A sanitizer build's library is loaded with its runtimes preloaded.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+BUILD=${BUILD:-build}
+LIB=$(realpath "$BUILD/libchatfmt.so" 2> /dev/null)
+BIN=$(realpath "${CHATFMT_BIN:-$BUILD/chatfmt}" 2> /dev/null)
+CHATFMT_SHARED=$(realpath "${CHATFMT_SHARED:-../shared}" 2> /dev/null || echo ../shared)
+export CHATFMT_SHARED
+export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
+TMP=$(mktemp -d /tmp/chatfmt-python-XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "ok: $*"; }
+ko() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+[ -f "$LIB" ] || { echo "FAIL: $BUILD/libchatfmt.so not built" >&2; exit 1; }
+
+# An ASan/UBSan library needs its runtimes in the (uninstrumented) interpreter.
+PRELOAD=
+if nm -D "$LIB" 2> /dev/null | grep -q ' U __asan_'; then
+    PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)"
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
+if nm -D "$LIB" 2> /dev/null | grep -q ' U __ubsan_'; then
+    PRELOAD="$PRELOAD $(${CC:-cc} -print-file-name=libubsan.so)"
+fi
+py() { LD_PRELOAD="$PRELOAD" python3 "$@"; }
+
+# ---- unit tests (oracle, CLI, replies) -----------------------------------------
+if CHATFMT_LIBRARY=$LIB CHATFMT_BIN=$BIN py -m unittest discover -s python/tests -p 'test_*.py' 2>&1 |
+        tee "$TMP/unittest.log" | grep -E '^(seeds|corpus) x|^Ran|^OK|^FAILED'; then
+    grep -q '^OK' "$TMP/unittest.log" && ok "python/tests" || { ko "python/tests"; tail -n 40 "$TMP/unittest.log" >&2; }
+else
+    ko "python/tests did not run"
+    tail -n 40 "$TMP/unittest.log" >&2
+fi
+
+# ---- pip install ./python, offline, used from elsewhere --------------------------
+printf '{"messages": [{"role": "user", "content": "Hi \\u00e9"}], "add_generation_prompt": true}\n' > "$TMP/ctx.json"
+"$BIN" render glm45 "$TMP/ctx.json" > "$TMP/want.txt" 2> /dev/null || ko "chatfmt render glm45"
+for mode in isolated no-build-isolation; do
+    target=$TMP/site-$mode
+    flags=(--no-index --quiet --target "$target")
+    [ $mode = no-build-isolation ] && flags+=(--no-build-isolation)
+    if ! CHATFMT_LIBRARY=$LIB python3 -m pip install "${flags[@]}" ./python > "$TMP/pip.log" 2>&1; then
+        ko "pip install ($mode): $(tail -n 3 "$TMP/pip.log" | tr '\n' ' ')"
+        continue
+    fi
+    (cd "$TMP" && env -u CHATFMT_LIBRARY PYTHONPATH="$target" LD_PRELOAD="$PRELOAD" python3 - "$target" > "$TMP/got.txt" <<'EOF'
+import json, os, sys
+import chatfmt
+assert chatfmt.library_path == os.path.join(sys.argv[1], "chatfmt", "libchatfmt.so"), chatfmt.library_path
+assert chatfmt.__file__.startswith(sys.argv[1]), chatfmt.__file__
+sys.stdout.write(chatfmt.apply_chat_template("glm45", **json.load(open("ctx.json"))))
+EOF
+    ) && cmp -s "$TMP/got.txt" "$TMP/want.txt" && ok "pip install ($mode): bundled library renders as the CLI" ||
+        ko "pip install ($mode): the installed package does not render as the CLI"
+done
+
+# ---- the backend's other hooks (sdist, editable) -----------------------------------
+if (cd python && python3 - "$TMP" <<'EOF'
+import os, sys, tarfile, zipfile
+sys.path.insert(0, "_build")
+import backend
+out = sys.argv[1]
+sdist = backend.build_sdist(out)
+names = tarfile.open(os.path.join(out, sdist)).getnames()
+assert "chatfmt-0.1.0/chatfmt/template.py" in names and "chatfmt-0.1.0/PKG-INFO" in names, names
+editable = backend.build_editable(out)
+z = zipfile.ZipFile(os.path.join(out, editable))
+assert z.read("__editable__.chatfmt.pth").decode().strip() == os.getcwd()
+EOF
+); then ok "sdist and editable wheels"; else ko "sdist and editable wheels"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
