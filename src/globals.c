@@ -31,7 +31,8 @@ static Value g_range(Rt *rt, Obj *self, const Args *a) {
     if (step > 0 && stop > start) n = ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
     else if (step < 0 && start > stop) n = ((uint64_t)start - (uint64_t)stop - 1) / (uint64_t)(-(step + 1) + 1) + 1;
     if (n > rt->lim.max_range)
-        rt_throw(rt, CF_ERR_OVERFLOW, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%u).", rt->lim.max_range);
+        rt_throw(rt, CF_ERR_OVERFLOW, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%u). "
+                 "(raise it with --max-range / cf_limits.max_range)", rt->lim.max_range);
     List *l = list_new(rt, (size_t)n);
     int64_t v = start;
     for (uint64_t i = 0; i < n; i++, v += step) list_push(rt, l, v_int(v));
@@ -41,11 +42,13 @@ static Value g_range(Rt *rt, Obj *self, const Args *a) {
 
 static void dict_update_from(Rt *rt, Dict *d, Value src) {
     if (src.type == VT_DICT || src.type == VT_NAMESPACE) {
+        rt_step(rt, 4 * dict_len(src.u.dict));  /* a hash insert per item: dict(d, k=v) in a loop copies d each time */
         for (size_t i = 0; i < dict_len(src.u.dict); i++)
             dict_set(rt, d, dict_key_at(src.u.dict, i), dict_val_at(src.u.dict, i));
         return;
     }
     List *items = v_iterate(rt, src);
+    rt_step(rt, 4 * items->len);
     for (size_t i = 0; i < items->len; i++) {
         Value pair = items->items[i];
         List *kv = v_iterate(rt, pair);
@@ -89,21 +92,11 @@ static Value cycler_reset(Rt *rt, Obj *self, const Args *a) {
 static const ObjType CYCLER_NEXT = {"method", NULL, cycler_next, NULL};
 static const ObjType CYCLER_RESET = {"method", NULL, cycler_reset, NULL};
 
-static Value method_obj(Rt *rt, const ObjType *type, void *data) {
-    Obj *o = rt_alloc(rt, sizeof(Obj));
-    o->type = type;
-    o->data = data;
-    Value v = {0};
-    v.type = VT_CALLABLE;
-    v.u.obj = o;
-    return v;
-}
-
 static bool cycler_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Cycler *c = self->data;
     if (n == 7 && memcmp(name, "current", 7) == 0) { *out = c->items->items[c->pos]; return true; }
-    if (n == 4 && memcmp(name, "next", 4) == 0) { *out = method_obj(rt, &CYCLER_NEXT, c); return true; }
-    if (n == 5 && memcmp(name, "reset", 5) == 0) { *out = method_obj(rt, &CYCLER_RESET, c); return true; }
+    if (n == 4 && memcmp(name, "next", 4) == 0) { *out = v_object(rt, VT_CALLABLE, &CYCLER_NEXT, c); return true; }
+    if (n == 5 && memcmp(name, "reset", 5) == 0) { *out = v_object(rt, VT_CALLABLE, &CYCLER_RESET, c); return true; }
     return false;
 }
 static const ObjType CYCLER_TYPE = {"Cycler", cycler_getattr, NULL, NULL};
@@ -114,13 +107,7 @@ static Value g_cycler(Rt *rt, Obj *self, const Args *a) {
     c->items = list_new(rt, (size_t)a->npos);
     for (int i = 0; i < a->npos; i++) list_push(rt, c->items, a->pos[i]);
     c->pos = 0;
-    Obj *o = rt_alloc(rt, sizeof(Obj));
-    o->type = &CYCLER_TYPE;
-    o->data = c;
-    Value v = {0};
-    v.type = VT_OBJECT;
-    v.u.obj = o;
-    return v;
+    return v_object(rt, VT_OBJECT, &CYCLER_TYPE, c);
 }
 
 typedef struct Joiner { Value sep; bool used; } Joiner;
@@ -138,7 +125,7 @@ static Value g_joiner(Rt *rt, Obj *self, const Args *a) {
     Joiner *j = rt_alloc(rt, sizeof(Joiner));
     j->sep = sep.type == VT_MISSING ? v_str(rt, ", ", 2) : sep;
     j->used = false;
-    return method_obj(rt, &JOINER_TYPE, j);
+    return v_object(rt, VT_CALLABLE, &JOINER_TYPE, j);
 }
 
 /* lipsum is random in Jinja2; we emit a fixed text (it cannot be compared). */
@@ -174,6 +161,34 @@ static Value g_raise_exception(Rt *rt, Obj *self, const Args *a) {
     rt_throw(rt, CF_ERR_TEMPLATE, "%s", s->data);
 }
 
+/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, int m, int d) {
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    return era * 146097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719468;
+}
+
+/* Fill tm_wday/tm_yday of a valid pinned date, as a naive Python datetime
+ * would: no time zone, no DST shift, and no mktime/localtime, whose tzset
+ * touches process-wide state. False when a field is out of range. */
+static bool civil_weekday(struct tm *tm) {
+    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int64_t y = (int64_t)tm->tm_year + 1900;
+    int m = tm->tm_mon + 1;
+    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (m < 1 || m > 12 || tm->tm_mday < 1 || tm->tm_mday > mdays[m - 1] + (m == 2 && leap) ||
+        tm->tm_hour < 0 || tm->tm_hour > 23 || tm->tm_min < 0 || tm->tm_min > 59 || tm->tm_sec < 0 || tm->tm_sec > 59)
+        return false;
+    int64_t days = days_from_civil(y, m, tm->tm_mday);
+    tm->tm_wday = (int)(((days + 4) % 7 + 7) % 7);    /* 1970-01-01 was a Thursday */
+    tm->tm_yday = (int)(days - days_from_civil(y, 1, 1));
+    tm->tm_isdst = 0;
+    return true;
+}
+
 static Value g_strftime_now(Rt *rt, Obj *self, const Args *a) {
     static const char *const names[] = {"format"};
     Value fmt;
@@ -191,8 +206,10 @@ static Value g_strftime_now(Rt *rt, Obj *self, const Args *a) {
         tm.tm_min = m;
         tm.tm_sec = s;
         tm.tm_isdst = -1;
-        time_t t = mktime(&tm);   /* normalises wday/yday */
-        localtime_r(&t, &tm);
+        if (!civil_weekday(&tm)) {
+            time_t t = mktime(&tm);   /* out-of-range fields: let mktime normalise them */
+            localtime_r(&t, &tm);
+        }
     } else {
         time_t t = time(NULL);
         localtime_r(&t, &tm);

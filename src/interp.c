@@ -593,13 +593,7 @@ static Value make_macro(Interp *I, const Node *node, Frame *closure) {
     m->node = node;
     m->closure = closure;
     m->caller = v_missing();
-    Obj *o = rt_alloc(I->rt, sizeof(Obj));
-    o->type = &MACRO_OBJ;
-    o->data = m;
-    Value v = {0};
-    v.type = VT_CALLABLE;
-    v.u.obj = o;
-    return v;
+    return v_object(I->rt, VT_CALLABLE, &MACRO_OBJ, m);
 }
 
 static Value macro_call(Rt *rt, Obj *self, const Args *args) {
@@ -684,16 +678,6 @@ static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
 }
 static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL};
 
-static Value bound(Rt *rt, const ObjType *type, void *data) {
-    Obj *o = rt_alloc(rt, sizeof(Obj));
-    o->type = type;
-    o->data = data;
-    Value v = {0};
-    v.type = VT_CALLABLE;
-    v.u.obj = o;
-    return v;
-}
-
 uint8_t loop_attr_id(const Str *name) {
     static const char *const names[] = {NULL, "index0", "index", "first", "last", "length",
                                         "revindex", "revindex0", "depth", "depth0"};
@@ -732,8 +716,8 @@ static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *o
     else if (IS("depth0")) *out = v_int(l->depth0);
     else if (IS("previtem")) *out = i > 0 ? l->items->items[i - 1] : v_undef_msg(rt, "there is no previous item");
     else if (IS("nextitem")) *out = i + 1 < len ? l->items->items[i + 1] : v_undef_msg(rt, "there is no next item");
-    else if (IS("cycle")) *out = bound(rt, &LOOP_CYCLE, l);
-    else if (IS("changed")) *out = bound(rt, &LOOP_CHANGED, l);
+    else if (IS("cycle")) *out = v_object(rt, VT_CALLABLE, &LOOP_CYCLE, l);
+    else if (IS("changed")) *out = v_object(rt, VT_CALLABLE, &LOOP_CHANGED, l);
     else return false;
 #undef IS
     return true;
@@ -1038,12 +1022,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     l->depth0 = depth0;
     l->node = node;
     l->outer = outer;
-    Obj *lo = rt_alloc(rt, sizeof(Obj));
-    lo->type = &LOOP_TYPE;
-    lo->data = l;
-    Value loopv = {0};
-    loopv.type = VT_OBJECT;
-    loopv.u.obj = lo;
+    Value loopv = v_object(rt, VT_OBJECT, &LOOP_TYPE, l);
     int loop_sym = I->t->sym_loop;
     Frame *f = frame_new(I, outer);
     /* Jinja2 clears its "else" indicator at the END of a body, so `else`

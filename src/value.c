@@ -19,6 +19,16 @@
  * Strings
  * ====================================================================== */
 
+Value v_object(Rt *rt, ValueType vt, const ObjType *type, void *data) {
+    Obj *o = rt_alloc(rt, sizeof(Obj));
+    o->type = type;
+    o->data = data;
+    Value v = {0};
+    v.type = (uint8_t)vt;
+    v.u.obj = o;
+    return v;
+}
+
 Str *str_alloc(Rt *rt, size_t n) {
     if (n > rt->lim.max_string) {
         rt_throw(rt, CF_ERR_LIMIT,

@@ -111,6 +111,8 @@ static inline Value v_tuple_of(List *l) { Value v = {0}; v.type = VT_TUPLE; v.u.
 static inline Value v_dict_of(Dict *d) { Value v = {0}; v.type = VT_DICT; v.u.dict = d; return v; }
 static inline Value v_markup(Value s) { s.flags |= VF_MARKUP; return s; }
 
+/* A VT_CALLABLE or VT_OBJECT value around a new Obj(type, data). */
+Value v_object(Rt *rt, ValueType vt, const ObjType *type, void *data);
 Str *str_new(Rt *rt, const char *p, size_t n);          /* copies */
 Str *str_alloc(Rt *rt, size_t n);                        /* uninitialised data[n] + NUL */
 Value v_str(Rt *rt, const char *p, size_t n);
@@ -140,7 +142,10 @@ Value dict_key_at(const Dict *d, size_t i);
 Value dict_val_at(const Dict *d, size_t i);
 
 /* ---- string builder (arena backed) ---- */
-typedef struct StrBuf { Rt *rt; char *p; size_t len, cap; } StrBuf;
+typedef struct StrBuf {
+    Rt *rt; char *p; size_t len, cap;
+    bool is_output;     /* the render's output: max_output applies, not max_string */
+} StrBuf;
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 void sb_put(StrBuf *sb, const char *p, size_t n);        /* enforces lim.max_string */
 void sb_putc(StrBuf *sb, char c);
