@@ -93,9 +93,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
     if (!strcmp(cmd, "--version")) { printf("chatfmt %s\n", CHATFMT_VERSION); return 0; }
     if (!strcmp(cmd, "render")) return cmd_render(argc - 1, argv + 1);
-#ifdef CF_HAVE_PARSE
     if (!strcmp(cmd, "parse")) return cmd_parse(argc - 1, argv + 1);
-#endif
     if (!strcmp(cmd, "list-templates")) return cmd_list_templates(argc - 1, argv + 1);
     if (!strcmp(cmd, "repair")) return cmd_repair(argc - 1, argv + 1);
     if (!strcmp(cmd, "caps")) return cmd_caps(argc - 1, argv + 1);

@@ -8,6 +8,12 @@
 #include "reply.h"
 #include "json.h"
 
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 /* ---- formats ---- */
 
 static const char *const FORMAT_NAMES[] = {"plain", "glm45", "hermes", "command-a"};
@@ -57,37 +63,101 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
 
 /* ---- small helpers ---- */
 
-bool is_space(unsigned char c) {
-    return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
 static const char HEX_DIGITS[] = "0123456789abcdef";
 
-void json_escape_into(StrBuf *sb, const char *s, size_t n) {
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        if (i > start) sb_put(sb, s + start, i - start);
-        start = i + 1;
-        char e[6] = {'\\', 0, 0, 0, 0, 0};
-        size_t len = 2;
-        switch (c) {
-        case '"': e[1] = '"'; break;
-        case '\\': e[1] = '\\'; break;
-        case '\n': e[1] = 'n'; break;
-        case '\r': e[1] = 'r'; break;
-        case '\t': e[1] = 't'; break;
-        case '\b': e[1] = 'b'; break;
-        case '\f': e[1] = 'f'; break;
-        default:
-            e[1] = 'u'; e[2] = '0'; e[3] = '0';
-            e[4] = HEX_DIGITS[c >> 4]; e[5] = HEX_DIGITS[c & 15];
-            len = 6;
+/* Append a string literal (its length known at compile time). */
+#define PUT_LIT(sb, lit) sb_put((sb), (lit), sizeof(lit) - 1)
+
+/* Bit 7 of each byte of w that needs escaping (< 0x20, '"' or '\\'), by the
+ * classic has-zero-byte tricks, 8 bytes at a time. Borrows only run
+ * upwards, so the lowest flagged byte is exact (higher ones may not be). */
+static inline uint64_t escape_mask(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
+    uint64_t control = (w - ones * 0x20) & ~w;
+    return (control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & high;
+}
+
+/* Index of the lowest flagged byte of a non-zero mask (little-endian load). */
+static inline unsigned first_flagged(uint64_t mask) {
+#if defined(__GNUC__)
+    return (unsigned)__builtin_ctzll(mask) >> 3;
+#else
+    unsigned k = 0;
+    while (!(mask & 0x80)) mask >>= 8, k++;
+    return k;
+#endif
+}
+
+static inline bool little_endian(void) {
+    const uint16_t one = 1;
+    return *(const uint8_t *)&one == 1;
+}
+
+/* The escape of each byte: 0 for none, 'u' for \u00XX, else the letter
+ * after the backslash. */
+static const char ESCAPE[256] = {
+    ['\b'] = 'b', ['\t'] = 't', ['\n'] = 'n', ['\f'] = 'f', ['\r'] = 'r', ['"'] = '"', ['\\'] = '\\',
+    [0] = 'u', [1] = 'u', [2] = 'u', [3] = 'u', [4] = 'u', [5] = 'u', [6] = 'u', [7] = 'u',
+    [11] = 'u', [14] = 'u', [15] = 'u', [16] = 'u', [17] = 'u', [18] = 'u', [19] = 'u', [20] = 'u',
+    [21] = 'u', [22] = 'u', [23] = 'u', [24] = 'u', [25] = 'u', [26] = 'u', [27] = 'u', [28] = 'u',
+    [29] = 'u', [30] = 'u', [31] = 'u',
+};
+
+/* Escape s into w, which has room for 6 bytes per input byte; returns the end. */
+static char *escape_block(char *w, const char *s, size_t n) {
+    size_t i = 0;
+    bool le = little_endian();
+    while (i < n) {
+        if (i + 8 <= n) {       /* clean bytes 8 at a time, up to the first special one */
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            uint64_t mask = escape_mask(word);
+            memcpy(w, &word, 8);   /* room: 6 bytes a byte, and 8 are left */
+            if (!mask) {
+                w += 8;
+                i += 8;
+                continue;
+            }
+            if (le) {
+                unsigned k = first_flagged(mask);
+                w += k;
+                i += k;
+            }
         }
-        sb_put(sb, e, len);
+        unsigned char c = (unsigned char)s[i++];
+        char e = ESCAPE[c];
+        if (!e) {
+            *w++ = (char)c;
+        } else if (e != 'u') {
+            *w++ = '\\';
+            *w++ = e;
+        } else {
+            memcpy(w, "\\u00", 4);
+            w[4] = HEX_DIGITS[c >> 4];
+            w[5] = HEX_DIGITS[c & 15];
+            w += 6;
+        }
     }
-    if (n > start) sb_put(sb, s + start, n - start);
+    return w;
+}
+
+/* Blocks go straight into the buffer when it has room for the worst case
+ * (6 bytes a byte), else through a small stack buffer and sb_put (which
+ * grows the buffer and enforces max_string). */
+void json_escape_into(StrBuf *sb, const char *s, size_t n) {
+    enum { BLOCK = 256 };
+    while (n) {
+        size_t k = n < BLOCK ? n : BLOCK;
+        if (sb->p && sb->cap - sb->len >= 6 * k) {
+            sb->len = (size_t)(escape_block(sb->p + sb->len, s, k) - sb->p);
+        } else {
+            char tmp[6 * BLOCK];
+            sb_put(sb, tmp, (size_t)(escape_block(tmp, s, k) - tmp));
+        }
+        s += k;
+        n -= k;
+    }
 }
 
 static void put_json_string(StrBuf *sb, const char *s, size_t n) {
@@ -96,9 +166,19 @@ static void put_json_string(StrBuf *sb, const char *s, size_t n) {
     sb_putc(sb, '"');
 }
 
+/* Code points in valid UTF-8: the bytes that are not continuation bytes
+ * (10xxxxxx), counted 8 at a time. */
 static uint64_t count_cps(const char *s, size_t n) {
-    uint64_t k = 0;
-    for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
+    uint64_t k = n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t cont = w & ~(w << 1) & 0x8080808080808080ull;   /* bit 7 set, bit 6 clear */
+        cont = (cont >> 7) * 0x0101010101010101ull;              /* sum of the 8 flags */
+        k -= cont >> 56;
+    }
+    for (; i < n; i++) k -= ((unsigned char)s[i] & 0xC0) == 0x80;
     return k;
 }
 
@@ -112,15 +192,48 @@ static void out_close_line(Parser *p) {
     p->open_line = LINE_NONE;
 }
 
+/* The whole parse writes its message into one malloc'd block, which is
+ * what cf_parse_reply returns: the head ({"role":"assistant","content":")
+ * is reserved, the content is escaped in after it as it comes, the other
+ * fields are appended at the end. One copy of the content, no more. */
+static const char MSG_HEAD[] = "{\"role\":\"assistant\",\"content\":\"";
+enum { MSG_HEAD_LEN = sizeof MSG_HEAD - 1 };
+
+static void msg_reserve(Parser *p, size_t extra) {
+    if (p->msg_cap - p->msg_len >= extra) return;
+    size_t cap = p->msg_cap * 2 > p->msg_len + extra ? p->msg_cap * 2 : p->msg_len + extra;
+    char *m = realloc(p->msg, cap);
+    if (!m) rt_throw(&p->rt, CF_ERR_MEMORY, "out of memory");
+    p->msg = m;
+    p->msg_cap = cap;
+}
+
+static void msg_put(Parser *p, const char *s, size_t n) {
+    msg_reserve(p, n);
+    memcpy(p->msg + p->msg_len, s, n);
+    p->msg_len += n;
+}
+
+static void msg_put_escaped(Parser *p, const char *s, size_t n) {
+    if (n > p->rt.lim.max_string || p->msg_len - MSG_HEAD_LEN > p->rt.lim.max_string - n)
+        rt_throw(&p->rt, CF_ERR_LIMIT,
+                 "string length limit of %zu bytes exceeded (raise it with --max-string / cf_limits.max_string)",
+                 p->rt.lim.max_string);
+    msg_reserve(p, 6 * n);
+    p->msg_len = (size_t)(escape_block(p->msg + p->msg_len, s, n) - p->msg);
+}
+
 static void emit_text(Parser *p, int field, const char *s, size_t n) {
-    if (p->whole) {
-        sb_put(field == FIELD_CONTENT ? &p->msg_content : &p->msg_reasoning, s, n);
+    if (p->whole) {     /* kept as JSON string text, ready for the message */
+        if (field == FIELD_CONTENT) msg_put_escaped(p, s, n);
+        else json_escape_into(&p->msg_reasoning, s, n);
         return;
     }
     int line = field == FIELD_CONTENT ? LINE_CONTENT : LINE_REASONING;
     if (p->open_line != line) {
         out_close_line(p);
-        sb_puts(&p->out, line == LINE_CONTENT ? "{\"content\":\"" : "{\"reasoning_content\":\"");
+        if (line == LINE_CONTENT) PUT_LIT(&p->out, "{\"content\":\"");
+        else PUT_LIT(&p->out, "{\"reasoning_content\":\"");
         p->open_line = line;
     }
     json_escape_into(&p->out, s, n);
@@ -185,6 +298,13 @@ void put_reasoning(Parser *p, const char *s, size_t n) { chan_put(p, &p->reasoni
 
 /* ---- citations ---- */
 
+static void put_uint(StrBuf *sb, uint64_t v) {
+    char buf[24], *w = buf + sizeof buf;
+    do *--w = (char)('0' + v % 10);
+    while (v /= 10);
+    sb_put(sb, w, (size_t)(buf + sizeof buf - w));
+}
+
 void span_open(Parser *p) {
     p->span_open = true;
     p->span_started = false;
@@ -199,15 +319,18 @@ void span_close(Parser *p, const char *sources, size_t n) {
         if (p->msg_ncitations++) sb_putc(sb, ',');
     } else {
         out_close_line(p);
-        sb_puts(sb, "{\"citations\":[");
+        PUT_LIT(sb, "{\"citations\":[");
     }
-    sb_printf(sb, "{\"start\":%llu,\"end\":%llu,\"text\":", (unsigned long long)start,
-              (unsigned long long)end);
+    PUT_LIT(sb, "{\"start\":");
+    put_uint(sb, start);
+    PUT_LIT(sb, ",\"end\":");
+    put_uint(sb, end);
+    PUT_LIT(sb, ",\"text\":");
     put_json_string(sb, p->span_text.p, p->span_text.len);
-    sb_puts(sb, ",\"sources\":");
+    PUT_LIT(sb, ",\"sources\":");
     sb_put(sb, sources, n);
     sb_putc(sb, '}');
-    if (!p->whole) sb_puts(sb, "]}\n");
+    if (!p->whole) PUT_LIT(sb, "]}\n");
     p->span_open = false;
 }
 
@@ -218,7 +341,7 @@ void call_begin(Parser *p, const char *tag, bool keep_raw, bool need_id) {
     c->active = true;
     c->committed = false;
     c->need_id = need_id;
-    c->has_name = c->has_id = c->args_started = false;
+    c->has_name = c->has_id = false;
     c->name.len = c->id.len = c->args.len = 0;
     if (!keep_raw) c->raw.len = 0;
     if (tag) sb_puts(&c->raw, tag);
@@ -240,18 +363,18 @@ static void call_commit(Parser *p) {
     StrBuf *sb = p->whole ? &p->msg_calls : &p->out;
     if (p->whole) {
         if (index) sb_putc(sb, ',');
-        sb_puts(sb, "{\"id\":");
+        PUT_LIT(sb, "{\"id\":");
     } else {
         out_close_line(p);
         sb_printf(sb, "{\"tool_calls\":[{\"index\":%u,\"id\":", index);
     }
     put_json_string(sb, c->id.p, c->id.len);
-    sb_puts(sb, ",\"type\":\"function\",\"function\":{\"name\":");
+    PUT_LIT(sb, ",\"type\":\"function\",\"function\":{\"name\":");
     put_json_string(sb, c->name.p, c->name.len);
-    sb_puts(sb, ",\"arguments\":\"");
+    PUT_LIT(sb, ",\"arguments\":\"");
     json_escape_into(sb, c->args.p, c->args.len);
     if (p->whole) {
-        sb_puts(sb, "\"}}");
+        PUT_LIT(sb, "\"}}");
     } else {
         p->open_line = LINE_ARGS;
         p->open_index = index;
@@ -269,7 +392,6 @@ void call_try_commit(Parser *p) {
 
 void call_args(Parser *p, const char *s, size_t n) {
     Call *c = &p->call;
-    c->args_started = true;
     if (c->committed) emit_args(p, s, n);
     else sb_put(&c->args, s, n);
 }
@@ -284,15 +406,16 @@ void call_end(Parser *p) {
  * (at most sizeof tm_buf; they may live in tm_buf itself). */
 static void rescan(Parser *p, const char *bytes, size_t n) {
     char copy[sizeof p->tm_buf];
-    memcpy(copy, bytes, n);
     p->tm_len = 0;
-    if (n) p->step(p, copy, n);
+    if (!n) return;
+    memcpy(copy, bytes, n);
+    p->step(p, copy, n);
 }
 
 void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len) {
     Call *c = &p->call;
     char rep[sizeof p->tm_buf];
-    memcpy(rep, replay, replay_len);
+    if (replay_len) memcpy(rep, replay, replay_len);
     c->active = false;
     p->state = resume_state;
     p->tm_len = 0;
@@ -349,6 +472,14 @@ void call_break_eof(Parser *p, int resume_state) {
     call_break(p, resume_state, NULL, 0);
 }
 
+/* JScan states (the scanner is further down) */
+enum {
+    J_VAL, J_OBJ_FIRST, J_OBJ_KEY, J_COLON, J_OBJ_NEXT, J_ARR_FIRST, J_ARR_NEXT,
+    J_STR, J_ESC, J_HEX, J_SURR_BS, J_SURR_U,
+    J_NUM_MINUS, J_NUM_ZERO, J_NUM_INT, J_NUM_DOT, J_NUM_FRAC, J_NUM_E, J_NUM_ESIGN, J_NUM_EXP,
+    J_LIT, J_DONE
+};
+
 /* ---- calls written as JSON (hermes, command-a) ---- */
 
 bool json_key_is(const JScan *j, const char *z) {
@@ -370,6 +501,11 @@ bool json_args_start(Parser *p, char vtype) {
     return true;
 }
 
+int json_args_fast(const Parser *p) {
+    bool in_string = p->js.st == J_STR || p->js.st == J_ESC;
+    return p->val_mode == V_ARGS_RAW && p->call.committed && in_string ? FAST_JSON_ARGS : FAST_NONE;
+}
+
 /* Bytes of the JSON, under the current value mode. */
 static void json_take(Parser *p, const char *s, size_t n) {
     if (!n) return;
@@ -379,13 +515,15 @@ static void json_take(Parser *p, const char *s, size_t n) {
         else call_raw(p, s, n);
         return;
     }
+    if (p->val_mode == V_ARGS_STR) {       /* the decoded text is the arguments */
+        if (p->dec.len) call_args(p, p->dec.p, p->dec.len);
+        p->dec.len = 0;
+        if (p->call.committed) call_represented(p);
+        else call_raw(p, s, n);
+        return;
+    }
     call_raw(p, s, n);
     if (p->val_mode == V_ID && p->js.vtype != '"') sb_put(&p->call.id, s, n);  /* numeric id */
-    if (p->val_mode == V_ARGS_STR && p->dec.len) {
-        call_args(p, p->dec.p, p->dec.len);
-        p->dec.len = 0;
-        call_represented(p);
-    }
 }
 
 size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h) {
@@ -396,7 +534,7 @@ size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h) {
     bool ok = true;
     switch (ev) {
     case JE_ERR: ok = false; break;
-    case JE_KEY: h->on_key(p); break;
+    case JE_KEY: ok = h->on_key(p); break;
     case JE_VSTART:     /* the value's first byte belongs to its new mode */
         ok = h->on_vstart(p);
         if (ok) json_take(p, s + body, 1);
@@ -411,51 +549,71 @@ size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h) {
 
 /* ---- markup tags ---- */
 
+/* tm_mask: the tags of the set that tm_buf is still a prefix of. Sets are
+ * prefix-free, so at most one tag completes at a time. */
 int tag_step(Parser *p, const TagSet *set, unsigned char c) {
     size_t k = p->tm_len;
+    uint32_t alive = k ? p->tm_mask : (1u << set->n) - 1, next = 0;
     for (int t = 0; t < set->n; t++) {
         const char *tag = set->tags[t];
-        if (strncmp(tag, p->tm_buf, k) != 0 || (unsigned char)tag[k] != c) continue;
+        if (!(alive >> t & 1) || (unsigned char)tag[k] != c) continue;
         if (tag[k + 1] == 0) {
             p->tm_len = 0;
             return t;
         }
-        p->tm_buf[p->tm_len++] = (char)c;
-        return TAG_MORE;
+        next |= 1u << t;
     }
-    return TAG_MISS;
+    if (!next) return TAG_MISS;
+    p->tm_buf[p->tm_len++] = (char)c;
+    p->tm_mask = next;
+    return TAG_MORE;
 }
 
 int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, TextSink put) {
     size_t i = *pi;
-    while (i < n) {
+    size_t run = i;              /* text of s not put yet starts here */
+    size_t tm_at = SIZE_MAX;     /* where the held tag prefix begins in s (else: an earlier chunk) */
+    for (;;) {
         if (p->tm_len) {
+            if (i == n) break;
             int r = tag_step(p, set, (unsigned char)s[i]);
             if (r == TAG_MORE) {
                 i++;
                 continue;
             }
-            if (r >= 0) {
+            if (r >= 0) {        /* a tag: the text before it goes out */
+                size_t end = tm_at == SIZE_MAX ? run : tm_at;
+                if (end > run) put(p, s + run, end - run);
                 *pi = i + 1;
                 return r;
             }
-            /* not a tag after all: the held prefix is text; s[i] is looked at again */
-            uint8_t k = p->tm_len;
-            p->tm_len = 0;
-            put(p, p->tm_buf, k);
+            /* not a tag after all: the prefix is text; s[i] is looked at again */
+            if (tm_at == SIZE_MAX) {
+                uint8_t k = p->tm_len;
+                p->tm_len = 0;
+                put(p, p->tm_buf, k);
+                run = i;
+            } else {
+                p->tm_len = 0;   /* it is in s, part of the run */
+            }
+            tm_at = SIZE_MAX;
             continue;
         }
-        const char *lt = set->n ? memchr(s + i, '<', n - i) : NULL;
-        size_t end = lt ? (size_t)(lt - s) : n;
-        if (end > i) put(p, s + i, end - i);
-        i = end;
-        if (lt) {
-            p->tm_buf[0] = '<';
-            p->tm_len = 1;
-            i++;
+        const char *lt = set->n && i < n ? memchr(s + i, '<', n - i) : NULL;
+        if (!lt) {
+            i = n;
+            break;
         }
+        i = (size_t)(lt - s);    /* every tag starts with '<' */
+        tm_at = i++;
+        p->tm_buf[0] = '<';
+        p->tm_len = 1;
+        p->tm_mask = (1u << set->n) - 1;
     }
-    *pi = i;
+    /* input ended: put the run, but not a prefix still held */
+    size_t end = !p->tm_len ? n : tm_at == SIZE_MAX ? run : tm_at;
+    if (end > run) put(p, s + run, end - run);
+    *pi = n;
     return -1;
 }
 
@@ -493,12 +651,6 @@ void flush_tag_prefix(Parser *p, TextSink put) {
 
 /* ---- incremental JSON scanner ---- */
 
-enum {
-    J_VAL, J_OBJ_FIRST, J_OBJ_KEY, J_COLON, J_OBJ_NEXT, J_ARR_FIRST, J_ARR_NEXT,
-    J_STR, J_ESC, J_HEX, J_SURR_BS, J_SURR_U,
-    J_NUM_MINUS, J_NUM_ZERO, J_NUM_INT, J_NUM_DOT, J_NUM_FRAC, J_NUM_E, J_NUM_ESIGN, J_NUM_EXP,
-    J_LIT, J_DONE
-};
 
 static const char *const JSON_LITERALS[] = {"true", "false", "null"};
 
@@ -840,7 +992,7 @@ static const char REPLACEMENT[3] = {(char)0xEF, (char)0xBF, (char)0xBD};
  * valid prefix cut by the end of input; -k when invalid, k being the length
  * of its maximal valid prefix (at least 1): that many bytes become one
  * U+FFFD, as Python's bytes.decode("utf-8", "replace") does. */
-static int u8_seq(const unsigned char *s, size_t n) {
+static inline int u8_seq(const unsigned char *s, size_t n) {
     unsigned char c = s[0];
     int need;
     unsigned char lo = 0x80, hi = 0xBF;
@@ -861,11 +1013,16 @@ static int u8_seq(const unsigned char *s, size_t n) {
 
 static size_t u8_valid_prefix(const unsigned char *s, size_t n) {
     size_t i = 0;
+    bool le = little_endian();
     for (;;) {
         while (i + 8 <= n) {
             uint64_t w;
             memcpy(&w, s + i, 8);
-            if (w & 0x8080808080808080ull) break;
+            uint64_t high = w & 0x8080808080808080ull;
+            if (high) {
+                if (le) i += first_flagged(high);
+                break;
+            }
             i += 8;
         }
         while (i < n && s[i] < 0x80) i++;
@@ -931,7 +1088,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
     StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->call.name, &p->call.id,
                       &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
-                      &p->span_text, &p->msg_content, &p->msg_reasoning, &p->msg_calls,
+                      &p->span_text, &p->msg_reasoning, &p->msg_calls,
                       &p->msg_citations, &p->out};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) sb_init(rt, bufs[k], 64);
     p->content.field = FIELD_CONTENT;
@@ -1009,27 +1166,39 @@ static void parser_finish(Parser *p) {
 
 /* ---- whole parse ---- */
 
-static void message_text(StrBuf *sb, const char *key, const StrBuf *text) {
-    sb_puts(sb, key);
-    if (text->len) put_json_string(sb, text->p, text->len);
-    else sb_puts(sb, "null");
+static void msg_text_field(Parser *p, const char *key, const StrBuf *body) {
+    msg_put(p, key, strlen(key));
+    if (!body->len) {
+        msg_put(p, "null", 4);
+        return;
+    }
+    msg_put(p, "\"", 1);
+    msg_put(p, body->p, body->len);
+    msg_put(p, "\"", 1);
 }
 
-static void build_message(Parser *p, StrBuf *sb) {
-    sb_puts(sb, "{\"role\":\"assistant\"");
-    message_text(sb, ",\"content\":", &p->msg_content);
-    message_text(sb, ",\"reasoning_content\":", &p->msg_reasoning);
+/* Finish the message in p->msg (see MSG_HEAD). */
+static void build_message(Parser *p) {
+    memcpy(p->msg, MSG_HEAD, MSG_HEAD_LEN);
+    if (p->msg_len == MSG_HEAD_LEN) {   /* no content: "content":null */
+        p->msg_len--;
+        msg_put(p, "null", 4);
+    } else {
+        msg_put(p, "\"", 1);
+    }
+    msg_text_field(p, ",\"reasoning_content\":", &p->msg_reasoning);
     if (p->ncalls) {
-        sb_puts(sb, ",\"tool_calls\":[");
-        sb_put(sb, p->msg_calls.p, p->msg_calls.len);
-        sb_putc(sb, ']');
+        msg_put(p, ",\"tool_calls\":[", strlen(",\"tool_calls\":["));
+        msg_put(p, p->msg_calls.p, p->msg_calls.len);
+        msg_put(p, "]", 1);
     }
     if (p->msg_ncitations) {
-        sb_puts(sb, ",\"citations\":[");
-        sb_put(sb, p->msg_citations.p, p->msg_citations.len);
-        sb_putc(sb, ']');
+        msg_put(p, ",\"citations\":[", strlen(",\"citations\":["));
+        msg_put(p, p->msg_citations.p, p->msg_citations.len);
+        msg_put(p, "]", 1);
     }
-    sb_putc(sb, '}');
+    msg_put(p, "}", 2);     /* and the NUL */
+    p->msg_len--;
 }
 
 /* The message as malloc'd JSON, or NULL + err (rt->err) when an error unwound. */
@@ -1037,19 +1206,23 @@ static char *parse_whole(Parser *p, const char *text, size_t len, size_t *out_le
     jmp_buf jb;
     p->rt.jb = &jb;
     if (setjmp(jb)) return NULL;
+    /* room for the content as it will be kept, so that it rarely grows by
+     * copying (untouched capacity costs no page); the other fields are
+     * usually smaller */
+    size_t expect = len + len / 8 + 64;
+    if (expect > p->rt.lim.max_string) expect = p->rt.lim.max_string;
+    sb_init(&p->rt, &p->msg_reasoning, expect / 4);
+    sb_init(&p->rt, &p->msg_calls, expect / 4);
+    p->msg_cap = MSG_HEAD_LEN + expect;
+    p->msg = malloc(p->msg_cap);
+    if (!p->msg) rt_throw(&p->rt, CF_ERR_MEMORY, "out of memory");
+    p->msg_len = MSG_HEAD_LEN;
     feed_bytes(p, text, len);
     parser_finish(p);
-    StrBuf sb;
-    sb_init(&p->rt, &sb, p->msg_content.len + p->msg_reasoning.len + p->msg_calls.len + 256);
-    build_message(p, &sb);
-    char *r = malloc(sb.len + 1);
-    if (!r) {
-        error_set(p->rt.err, CF_ERR_MEMORY, 0, 0, "out of memory");
-        return NULL;
-    }
-    memcpy(r, sb.p, sb.len);
-    r[sb.len] = 0;
-    if (out_len) *out_len = sb.len;
+    build_message(p);
+    char *r = p->msg;
+    p->msg = NULL;
+    if (out_len) *out_len = p->msg_len;
     return r;
 }
 
@@ -1064,6 +1237,7 @@ char *cf_parse_reply(const char *text, size_t len, const cf_reply_options *opt, 
     Parser p;
     if (!parser_init(&p, opt, true, err)) return NULL;
     char *r = parse_whole(&p, text, len, out_len);
+    free(p.msg);     /* left only when an error unwound */
     arena_release(&p.arena);
     return r;
 }
@@ -1110,7 +1284,329 @@ static bool stream_usable(cf_reply_stream *s, cf_error *err, const char *what) {
     return true;
 }
 
+/* ---- the stream's fast path ----
+ * Most bytes of a reply are plain text. When the machine is in a state
+ * where such bytes go straight to the open output line, a feed takes them
+ * itself, doing exactly what the machine would (trailing whitespace held,
+ * JSON escapes, UTF-8 completed) and stopping at anything else. It never
+ * allocates, so it needs no error boundary. */
+
+/* How many single bytes feed_one may take before the checks it leaves out
+ * (the step budget, a tag prefix, a JSON escape, markup) must be redone. */
+static void leaf_refresh(Parser *p) {
+    bool ok = p->fast_ok && !p->tm_len && p->js.st != J_ESC && p->fast_kind < FAST_TAG &&
+              p->step_bytes < 1023;
+    p->leaf_budget = ok ? (uint32_t)(1023 - p->step_bytes) : 0;
+}
+
+/* After the machine ran: may the next plain bytes skip it? Only when
+ * nothing is held that they would have to join (a tag prefix, a citation
+ * span) and the output line they belong to is open. */
+static void fast_refresh(Parser *p) {
+    /* the output line each kind writes to (markup kinds write none) */
+    static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS,
+                                LINE_NONE, LINE_NONE};
+    static const TagSet no_tags = {NULL, 0};
+    const TagSet *tags = &no_tags;
+    int kind = p->fast(p, &tags);
+    Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning : NULL;
+    bool line_ok = kind >= FAST_TAG ||
+                   (p->open_line == lines[kind] &&
+                    (lines[kind] != LINE_ARGS || p->open_index == p->ncalls - 1));
+    p->fast_kind = kind;
+    p->fast_chan = c;
+    p->fast_tags = tags;
+    p->fast_ok = kind != FAST_NONE && !p->span_open && line_ok && (!c || c->started);
+    leaf_refresh(p);
+}
+
+
+/* Would c complete a tag (its index), extend the prefix (TAG_MORE) or
+ * show it is not a tag (TAG_MISS)? Changes nothing. */
+static int tag_peek(const Parser *p, const TagSet *set, unsigned char c) {
+    int more = TAG_MISS;
+    for (int t = 0; t < set->n; t++) {
+        const char *tag = set->tags[t];
+        if (!(p->tm_mask >> t & 1) || (unsigned char)tag[p->tm_len] != c) continue;
+        if (tag[p->tm_len + 1] == 0) return t;
+        more = TAG_MORE;
+    }
+    return more;
+}
+
+/* FAST_TAG / FAST_HELD: markup bytes of a call, as expect_tag and
+ * scan_text (with a sink keeping text and raw) would take them, up to the
+ * byte that completes or breaks a tag, which the machine takes. ASCII only. */
+static size_t fast_markup(Parser *p, const char *s, size_t n) {
+    StrBuf *raw = &p->call.raw, *text = &p->text;
+    const TagSet *tags = p->fast_tags;
+    size_t i = 0;
+    for (; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (p->u8_len || ch >= 0x80 || raw->len == raw->cap) break;
+        if (p->tm_len) {
+            if (tag_peek(p, tags, ch) != TAG_MORE) break;
+            tag_step(p, tags, ch);
+        } else if (ch == '<') {
+            p->tm_buf[0] = '<';
+            p->tm_len = 1;
+            p->tm_mask = (1u << tags->n) - 1;
+        } else if (p->fast_kind == FAST_TAG) {
+            if (!is_space(ch)) break;
+            raw->p[raw->len++] = (char)ch;
+        } else {
+            if (text->len == text->cap) break;
+            text->p[text->len++] = (char)ch;
+            raw->p[raw->len++] = (char)ch;
+        }
+    }
+    return i;
+}
+
+/* One ASCII byte in the fast path: its JSON text for the open line (in
+ * out[], returning its length), 0 to hold it as whitespace of the field,
+ * or -1 when the machine must see it. */
+static int fast_ascii(Parser *p, unsigned char ch, char out[4]) {
+    bool plain = ch >= 0x20 && ch < 0x7F && ch != '"' && ch != '\\';
+    switch (p->fast_kind) {
+    case FAST_JSON_ARGS:                    /* the model's JSON, escaped once more */
+        if (p->js.st == J_ESC) {
+            if (!strchr("\"\\/bfnrt", ch) || !ch) return -1;
+            p->js.st = J_STR;
+        } else if (ch == '\\') {
+            p->js.st = J_ESC;
+        } else if (!plain) {
+            return -1;                      /* '"' ends the string; controls are errors */
+        }
+        break;
+    case FAST_GLM_ARGS: {                   /* a string value: escaped twice */
+        static const char *const twice[] = {['"'] = "\\\\\\\"", ['\\'] = "\\\\\\\\",
+                                            ['\n'] = "\\\\n", ['\t'] = "\\\\t", ['\r'] = "\\\\r"};
+        if (ch < sizeof twice / sizeof twice[0] && twice[ch]) {
+            size_t n = strlen(twice[ch]);
+            memcpy(out, twice[ch], n);
+            return (int)n;
+        }
+        if (!plain || ch == '<') return -1;
+        break;
+    }
+    default:                                /* a text field */
+        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') return 0;
+        if (ch == '<' || (!plain && ch != '"' && ch != '\\')) return -1;
+        if (!plain) {
+            out[0] = '\\';
+            out[1] = (char)ch;
+            return 2;
+        }
+    }
+    out[0] = (char)ch;
+    if (ch == '"' || ch == '\\') {           /* JSON args: escaped for the line */
+        out[0] = '\\';
+        out[1] = (char)ch;
+        return 2;
+    }
+    return 1;
+}
+
+/* Append s (already JSON text) to the open line, after any whitespace the
+ * field holds; false (nothing done) if it does not fit. */
+static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, uint64_t cps) {
+    size_t room = p->out.cap - p->out.len, need = n;
+    if (c && c->ws.len) {   /* any whitespace the field holds (the machine may hold \v, \f) */
+        need += 6 * c->ws.len;
+        if (room < need) return false;
+        p->out.len = (size_t)(escape_block(p->out.p + p->out.len, c->ws.p, c->ws.len) - p->out.p);
+        c->cps += c->ws.len;
+        c->ws.len = 0;
+    } else if (room < need) {
+        return false;
+    }
+    for (size_t k = 0; k < n; k++) p->out.p[p->out.len++] = s[k];   /* n <= 4 */
+    if (c) c->cps += cps;
+    return true;
+}
+
+/* Printable ASCII that means nothing in any fast state: not space (text
+ * holds it), '<', '"' or '\\'. */
+static inline bool plain_byte(unsigned char ch) {
+    return ch > 0x20 && ch < 0x7F && ch != '<' && ch != '"' && ch != '\\';
+}
+
+/* A byte of a UTF-8 sequence: held until the sequence is complete, then
+ * plain text. False (nothing done) when it is invalid: the machine repairs. */
+static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
+    if (!p->u8_len && ch < 0xC2) return false;
+    if (p->js.st == J_ESC) return false;       /* not an escape: the call breaks there */
+    p->u8_hold[p->u8_len++] = ch;
+    int r = u8_seq(p->u8_hold, p->u8_len);
+    if (r < 0 || (r > 0 && !fast_emit(p, c, (const char *)p->u8_hold, (size_t)r, 1))) {
+        p->u8_len--;
+        return false;
+    }
+    if (r > 0) p->u8_len = 0;
+    return true;
+}
+
+/* What a byte that is not plain becomes on the open line, for the leaf:
+ * text fields escape '"' and '\\' once; a glm45 string value twice (it is
+ * a JSON string inside the arguments string); "" = hold it as whitespace
+ * of the field. NULL: feed_fast decides. */
+static const char *leaf_escape(int kind, unsigned char ch) {
+    static const char *const text[128] = {['"'] = "\\\"", ['\\'] = "\\\\",
+                                          ['\n'] = "", ['\t'] = "", ['\r'] = "", [' '] = ""};
+    static const char *const twice[128] = {['"'] = "\\\\\\\"", ['\\'] = "\\\\\\\\",
+                                           ['\n'] = "\\\\n", ['\t'] = "\\\\t", ['\r'] = "\\\\r",
+                                           [' '] = " "};
+    if (kind == FAST_GLM_ARGS) return twice[ch];
+    return kind == FAST_JSON_ARGS ? (ch == ' ' ? " " : NULL) : text[ch];
+}
+
+/* One byte of the fast path, with the fewest steps: a plain byte, a UTF-8
+ * byte, or one of leaf_escape's, when no whitespace is held before it
+ * (but one held space). False: leave it to feed_fast (which does the same
+ * and the rest). */
+static inline bool feed_one(Parser *p, unsigned char ch) {
+    Chan *c = p->fast_chan;
+    StrBuf *out = &p->out;
+    if (p->u8_len || ch >= 0x80) {                  /* a byte of a UTF-8 sequence */
+        if (!fast_utf8(p, c, ch)) return false;
+    } else {
+        const char *e = plain_byte(ch) ? NULL : leaf_escape(p->fast_kind, ch);
+        if (!e && !plain_byte(ch)) return false;
+        if (e && !*e) {                             /* whitespace that may be trailing: held */
+            if (c->ws.len == c->ws.cap) return false;
+            c->ws.p[c->ws.len++] = (char)ch;
+        } else {
+            if (out->cap - out->len < 5) return false;
+            if (c && c->ws.len) {
+                if (c->ws.len != 1 || c->ws.p[0] != ' ') return false;
+                out->p[out->len++] = ' ';
+                c->ws.len = 0;
+                c->cps++;
+            }
+            if (!e) out->p[out->len++] = (char)ch;
+            else while (*e) out->p[out->len++] = *e++;
+            if (c) c->cps++;
+        }
+    }
+    p->step_bytes++;
+    p->leaf_budget--;
+    return true;
+}
+
+
+/* Take the plain bytes at the start of text; returns how many. */
+static NOINLINE size_t feed_fast(Parser *p, const char *text, size_t n) {
+    Chan *c = p->fast_chan;
+    size_t budget = 1024 - p->step_bytes;      /* rt_step is charged by the slow path */
+    if (n > budget) n = budget;
+    size_t i = 0;
+    if (p->fast_kind >= FAST_TAG) {
+        i = fast_markup(p, text, n);
+        n = i;                                 /* the next byte is the machine's */
+    }
+    while (i < n) {
+        unsigned char ch = (unsigned char)text[i];
+        /* the common case first: a plain byte, nothing held before it */
+        if (plain_byte(ch) && !p->u8_len && !p->tm_len && !(c && c->ws.len) &&
+            p->out.len < p->out.cap && p->js.st != J_ESC) {
+            p->out.p[p->out.len++] = (char)ch;
+            if (c) c->cps++;
+            i++;
+            continue;
+        }
+        if (p->u8_len) {                       /* a held UTF-8 sequence is resolved first */
+            if (p->tm_len) break;              /* after a held tag prefix: the machine orders them */
+            if (!fast_utf8(p, c, ch)) break;
+            i++;
+            continue;
+        }
+        if (p->tm_len) {                       /* a possible tag: as scan_text does */
+            int r = tag_peek(p, p->fast_tags, ch);
+            if (r >= 0) break;                 /* a tag: the machine acts on it */
+            if (r == TAG_MORE) {
+                tag_step(p, p->fast_tags, ch);
+                i++;
+                continue;
+            }
+            /* not a tag: the held prefix is text (plain ASCII); ch is looked at again */
+            if (!fast_emit(p, c, p->tm_buf, p->tm_len, p->tm_len)) break;
+            p->tm_len = 0;
+            continue;
+        }
+        if (ch == '<' && p->fast_tags->n) {     /* every tag starts with '<' */
+            p->tm_buf[0] = '<';
+            p->tm_len = 1;
+            p->tm_mask = (1u << p->fast_tags->n) - 1;
+            i++;
+            continue;
+        }
+        if (ch >= 0x80) {
+            if (!fast_utf8(p, c, ch)) break;
+        } else {
+            char out[4];
+            uint8_t js_st = p->js.st;
+            int k = fast_ascii(p, ch, out);
+            if (k < 0) break;
+            if (k == 0) {                      /* whitespace that may be trailing: held */
+                if (c->ws.len == c->ws.cap) break;
+                c->ws.p[c->ws.len++] = (char)ch;
+            } else if (!fast_emit(p, c, out, (size_t)k, 1)) {
+                p->js.st = js_st;              /* undone: the machine takes it */
+                break;
+            }
+        }
+        i++;
+    }
+    p->step_bytes += i;
+    if (p->step_bytes >= 1024) p->fast_ok = false;
+    leaf_refresh(p);
+    return i;
+}
+
+/* The slow path: the machine, behind an error boundary. */
+static bool feed_guarded(cf_reply_stream *s, const char *text, size_t n) {
+    jmp_buf jb;
+    s->p.rt.jb = &jb;
+    s->p.fast_ok = false;
+    s->p.leaf_budget = 0;
+    if (setjmp(jb)) {
+        s->p.failed = true;
+        return false;
+    }
+    feed_bytes(&s->p, text, n);
+    fast_refresh(&s->p);
+    return true;
+}
+
+static NOINLINE bool feed_slow(cf_reply_stream *s, const char *text, size_t n, cf_error *err);
+
+/* Everything but the one-byte leaf: the general fast path, then the machine. */
+static NOINLINE bool feed_rest(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
+    if (s && s->p.fast_ok && text) {   /* never set once failed, finished or drained */
+        size_t k = feed_fast(&s->p, text, n);
+        if (k == n) {
+            if (err) err->kind = CF_OK;
+            return true;
+        }
+        text += k;
+        n -= k;
+    }
+    return feed_slow(s, text, n, err);
+}
+
+/* Kept to the one-byte leaf (a byte-by-byte feed) and a tail call, so that
+ * the hot path needs no stack frame. */
 bool cf_reply_stream_feed(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
+    if (n == 1 && s && text && s->p.leaf_budget && feed_one(&s->p, (unsigned char)text[0])) {
+        if (err) err->kind = CF_OK;
+        return true;
+    }
+    return feed_rest(s, text, n, err);
+}
+
+/* Kept out of line: the fast path above stays small. */
+static bool feed_slow(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
     cf_error local;
     err = error_sink(err, &local);
     if (!stream_usable(s, err, "cf_reply_stream_feed")) return false;
@@ -1118,14 +1614,7 @@ bool cf_reply_stream_feed(cf_reply_stream *s, const char *text, size_t n, cf_err
         error_set(err, CF_ERR_USAGE, 0, 0, "cf_reply_stream_feed: text is NULL");
         return false;
     }
-    jmp_buf jb;
-    s->p.rt.jb = &jb;
-    if (setjmp(jb)) {
-        s->p.failed = true;
-        return false;
-    }
-    feed_bytes(&s->p, text, n);
-    return true;
+    return feed_guarded(s, text, n);
 }
 
 bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err) {
@@ -1138,6 +1627,8 @@ bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err) {
         s->p.failed = true;
         return false;
     }
+    s->p.fast_ok = false;
+    s->p.leaf_budget = 0;
     parser_finish(&s->p);
     return true;
 }
@@ -1160,6 +1651,8 @@ const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len) {
     sb_putc(&p->out, 0);
     p->out.len--;
     s->drained = true;
+    p->fast_ok = false;     /* the line is closed; the next feed reopens it */
+    p->leaf_budget = 0;
     if (len) *len = p->out.len;
     return p->out.p;
 }

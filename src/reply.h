@@ -8,7 +8,9 @@
  * once. The two differ only in when a tool call is *committed*: the stream
  * commits as soon as the header (name, id) is known and then streams the
  * arguments; the whole parse commits at the call's end, so a call that
- * breaks can still be put back into content verbatim.
+ * breaks can still be put back into content verbatim. A stream also has a
+ * fast path (FastFn) that takes plain bytes without the machine, doing
+ * exactly what the machine would do with them.
  *
  * Held back, and why:
  *   tm_buf      a prefix of a markup tag (may still become the tag);
@@ -27,7 +29,8 @@ typedef struct Parser Parser;
 /* ---- markup tags ---- */
 
 typedef struct TagSet {
-    const char *const *tags;  /* each begins with '<' and has no other '<' */
+    const char *const *tags;  /* each begins with '<' and has no other '<'; no tag is
+                                 a prefix of another; at most 32 */
     int n;
 } TagSet;
 
@@ -75,8 +78,8 @@ void js_init(Parser *p, JScan *j, uint32_t report_depth, uint32_t key_depth);
  * closing quote; JE_ERR at the offending byte (not consumed). A VEND with
  * vdepth 0 ends the document; feed nothing more after it. */
 int js_feed(JScan *j, const char *s, size_t n, size_t *used);
-/* Is s[0..n) exactly one JSON value (surrounding JSON whitespace allowed)? */
 bool is_json_space(unsigned char c);   /* space, \t, \n, \r (RFC 8259) */
+/* Is s[0..n) exactly one JSON value (surrounding JSON whitespace allowed)? */
 bool js_valid(Parser *p, const char *s, size_t n);
 
 /* ---- the call being parsed ---- */
@@ -86,7 +89,6 @@ typedef struct Call {
     bool committed;          /* header sent (stream) / recorded (whole) */
     bool need_id;            /* command-a: wait for the model's id */
     bool has_name, has_id;
-    bool args_started;       /* some argument text exists */
     StrBuf name, id;
     StrBuf args;             /* argument text before commit */
     StrBuf raw;              /* consumed bytes no output represents yet */
@@ -96,6 +98,17 @@ typedef struct Call {
 
 typedef void (*StepFn)(Parser *p, const char *s, size_t n);
 typedef void (*FinishFn)(Parser *p);
+/* Where a plain byte (printable ASCII with no markup or JSON meaning:
+ * not '<', '"', '\\', a control or whitespace) goes in the current state,
+ * if straight to the output: lets a stream take such bytes without the
+ * machinery (1-byte feeds would otherwise cost ten calls a byte). */
+enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
+       FAST_JSON_ARGS,   /* inside a JSON string of verbatim (committed) arguments */
+       FAST_GLM_ARGS,    /* a string-typed glm45 value of a committed call */
+       /* markup inside a call (no output): */
+       FAST_TAG,         /* whitespace (kept raw), then one of the tags (expect_tag) */
+       FAST_HELD };      /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
+typedef int (*FastFn)(const Parser *p, const TagSet **tags);  /* *tags: the state's tags */
 typedef void (*TextSink)(Parser *p, const char *s, size_t n);
 
 enum { REASONING_AUTO, REASONING_OPEN, REASONING_CLOSED };
@@ -110,6 +123,12 @@ struct Parser {
     int reasoning_mode;      /* REASONING_* from the options */
     StepFn step;
     FinishFn finish;
+    FastFn fast;
+    bool fast_ok;            /* stream: plain bytes may take the fast path */
+    uint32_t leaf_budget;    /* ... and single bytes the leaf, this many more (0: no) */
+    int fast_kind;           /* FAST_* for them */
+    Chan *fast_chan;         /* ... into this field (NULL: into arguments) */
+    const TagSet *fast_tags; /* ... watching for these tags (text states) */
     size_t step_bytes;       /* bytes not yet charged to rt_step */
 
     /* UTF-8 repair: a valid but incomplete sequence from the last chunk */
@@ -121,6 +140,7 @@ struct Parser {
     int ret_state;           /* command-a: text state to return to after </co:...> */
     char tm_buf[32];         /* tag prefix matched so far */
     uint8_t tm_len;
+    uint32_t tm_mask;        /* tags of the current set it may still become */
     Chan content, reasoning;
     Call call;
     uint32_t ncalls;         /* committed calls = next index */
@@ -128,7 +148,8 @@ struct Parser {
     int cur_key;             /* format-specific: which key's value is being read */
     int val_mode;            /* format-specific: what to do with the value's bytes */
     bool string_value;       /* glm45: the current value is typed string */
-    uint32_t nargs;          /* glm45: arguments written so far */
+    uint32_t nargs;          /* glm45: arguments written so far; JSON calls: 1 once
+                                "arguments"/"parameters" was seen */
     StrBuf text;             /* format scratch: glm45 key / held value, citation sources */
     StrBuf esc;              /* scratch for escaping */
     StrBuf dec;              /* scratch for decoded JSON strings */
@@ -141,7 +162,9 @@ struct Parser {
     StrBuf span_text;
 
     /* output: whole parse */
-    StrBuf msg_content, msg_reasoning, msg_calls, msg_citations;
+    char *msg;               /* the message being built (malloc'd; content goes in as it comes) */
+    size_t msg_len, msg_cap;
+    StrBuf msg_reasoning, msg_calls, msg_citations;
     uint32_t msg_ncitations;
     /* output: stream */
     StrBuf out;
@@ -150,7 +173,10 @@ struct Parser {
 };
 
 /* reply.c: shared machinery for the format files */
-bool is_space(unsigned char c);
+/* ASCII whitespace: what content/reasoning trimming removes. */
+static inline bool is_space(unsigned char c) {
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
 int tag_step(Parser *p, const TagSet *set, unsigned char c);
 /* Scan text until a tag of `set` completes (returns its index and sets
  * *next past it) or input ends (returns -1). Text goes to `put`. */
@@ -196,7 +222,7 @@ void span_close(Parser *p, const char *sources_json, size_t n);
  * bytes of the current value are. */
 enum { V_SKIP, V_ID, V_NAME, V_ARGS_RAW, V_ARGS_STR };
 typedef struct JsonHooks {
-    void (*on_key)(Parser *p);       /* JE_KEY */
+    bool (*on_key)(Parser *p);       /* JE_KEY; false: a key the call may not have */
     bool (*on_vstart)(Parser *p);    /* false: the call is malformed here */
     bool (*on_vend)(Parser *p);
     int resume_state;                /* where a broken call's text goes on */
@@ -207,6 +233,9 @@ bool json_key_is(const JScan *j, const char *z);
 /* The value of "arguments"/"parameters" starts: an object streams verbatim,
  * a string's decoded text is the arguments; false for anything else. */
 bool json_args_start(Parser *p, char vtype);
+
+/* FAST_JSON_ARGS or FAST_NONE for a JSON call's current position. */
+int json_args_fast(const Parser *p);
 
 /* per-format entry points */
 void hermes_init(Parser *p);     /* also plain */

@@ -12,17 +12,13 @@
 #include "reply.h"
 
 enum { C_OUT, C_THINK, C_RESP, C_ACT, C_ACT_POST, C_CO_SRC };
-enum { K_OTHER, K_ID, K_NAME, K_ARGS };
+enum { K_NONE, K_ID, K_NAME, K_ARGS };
 
-#define START_THINKING "<|START_THINKING|>"
-#define END_THINKING "<|END_THINKING|>"
-#define START_ACTION "<|START_ACTION|>"
-#define END_ACTION "<|END_ACTION|>"
-#define START_RESPONSE "<|START_RESPONSE|>"
-#define END_RESPONSE "<|END_RESPONSE|>"
-#define END_OF_TURN "<|END_OF_TURN_TOKEN|>"
-#define CO_OPEN "<co>"
-#define CO_CLOSE "</co:"
+/* Each tag is one object, so a matched tag is known by its address. */
+static const char START_THINKING[] = "<|START_THINKING|>", END_THINKING[] = "<|END_THINKING|>",
+                  START_ACTION[] = "<|START_ACTION|>", END_ACTION[] = "<|END_ACTION|>",
+                  START_RESPONSE[] = "<|START_RESPONSE|>", END_RESPONSE[] = "<|END_RESPONSE|>",
+                  END_OF_TURN[] = "<|END_OF_TURN_TOKEN|>", CO_OPEN[] = "<co>", CO_CLOSE[] = "</co:";
 
 /* Outside blocks. The first tag is left out when the prompt closed reasoning. */
 static const char *const OUT_TAGS[] = {START_THINKING, START_ACTION, START_RESPONSE, END_OF_TURN,
@@ -42,12 +38,15 @@ static void skip_spaces(const char **s, const char *end) {
     while (*s < end && is_space((unsigned char)**s)) (*s)++;
 }
 
+/* A decimal index (at most 9 digits), written back as a JSON number
+ * (canonical: "007" is 7). */
 static bool read_index(const char **s, const char *end, StrBuf *out) {
     skip_spaces(s, end);
     const char *start = *s;
-    while (*s < end && **s >= '0' && **s <= '9' && *s - start < 9) (*s)++;
+    unsigned v = 0;
+    for (; *s < end && **s >= '0' && **s <= '9' && *s - start < 9; (*s)++) v = v * 10 + (unsigned)(**s - '0');
     if (*s == start) return false;
-    sb_put(out, start, (size_t)(*s - start));
+    sb_printf(out, "%u", v);
     skip_spaces(s, end);
     return true;
 }
@@ -97,34 +96,31 @@ static void citation_end(Parser *p, bool closed) {
 }
 
 static void step_sources(Parser *p, const char *s, size_t n, size_t *pi) {
-    size_t i = *pi;
-    while (i < n) {
-        char c = s[i];
-        if (c == '>') {
-            *pi = i + 1;
-            citation_end(p, true);
-            return;
-        }
-        if (c == '<' || p->text.len >= MAX_SOURCES) {
-            *pi = i;
-            citation_end(p, false);
-            return;
-        }
-        sb_putc(&p->text, c);
-        i++;
+    size_t i = *pi, room = MAX_SOURCES - p->text.len, end = n - i < room ? n : i + room;
+    const char *gt = memchr(s + i, '>', end - i), *lt = memchr(s + i, '<', end - i);
+    const char *stop = gt && (!lt || gt < lt) ? gt : lt;
+    size_t k = stop ? (size_t)(stop - s) : end;
+    sb_put(&p->text, s + i, k - i);
+    *pi = k;
+    if (stop == gt && gt) {
+        *pi = k + 1;
+        citation_end(p, true);
+    } else if (stop || p->text.len >= MAX_SOURCES) {   /* not sources after all */
+        citation_end(p, false);
     }
-    *pi = i;
 }
 
 /* ---- actions ---- */
 
-static void on_key(Parser *p) {
+/* Only "tool_call_id", "tool_name" and "parameters", once each (see hermes). */
+static bool on_key(Parser *p) {
     const JScan *j = &p->js;
     const Call *c = &p->call;
     if (json_key_is(j, "tool_call_id") && !c->has_id) p->cur_key = K_ID;
     else if (json_key_is(j, "tool_name") && !c->has_name) p->cur_key = K_NAME;
     else if (json_key_is(j, "parameters") && !p->nargs) p->cur_key = K_ARGS;
-    else p->cur_key = K_OTHER;
+    else return false;
+    return true;
 }
 
 static bool on_vstart(Parser *p) {
@@ -136,7 +132,7 @@ static bool on_vstart(Parser *p) {
         if (t != '{') return false;
         call_begin(p, NULL, true, true);
         p->nargs = 0;
-        p->cur_key = K_OTHER;
+        p->cur_key = K_NONE;
         p->val_mode = V_SKIP;
         return true;
     }
@@ -178,7 +174,7 @@ static bool on_vend(Parser *p) {
         call_try_commit(p);
     }
     p->val_mode = V_SKIP;
-    p->cur_key = K_OTHER;
+    p->cur_key = K_NONE;
     return true;
 }
 
@@ -193,11 +189,11 @@ static void start_actions(Parser *p) {
 
 /* A tag in content (outside blocks or in a response). */
 static void content_tag(Parser *p, const char *tag) {
-    if (strcmp(tag, START_THINKING) == 0) p->state = C_THINK;
-    else if (strcmp(tag, START_ACTION) == 0) start_actions(p);
-    else if (strcmp(tag, START_RESPONSE) == 0) p->state = C_RESP;
-    else if (strcmp(tag, END_RESPONSE) == 0 || strcmp(tag, END_OF_TURN) == 0) p->state = C_OUT;
-    else if (strcmp(tag, CO_OPEN) == 0) span_open(p);
+    if (tag == START_THINKING) p->state = C_THINK;
+    else if (tag == START_ACTION) start_actions(p);
+    else if (tag == START_RESPONSE) p->state = C_RESP;
+    else if (tag == END_RESPONSE || tag == END_OF_TURN) p->state = C_OUT;
+    else if (tag == CO_OPEN) span_open(p);
     else if (!p->span_open) put_content(p, tag, strlen(tag));   /* </co: closing nothing */
     else {
         p->ret_state = p->state;
@@ -260,9 +256,24 @@ static void command_a_finish(Parser *p) {
     }
 }
 
+static int command_a_fast(const Parser *p, const TagSet **tags) {
+    switch (p->state) {
+    case C_OUT:
+    case C_RESP:
+        *tags = p->state == C_OUT ? out_set(p) : &RESP_SET;
+        return FAST_CONTENT;
+    case C_THINK:
+        *tags = &THINK_SET;
+        return FAST_REASONING;
+    case C_ACT: return json_args_fast(p);
+    default: return FAST_NONE;
+    }
+}
+
 void command_a_init(Parser *p) {
     p->step = command_a_step;
     p->finish = command_a_finish;
+    p->fast = command_a_fast;
     p->content.count_cps = true;
     p->state = p->reasoning_mode == REASONING_OPEN ? C_THINK : C_OUT;
 }

@@ -254,9 +254,35 @@ static void glm45_finish(Parser *p) {
     }
 }
 
+static int glm45_fast(const Parser *p, const TagSet **tags) {
+    switch (p->state) {
+    case G_CONTENT:
+        *tags = &CONTENT_SET;
+        return FAST_CONTENT;
+    case G_REASON:
+        *tags = &REASON_SET;
+        return FAST_REASONING;
+    case G_VAL:
+        *tags = &VAL_SET;
+        if (!p->string_value) return FAST_HELD;
+        return p->call.committed ? FAST_GLM_ARGS : FAST_NONE;
+    case G_KEY:
+        *tags = &KEY_SET;
+        return FAST_HELD;
+    case G_ARGS:
+        *tags = &ARGS_SET;
+        return FAST_TAG;
+    case G_MID:
+        *tags = &MID_SET;
+        return FAST_TAG;
+    default: return FAST_NONE;
+    }
+}
+
 void glm45_init(Parser *p) {
     p->step = glm45_step;
     p->finish = glm45_finish;
+    p->fast = glm45_fast;
     p->state = p->reasoning_mode == REASONING_OPEN ? G_REASON
              : p->reasoning_mode == REASONING_CLOSED ? G_CONTENT
              : G_PRE;

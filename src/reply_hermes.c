@@ -8,7 +8,7 @@
 #include "reply.h"
 
 enum { H_PRE, H_REASON, H_CONTENT, H_CALL, H_POST };
-enum { K_OTHER, K_NAME, K_ARGS };
+enum { K_NONE, K_NAME, K_ARGS };
 
 static const char *const PRE_TAGS[] = {"<think>", "<tool_call>"};
 static const char *const REASON_TAGS[] = {"</think>"};
@@ -24,18 +24,21 @@ static bool with_calls(const Parser *p) { return p->format == CF_REPLY_HERMES; }
 static void start_call(Parser *p) {
     call_begin(p, "<tool_call>", false, false);
     js_init(p, &p->js, 1, 1);
-    p->cur_key = K_OTHER;
+    p->cur_key = K_NONE;
     p->val_mode = V_SKIP;
     p->nargs = 0;              /* "arguments" seen */
     p->state = H_CALL;
 }
 
-static void on_key(Parser *p) {
-    /* the first "name" / "arguments" wins: a stream cannot take back */
-    if (json_key_is(&p->js, "name") && !p->call.has_name) p->cur_key = K_NAME;
-    else if ((json_key_is(&p->js, "arguments") || json_key_is(&p->js, "parameters")) && !p->nargs)
+/* Only "name" and "arguments" (or "parameters"), once each: anything else
+ * is not a call we can represent without dropping what the model wrote. */
+static bool on_key(Parser *p) {
+    const JScan *j = &p->js;
+    if (json_key_is(j, "name") && !p->call.has_name) p->cur_key = K_NAME;
+    else if ((json_key_is(j, "arguments") || json_key_is(j, "parameters")) && !p->nargs)
         p->cur_key = K_ARGS;
-    else p->cur_key = K_OTHER;
+    else return false;
+    return true;
 }
 
 /* A value starts; false if the call is malformed here. */
@@ -70,7 +73,7 @@ static bool on_vend(Parser *p) {
         call_try_commit(p);
     }
     p->val_mode = V_SKIP;
-    p->cur_key = K_OTHER;
+    p->cur_key = K_NONE;
     return true;
 }
 
@@ -123,9 +126,23 @@ static void hermes_finish(Parser *p) {
     }
 }
 
+static int hermes_fast(const Parser *p, const TagSet **tags) {
+    switch (p->state) {
+    case H_CONTENT:
+        *tags = with_calls(p) ? &CONTENT_SET : &PLAIN_CONTENT_SET;
+        return FAST_CONTENT;
+    case H_REASON:
+        *tags = &REASON_SET;
+        return FAST_REASONING;
+    case H_CALL: return json_args_fast(p);
+    default: return FAST_NONE;
+    }
+}
+
 void hermes_init(Parser *p) {
     p->step = hermes_step;
     p->finish = hermes_finish;
+    p->fast = hermes_fast;
     p->state = p->reasoning_mode == REASONING_OPEN ? H_REASON
              : p->reasoning_mode == REASONING_CLOSED ? H_CONTENT
              : H_PRE;

@@ -139,7 +139,8 @@ typedef struct Rebuilt {
     int ncalls, ncitations;
     StrBuf id, name, args;   /* the call being streamed */
     int index;               /* its index, -1 if none */
-    StrBuf all_text;         /* every text fragment, for the "nothing lost" check */
+    StrBuf all_text;         /* every text fragment in the order it came (a call broken
+                                mid-word continues the word in content) */
     const char *problem;
 } Rebuilt;
 
@@ -164,12 +165,6 @@ static void finish_call(Rebuilt *r) {
     sb_puts(&r->calls, ",\"arguments\":");
     put_string(&r->calls, &r->args);
     sb_puts(&r->calls, "}}");
-    sb_put(&r->all_text, r->id.p, r->id.len);
-    sb_putc(&r->all_text, '\n');
-    sb_put(&r->all_text, r->name.p, r->name.len);
-    sb_putc(&r->all_text, '\n');
-    sb_put(&r->all_text, r->args.p, r->args.len);
-    sb_putc(&r->all_text, '\n');
     r->index = -1;
 }
 
@@ -179,6 +174,7 @@ static void append_text(Rebuilt *r, StrBuf *to, Value v) {
         return;
     }
     sb_put(to, v.u.s->data, v.u.s->len);
+    sb_put(&r->all_text, v.u.s->data, v.u.s->len);
 }
 
 static void take_delta(Rebuilt *r, Value d) {
@@ -196,7 +192,9 @@ static void take_delta(Rebuilt *r, Value d) {
         o.key_sep = ":";
         for (size_t k = 0; k < v.u.list->len; k++) {
             if (r->ncitations++) sb_putc(&r->citations, ',');
+            size_t at = r->citations.len;
             json_dump(&srt, &r->citations, v.u.list->items[k], &o);
+            sb_put(&r->all_text, r->citations.p + at, r->citations.len - at);
         }
     } else if ((v = field(d, "tool_calls")).type == VT_LIST && v.u.list->len == 1) {
         Value tc = v.u.list->items[0], fn = field(tc, "function");
@@ -217,6 +215,7 @@ static void take_delta(Rebuilt *r, Value d) {
             r->id.len = r->name.len = r->args.len = 0;
             sb_put(&r->id, id.u.s->data, id.u.s->len);
             sb_put(&r->name, name.u.s->data, name.u.s->len);
+            sb_printf(&r->all_text, "\n%s\n%s\n", id.u.s->data, name.u.s->data);
         } else if (index.u.i != r->index || name.type != VT_NONE) {
             r->problem = "arguments for a call that is not the open one";
             return;
@@ -244,9 +243,6 @@ static void take_lines(Rebuilt *r, const char *s, size_t n) {
 
 static char *rebuilt_message(Rebuilt *r) {
     finish_call(r);
-    sb_put(&r->all_text, r->content.p, r->content.len);
-    sb_putc(&r->all_text, '\n');
-    sb_put(&r->all_text, r->reasoning.p, r->reasoning.len);
     StrBuf sb;
     sb_init(&srt, &sb, 256);
     sb_puts(&sb, "{\"role\":\"assistant\",\"content\":");
@@ -270,8 +266,11 @@ static char *rebuilt_message(Rebuilt *r) {
     return sb.p;
 }
 
-/* Feed in the given chunk sizes (cycled); NULL + *problem when anything is off. */
-static char *stream(const Case *c, const size_t *sizes, size_t nsizes, Rebuilt *r) {
+/* Feed in the given chunk sizes (cycled), draining after every drain_every
+ * feeds (a drain closes the open line, which also turns the stream's fast
+ * path off until the next feed: both paths need covering); NULL +
+ * *problem when anything is off. */
+static char *stream(const Case *c, const size_t *sizes, size_t nsizes, size_t drain_every, Rebuilt *r) {
     cf_error err;
     rebuilt_init(r);
     cf_reply_stream *s = cf_reply_stream_new(&c->opt, &err);
@@ -285,8 +284,10 @@ static char *stream(const Case *c, const size_t *sizes, size_t nsizes, Rebuilt *
         if (n > c->len - i) n = c->len - i;
         if (!cf_reply_stream_feed(s, c->reply + i, n, &err)) r->problem = "feed failed";
         i += n;
-        const char *d = cf_reply_stream_drain(s, &len);
-        take_lines(r, d, len);
+        if (k % drain_every == 0) {
+            const char *d = cf_reply_stream_drain(s, &len);
+            take_lines(r, d, len);
+        }
     }
     if (!r->problem && !cf_reply_stream_finish(s, &err)) r->problem = "finish failed";
     const char *d = cf_reply_stream_drain(s, &len);
@@ -307,15 +308,22 @@ static bool is_keyword(const Case *c, const char *w, size_t n) {
     return false;
 }
 
-/* Every word of the reply (bar markup words) is somewhere in the output. */
+/* Every word of the reply (bar markup words) is somewhere in the output.
+ * Whitespace is ignored: a word broken by a failed call continues in
+ * content after whatever whitespace content held back. */
 static const char *lost_word(const Case *c, const StrBuf *all) {
     static char word[256];
-    char *blob = rt_alloc(&srt, all->len + 1);
-    memcpy(blob, all->p, all->len);
-    blob[all->len] = 0;
+    char *blob = rt_alloc(&srt, all->len + 1), *w = blob;
+    for (size_t i = 0; i < all->len; i++)
+        if (!strchr(" \t\n\r\f\v", all->p[i]) || !all->p[i]) *w++ = all->p[i];
+    *w = 0;
     for (size_t i = 0; i < c->len;) {
         if (!is_word_byte((unsigned char)c->reply[i])) {
             i++;
+            continue;
+        }
+        if (i && c->reply[i - 1] == '\\') {   /* a JSON escape: \n, \u00e9... decode away */
+            i += c->reply[i] == 'u' ? 5 : 1;
             continue;
         }
         size_t k = i;
@@ -323,9 +331,14 @@ static const char *lost_word(const Case *c, const StrBuf *all) {
         size_t n = k - i < sizeof word - 1 ? k - i : sizeof word - 1;
         memcpy(word, c->reply + i, n);
         word[n] = 0;
-        bool ascii = true;
-        for (size_t j = 0; j < n; j++) ascii &= (unsigned char)word[j] < 0x80;
-        if (ascii && !is_keyword(c, word, n) && !strstr(blob, word)) return word;
+        bool ascii = true, digits = true;
+        for (size_t j = 0; j < n; j++) {
+            ascii &= (unsigned char)word[j] < 0x80;
+            digits &= word[j] >= '0' && word[j] <= '9';
+        }
+        const char *w = word;
+        while (digits && w[0] == '0' && w[1]) w++;   /* numbers may come back canonical */
+        if (ascii && !is_keyword(c, word, n) && !strstr(blob, w)) return word;
         i = k;
     }
     return NULL;
@@ -352,18 +365,24 @@ static void run_case(const Case *c) {
     check(strcmp(whole, c->expect) == 0 && strlen(whole) == len, what, detail);
 
     size_t sizes[64];
-    for (int round = 0; round < 16 + 40; round++) {
+    for (int round = 0; round < 16 + 40 + 2; round++) {
         size_t nsizes = 1;
         if (round < 16) {
             sizes[0] = (size_t)round + 1;
             snprintf(what, sizeof what, "%s: stream in %d-byte chunks", c->name, round + 1);
+        } else if (round >= 56) {   /* byte by byte, drained rarely: the fast path's leaf */
+            sizes[0] = 1;
+            snprintf(what, sizeof what, "%s: stream byte by byte, drained %s", c->name,
+                     round == 56 ? "at the end" : "every 13 bytes");
         } else {
             nsizes = 64;
             for (size_t k = 0; k < nsizes; k++) sizes[k] = rng(4) == 0 ? rng(3) : 1 + rng(48);
             snprintf(what, sizeof what, "%s: stream in random chunks #%d", c->name, round - 16);
         }
         Rebuilt r;
-        char *got = stream(c, sizes, nsizes, &r);
+        size_t drain_every = round == 56 ? 1000000 : round == 57 ? 13
+                           : round % 3 == 0 ? 1 : round % 3 == 1 ? 1000000 : 1 + rng(20);
+        char *got = stream(c, sizes, nsizes, drain_every, &r);
         if (!got) {
             check(false, what, r.problem);
             continue;
@@ -373,6 +392,13 @@ static void run_case(const Case *c) {
             sprintf(d, " got: %s\n   want: %s", got, whole);
             check(strcmp(got, whole) == 0, what, d);
         } else {
+            /* broken: may differ from the whole parse, never from another chunking */
+            size_t all = c->len ? c->len : 1;
+            Rebuilt r1;
+            char *one = stream(c, &all, 1, 1, &r1);
+            char *diff = rt_alloc(&srt, strlen(got) + (one ? strlen(one) : strlen(r1.problem)) + 32);
+            sprintf(diff, " got: %s\n   one chunk: %s", got, one ? one : r1.problem);
+            check(one && strcmp(got, one) == 0, what, diff);
             const char *w = lost_word(c, &r.all_text);
             char d[400];
             snprintf(d, sizeof d, "the word \"%s\" is lost; got %.300s", w ? w : "", got);
@@ -381,6 +407,89 @@ static void run_case(const Case *c) {
         scratch_reset();
     }
     free(whole);
+}
+
+/* Broken replies, made by mutating a case: whole and streamed parses
+ * never fail, deltas stay well-formed, and no word of the reply is lost
+ * (the whole parse keeps broken markup as content; the stream closes a
+ * broken call as received). */
+static void run_mutations(const Case *c, int count) {
+    static const char pieces[] = "<>{}[]\":,/|\\\n _";
+    char what[512];
+    for (int m = 0; m < count; m++) {
+        Case mc = *c;
+        size_t cap = c->len + 16;
+        char *text = rt_alloc(&srt, cap);
+        memcpy(text, c->reply, c->len);
+        size_t len = c->len;
+        for (int edits = 1 + (int)rng(3); edits-- && len;) {
+            size_t at = rng(len);
+            switch (rng(4)) {
+            case 0: memmove(text + at, text + at + 1, len - at - 1); len--; break;       /* delete */
+            case 1: len = at + 1; break;                                                   /* cut */
+            case 2: if (len < cap) { memmove(text + at + 1, text + at, len - at); len++; } break; /* dup */
+            default: text[at] = pieces[rng(sizeof pieces - 1)];                            /* replace */
+            }
+        }
+        mc.reply = text;
+        mc.len = len;
+        cf_error err;
+        char *whole = cf_parse_reply(text, len, &c->opt, NULL, &err);
+        snprintf(what, sizeof what, "%s: mutation %d (whole)", c->name, m);
+        Value msg;
+        bool ok = whole && try_parse(&srt, whole, strlen(whole), &msg);
+        check(ok, what, whole ? whole : err.message);
+        if (ok) {
+            StrBuf all;
+            sb_init(&srt, &all, 256);
+            static const char *const fields[] = {"content", "reasoning_content"};
+            for (int f = 0; f < 2; f++) {
+                Value v = field(msg, fields[f]);
+                if (v.type == VT_STR) sb_put(&all, v.u.s->data, v.u.s->len);
+                sb_putc(&all, '\n');
+            }
+            Value cites = field(msg, "citations");
+            if (cites.type == VT_LIST) {
+                JsonDumpOpts o;
+                json_opts_default(&o);
+                json_dump(&srt, &all, cites, &o);
+            }
+            Value calls = field(msg, "tool_calls");
+            for (size_t k = 0; calls.type == VT_LIST && k < calls.u.list->len; k++) {
+                Value tc = calls.u.list->items[k], fn = field(tc, "function");
+                static const char *const parts[] = {"id", "name", "arguments"};
+                for (int q = 0; q < 3; q++) {
+                    Value v = field(q ? fn : tc, parts[q]);
+                    if (v.type == VT_STR) sb_put(&all, v.u.s->data, v.u.s->len);
+                    sb_putc(&all, '\n');
+                }
+            }
+            const char *w = lost_word(&mc, &all);
+            char d[700];
+            snprintf(d, sizeof d, "the word \"%s\" is lost; reply %.200s; got %.300s", w ? w : "", text, whole);
+            check(!w, what, d);
+        }
+        free(whole);
+        size_t sizes[16];
+        for (size_t k = 0; k < 16; k++) sizes[k] = 1 + rng(7);
+        Rebuilt r, r1;
+        char *got = stream(&mc, sizes, 16, 1 + rng(5), &r);
+        size_t all = len ? len : 1;
+        char *one = got ? stream(&mc, &all, 1, 1, &r1) : NULL;
+        snprintf(what, sizeof what, "%s: mutation %d (stream)", c->name, m);
+        if (!got) {
+            check(false, what, r.problem);
+        } else {
+            char *d1 = rt_alloc(&srt, strlen(got) + (one ? strlen(one) : 0) + 64);
+            sprintf(d1, " got: %s\n   one chunk: %s", got, one ? one : "(failed)");
+            check(one && strcmp(got, one) == 0, what, d1);
+            const char *w = lost_word(&mc, &r.all_text);
+            char d[700];
+            snprintf(d, sizeof d, "the word \"%s\" is lost; reply %.200s; got %.300s", w ? w : "", text, got);
+            check(!w, what, d);
+        }
+        scratch_reset();
+    }
 }
 
 /* ---- API ---- */
@@ -489,6 +598,22 @@ static void test_errors(void) {
     check(strcmp(d, "{\"content\":\"\xef\xbf\xbd\"}\n") == 0, "cut UTF-8 at the end", d);
     cf_reply_stream_free(s);
 
+    /* the step budget holds on every path, the stream's fast path included */
+    cf_limits few = {0};
+    few.max_steps = 3;     /* about 3 KB of reply */
+    opt.limits = &few;
+    opt.format = CF_REPLY_HERMES;
+    char text[8192];
+    for (size_t i = 0; i < sizeof text; i++) text[i] = "words and <more> \"text\"\n"[i % 24];
+    check(!cf_parse_reply(text, sizeof text, &opt, NULL, &err) && err.kind == CF_ERR_LIMIT, "max_steps",
+          err.message);
+    s = cf_reply_stream_new(&opt, &err);
+    bool stopped = false;
+    for (size_t i = 0; i < sizeof text && !stopped; i++) stopped = !cf_reply_stream_feed(s, text + i, 1, &err);
+    check(stopped && err.kind == CF_ERR_LIMIT, "max_steps (stream, byte by byte)", err.message);
+    cf_reply_stream_free(s);
+    opt.limits = NULL;
+
     /* reasoning_open without a tail */
     opt.reasoning_open = true;
     char *m = cf_parse_reply("r</think>c", 10, &opt, NULL, &err);
@@ -529,6 +654,7 @@ int main(int argc, char **argv) {
         Case cs;
         if (nl > line && try_parse(&rt, line, (size_t)(nl - line), &c) && load_case(c, &cs)) {
             run_case(&cs);
+            run_mutations(&cs, 30);
             ncases++;
         } else if (nl > line) {
             check(false, "unreadable case line", NULL);

@@ -281,6 +281,18 @@ for fam in FAMILIES:
     rendered("nested-args", fam, "", None, [NESTED])
     rendered("unicode", fam, "Écris « bonjour » 👋 — 中文 \"quotes\" \\ back\ttab", "Réflexion 🤔", [UNICODE])
 
+# '<' that starts no tag, in reasoning, content and argument values; partial tags
+LT_TEXT = "a < b, c<d>e, </thin and <tool_ca> and </arg_value and <|START_R and </文 and <é stay text"
+LT_CALL = ("run_python", {"code": "if a < b and c<d: print('<tool_call> <arg_key>')", "timeout_s": 1})
+for fam in FAMILIES:
+    rendered("lt-in-text", fam, LT_TEXT, LT_TEXT.replace("</arg_value", "x"), [])
+    rendered("lt-in-args", fam, "", None, [LT_CALL])
+
+# every kind of whitespace, held (it may be trailing) and then released
+WS_TEXT = "a\vb \f c\t\r\nd  \v\fe"
+for fam in ("qwen3", "glm45", "command-a"):
+    rendered("control-whitespace", fam, WS_TEXT, "r\v\fs", [])
+
 # text before, between and after calls (templates never write text after calls)
 for fam in FAMILIES:
     kw = FAMILIES[fam]
@@ -426,7 +438,8 @@ MALFORMED = {
               '<tool_call>\n{"name": get_weather, "arguments": {}}\n</tool_call>',
               '<tool_call>\n{"arguments": {"a": 1}}\n</tool_call>',
               '<tool_call>\n{"name": "f", "arguments": [1, 2]}\n</tool_call>',
-              '<tool_call>\nnot json at all\n</tool_call>'],
+              '<tool_call>\nnot json at all\n</tool_call>',
+              '<tool_call>\n{"name": "get_weather", "arguments": "{\\"city\\": \\"Rome\\"}": 1}\n</tool_call>'],
     "glm45": ['<tool_call>get weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>',
               '<tool_call>get_weather\n<arg_key>city</arg_key>\n<oops>Paris</arg_value>\n</tool_call>',
               '<tool_call>get_weather\nstray text\n</tool_call>',
@@ -445,6 +458,18 @@ for fam in ("qwen3", "glm45", "command-a"):
     bad = b"Caf\xc3 ok \xe2\x82 \xff\xfe end \xf0\x9f\x91"
     text = bad.decode("utf-8", "replace")
     add("invalid-utf8", fam, None, expect(fam, text, None), raw_bytes=bad)
+
+# an incomplete sequence right before a tag: its U+FFFD comes before the tag's effect
+for fam, lead, close in (("qwen3", b"<think>", b"</think>"), ("glm45", b"\n<think>", b"</think>"),
+                         ("command-a", b"<|START_THINKING|>", b"<|END_THINKING|>")):
+    bad = lead + b"R\xf0\x9f\xa4" + close + b"C\xe2\x82<co>x</co: 0:[0]>"
+    text = bad.decode("utf-8", "replace")
+    if fam == "command-a":
+        exp = expect(fam, "C\ufffdx", "R\ufffd", citations=[{"start": 2, "end": 3, "text": "x",
+                                                             "sources": [{"tool_call_index": 0, "result_indices": [0]}]}])
+    else:
+        exp = expect(fam, "C\ufffd<co>x</co: 0:[0]>", "R\ufffd")
+    add("invalid-utf8-before-tag", fam, None, exp, raw_bytes=bad)
 
 out = os.path.join(HERE, "cases.jsonl")
 with open(out, "w", encoding="utf-8") as f:
