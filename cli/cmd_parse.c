@@ -174,7 +174,6 @@ static void prompt_tail(const ParseArgs *a, const char *src, size_t len, const c
 static int read_template(const ParseArgs *a, const char *tools, size_t tools_len, cf_reply_format *fmt,
                          bool detect, char *tail) {
     cf_error err;
-#ifdef CF_HAVE_LOADERS
     cf_load_options lo;
     memset(&lo, 0, sizeof lo);
     lo.has_tools = tools != NULL;
@@ -186,20 +185,9 @@ static int read_template(const ParseArgs *a, const char *tools, size_t tools_len
     const char *text = src.text;
     size_t len = src.len;
     const cf_context *tokens = src.tokens;
-#else
-    size_t len;
-    char *text = cli_read_file(a->template_path, &len);
-    if (!text) return 1;
-    const cf_context *tokens = NULL;
-    (void)err;
-#endif
     if (detect) *fmt = cf_reply_format_detect(text, len);
     if (!a->prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
-#ifdef CF_HAVE_LOADERS
     cf_source_free(&src);
-#else
-    free(text);
-#endif
     return 0;
 }
 
