@@ -76,7 +76,9 @@ static void run(Rt *rt, const FilterCase *c, StrBuf *sb) {
     } else if (strncmp(k, "filter:", 7) == 0) {
         FilterFn f = filter_lookup(k + 7, strlen(k + 7));
         Args a = positional(json(rt, c->b).u.list);
-        v_write_str(rt, sb, f(rt, json(rt, c->a), &a));
+        Value r = f(rt, json(rt, c->a), &a);
+        r.flags &= (uint8_t)~VF_GENERATOR;   /* the generator script lists generators, as list() */
+        v_write_str(rt, sb, r);
     } else {
         fprintf(stderr, "unknown case kind %s\n", k);
         exit(2);

@@ -263,7 +263,8 @@ static void test_tokenizer_config(void) {
         expect_token(&s, "pad_token", NULL, "config");            /* null */
         expect_token(&s, "legacy_token", NULL, "config");         /* not a token */
         expect_token(&s, "add_bos_token", NULL, "config");        /* bool, not a token */
-        expect_token(&s, "additional_special_tokens", NULL, "config");  /* not passed in 5.x */
+        /* a list of strings, as transformers 4.x's special_tokens_map (the issue asks for it) */
+        expect_token(&s, "additional_special_tokens", "['<extra_0>', '<extra_1>']", "config");
         cf_source_free(&s);
     }
     /* Detected by content, whatever the name. */
