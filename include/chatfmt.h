@@ -354,8 +354,13 @@ typedef struct cf_reply_options {
  *   (0-based position in this reply: unique within the reply).
  * - arguments: hermes and command-a: the model's JSON object text verbatim
  *   (validated, RFC 8259 strict); a JSON string there is decoded and used as
- *   the text; missing -> "{}". glm45: built as Python json.dumps(args,
- *   ensure_ascii=False) would (", " and ": " separators): a value whose schema
+ *   the text; missing -> "{}". A call object may hold only its own keys
+ *   (hermes: "name", "arguments" or "parameters"; command-a: "tool_call_id",
+ *   "tool_name", "parameters"), each once: anything else is malformed, as
+ *   dropping it would lose what the model wrote. A hermes call whose JSON is
+ *   complete but whose </tool_call> is missing is kept.
+ *   glm45: built as Python json.dumps(args, ensure_ascii=False) would
+ *   (", " and ": " separators): a value whose schema
  *   (anyOf/oneOf/enum/const/type lists) allows a string is the raw text as a
  *   JSON string; any other value is its JSON text when it is valid JSON,
  *   else the raw text as a JSON string.

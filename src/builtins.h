@@ -32,6 +32,12 @@ bool method_exists(Value self, const char *name, size_t n);
  * object is unsafe." (method_exists is true for these, as in Python). */
 bool method_is_unsafe(Value self, const char *name, size_t n);
 
+/* Charge the work a filter or method may do over its operand (a step is
+ * about 50 ns): half a step a byte of a string, a step an item of a list or
+ * dict. The interpreter calls it for every filter and method call; filters
+ * that apply a filter or test per item (map, select) call it per item. */
+void charge_operand(Rt *rt, Value v);
+
 /* Shared helpers the filters need from the interpreter side. */
 /* Python % formatting: fmt % args (args: a tuple, a dict, or one value). */
 Value py_percent_format(Rt *rt, Value fmt, Value args);

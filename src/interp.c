@@ -388,11 +388,13 @@ static bool contains(Interp *I, Value item, Value container) {
         rt_step(rt, h->len / 256);
         return cf_memmem(h->data, h->len, nd->data, nd->len) != NULL;
     }
-    case VT_LIST: case VT_TUPLE:
-        for (size_t i = 0; i < container.u.list->len; i++)
-            if (v_equal(item, container.u.list->items[i])) return true;
-        rt_step(rt, container.u.list->len / 16);
-        return false;
+    case VT_LIST: case VT_TUPLE: {
+        const List *l = container.u.list;
+        size_t i = 0;
+        while (i < l->len && !v_equal(item, l->items[i])) i++;
+        rt_step(rt, i / 4);              /* the items compared, found or not */
+        return i < l->len;
+    }
     case VT_DICT: {
         if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(item));
         Value dummy;
@@ -780,6 +782,7 @@ static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f)
     eval_args(I, fnode, f, &ab, v_missing(), NULL, v_missing());
     set_pos(I, fnode);
     if (!fnode->filter) unknown_filter_or_test(I, fnode);
+    charge_operand(I->rt, operand);
     return fnode->filter(I->rt, operand, &ab.args);
 }
 
@@ -823,6 +826,7 @@ static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value
             eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
             set_pos(I, n);
             Value out;
+            charge_operand(rt, obj);
             if (method_call(rt, obj, fn->attr->data, fn->attr->len, &ab.args, &out)) return out;
             Value callee = eval_getattr(I, obj, fn->attr);
             return interp_call(rt, callee, &ab.args);
@@ -896,12 +900,14 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->filter) {   /* x|lower */
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             set_pos(I, n);
+            charge_operand(rt, operand);
             return n->filter(rt, operand, &no_args);
         }
         ArgBuf ab;
         eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
         set_pos(I, n);
         if (!n->filter) unknown_filter_or_test(I, n);
+        charge_operand(rt, operand);
         return n->filter(rt, operand, &ab.args);
     }
     case N_TEST: {

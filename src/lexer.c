@@ -52,13 +52,18 @@ static size_t ws_len(const char *s, size_t n, size_t i) {
     return uc_isspace(cp) ? j - i : 0;
 }
 
-static _Noreturn void lex_error(Lexer *L, size_t at, const char *fmt, const char *arg) {
+/* Point runtime errors at offset `at` of the source. */
+static void set_error_pos(Lexer *L, size_t at) {
     int line = 1;
     size_t ls = 0;
     for (size_t i = 0; i < at && i < L->n; i++)
         if (L->s[i] == '\n') { line++; ls = i + 1; }
     L->rt->line = line;
     L->rt->col = (int)(at - ls) + 1;
+}
+
+static _Noreturn void lex_error(Lexer *L, size_t at, const char *fmt, const char *arg) {
+    set_error_pos(L, at);
     rt_throw(L->rt, CF_ERR_TEMPLATE_SYNTAX, fmt, arg);
 }
 
@@ -335,13 +340,28 @@ static uint8_t op1(char c) {
     }
 }
 
+/* Brackets nest as deep as max_parse_depth allows (the parser counts each
+ * level again); the stack outgrows its inline array only on odd input. */
+static char *grow_bracket_stack(Lexer *L, size_t at, char *stack, size_t *cap) {
+    uint32_t max = L->rt->lim.max_parse_depth;
+    if (*cap >= max) {
+        set_error_pos(L, at);
+        rt_throw(L->rt, CF_ERR_LIMIT, "template nesting deeper than %u (raise it with --max-parse-depth / cf_limits.max_parse_depth)", max);
+    }
+    size_t ncap = *cap * 2 < max ? *cap * 2 : max;
+    char *grown = rt_alloc(L->rt, ncap);
+    memcpy(grown, stack, *cap);
+    *cap = ncap;
+    return grown;
+}
+
 /* Lex the inside of a {{ }} or {% %} tag starting at i; returns the offset
  * after the end delimiter (including trimmed whitespace). */
 static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
     const char *s = L->s;
     size_t n = L->n;
-    char stack[256];
-    size_t depth = 0;
+    char stack_inline[256], *stack = stack_inline;   /* closers expected, innermost last */
+    size_t depth = 0, cap = sizeof stack_inline;
     size_t tag_start = i;
     for (;;) {
         rt_step(L->rt, 1);
@@ -391,7 +411,7 @@ static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
             lex_error(L, i, "unexpected char '%s'", chr);
         }
         if (op == OP_LBRACE || op == OP_LPAREN || op == OP_LBRACKET) {
-            if (depth >= sizeof stack) lex_error(L, i, "%s", "brackets nested too deeply (parser nesting limit)");
+            if (depth == cap) stack = grow_bracket_stack(L, i, stack, &cap);
             stack[depth++] = op == OP_LBRACE ? '}' : op == OP_LPAREN ? ')' : ']';
         } else if (op == OP_RBRACE || op == OP_RPAREN || op == OP_RBRACKET) {
             char want[2] = {(char)c, 0};
@@ -497,6 +517,9 @@ void lex_tokens(Rt *rt, const Str *src, TokenList *out) {
                     break;
                 }
             }
+            /* Jinja2's lexer stops without error when `{#` (and its sign)
+             * ends the source: nothing is left for its failure rule */
+            if (!e && body >= n) e = n;
             if (!e) lex_error(&L, t, "%s", "Missing end of comment tag");
             L.line_starting = s[e - 1] == '\n';
             pos = e;

@@ -29,6 +29,7 @@ typedef struct Loader {
     const char *kind;
     Candidate *cands;
     size_t ncands, cap;
+    Dict *cand_index;        /* name -> index in cands (a config may list thousands) */
     bool repairable;          /* a plain text file: web-copy repair applies */
     const char *builtin_name;
     StrBuf notes;
@@ -162,13 +163,15 @@ static char *read_text_file(Loader *L, const char *path, bool optional, size_t *
 
 /* Add a template; a repeated name replaces the earlier text (Python dict). */
 static void add_candidate(Loader *L, const char *name, const char *text, size_t len) {
-    for (size_t i = 0; i < L->ncands; i++) {
-        const char *have = L->cands[i].name;
-        if (have && name && strcmp(have, name) == 0) {
-            L->cands[i].text = text;
-            L->cands[i].len = len;
+    if (name) {
+        if (!L->cand_index) L->cand_index = dict_new(L->rt, 8);
+        Value at;
+        if (dict_get_str(L->cand_index, name, strlen(name), &at)) {   /* a later duplicate wins */
+            L->cands[at.u.i].text = text;
+            L->cands[at.u.i].len = len;
             return;
         }
+        dict_set(L->rt, L->cand_index, v_strz(L->rt, name), v_int((int64_t)L->ncands));
     }
     if (L->ncands == L->cap) {
         size_t cap = L->cap ? L->cap * 2 : 4;
@@ -179,9 +182,8 @@ static void add_candidate(Loader *L, const char *name, const char *text, size_t 
 }
 
 static const Candidate *find_candidate(const Loader *L, const char *name) {
-    for (size_t i = 0; i < L->ncands; i++) {
-        if (L->cands[i].name && strcmp(L->cands[i].name, name) == 0) return &L->cands[i];
-    }
+    Value at;
+    if (L->cand_index && dict_get_str(L->cand_index, name, strlen(name), &at)) return &L->cands[at.u.i];
     return NULL;
 }
 
@@ -324,7 +326,8 @@ static bool parse_json(Loader *L, const char *text, size_t len, const char *path
         memcpy(msg, L->rt->err->message, sizeof msg);
         L->has_error_offset = true;
         L->error_offset = L->rt->err->offset;
-        rt_throw(L->rt, CF_ERR_JSON, "%s: %s", path, msg);
+        /* a limit stays a LimitError (its message says how to raise it) */
+        rt_throw(L->rt, L->rt->err->kind == CF_ERR_LIMIT ? CF_ERR_LIMIT : CF_ERR_JSON, "%s: %s", path, msg);
     }
     *out = json_parse(L->rt, text, len);
     L->rt->jb = outer;
@@ -620,6 +623,7 @@ static bool with_loader(const cf_load_options *opt, cf_source *out, cf_error *er
     }
     memset(out, 0, sizeof *out);
     cf_limits lim = {0};
+    if (opt && opt->limits) lim = *opt->limits;
     limits_resolve(&lim);
     Arena arena;
     arena_init(&arena, lim.max_memory);

@@ -273,18 +273,20 @@ static bool space_at(Text t, size_t i, size_t *next) {
     return uc_isspace(cp);
 }
 
-/* Put `unit` (one character's bytes) `count` times, doubling what is
- * already written so large pads cost few calls. */
+/* Put `unit` (one character's bytes) `count` times. The run is built in
+ * its own block by doubling (str_alloc refuses one beyond max_string), not
+ * copied from sb itself, whose buffer may move while it grows. */
 static void put_repeated(StrBuf *sb, const char *unit, size_t ulen, size_t count) {
     if (count == 0) return;
-    size_t start = sb->len;
-    sb_put(sb, unit, ulen);
-    size_t done = 1;
-    while (done < count) {
-        size_t k = done < count - done ? done : count - done;
-        sb_put(sb, sb->p + start, k * ulen);
+    size_t total = count > SIZE_MAX / ulen ? SIZE_MAX : count * ulen;
+    Str *run = str_alloc(sb->rt, total);
+    memcpy(run->data, unit, ulen);
+    for (size_t done = ulen; done < total;) {
+        size_t k = done < total - done ? done : total - done;
+        memcpy(run->data + done, run->data, k);
         done += k;
     }
+    sb_put(sb, run->data, total);
 }
 
 /* ======================================================================

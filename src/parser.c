@@ -90,6 +90,13 @@ static void enter(Parser *P) {
 }
 static void leave(Parser *P) { P->depth--; }
 
+/* Each link of a left-deep chain (a + b + c, x.y[0](), v|f|g, elif ...)
+ * nests the tree one level deeper although the parser only loops, and the
+ * interpreter recurses on that depth: count links as nesting levels, then
+ * release them together when the chain ends. */
+static void chain_link(Parser *P, int *links) { enter(P); (*links)++; }
+static void chain_end(Parser *P, int links) { P->depth -= links; }
+
 static Node *new_node(Parser *P, NodeKind k, Token *at) {
     Node *n = rt_alloc0(P->rt, sizeof(Node));
     n->kind = (uint8_t)k;
@@ -187,7 +194,9 @@ static Str *parse_dotted_name(Parser *P) {
 }
 
 static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
+    int links = 0;
     while (is_op(cur(P), OP_PIPE) || start_inline) {
+        chain_link(P, &links);
         if (!start_inline) advance(P);
         Token *at = cur(P);
         Str *name = parse_dotted_name(P);
@@ -199,6 +208,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         node = f;
         start_inline = false;
     }
+    chain_end(P, links);
     return node;
 }
 
@@ -261,8 +271,10 @@ static Node *parse_subscribed(Parser *P) {
 }
 
 static Node *parse_postfix(Parser *P, Node *node) {
+    int links = 0;
     for (;;) {
         Token *t = cur(P);
+        if (is_op(t, OP_DOT) || is_op(t, OP_LBRACKET) || is_op(t, OP_LPAREN)) chain_link(P, &links);
         if (is_op(t, OP_DOT)) {
             advance(P);
             Token *a = cur(P);
@@ -317,6 +329,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
             parse_call_args(P, c);
             node = c;
         } else {
+            chain_end(P, links);
             return node;
         }
     }
@@ -332,16 +345,21 @@ static uint8_t attr_is_plain_key(Str *name) {
 }
 
 static Node *parse_filter_expr(Parser *P, Node *node) {
+    int links = 0;
     for (;;) {
         Token *t = cur(P);
         if (is_op(t, OP_PIPE)) node = parse_filter(P, node, false);
-        else if (is_name(t, "is")) node = parse_test(P, node);
+        else if (is_name(t, "is")) { chain_link(P, &links); node = parse_test(P, node); }
         else if (is_op(t, OP_LPAREN)) {
+            chain_link(P, &links);
             Node *c = new_node(P, N_CALL, t);
             c->a = node;
             parse_call_args(P, c);
             node = c;
-        } else return node;
+        } else {
+            chain_end(P, links);
+            return node;
+        }
     }
 }
 
@@ -459,19 +477,25 @@ static Node *binop(Parser *P, Token *at, uint8_t op, Node *a, Node *b) {
 
 static Node *parse_pow(Parser *P) {
     Node *left = parse_unary(P, true);
+    int links = 0;
     while (is_op(cur(P), OP_POW)) {
+        chain_link(P, &links);
         Token *t = advance(P);
         left = binop(P, t, OP_POW, left, parse_unary(P, true));
     }
+    chain_end(P, links);
     return left;
 }
 
 static Node *parse_math2(Parser *P) {
     Node *left = parse_pow(P);
+    int links = 0;
     while (is_op(cur(P), OP_MUL) || is_op(cur(P), OP_DIV) || is_op(cur(P), OP_FLOORDIV) || is_op(cur(P), OP_MOD)) {
+        chain_link(P, &links);
         Token *t = advance(P);
         left = binop(P, t, t->op, left, parse_pow(P));
     }
+    chain_end(P, links);
     return left;
 }
 
@@ -490,10 +514,13 @@ static Node *parse_concat(Parser *P) {
 
 static Node *parse_math1(Parser *P) {
     Node *left = parse_concat(P);
+    int links = 0;
     while (is_op(cur(P), OP_ADD) || is_op(cur(P), OP_SUB)) {
+        chain_link(P, &links);
         Token *t = advance(P);
         left = binop(P, t, t->op, left, parse_concat(P));
     }
+    chain_end(P, links);
     return left;
 }
 
@@ -546,31 +573,39 @@ static Node *parse_not(Parser *P) {
 
 static Node *parse_and(Parser *P) {
     Node *left = parse_not(P);
+    int links = 0;
     while (is_name(cur(P), "and")) {
+        chain_link(P, &links);
         Token *t = advance(P);
         Node *n = new_node(P, N_AND, t);
         n->a = left;
         n->b = parse_not(P);
         left = n;
     }
+    chain_end(P, links);
     return left;
 }
 
 static Node *parse_or(Parser *P) {
     Node *left = parse_and(P);
+    int links = 0;
     while (is_name(cur(P), "or")) {
+        chain_link(P, &links);
         Token *t = advance(P);
         Node *n = new_node(P, N_OR, t);
         n->a = left;
         n->b = parse_and(P);
         left = n;
     }
+    chain_end(P, links);
     return left;
 }
 
 static Node *parse_condexpr(Parser *P) {
     Node *expr1 = parse_or(P);
+    int links = 0;
     while (is_name(cur(P), "if")) {
+        chain_link(P, &links);
         Token *t = advance(P);
         Node *expr2 = parse_or(P);
         Node *expr3 = NULL;
@@ -586,6 +621,7 @@ static Node *parse_condexpr(Parser *P) {
         c->c = expr3;
         expr1 = c;
     }
+    chain_end(P, links);
     return expr1;
 }
 
@@ -672,7 +708,10 @@ static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool 
         size_t k = 0;
         for (int i = 0; end_tokens[i]; i++)
             k += (size_t)snprintf(msg + k, sizeof msg - k, "%s'%s'", i ? " or " : "", end_tokens[i]);
-        fail_at(P, cur(P), "Unexpected end of template. Jinja was looking for the following tags: %s. The innermost block that needs to be closed is '%s'.", msg, end_tokens[0] + 3 /* skip "end" */);
+        /* the block's name is its end tag without "end" (elif/else come first for if) */
+        const char *const *closer = end_tokens;
+        while (closer[1] && strncmp(*closer, "end", 3) != 0) closer++;
+        fail_at(P, cur(P), "Unexpected end of template. Jinja was looking for the following tags: %s. The innermost block that needs to be closed is '%s'.", msg, *closer + 3);
     }
     if (drop_needle) advance(P);
     return body;
@@ -785,11 +824,13 @@ static Node *parse_statement(Parser *P) {
         advance(P);
         n = new_node(P, N_IF, t);
         Node *node = n;
+        int links = 0;
         for (;;) {
             node->a = parse_tuple(P, false, false, NULL, false, false);
             node->body = parse_statements(P, if_ends, false);
             Token *e = advance(P);
             if (is_name(e, "elif")) {
+                chain_link(P, &links);
                 Node *sub = new_node(P, N_IF, e);
                 nl_push(P, &node->alt, sub);
                 node = sub;
@@ -799,6 +840,7 @@ static Node *parse_statement(Parser *P) {
             }
             break;
         }
+        chain_end(P, links);
     } else if (is_name(t, "set")) {
         advance(P);
         Node *target = parse_assign_target(P, true, false, NULL, true);

@@ -178,14 +178,17 @@ void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n) {
 
 /* ---- limits ---- */
 
+/* Defaults: the corpus's heaviest render takes ~23k steps and a few MB, so
+ * real templates stay far below these; hostile ones stop within a second
+ * and well under 1 GiB (tests/hostile_test.sh checks both). */
 void limits_resolve(cf_limits *l) {
-    if (!l->max_steps) l->max_steps = 50000000ull;
+    if (!l->max_steps) l->max_steps = 10000000ull;
     if (!l->max_recursion) l->max_recursion = 500;
     if (!l->max_parse_depth) l->max_parse_depth = 500;
     if (!l->max_output) l->max_output = (size_t)64 << 20;
-    if (!l->max_string) l->max_string = (size_t)64 << 20;
+    if (!l->max_string) l->max_string = (size_t)16 << 20;
     if (!l->max_items) l->max_items = 4000000;
-    if (!l->max_memory) l->max_memory = (size_t)1 << 30;
+    if (!l->max_memory) l->max_memory = (size_t)256 << 20;
     if (!l->max_range) l->max_range = 100000;
     if (!l->max_json_depth) l->max_json_depth = 512;
     if (!l->max_json_bytes) l->max_json_bytes = (size_t)256 << 20;

@@ -182,8 +182,9 @@ static void test_runtime(Rt *rt) {
     tv_check_str("kind name usage", cf_error_kind_name(CF_ERR_USAGE), "UsageError");
     cf_limits l;
     cf_limits_default(&l);
-    tv_check(l.max_steps == 50000000 && l.max_recursion == 500 && l.max_items == 4000000 &&
-                 l.max_memory == ((size_t)1 << 30) && l.max_range == 100000 && l.max_json_depth == 512 &&
+    tv_check(l.max_steps == 10000000 && l.max_recursion == 500 && l.max_items == 4000000 &&
+                 l.max_string == ((size_t)16 << 20) &&
+                 l.max_memory == ((size_t)256 << 20) && l.max_range == 100000 && l.max_json_depth == 512 &&
                  l.max_json_bytes == ((size_t)256 << 20) && l.max_output == ((size_t)64 << 20),
              "limits default", "", "");
 

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""make_seeds.py OUTDIR [SHARED] — seed corpora for the fuzzers in fuzz/.
+
+Writes OUTDIR/render, OUTDIR/json, OUTDIR/reply and OUTDIR/loaders, one
+file per input (named by content hash), from:
+  render   shared/seeds/*.jinja, shared/corpus/templates/*.jinja, the
+           templates of tests/unit/*.jsonl
+  json     shared/conversations/*.json, tests/data/json_cases.jsonl inputs,
+           contexts of tests/unit/*.jsonl
+  reply    tests/reply_cases/cases.jsonl replies, with the two option bytes
+           fuzz_reply.c reads (format, reasoning, tools; chunking seed)
+  loaders  the GGUF fixtures of tests/make_gguf.py, tokenizer_config.json
+           files built around the seed templates, the raw web copies in
+           shared/seeds/raw
+and, for each fuzzer NAME, the crash inputs kept in tests/hostile/regress/NAME/.
+"""
+import glob
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+FORMATS = {"plain": 0, "glm45": 1, "hermes": 2, "command-a": 3}   # cf_reply_format
+
+
+def put(outdir, kind, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    d = os.path.join(outdir, kind)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as f:
+        f.write(data)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def jsonl(pattern):
+    for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield json.loads(line)
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    shared = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "..", "shared")
+
+    templates = sorted(glob.glob(os.path.join(shared, "seeds", "*.jinja")) +
+                       glob.glob(os.path.join(shared, "corpus", "templates", "*.jinja")))
+    for path in templates:
+        put(out, "render", read(path))
+    for case in jsonl("tests/unit/*.jsonl"):
+        if case.get("template_text"):
+            put(out, "render", case["template_text"])
+        if isinstance(case.get("context"), dict):
+            put(out, "json", json.dumps(case["context"], ensure_ascii=False))
+
+    for path in sorted(glob.glob(os.path.join(shared, "conversations", "*.json"))):
+        put(out, "json", read(path))
+    for case in jsonl("tests/data/json_cases.jsonl"):
+        if case.get("op") == "loads" and "hex" in case:
+            put(out, "json", bytes.fromhex(case["hex"]))
+
+    for case in jsonl("tests/reply_cases/cases.jsonl"):
+        reply = bytes.fromhex(case["reply_hex"]) if case.get("reply_hex") else case.get("reply", "").encode()
+        flags = FORMATS.get(case.get("format"), 0) | (8 if case.get("tools") else 0)
+        tail = case.get("tail") or ""
+        if tail.rstrip().endswith(("<think>", "<|START_THINKING|>")):
+            flags |= 4
+        put(out, "reply", bytes([flags, len(reply) & 0xFF]) + reply)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "make_gguf.py"), tmp],
+                       check=True, stdout=subprocess.DEVNULL)
+        for path in sorted(glob.glob(os.path.join(tmp, "*.gguf"))):
+            put(out, "loaders", read(path))
+    for path in sorted(glob.glob(os.path.join(shared, "seeds", "*.jinja"))):
+        text = read(path).decode("utf-8")
+        put(out, "loaders", text)
+        put(out, "loaders", json.dumps({"chat_template": text, "bos_token": "<s>",
+                                        "eos_token": {"content": "</s>", "lstrip": False},
+                                        "added_tokens_decoder": {"0": {"content": "<unk>"}}}))
+        put(out, "loaders", json.dumps({"chat_template": [{"name": "default", "template": text},
+                                                          {"name": "tool_use", "template": text}],
+                                        "extra_special_tokens": {"image_token": "<img>"}}))
+    for path in sorted(glob.glob(os.path.join(shared, "seeds", "raw", "*"))):
+        put(out, "loaders", read(path))
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "hostile", "regress", "*", "*"))):
+        put(out, os.path.basename(os.path.dirname(path)), read(path))
+
+
+if __name__ == "__main__":
+    main()
