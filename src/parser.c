@@ -571,35 +571,25 @@ static Node *parse_not(Parser *P) {
     return parse_compare(P);
 }
 
-static Node *parse_and(Parser *P) {
-    Node *left = parse_not(P);
+/* A left-associative chain `x KEYWORD y KEYWORD z` over one operand parser
+ * (and/or); each link counts toward the nesting limit as Jinja2's tree would. */
+static Node *parse_chain(Parser *P, const char *keyword, NodeKind kind, Node *(*operand)(Parser *)) {
+    Node *left = operand(P);
     int links = 0;
-    while (is_name(cur(P), "and")) {
+    while (is_name(cur(P), keyword)) {
         chain_link(P, &links);
         Token *t = advance(P);
-        Node *n = new_node(P, N_AND, t);
+        Node *n = new_node(P, kind, t);
         n->a = left;
-        n->b = parse_not(P);
+        n->b = operand(P);
         left = n;
     }
     chain_end(P, links);
     return left;
 }
 
-static Node *parse_or(Parser *P) {
-    Node *left = parse_and(P);
-    int links = 0;
-    while (is_name(cur(P), "or")) {
-        chain_link(P, &links);
-        Token *t = advance(P);
-        Node *n = new_node(P, N_OR, t);
-        n->a = left;
-        n->b = parse_and(P);
-        left = n;
-    }
-    chain_end(P, links);
-    return left;
-}
+static Node *parse_and(Parser *P) { return parse_chain(P, "and", N_AND, parse_not); }
+static Node *parse_or(Parser *P) { return parse_chain(P, "or", N_OR, parse_and); }
 
 static Node *parse_condexpr(Parser *P) {
     Node *expr1 = parse_or(P);
