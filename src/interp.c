@@ -872,6 +872,10 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         return v_getitem(rt, obj, key);
     }
     case N_SLICE: {
+        /* a slice among several subscripts (x[1, :2]) has no object of its
+         * own: Python makes a slice object, which no container accepts in a
+         * tuple key, and the sandbox turns that TypeError into Undefined */
+        if (!n->a) return v_undef(NULL);
         Value obj = eval(I, n->a, f);
         Value s = n->b ? eval(I, n->b, f) : v_missing();
         Value e = n->c ? eval(I, n->c, f) : v_missing();
