@@ -183,18 +183,17 @@ static const char *resolve_now(const cf_render_options *opt) {
     return getenv("CHATFMT_NOW");
 }
 
-/* Copy the arena output into malloc'd result memory; spans to code points. */
-static void finish_result(Rt *rt, const char *text, size_t len, const SpanVec *spans, cf_result *out) {
-    out->text = malloc(len + 1);
-    if (!out->text) rt_oom(rt, len + 1);
-    memcpy(out->text, text, len);
-    out->text[len] = 0;
+/* The result takes over the heap output buffer (len <= its capacity, so
+ * there is room for the NUL); spans to code points. */
+static void finish_result(Rt *rt, StrBuf *buf, size_t len, const SpanVec *spans, cf_result *out) {
+    char *text = buf->p;
+    text[len] = 0;
     out->len = len;
     out->spans = NULL;
     out->nspans = 0;
     if (spans && spans->n) {
         out->spans = malloc(spans->n * sizeof(cf_span));
-        if (!out->spans) { free(out->text); out->text = NULL; rt_oom(rt, spans->n * sizeof(cf_span)); }
+        if (!out->spans) rt_oom(rt, spans->n * sizeof(cf_span));   /* buf is freed by the caller */
         size_t chars = utf8_count(text, len);   /* continue_final_message may cut */
         for (size_t i = 0; i < spans->n; i++) {
             out->spans[i].start = spans->v[i].start < chars ? spans->v[i].start : chars;
@@ -202,6 +201,8 @@ static void finish_result(Rt *rt, const char *text, size_t len, const SpanVec *s
         }
         out->nspans = spans->n;
     }
+    out->text = text;
+    buf->p = NULL;
 }
 
 typedef struct RenderCall {
@@ -218,8 +219,10 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     arena_init(&arena, 0);
     PROTECTED(rt, &arena, err, lim);
     arena.limit = rt.lim.max_memory;
+    StrBuf out = {0};
     if (setjmp(jb_rt)) {
         arena_release(&arena);
+        free(out.p);
         return false;
     }
     RenderInput in = {0};
@@ -227,13 +230,11 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     in.vars = rc->ctx ? rc->ctx->vars : NULL;
     in.now = resolve_now(rc->opt);
     in.defaults = rc->opt && rc->opt->defaults ? rc->opt->defaults->vars : NULL;
-    StrBuf out;
-    sb_init(&rt, &out, 4096);
-    out.is_output = true;
+    sb_init_output(&rt, &out, 4096);
     SpanVec spans = {0};
     if (!chat) {
         interp_run(&rt, &in, &out, &spans);
-        finish_result(&rt, out.p, out.len, &spans, rc->out);
+        finish_result(&rt, &out, out.len, &spans, rc->out);
         arena_release(&arena);
         return true;
     }
@@ -331,7 +332,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
             outlen = r.u.s->len;
         }
     }
-    finish_result(&rt, out.p, outlen, &spans, rc->out);
+    finish_result(&rt, &out, outlen, &spans, rc->out);
     arena_release(&arena);
     return true;
 }

@@ -29,7 +29,7 @@ typedef enum NodeKind {
                       op = error kind (raised when executed) */
     /* expressions */
     N_CONST,       /* v */
-    N_NAME,        /* name/sym */
+    N_NAME,        /* name/sym; op: NAME_TOP_LEVEL when no frame can bind it */
     N_NSREF,       /* name/sym: namespace variable; attr: attribute */
     N_TUPLE, N_LIST, /* items */
     N_DICT,        /* items: keys; alt: values */
@@ -50,6 +50,7 @@ typedef enum NodeKind {
 } NodeKind;
 
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4 };
+enum { NAME_TOP_LEVEL = 1 };
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
  * interpreter answers loop.index0 without comparing strings. */

@@ -15,6 +15,14 @@
 #include <math.h>
 #include <stdio.h>
 
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#define COLD __attribute__((noinline, cold))
+#else
+#define NOINLINE
+#define COLD
+#endif
+
 #define FRAME_INLINE 6
 typedef struct Frame {
     struct Frame *parent;
@@ -36,8 +44,8 @@ typedef struct Interp {
     StrBuf *root;            /* the template's own output */
     SpanVec *spans;
     int depth;               /* macro / loop() / capture nesting */
-    uintptr_t stack_base;    /* C stack address where the render started */
-    size_t stack_budget;     /* bytes of C stack the render may use below it */
+    uintptr_t stack_limit;   /* lowest C stack address the render may reach */
+    size_t stack_budget;     /* bytes of C stack the render may use */
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
     size_t root_writes;      /* top-level writes so far (generation spans) */
@@ -72,15 +80,17 @@ static Frame *frame_new(Interp *I, Frame *parent) {
     return f;
 }
 
-static void frame_set(Interp *I, Frame *f, int sym, Value v) {
+static NOINLINE void frame_grow(Interp *I, Frame *f) {
+    int nc = f->cap * 2;
+    f->syms = rt_realloc(I->rt, f->syms, (size_t)f->cap * sizeof(int), (size_t)nc * sizeof(int));
+    f->vals = rt_realloc(I->rt, f->vals, (size_t)f->cap * sizeof(Value), (size_t)nc * sizeof(Value));
+    f->cap = nc;
+}
+
+static inline void frame_set(Interp *I, Frame *f, int sym, Value v) {
     for (int i = 0; i < f->n; i++)
         if (f->syms[i] == sym) { f->vals[i] = v; return; }
-    if (f->n == f->cap) {
-        int nc = f->cap * 2;
-        f->syms = rt_realloc(I->rt, f->syms, (size_t)f->cap * sizeof(int), (size_t)nc * sizeof(int));
-        f->vals = rt_realloc(I->rt, f->vals, (size_t)f->cap * sizeof(Value), (size_t)nc * sizeof(Value));
-        f->cap = nc;
-    }
+    if (f->n == f->cap) frame_grow(I, f);
     f->syms[f->n] = sym;
     f->vals[f->n] = v;
     f->n++;
@@ -106,12 +116,20 @@ static Value resolve_global(Interp *I, int sym) {
             return I->globals[sym] = v;
         }
     }
-    if (in->vars && dict_get_str(in->vars, name->data, name->len, &v)) return I->globals[sym] = v;
-    if (in->defaults && dict_get_str(in->defaults, name->data, name->len, &v)) return I->globals[sym] = v;
+    /* symbol names are frozen (hash cached): the keyed lookup only reads them */
+    if (in->vars && dict_get_key(in->vars, name, &v)) return I->globals[sym] = v;
+    if (in->defaults && dict_get_key(in->defaults, name, &v)) return I->globals[sym] = v;
 builtin:
     v = t->sym_builtin[sym];
     if (v.type == VT_MISSING) v = t->sym_undef[sym];
     return I->globals[sym] = v;
+}
+
+/* A name no frame can bind (parser: NAME_TOP_LEVEL). */
+static inline Value lookup_top(Interp *I, int sym) {
+    Value v = I->globals[sym];
+    if (v.type != VT_MISSING) return v;
+    return resolve_global(I, sym);
 }
 
 static Value lookup(Interp *I, Frame *f, int sym) {
@@ -121,6 +139,15 @@ static Value lookup(Interp *I, Frame *f, int sym) {
     Value v = I->globals[sym];
     if (v.type != VT_MISSING) return v;
     return resolve_global(I, sym);
+}
+
+/* Constants and names are a third of all nodes: evaluated in place. */
+static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
+static inline Value operand(Interp *I, const Node *n, Frame *f) {
+    if (n->kind == N_CONST) return n->v;
+    if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
+    if (n->kind == N_GETATTR && n->a->kind == N_NAME) return getattr_of_name(I, n, f);
+    return eval(I, n, f);
 }
 
 static void set_pos(Interp *I, const Node *n) {
@@ -158,14 +185,16 @@ static Value capture(Interp *I, const NodeList *body, Frame *f) { return capture
 #define STACK_HERE() ((uintptr_t)&(char){0})
 #endif
 
-static inline void stack_check(Interp *I) {
-    uintptr_t here = STACK_HERE();
-    size_t used = here < I->stack_base ? I->stack_base - here : here - I->stack_base;
-    if (used > I->stack_budget)
-        rt_throw(I->rt, CF_ERR_LIMIT,
+static COLD _Noreturn void stack_exhausted(Interp *I) {
+    rt_throw(I->rt, CF_ERR_LIMIT,
                  "nesting too deep: the render used more than %zu KiB of C stack (256 KiB + 8 KiB per recursion level; "
                  "raise it with --max-recursion / cf_limits.max_recursion)",
                  I->stack_budget >> 10);
+}
+
+/* Every supported target grows its stack downwards: one compare per node. */
+static inline void stack_check(Interp *I) {
+    if (STACK_HERE() < I->stack_limit) stack_exhausted(I);
 }
 
 static void depth_enter(Interp *I) {
@@ -264,7 +293,7 @@ static double py_floordiv(double vx, double wx) {
     return floordiv;
 }
 
-static Value binop(Interp *I, uint8_t op, Value a, Value b) {
+static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
     Rt *rt = I->rt;
     if (a.type == VT_UNDEFINED) v_undefined_fail(rt, a);
     /* str.__mod__ formats an Undefined as ''; everything else refuses it */
@@ -534,11 +563,11 @@ static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value e
     Str **kwn = nkw <= 8 ? ab->kwn_small : rt_alloc(rt, (size_t)nkw * sizeof(Str *));
     int p = 0, k = 0;
     if (extra_first.type != VT_MISSING) pos[p++] = extra_first;
-    for (int i = 0; i < call->items.n; i++) pos[p++] = eval(I, call->items.v[i], f);
+    for (int i = 0; i < call->items.n; i++) pos[p++] = operand(I, call->items.v[i], f);
     if (star) for (size_t i = 0; i < star->len; i++) pos[p++] = star->items[i];
     for (int i = 0; i < call->kwvals.n; i++) {
         kwn[k] = call->kwnames[i];
-        kwv[k++] = eval(I, call->kwvals.v[i], f);
+        kwv[k++] = operand(I, call->kwvals.v[i], f);
     }
     if (dstar) {
         for (size_t i = 0; i < dict_len(dstar); i++) {
@@ -749,9 +778,14 @@ static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
 static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_repr};
 
 /* ---- assignment ---- */
-static void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
+static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
+static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
+    if (target->kind == N_NAME) assign_sym(I, f, target->sym, v);
+    else unpack_assign_slow(I, target, v, f);
+}
+
+static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f) {
     Rt *rt = I->rt;
-    if (target->kind == N_NAME) { assign_sym(I, f, target->sym, v); return; }
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
         if (ns.type != VT_NAMESPACE)
@@ -815,12 +849,12 @@ static Value eval_getattr(Interp *I, Value obj, Str *attr) {
     return v_getattr(I->rt, obj, attr->data, attr->len);
 }
 
-static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value caller) {
+static NOINLINE Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value caller) {
     Rt *rt = I->rt;
     const Node *fn = n->a;
     ArgBuf ab;
     if (fn->kind == N_GETATTR) {
-        Value obj = eval(I, fn->a, f);
+        Value obj = operand(I, fn->a, f);
         uint8_t t = obj.type;
         if (t == VT_STR || t == VT_LIST || t == VT_TUPLE || t == VT_DICT) {
             eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
@@ -842,152 +876,259 @@ static Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value
     return interp_call(rt, callee, &ab.args);
 }
 
+/* The rarer expression kinds live out of line, so that eval itself keeps a
+ * small frame: it is entered for every node. */
+static NOINLINE Value eval_getattr_slow(Interp *I, const Node *n, Value obj) {
+    set_pos(I, n);
+    return eval_getattr(I, obj, n->attr);
+}
+
+static NOINLINE Value eval_getitem_slow(Interp *I, const Node *n, Value obj, Value key) {
+    set_pos(I, n);
+    return v_getitem(I->rt, obj, key);
+}
+
+static NOINLINE Value eval_slice(Interp *I, const Node *n, Frame *f) {
+    /* a slice among several subscripts (x[1, :2]) has no object of its
+     * own: Python makes a slice object, which no container accepts in a
+     * tuple key, and the sandbox turns that TypeError into Undefined */
+    if (!n->a) return v_undef(NULL);
+    Value obj = operand(I, n->a, f);
+    Value s = n->b ? operand(I, n->b, f) : v_missing();
+    Value e = n->c ? operand(I, n->c, f) : v_missing();
+    Value st = n->d ? operand(I, n->d, f) : v_missing();
+    set_pos(I, n);
+    return do_slice(I, obj, s, e, st, n->flag);
+}
+
+static NOINLINE Value eval_sequence(Interp *I, const Node *n, Frame *f) {
+    List *l = list_new(I->rt, (size_t)n->items.n);
+    for (int i = 0; i < n->items.n; i++) list_push(I->rt, l, operand(I, n->items.v[i], f));
+    return n->kind == N_LIST ? v_list_of(l) : v_tuple_of(l);
+}
+
+static NOINLINE Value eval_dict(Interp *I, const Node *n, Frame *f) {
+    Rt *rt = I->rt;
+    Dict *d = dict_new(rt, (size_t)n->items.n);
+    for (int i = 0; i < n->items.n; i++) {
+        Value k = operand(I, n->items.v[i], f);
+        Value v = operand(I, n->alt.v[i], f);
+        if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(k)); }
+        dict_set(rt, d, k, v);
+    }
+    return v_dict_of(d);
+}
+
+static NOINLINE Value eval_filter_args(Interp *I, const Node *n, Frame *f, Value operand_value) {
+    ArgBuf ab;
+    eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+    set_pos(I, n);
+    if (!n->filter) unknown_filter_or_test(I, n);
+    charge_operand(I->rt, operand_value);
+    return n->filter(I->rt, operand_value, &ab.args);
+}
+
+static NOINLINE Value eval_test_args(Interp *I, const Node *n, Frame *f, Value operand_value) {
+    ArgBuf ab;
+    eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+    set_pos(I, n);
+    if (!n->test) unknown_filter_or_test(I, n);
+    return v_bool(n->test(I->rt, operand_value, &ab.args));
+}
+
+static NOINLINE Value eval_unary(Interp *I, const Node *n, Value v) {
+    Rt *rt = I->rt;
+    set_pos(I, n);
+    if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
+    if (is_intlike(v)) {
+        int64_t x = as_int(v);
+        if (n->kind == N_POS) return v_int(x);
+        if (x == INT64_MIN) return bigint_neg(rt, v);    /* 2**63: a bigint */
+        return v_int(-x);
+    }
+    if (v.type == VT_BIGINT) return n->kind == N_NEG ? bigint_neg(rt, v) : v;
+    if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
+    rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
+}
+
+static NOINLINE Value eval_concat(Interp *I, const Node *n, Frame *f) {
+    StrBuf sb;
+    sb_init(I->rt, &sb, 64);
+    for (int i = 0; i < n->items.n; i++) {
+        Value v = operand(I, n->items.v[i], f);
+        if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
+        else v_write_str(I->rt, &sb, v);
+    }
+    return sb_to_value(&sb);
+}
+
+static NOINLINE Value eval_compare_chain(Interp *I, const Node *n, Frame *f, Value left) {
+    for (int i = 0; i < n->items.n; i++) {
+        Value right = operand(I, n->items.v[i], f);
+        set_pos(I, n);
+        if (!compare(I, n->ops[i], left, right)) return v_bool(false);
+        left = right;
+    }
+    return v_bool(true);
+}
+
+/* One `+` of a chain: a str + str builds into *acc_buf (no intermediate
+ * strings for 'a' + b + 'c' + d), anything else goes through binop. */
+static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb, bool *building) {
+    set_pos(I, at);
+    bool plain_str = b.type == VT_STR && !(b.flags & VF_MARKUP);
+    if (*building) {
+        if (plain_str) { sb_put(sb, b.u.s->data, b.u.s->len); return acc; }
+        acc = sb_to_value(sb);
+        *building = false;
+    } else if (plain_str && acc.type == VT_STR && !(acc.flags & VF_MARKUP)) {
+        sb_init(I->rt, sb, acc.u.s->len + b.u.s->len + 64);
+        sb_put(sb, acc.u.s->data, acc.u.s->len);
+        sb_put(sb, b.u.s->data, b.u.s->len);
+        *building = true;
+        return acc;
+    }
+    return binop(I, OP_ADD, acc, b);
+}
+
+#define ADD_CHAIN_MAX 32
+
+static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
+    if (n->op == OP_ADD && n->a->kind == N_BINOP && n->a->op == OP_ADD) {
+        /* a + b + c parses as ((a + b) + c): walk the left spine, then add
+         * left to right exactly as Python does, one operand at a time */
+        const Node *spine[ADD_CHAIN_MAX];
+        int k = 0;
+        const Node *x = n;
+        while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { spine[k++] = x; x = x->a; }
+        Value acc = operand(I, x, f);
+        StrBuf sb;
+        bool building = false;
+        for (int i = k - 1; i >= 0; i--) {
+            Value b = operand(I, spine[i]->b, f);
+            acc = add_step(I, spine[i], acc, b, &sb, &building);
+        }
+        return building ? sb_to_value(&sb) : acc;
+    }
+    Value a = operand(I, n->a, f);
+    Value b = operand(I, n->b, f);
+    set_pos(I, n);
+    /* the common cases first: '\n' + text, index - 1 */
+    if (n->op == OP_ADD && a.type == VT_STR && b.type == VT_STR && !((a.flags | b.flags) & VF_MARKUP))
+        return str_concat(I, a, b);
+    if (a.type == VT_INT && b.type == VT_INT) {
+        int64_t r;
+        if (n->op == OP_ADD && !__builtin_add_overflow(a.u.i, b.u.i, &r)) return v_int(r);
+        if (n->op == OP_SUB && !__builtin_sub_overflow(a.u.i, b.u.i, &r)) return v_int(r);
+    }
+    return binop(I, n->op, a, b);
+}
+
+static COLD Value condexpr_undefined(Interp *I, const Node *n) {
+    return v_undef_msg(I->rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
+}
+
+/* obj.attr for an N_GETATTR whose object is evaluated. */
+static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
+    if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+        Value v;
+        return dict_get_key(obj.u.dict, n->attr, &v) ? v : n->v;
+    }
+    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
+        return loop_attr(obj.u.obj->data, n->op);
+    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag */
+        Value v;
+        if (dict_get_key(obj.u.dict, n->attr, &v)) return v;
+    }
+    return eval_getattr_slow(I, n, obj);
+}
+
+/* name.attr, the commonest compound expression, without entering eval. */
+static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;
+    return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup(I, f, a->sym));
+}
+
 /* Expressions do not count steps: their work is bounded by the template's
  * size except in calls, filters and loops, which count their own. */
 static Value eval(Interp *I, const Node *n, Frame *f) {
-    Rt *rt = I->rt;
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
-    case N_NAME: return lookup(I, f, n->sym);
-    case N_GETATTR: {
-        Value obj = eval(I, n->a, f);
-        if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
-            Value v;
-            return dict_get_key(obj.u.dict, n->attr, &v) ? v : n->v;
-        }
-        if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-            return loop_attr(obj.u.obj->data, n->op);
-        set_pos(I, n);
-        return eval_getattr(I, obj, n->attr);
-    }
+    case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
+    case N_GETATTR: return getattr_of(I, n, operand(I, n->a, f));
     case N_GETITEM: {
-        Value obj = eval(I, n->a, f);
-        Value key = eval(I, n->b, f);
+        Value obj = operand(I, n->a, f);
+        Value key = operand(I, n->b, f);
         if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
             Value v;
             if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
         }
-        set_pos(I, n);
-        return v_getitem(rt, obj, key);
+        return eval_getitem_slow(I, n, obj, key);
     }
-    case N_SLICE: {
-        /* a slice among several subscripts (x[1, :2]) has no object of its
-         * own: Python makes a slice object, which no container accepts in a
-         * tuple key, and the sandbox turns that TypeError into Undefined */
-        if (!n->a) return v_undef(NULL);
-        Value obj = eval(I, n->a, f);
-        Value s = n->b ? eval(I, n->b, f) : v_missing();
-        Value e = n->c ? eval(I, n->c, f) : v_missing();
-        Value st = n->d ? eval(I, n->d, f) : v_missing();
-        set_pos(I, n);
-        return do_slice(I, obj, s, e, st, n->flag);
-    }
-    case N_LIST: case N_TUPLE: {
-        List *l = list_new(rt, (size_t)n->items.n);
-        for (int i = 0; i < n->items.n; i++) list_push(rt, l, eval(I, n->items.v[i], f));
-        return n->kind == N_LIST ? v_list_of(l) : v_tuple_of(l);
-    }
-    case N_DICT: {
-        Dict *d = dict_new(rt, (size_t)n->items.n);
-        for (int i = 0; i < n->items.n; i++) {
-            Value k = eval(I, n->items.v[i], f);
-            Value v = eval(I, n->alt.v[i], f);
-            if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(k)); }
-            dict_set(rt, d, k, v);
-        }
-        return v_dict_of(d);
-    }
+    case N_SLICE: return eval_slice(I, n, f);
+    case N_LIST: case N_TUPLE: return eval_sequence(I, n, f);
+    case N_DICT: return eval_dict(I, n, f);
     case N_CALL: return eval_call(I, n, f, NULL, v_missing());
     case N_FILTER: {
-        Value operand = eval(I, n->a, f);
+        Value v = operand(I, n->a, f);
         if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->filter) {   /* x|lower */
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             set_pos(I, n);
-            charge_operand(rt, operand);
-            return n->filter(rt, operand, &no_args);
+            charge_operand(I->rt, v);
+            return n->filter(I->rt, v, &no_args);
         }
-        ArgBuf ab;
-        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
-        set_pos(I, n);
-        if (!n->filter) unknown_filter_or_test(I, n);
-        charge_operand(rt, operand);
-        return n->filter(rt, operand, &ab.args);
+        return eval_filter_args(I, n, f, v);
     }
     case N_TEST: {
-        Value operand = eval(I, n->a, f);
+        Value v = operand(I, n->a, f);
         if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->test) {   /* x is defined */
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             set_pos(I, n);
-            return v_bool(n->test(rt, operand, &no_args));
+            return v_bool(n->test(I->rt, v, &no_args));
         }
-        ArgBuf ab;
-        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
-        set_pos(I, n);
-        if (!n->test) unknown_filter_or_test(I, n);
-        return v_bool(n->test(rt, operand, &ab.args));
+        return eval_test_args(I, n, f, v);
     }
-    case N_NOT: return v_bool(!v_truthy(eval(I, n->a, f)));
-    case N_NEG: case N_POS: {
-        Value v = eval(I, n->a, f);
-        set_pos(I, n);
-        if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
-        if (is_intlike(v)) {
-            int64_t x = as_int(v);
-            if (n->kind == N_POS) return v_int(x);
-            if (x == INT64_MIN) return bigint_neg(rt, v);    /* 2**63: a bigint */
-            return v_int(-x);
-        }
-        if (v.type == VT_BIGINT) return n->kind == N_NEG ? bigint_neg(rt, v) : v;
-        if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
-        rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
-    }
-    case N_BINOP: {
-        Value a = eval(I, n->a, f);
-        Value b = eval(I, n->b, f);
-        set_pos(I, n);
-        return binop(I, n->op, a, b);
-    }
+    case N_NOT: return v_bool(!v_truthy(operand(I, n->a, f)));
+    case N_NEG: case N_POS: return eval_unary(I, n, operand(I, n->a, f));
+    case N_BINOP: return eval_binop(I, n, f);
     case N_AND: {
-        Value a = eval(I, n->a, f);
-        return v_truthy(a) ? eval(I, n->b, f) : a;
+        Value a = operand(I, n->a, f);
+        return v_truthy(a) ? operand(I, n->b, f) : a;
     }
     case N_OR: {
-        Value a = eval(I, n->a, f);
-        return v_truthy(a) ? a : eval(I, n->b, f);
+        Value a = operand(I, n->a, f);
+        return v_truthy(a) ? a : operand(I, n->b, f);
     }
     case N_COMPARE: {
-        Value left = eval(I, n->a, f);
-        for (int i = 0; i < n->items.n; i++) {
-            Value right = eval(I, n->items.v[i], f);
+        Value left = operand(I, n->a, f);
+        if (n->items.n == 1 && (n->ops[0] == OP_EQ || n->ops[0] == OP_NE)) {     /* m.role == 'user' */
+            Value right = operand(I, n->items.v[0], f);
+            if (left.type == VT_STR && right.type == VT_STR) {
+                const Str *x = left.u.s, *y = right.u.s;
+                bool eq = x == y || (x->len == y->len && memcmp(x->data, y->data, x->len) == 0);
+                return v_bool(eq == (n->ops[0] == OP_EQ));
+            }
             set_pos(I, n);
-            if (!compare(I, n->ops[i], left, right)) return v_bool(false);
-            left = right;
+            return v_bool(compare(I, n->ops[0], left, right));
         }
-        return v_bool(true);
+        return eval_compare_chain(I, n, f, left);
     }
-    case N_CONCAT: {
-        StrBuf sb;
-        sb_init(rt, &sb, 64);
-        for (int i = 0; i < n->items.n; i++) {
-            Value v = eval(I, n->items.v[i], f);
-            if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
-            else v_write_str(rt, &sb, v);
-        }
-        return sb_to_value(&sb);
-    }
+    case N_CONCAT: return eval_concat(I, n, f);
     case N_CONDEXPR: {
-        if (v_truthy(eval(I, n->a, f))) return eval(I, n->b, f);
-        if (n->c) return eval(I, n->c, f);
-        return v_undef_msg(rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
+        if (v_truthy(operand(I, n->a, f))) return operand(I, n->b, f);
+        if (n->c) return operand(I, n->c, f);
+        return condexpr_undefined(I, n);
     }
     case N_NSREF: {
         Value ns = lookup(I, f, n->sym);
-        return v_getattr(rt, ns, n->attr->data, n->attr->len);
+        Value v;
+        if (ns.type == VT_NAMESPACE && n->attr->data[0] != '_' && dict_get_key(ns.u.dict, n->attr, &v)) return v;
+        return v_getattr(I->rt, ns, n->attr->data, n->attr->len);
     }
     default:
         set_pos(I, n);
-        rt_throw(rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
+        rt_throw(I->rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
     }
 }
 
@@ -999,14 +1140,17 @@ static size_t root_chars(Interp *I) {
     return I->root_chars;
 }
 
-static void write_value(Interp *I, Value v) {
-    I->root_writes += I->out == I->root;
+static NOINLINE void write_value_slow(Interp *I, Value v) {
     if (I->autoescape && !(v.type == VT_STR && (v.flags & VF_MARKUP))) v = markup_escape(I->rt, v);
     if (v.type == VT_STR) sb_put(I->out, v.u.s->data, v.u.s->len);
     else v_write_str(I->rt, I->out, v);
-    if (I->out == I->root && I->root->len > I->rt->lim.max_output)
-        rt_throw(I->rt, CF_ERR_LIMIT, "output larger than %zu bytes (raise it with --max-output / cf_limits.max_output)",
-                 I->rt->lim.max_output);
+}
+
+/* The top-level buffer enforces max_output itself (StrBuf.is_output). */
+static inline void write_value(Interp *I, Value v) {
+    I->root_writes += I->out == I->root;
+    if (v.type == VT_STR && !I->autoescape) sb_put(I->out, v.u.s->data, v.u.s->len);
+    else write_value_slow(I, v);
 }
 
 /* Runs a for loop; returns the control flow of its `else` body, which (as
@@ -1052,23 +1196,14 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     return CTL_NONE;
 }
 
-static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
+/* The statements other than text, output and if (exec_body runs those). */
+static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
-    rt_step(rt, 1);
-    stack_check(I);
     switch (n->kind) {
-    case N_DATA:
-        sb_put(I->out, n->v.u.s->data, n->v.u.s->len);
-        I->root_writes += I->out == I->root;
-        return CTL_NONE;
-    case N_OUTPUT: write_value(I, eval(I, n->a, f)); return CTL_NONE;
-    case N_IF:
-        if (v_truthy(eval(I, n->a, f))) return exec_body(I, &n->body, f);
-        return exec_body(I, &n->alt, f);
     case N_FOR:
-        return loop_run(I, n, eval(I, n->b, f), f, 0);
+        return loop_run(I, n, operand(I, n->b, f), f, 0);
     case N_SET: {
-        Value v = eval(I, n->b, f);
+        Value v = operand(I, n->b, f);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);
         return CTL_NONE;
@@ -1151,9 +1286,68 @@ static Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     }
 }
 
+static bool plain_str(Value v) { return v.type == VT_STR && !(v.flags & VF_MARKUP); }
+
+static COLD _Noreturn void string_too_long(Interp *I) {
+    rt_throw(I->rt, CF_ERR_LIMIT, "string length limit of %zu bytes exceeded (raise it with --max-string / cf_limits.max_string)",
+             I->rt->lim.max_string);
+}
+
+/* {{ '<|im_start|>' + m.role + '\n' + m.content }}: while the operands are
+ * plain strings they go straight to the output; at the first other operand
+ * the text so far becomes the left operand of a real `+`, as in Python.
+ * Expressions never write output, so nothing interleaves with the pieces. */
+static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+    const Node *spine[ADD_CHAIN_MAX];
+    int k = 0;
+    const Node *x = n;
+    while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { spine[k++] = x; x = x->a; }
+    StrBuf *out = I->out;
+    size_t mark = out->len;
+    Value acc = operand(I, x, f);
+    bool direct = plain_str(acc);
+    if (direct) sb_put(out, acc.u.s->data, acc.u.s->len);
+    for (int i = k - 1; i >= 0; i--) {
+        Value b = operand(I, spine[i]->b, f);
+        set_pos(I, spine[i]);
+        if (direct && plain_str(b)) {
+            sb_put(out, b.u.s->data, b.u.s->len);
+            if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
+            continue;
+        }
+        if (direct) {
+            acc = v_str(I->rt, out->p + mark, out->len - mark);
+            out->len = mark;
+            direct = false;
+        }
+        acc = binop(I, OP_ADD, acc, b);
+    }
+    if (direct) I->root_writes += out == I->root;
+    else write_value(I, acc);
+}
+
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
+    stack_check(I);
     for (int i = 0; i < body->n; i++) {
-        Ctl c = exec_stmt(I, body->v[i], f);
+        const Node *n = body->v[i];
+        rt_step(I->rt, 1);
+        Ctl c;
+        switch (n->kind) {
+        case N_DATA:
+            I->root_writes += I->out == I->root;
+            sb_put(I->out, n->v.u.s->data, n->v.u.s->len);
+            continue;
+        case N_OUTPUT:
+            if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !I->autoescape) output_sum(I, n->a, f);
+            else write_value(I, operand(I, n->a, f));
+            continue;
+        case N_IF:
+            c = exec_body(I, v_truthy(operand(I, n->a, f)) ? &n->body : &n->alt, f);
+            break;
+        default:
+            c = exec_stmt(I, n, f);
+            break;
+        }
         if (c != CTL_NONE) return c;
     }
     return CTL_NONE;
@@ -1166,8 +1360,9 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     I.out = I.root = out;
     I.spans = spans;
     I.now = in->now;
-    I.stack_base = STACK_HERE();
     I.stack_budget = STACK_BASE_BUDGET + (size_t)rt->lim.max_recursion * STACK_PER_RECURSION;
+    uintptr_t base = STACK_HERE();
+    I.stack_limit = base > I.stack_budget ? base - I.stack_budget : 0;
     rt->interp = &I;
     I.in = in;
     int ns = in->t->nsyms;

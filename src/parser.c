@@ -1057,6 +1057,50 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
     check_list(P, &n->alt, soft);
 }
 
+/* Names a frame can bind: targets of set/for/with, macro names and
+ * parameters, and the implicit loop/caller/varargs/kwargs. Every other name
+ * can only come from the top-level slots, so its lookups skip the frames. */
+static void mark_target(const Node *target, uint8_t *framed) {
+    if (target->kind == N_NAME) framed[target->sym] = 1;
+    else if (target->kind == N_TUPLE)
+        for (int i = 0; i < target->items.n; i++) mark_target(target->items.v[i], framed);
+}
+
+static void walk_names(Node *n, uint8_t *framed, bool marking);
+static void walk_name_list(NodeList *l, uint8_t *framed, bool marking) {
+    for (int i = 0; i < l->n; i++) walk_names(l->v[i], framed, marking);
+}
+/* marking: record the bindings; else flag the names no frame binds. */
+static void walk_names(Node *n, uint8_t *framed, bool marking) {
+    if (!n) return;
+    if (marking) {
+        if (n->kind == N_SET || n->kind == N_SET_BLOCK || n->kind == N_FOR) mark_target(n->a, framed);
+        if (n->kind == N_MACRO) {
+            framed[n->sym] = 1;
+            for (int i = 0; i < n->nparams; i++) framed[n->param_syms[i]] = 1;
+        }
+    } else if (n->kind == N_NAME && !framed[n->sym]) {
+        n->op = NAME_TOP_LEVEL;
+    }
+    walk_names(n->a, framed, marking);
+    walk_names(n->b, framed, marking);
+    walk_names(n->c, framed, marking);
+    walk_names(n->d, framed, marking);
+    walk_name_list(&n->body, framed, marking);
+    walk_name_list(&n->alt, framed, marking);
+    walk_name_list(&n->items, framed, marking);
+    walk_name_list(&n->kwvals, framed, marking);
+}
+
+static void mark_top_level_names(Rt *rt, struct cf_template *t) {
+    uint8_t *framed = rt_alloc0(rt, (size_t)(t->nsyms ? t->nsyms : 1));
+    const int implicit[] = {t->sym_loop, t->sym_caller, t->sym_varargs, t->sym_kwargs};
+    for (size_t i = 0; i < sizeof implicit / sizeof implicit[0]; i++)
+        if (implicit[i] >= 0) framed[implicit[i]] = 1;
+    walk_name_list(&t->body, framed, true);
+    walk_name_list(&t->body, framed, false);
+}
+
 /* Everything a render needs to know about each name, computed once. */
 static void resolve_symbols(Rt *rt, struct cf_template *t) {
     static const char *const chat_names[CHAT_NVARS] = {
@@ -1094,4 +1138,5 @@ void parse_template(Rt *rt, struct cf_template *t) {
     check_list(&P, &t->body, false);
     freeze_list(&t->body);
     resolve_symbols(rt, t);
+    mark_top_level_names(rt, t);
 }

@@ -178,6 +178,12 @@ void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n) {
 
 /* ---- limits ---- */
 
+/* Out of line: rt_step is inlined into every loop. */
+_Noreturn void rt_steps_exhausted(Rt *rt) {
+    rt_throw(rt, CF_ERR_LIMIT, "step budget of %llu exhausted (raise it with --max-steps / cf_limits.max_steps)",
+             (unsigned long long)rt->lim.max_steps);
+}
+
 /* Defaults: the corpus's heaviest render takes ~23k steps and a few MB, so
  * real templates stay far below these; hostile ones stop within a second
  * and well under 1 GiB (tests/hostile_test.sh checks both). */

@@ -53,13 +53,10 @@ void *rt_alloc0(Rt *rt, size_t n);
 void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n);
 
 /* Count one unit of work; unwinds with LimitError past lim.max_steps. */
+_Noreturn void rt_steps_exhausted(Rt *rt);
 static inline void rt_step(Rt *rt, uint64_t n) {
     rt->steps += n;
-    if (rt->steps > rt->lim.max_steps) {
-        rt_throw(rt, CF_ERR_LIMIT,
-                 "step budget of %llu exhausted (raise it with --max-steps / cf_limits.max_steps)",
-                 (unsigned long long)rt->lim.max_steps);
-    }
+    if (rt->steps > rt->lim.max_steps) rt_steps_exhausted(rt);
 }
 
 /* memmem (not in C11/POSIX): first occurrence of needle in hay, or NULL. */

@@ -13,7 +13,7 @@
 /* ---- arguments: tests take the value plus at most one argument ---- */
 
 /* A Python-defined test `fname(value, pname)`; pname NULL = no argument. */
-static Value test_arg(Rt *rt, const Args *args, const char *fname, const char *pname) {
+static Value test_arg_checked(Rt *rt, const Args *args, const char *fname, const char *pname) {
     int want = pname ? 1 : 0;
     Value v = v_missing();
     for (int k = 0; k < args->nkw; k++) {
@@ -31,6 +31,12 @@ static Value test_arg(Rt *rt, const Args *args, const char *fname, const char *p
     if (pname && v.type == VT_MISSING)
         rt_throw(rt, CF_ERR_TYPE, "%s() missing 1 required positional argument: '%s'", fname, pname);
     return v;
+}
+
+/* `x is string` passes no arguments: nothing to check. */
+static inline Value test_arg(Rt *rt, const Args *args, const char *fname, const char *pname) {
+    if (!pname && !args->npos && !args->nkw) return v_missing();
+    return test_arg_checked(rt, args, fname, pname);
 }
 
 /* operator.eq & co. (C functions): exactly one argument, no keywords. */

@@ -346,6 +346,18 @@ void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
     sb->p = s->data;
 }
 
+/* The render's output lives on the heap, not in the arena, so that the
+ * result takes it over without a copy; the caller frees sb->p. */
+void sb_init_output(Rt *rt, StrBuf *sb, size_t cap) {
+    sb->rt = rt;
+    sb->len = 0;
+    sb->is_output = true;
+    sb->cap = cap < 16 ? 16 : cap;
+    if (sb->cap > rt->lim.max_output) sb->cap = rt->lim.max_output;
+    sb->p = malloc(sb->cap + 1);
+    if (!sb->p) rt_oom(rt, sb->cap + 1);
+}
+
 static void sb_reserve(StrBuf *sb, size_t extra) {
     Rt *rt = sb->rt;
     size_t max = sb->is_output ? rt->lim.max_output : rt->lim.max_string;
@@ -365,24 +377,28 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
     size_t cap = sb->cap * 2;
     if (cap < need) cap = need;
     if (cap > max) cap = max;
+    if (sb->is_output) {
+        char *p = realloc(sb->p, cap + 1);
+        if (!p) rt_oom(rt, cap + 1);
+        sb->p = p;
+        sb->cap = cap;
+        return;
+    }
     Str *s = rt_realloc(rt, sb_header(sb), sb_block_size(sb->cap), sb_block_size(cap));
     sb->p = s->data;
     sb->cap = cap;
 }
 
-/* Fast paths first: cap never exceeds the buffer's limit, so fitting in the
- * buffer also means staying within the limit. */
-void sb_put(StrBuf *sb, const char *p, size_t n) {
-    if (!sb->p || n > sb->cap - sb->len) {
-        if (!n) return;
-        sb_reserve(sb, n);
-    }
+/* The slow halves of sb_put / sb_putc (value.h): the buffer must grow. */
+void sb_put_grow(StrBuf *sb, const char *p, size_t n) {
+    if (!n) return;
+    sb_reserve(sb, n);
     memcpy(sb->p + sb->len, p, n);
     sb->len += n;
 }
 
-void sb_putc(StrBuf *sb, char c) {
-    if (!sb->p || sb->len == sb->cap) sb_reserve(sb, 1);
+void sb_putc_grow(StrBuf *sb, char c) {
+    sb_reserve(sb, 1);
     sb->p[sb->len++] = c;
 }
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "runtime.h"
+#include <string.h>
 
 typedef enum ValueType {
     VT_MISSING = 0,   /* internal "no value" (unset arg); never user visible */
@@ -147,8 +148,26 @@ typedef struct StrBuf {
     bool is_output;     /* the render's output: max_output applies, not max_string */
 } StrBuf;
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
-void sb_put(StrBuf *sb, const char *p, size_t n);        /* enforces lim.max_string */
-void sb_putc(StrBuf *sb, char c);
+/* A heap buffer for a render's output (max_output applies); the caller owns
+ * and frees sb->p, also after an error. */
+void sb_init_output(Rt *rt, StrBuf *sb, size_t cap);
+/* Append; enforce lim.max_string (max_output for the output buffer). The
+ * fast paths are inline: cap never exceeds the buffer's limit, so fitting
+ * in the buffer also means staying within the limit. */
+void sb_put_grow(StrBuf *sb, const char *p, size_t n);
+void sb_putc_grow(StrBuf *sb, char c);
+static inline void sb_put(StrBuf *sb, const char *p, size_t n) {
+    if (sb->p && n <= sb->cap - sb->len) {
+        memcpy(sb->p + sb->len, p, n);
+        sb->len += n;
+    } else {
+        sb_put_grow(sb, p, n);
+    }
+}
+static inline void sb_putc(StrBuf *sb, char c) {
+    if (sb->p && sb->len < sb->cap) sb->p[sb->len++] = c;
+    else sb_putc_grow(sb, c);
+}
 void sb_puts(StrBuf *sb, const char *z);
 void sb_printf(StrBuf *sb, const char *fmt, ...)
 #if defined(__GNUC__)
