@@ -243,14 +243,15 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     const size_t TAGLEN = sizeof TAG - 1;
     Value messages, v;
     const Dict *vars = in.vars;
-    if (!vars || !dict_get_str(vars, "messages", 8, &messages)) rt_throw(&rt, CF_ERR_KEY, "'messages'");
+    Str *const *key = rc->t->chat_key;
+    if (!vars || !dict_get_key(vars, key[CHAT_MESSAGES], &messages)) rt_throw(&rt, CF_ERR_KEY, "'messages'");
     in.chat_mode = true;
-    in.chat[CHAT_TOOLS] = dict_get_str(vars, "tools", 5, &v) ? v : v_none();
-    in.chat[CHAT_DOCUMENTS] = dict_get_str(vars, "documents", 9, &v) ? v : v_none();
-    in.chat[CHAT_AGP] = dict_get_str(vars, "add_generation_prompt", 21, &v) ? v : v_bool(false);
+    in.chat[CHAT_TOOLS] = dict_get_key(vars, key[CHAT_TOOLS], &v) ? v : v_none();
+    in.chat[CHAT_DOCUMENTS] = dict_get_key(vars, key[CHAT_DOCUMENTS], &v) ? v : v_none();
+    in.chat[CHAT_AGP] = dict_get_key(vars, key[CHAT_AGP], &v) ? v : v_bool(false);
     in.chat[CHAT_CONTINUE] = v_missing();   /* popped: not a template variable */
     Value cont = v_bool(false);
-    if (dict_get_str(vars, "continue_final_message", 22, &v)) cont = v;
+    if (dict_get_key(vars, key[CHAT_CONTINUE], &v)) cont = v;
     Value final_text = v_missing();
     bool cfm = v_truthy(cont);
     if (cfm) {

@@ -100,6 +100,7 @@ struct cf_template {
     Value *sym_builtin;     /* per symbol: builtin global, or VT_MISSING */
     Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
     int sym_chat[CHAT_NVARS];  /* symbol of each chat variable, -1 if unused */
+    Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     cf_limits lim;
     bool uses_generation;

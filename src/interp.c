@@ -438,7 +438,7 @@ static bool contains(Interp *I, Value item, Value container) {
 
 static bool compare(Interp *I, uint8_t op, Value a, Value b) {
     if ((op == OP_EQ || op == OP_NE) && a.type == VT_STR && b.type == VT_STR) {   /* role == 'user' */
-        bool eq = a.u.s == b.u.s || (a.u.s->len == b.u.s->len && memcmp(a.u.s->data, b.u.s->data, a.u.s->len) == 0);
+        bool eq = a.u.s == b.u.s || (a.u.s->len == b.u.s->len && mem_equal(a.u.s->data, b.u.s->data, a.u.s->len));
         return op == OP_EQ ? eq : !eq;
     }
     switch (op) {
@@ -1049,6 +1049,41 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup(I, f, a->sym));
 }
 
+/* The truth of an expression where only its truth matters (if, inline if,
+ * not): `a and b` is true exactly when both are, so no Value is built and
+ * eval is not entered for the usual tests. Same evaluation order. */
+static bool cond(Interp *I, const Node *n, Frame *f) {
+    switch (n->kind) {
+    case N_COMPARE:
+        if (n->items.n == 1 && (n->ops[0] == OP_EQ || n->ops[0] == OP_NE)) {     /* m.role == 'user' */
+            Value left = operand(I, n->a, f);
+            Value right = operand(I, n->items.v[0], f);
+            if (left.type == VT_STR && right.type == VT_STR) {
+                const Str *x = left.u.s, *y = right.u.s;
+                bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
+                return eq == (n->ops[0] == OP_EQ);
+            }
+            set_pos(I, n);
+            return compare(I, n->ops[0], left, right);
+        }
+        break;
+    case N_NOT: return !cond(I, n->a, f);
+    case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
+    case N_OR: return cond(I, n->a, f) || cond(I, n->b, f);
+    case N_TEST:
+        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->test) {   /* x is defined */
+            static const Args no_args = {0, NULL, 0, NULL, NULL};
+            Value v = operand(I, n->a, f);
+            set_pos(I, n);
+            return n->test(I->rt, v, &no_args);
+        }
+        break;
+    default:
+        break;
+    }
+    return v_truthy(operand(I, n, f));
+}
+
 /* Expressions do not count steps: their work is bounded by the template's
  * size except in calls, filters and loops, which count their own. */
 static Value eval(Interp *I, const Node *n, Frame *f) {
@@ -1089,7 +1124,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         }
         return eval_test_args(I, n, f, v);
     }
-    case N_NOT: return v_bool(!v_truthy(operand(I, n->a, f)));
+    case N_NOT: return v_bool(!cond(I, n->a, f));
     case N_NEG: case N_POS: return eval_unary(I, n, operand(I, n->a, f));
     case N_BINOP: return eval_binop(I, n, f);
     case N_AND: {
@@ -1106,7 +1141,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
             Value right = operand(I, n->items.v[0], f);
             if (left.type == VT_STR && right.type == VT_STR) {
                 const Str *x = left.u.s, *y = right.u.s;
-                bool eq = x == y || (x->len == y->len && memcmp(x->data, y->data, x->len) == 0);
+                bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
                 return v_bool(eq == (n->ops[0] == OP_EQ));
             }
             set_pos(I, n);
@@ -1116,7 +1151,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     }
     case N_CONCAT: return eval_concat(I, n, f);
     case N_CONDEXPR: {
-        if (v_truthy(operand(I, n->a, f))) return operand(I, n->b, f);
+        if (cond(I, n->a, f)) return operand(I, n->b, f);
         if (n->c) return operand(I, n->c, f);
         return condexpr_undefined(I, n);
     }
@@ -1167,7 +1202,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
             rt_step(rt, 1);
             tf->n = 0;
             unpack_assign(I, node->a, items->items[i], tf);
-            if (v_truthy(eval(I, node->c, tf))) list_push(rt, kept, items->items[i]);
+            if (cond(I, node->c, tf)) list_push(rt, kept, items->items[i]);
         }
         items = kept;
     }
@@ -1341,9 +1376,18 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !I->autoescape) output_sum(I, n->a, f);
             else write_value(I, operand(I, n->a, f));
             continue;
-        case N_IF:
-            c = exec_body(I, v_truthy(operand(I, n->a, f)) ? &n->body : &n->alt, f);
+        case N_IF: {
+            const NodeList *branch;
+            for (;;) {   /* an elif chain is a chain of ifs, each the else of the last */
+                if (cond(I, n->a, f)) { branch = &n->body; break; }
+                if (n->alt.n != 1 || n->alt.v[0]->kind != N_IF) { branch = &n->alt; break; }
+                n = n->alt.v[0];
+                rt_step(I->rt, 1);
+            }
+            if (!branch->n) continue;
+            c = exec_body(I, branch, f);
             break;
+        }
         default:
             c = exec_stmt(I, n, f);
             break;

@@ -1057,39 +1057,63 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
     check_list(P, &n->alt, soft);
 }
 
-/* Names a frame can bind: targets of set/for/with, macro names and
- * parameters, and the implicit loop/caller/varargs/kwargs. Every other name
- * can only come from the top-level slots, so its lookups skip the frames. */
+/* Names a frame can bind: targets of set/with inside a loop, macro or with
+ * body, loop targets, macro parameters, and the implicit loop/caller/
+ * varargs/kwargs. A set outside any of those writes the top-level slot, so
+ * every other name lives only there and its lookups skip the frames. */
 static void mark_target(const Node *target, uint8_t *framed) {
     if (target->kind == N_NAME) framed[target->sym] = 1;
     else if (target->kind == N_TUPLE)
         for (int i = 0; i < target->items.n; i++) mark_target(target->items.v[i], framed);
 }
 
-static void walk_names(Node *n, uint8_t *framed, bool marking);
-static void walk_name_list(NodeList *l, uint8_t *framed, bool marking) {
-    for (int i = 0; i < l->n; i++) walk_names(l->v[i], framed, marking);
+static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame);
+static void mark_bindings_list(const NodeList *l, uint8_t *framed, bool in_frame) {
+    for (int i = 0; i < l->n; i++) mark_bindings(l->v[i], framed, in_frame);
 }
-/* marking: record the bindings; else flag the names no frame binds. */
-static void walk_names(Node *n, uint8_t *framed, bool marking) {
+static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
     if (!n) return;
-    if (marking) {
-        if (n->kind == N_SET || n->kind == N_SET_BLOCK || n->kind == N_FOR) mark_target(n->a, framed);
-        if (n->kind == N_MACRO) {
-            framed[n->sym] = 1;
-            for (int i = 0; i < n->nparams; i++) framed[n->param_syms[i]] = 1;
-        }
-    } else if (n->kind == N_NAME && !framed[n->sym]) {
-        n->op = NAME_TOP_LEVEL;
+    switch (n->kind) {
+    case N_FOR:                 /* body, else and the filter test run in frames */
+        mark_target(n->a, framed);
+        mark_bindings_list(&n->body, framed, true);
+        mark_bindings_list(&n->alt, framed, true);
+        return;
+    case N_MACRO:               /* also the caller of a call block (N_CALL_BLOCK.b) */
+        if (in_frame) framed[n->sym] = 1;
+        for (int i = 0; i < n->nparams; i++) framed[n->param_syms[i]] = 1;
+        mark_bindings_list(&n->body, framed, true);
+        return;
+    case N_WITH:
+        for (int i = 0; i < n->items.n; i++) mark_target(n->items.v[i]->a, framed);
+        mark_bindings_list(&n->body, framed, true);
+        return;
+    case N_SET: case N_SET_BLOCK:
+        if (in_frame) mark_target(n->a, framed);
+        break;
+    default:
+        break;
     }
-    walk_names(n->a, framed, marking);
-    walk_names(n->b, framed, marking);
-    walk_names(n->c, framed, marking);
-    walk_names(n->d, framed, marking);
-    walk_name_list(&n->body, framed, marking);
-    walk_name_list(&n->alt, framed, marking);
-    walk_name_list(&n->items, framed, marking);
-    walk_name_list(&n->kwvals, framed, marking);
+    mark_bindings(n->b, framed, in_frame);   /* N_CALL_BLOCK's caller */
+    mark_bindings_list(&n->body, framed, in_frame);
+    mark_bindings_list(&n->alt, framed, in_frame);
+}
+
+static void flag_top_level_names(Node *n, const uint8_t *framed);
+static void flag_top_level_list(NodeList *l, const uint8_t *framed) {
+    for (int i = 0; i < l->n; i++) flag_top_level_names(l->v[i], framed);
+}
+static void flag_top_level_names(Node *n, const uint8_t *framed) {
+    if (!n) return;
+    if (n->kind == N_NAME && !framed[n->sym]) n->op = NAME_TOP_LEVEL;
+    flag_top_level_names(n->a, framed);
+    flag_top_level_names(n->b, framed);
+    flag_top_level_names(n->c, framed);
+    flag_top_level_names(n->d, framed);
+    flag_top_level_list(&n->body, framed);
+    flag_top_level_list(&n->alt, framed);
+    flag_top_level_list(&n->items, framed);
+    flag_top_level_list(&n->kwvals, framed);
 }
 
 static void mark_top_level_names(Rt *rt, struct cf_template *t) {
@@ -1097,8 +1121,8 @@ static void mark_top_level_names(Rt *rt, struct cf_template *t) {
     const int implicit[] = {t->sym_loop, t->sym_caller, t->sym_varargs, t->sym_kwargs};
     for (size_t i = 0; i < sizeof implicit / sizeof implicit[0]; i++)
         if (implicit[i] >= 0) framed[implicit[i]] = 1;
-    walk_name_list(&t->body, framed, true);
-    walk_name_list(&t->body, framed, false);
+    mark_bindings_list(&t->body, framed, false);
+    flag_top_level_list(&t->body, framed);
 }
 
 /* Everything a render needs to know about each name, computed once. */
@@ -1108,7 +1132,11 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
     int n = t->nsyms ? t->nsyms : 1;
     t->sym_builtin = rt_alloc0(rt, (size_t)n * sizeof(Value));
     t->sym_undef = rt_alloc0(rt, (size_t)n * sizeof(Value));
-    for (int k = 0; k < CHAT_NVARS; k++) t->sym_chat[k] = -1;
+    for (int k = 0; k < CHAT_NVARS; k++) {
+        t->sym_chat[k] = -1;
+        t->chat_key[k] = str_new(rt, chat_names[k], strlen(chat_names[k]));
+        freeze_str(t->chat_key[k]);
+    }
     t->sym_loop = t->sym_caller = t->sym_varargs = t->sym_kwargs = -1;
     for (int i = 0; i < t->nsyms; i++) {
         Str *name = t->syms[i];

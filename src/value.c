@@ -93,7 +93,7 @@ uint32_t str_hash(Str *s) {
 }
 
 bool str_eq(const Str *a, const Str *b) {
-    return a == b || (a->len == b->len && memcmp(a->data, b->data, a->len) == 0);
+    return a == b || (a->len == b->len && mem_equal(a->data, b->data, a->len));
 }
 
 bool str_eqz(const Str *a, const char *z) {
@@ -299,7 +299,7 @@ bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out) {
 
 static inline bool entry_is_str(const DictEntry *e, uint32_t h, const Str *key) {
     return e->hash == h && e->key.type == VT_STR &&
-           (e->key.u.s == key || (e->key.u.s->len == key->len && memcmp(e->key.u.s->data, key->data, key->len) == 0));
+           (e->key.u.s == key || (e->key.u.s->len == key->len && mem_equal(e->key.u.s->data, key->data, key->len)));
 }
 
 bool dict_get_key(const Dict *d, Str *key, Value *out) {

@@ -151,6 +151,24 @@ void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 /* A heap buffer for a render's output (max_output applies); the caller owns
  * and frees sb->p, also after an error. */
 void sb_init_output(Rt *rt, StrBuf *sb, size_t cap);
+/* Equal bytes. Keys and roles are short ("role", "user"): two overlapping
+ * loads from either end (never past n) compare them without calling memcmp. */
+static inline bool mem_equal(const char *a, const char *b, size_t n) {
+    if (n >= 8 && n <= 16) {
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8); memcpy(&a1, a + n - 8, 8);
+        memcpy(&b0, b, 8); memcpy(&b1, b + n - 8, 8);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    if (n >= 4 && n < 8) {
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, a, 4); memcpy(&a1, a + n - 4, 4);
+        memcpy(&b0, b, 4); memcpy(&b1, b + n - 4, 4);
+        return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    }
+    return memcmp(a, b, n) == 0;
+}
+
 /* Append; enforce lim.max_string (max_output for the output buffer). The
  * fast paths are inline: cap never exceeds the buffer's limit, so fitting
  * in the buffer also means staying within the limit. */
