@@ -789,7 +789,7 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
         if (ns.type != VT_NAMESPACE)
-            rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "Cannot assign attribute on non-namespace object");
+            rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "cannot assign attribute on non-namespace object");
         dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
         return;
     }

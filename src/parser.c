@@ -133,8 +133,8 @@ static Str *tok_str(Token *t) { return t->v.u.s; }
 
 /* ---- expressions ---- */
 static Node *parse_expression(Parser *P, bool with_condexpr);
-static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, const char *extra_end,
-                         bool explicit_parens, bool with_namespace);
+static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
+                         bool with_namespace);
 static Node *parse_unary(Parser *P, bool with_filter);
 static Node *parse_filter(Parser *P, Node *node, bool start_inline);
 
@@ -437,7 +437,7 @@ static Node *parse_primary(Parser *P, bool with_namespace) {
         node->v = t->v;
     } else if (is_op(t, OP_LPAREN)) {
         advance(P);
-        node = parse_tuple(P, false, true, NULL, true, false);
+        node = parse_tuple(P, false, true, true, false);
         expect_op(P, OP_RPAREN, ")");
     } else if (is_op(t, OP_LBRACKET)) {
         node = parse_list_lit(P);
@@ -622,21 +622,23 @@ static Node *parse_expression(Parser *P, bool with_condexpr) {
     return n;
 }
 
-static bool is_tuple_end(Parser *P, const char *extra_end) {
+/* Jinja2 also passes "extra end rules" (`in` after a for target,
+ * `recursive` after its iterable), but hands them to Token.test_any as one
+ * tuple argument, so they never match: `{% for x, in y %}` parses `in` as a
+ * name and fails. Only these tokens end a tuple. */
+static bool is_tuple_end(Parser *P) {
     Token *t = cur(P);
-    if (t->type == T_VAR_END || t->type == T_BLOCK_END || is_op(t, OP_RPAREN)) return true;
-    if (extra_end && is_name(t, extra_end)) return true;
-    return false;
+    return t->type == T_VAR_END || t->type == T_BLOCK_END || is_op(t, OP_RPAREN);
 }
 
-static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, const char *extra_end,
-                         bool explicit_parens, bool with_namespace) {
+static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
+                         bool with_namespace) {
     Token *at = cur(P);
     NodeList args = {0};
     bool is_tuple = false;
     for (;;) {
         if (args.n) expect_op(P, OP_COMMA, ",");
-        if (is_tuple_end(P, extra_end)) break;
+        if (is_tuple_end(P)) break;
         Node *e = simplified ? parse_primary(P, with_namespace) : parse_expression(P, with_condexpr);
         nl_push(P, &args, e);
         if (is_op(cur(P), OP_COMMA)) is_tuple = true;
@@ -664,8 +666,7 @@ static bool can_assign(Node *n) {
     return false;
 }
 
-static Node *parse_assign_target(Parser *P, bool with_tuple, bool name_only, const char *extra_end,
-                                 bool with_namespace) {
+static Node *parse_assign_target(Parser *P, bool with_tuple, bool name_only, bool with_namespace) {
     Token *at = cur(P);
     Node *target;
     if (name_only) {
@@ -674,7 +675,7 @@ static Node *parse_assign_target(Parser *P, bool with_tuple, bool name_only, con
         target->name = tok_str(t);
         target->sym = intern_sym(P, target->name);
     } else if (with_tuple) {
-        target = parse_tuple(P, true, true, extra_end, false, with_namespace);
+        target = parse_tuple(P, true, true, false, with_namespace);
     } else {
         target = parse_primary(P, with_namespace);
     }
@@ -735,7 +736,7 @@ static void parse_signature(Parser *P, Node *m) {
     int cap = 0;
     while (!is_op(cur(P), OP_RPAREN)) {
         if (m->nparams) expect_op(P, OP_COMMA, ",");
-        Node *arg = parse_assign_target(P, false, true, NULL, false);
+        Node *arg = parse_assign_target(P, false, true, false);
         Node *def = NULL;
         if (is_op(cur(P), OP_ASSIGN)) {
             advance(P);
@@ -796,13 +797,13 @@ static Node *parse_statement(Parser *P) {
     if (is_name(t, "for")) {
         advance(P);
         n = new_node(P, N_FOR, t);
-        n->a = parse_assign_target(P, true, false, "in", false);
+        n->a = parse_assign_target(P, true, false, false);
         if (!is_name(cur(P), "in")) {
             char buf[64];
             fail_at(P, cur(P), "expected token 'in', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
         }
         advance(P);
-        n->b = parse_tuple(P, false, false, "recursive", false, false);
+        n->b = parse_tuple(P, false, false, false, false);
         if (is_name(cur(P), "if")) { advance(P); n->c = parse_expression(P, true); }
         if (is_name(cur(P), "recursive")) { advance(P); n->flag = 1; }
         P->loop_depth++;
@@ -816,7 +817,7 @@ static Node *parse_statement(Parser *P) {
         Node *node = n;
         int links = 0;
         for (;;) {
-            node->a = parse_tuple(P, false, false, NULL, false, false);
+            node->a = parse_tuple(P, false, false, false, false);
             node->body = parse_statements(P, if_ends, false);
             Token *e = advance(P);
             if (is_name(e, "elif")) {
@@ -833,12 +834,12 @@ static Node *parse_statement(Parser *P) {
         chain_end(P, links);
     } else if (is_name(t, "set")) {
         advance(P);
-        Node *target = parse_assign_target(P, true, false, NULL, true);
+        Node *target = parse_assign_target(P, true, false, true);
         if (is_op(cur(P), OP_ASSIGN)) {
             advance(P);
             n = new_node(P, N_SET, t);
             n->a = target;
-            n->b = parse_tuple(P, false, true, NULL, false, false);
+            n->b = parse_tuple(P, false, true, false, false);
         } else {
             n = new_node(P, N_SET_BLOCK, t);
             n->a = target;
@@ -848,7 +849,7 @@ static Node *parse_statement(Parser *P) {
     } else if (is_name(t, "macro")) {
         advance(P);
         n = new_node(P, N_MACRO, t);
-        Node *name = parse_assign_target(P, false, true, NULL, false);
+        Node *name = parse_assign_target(P, false, true, false);
         n->name = name->name;
         n->sym = name->sym;
         parse_signature(P, n);
@@ -885,7 +886,7 @@ static Node *parse_statement(Parser *P) {
             if (n->items.n) expect_op(P, OP_COMMA, ",");
             Token *at = cur(P);
             Node *set = new_node(P, N_SET, at);
-            set->a = parse_assign_target(P, true, false, NULL, false);
+            set->a = parse_assign_target(P, true, false, false);
             expect_op(P, OP_ASSIGN, "=");
             set->b = parse_expression(P, true);
             nl_push(P, &n->items, set);
@@ -962,7 +963,7 @@ static NodeList subparse(Parser *P, const char *const *end_tokens) {
         } else if (t->type == T_VAR_BEGIN) {
             advance(P);
             Node *o = new_node(P, N_OUTPUT, t);
-            o->a = parse_tuple(P, false, true, NULL, false, false);
+            o->a = parse_tuple(P, false, true, false, false);
             nl_push(P, &body, o);
             if (cur(P)->type != T_VAR_END) {
                 char buf[64];
@@ -1014,6 +1015,40 @@ static void freeze(Node *n) {
  * conditional expression (Jinja2's "soft" frames), where they fail only when
  * run. Loop, macro, call, filter, set-block and with bodies are new frames,
  * which are never soft. */
+/* The first store to `loop` in a for loop (its target, or a set/for
+ * anywhere inside), which Jinja2's code generator rejects. */
+static const Node *loop_store_in_target(const Node *t) {
+    if (t->kind == N_NAME) return t->name && str_eqz(t->name, "loop") ? t : NULL;
+    if (t->kind == N_TUPLE)
+        for (int i = 0; i < t->items.n; i++) {
+            const Node *hit = loop_store_in_target(t->items.v[i]);
+            if (hit) return hit;
+        }
+    return NULL;
+}
+static const Node *find_loop_store(const Node *n);
+static const Node *find_loop_store_list(const NodeList *l) {
+    for (int i = 0; i < l->n; i++) {
+        const Node *hit = find_loop_store(l->v[i]);
+        if (hit) return hit;
+    }
+    return NULL;
+}
+static const Node *find_loop_store(const Node *n) {
+    if (!n) return NULL;
+    const Node *hit = NULL;
+    if (n->kind == N_SET || n->kind == N_SET_BLOCK || n->kind == N_FOR) hit = loop_store_in_target(n->a);
+    if (!hit) hit = find_loop_store(n->b);
+    if (n->kind == N_WITH) {     /* its targets are parameters, not stores */
+        for (int i = 0; i < n->items.n && !hit; i++) hit = find_loop_store(n->items.v[i]->b);
+    } else if (!hit) {
+        hit = find_loop_store_list(&n->items);
+    }
+    if (!hit) hit = find_loop_store_list(&n->body);
+    if (!hit) hit = find_loop_store_list(&n->alt);
+    return hit;
+}
+
 static void check_unknown(Parser *P, Node *n, bool soft);
 static void check_list(Parser *P, NodeList *l, bool soft) {
     for (int i = 0; i < l->n; i++) check_unknown(P, l->v[i], soft);
@@ -1022,13 +1057,20 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
     if (!n) return;
     switch (n->kind) {
     case N_IF: case N_CONDEXPR: soft = true; break;
-    case N_FOR:
+    case N_FOR: {
+        check_unknown(P, n->c, false);
+        const Node *store = find_loop_store(n);
+        if (store) {
+            P->rt->line = store->line;
+            P->rt->col = store->col;
+            rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "Can't assign to special loop variable in for-loop target");
+        }
         check_unknown(P, n->b, soft);
         check_unknown(P, n->a, false);
-        check_unknown(P, n->c, false);
         check_list(P, &n->body, false);
         check_list(P, &n->alt, false);
         return;
+    }
     case N_MACRO: case N_SET_BLOCK: case N_FILTER_BLOCK: case N_GENERATION: case N_SCOPE_BLOCK:
         soft = false;
         break;

@@ -405,6 +405,19 @@ add_all("for", [
     "{% for x in xs %}{% if not loop.last %}{% continue %}{% endif %}{{ x }}{% else %}E{% endfor %}",
     "{% for x in xs %}{% if loop.last %}{% break %}{% endif %}{{ x }}{% else %}E{% endfor %}",
     "{% for x in xs if x > 1 %}{% break %}{% else %}E{% endfor %}",
+    # storing to `loop` anywhere in a loop is a TemplateAssertionError; a trailing
+    # comma in a target never ends the tuple (Jinja2's end rules never match)
+    "{% for loop in xs %}x{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{% set loop = 1 %}{% endfor %}{% endfor %}",
+    "{% for x in xs %}{% with loop = 2 %}{% endwith %}{% endfor %}",
+    "{% for x in xs %}{% set a, loop = 1, 2 %}{% endfor %}",
+    "{% for x in xs %}{% set loop %}q{% endset %}{% endfor %}",
+    "{% for x in xs %}{% macro m(loop) %}{% endmacro %}{% endfor %}ok",
+    "{% set loop = 3 %}{{ loop }}",
+    "{% for x in xs if loop %}{% endfor %}",
+    "{% for x in xs, recursive %}{{ x }}{% endfor %}",
+    "{% set a, = [1] %}",
+    "{% for x in xs %}{% set ns.loop = 1 %}{% endfor %}",
 ])
 
 # ---- set, namespace ----------------------------------------------------------------------
