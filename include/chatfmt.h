@@ -81,7 +81,12 @@ CF_API const char *cf_error_kind_name(cf_error_kind kind);
 /* ---- limits ------------------------------------------------------------ */
 
 /* Bounds on the work one render (or one JSON parse) may do. Every field has
- * a safe default from cf_limits_default(); 0 in any field means "default". */
+ * a safe default from cf_limits_default(); 0 in any field means "default".
+ * max_recursion, max_parse_depth and max_json_depth also bound recursion on
+ * the C stack: at their defaults a render, a compile and a JSON parse each
+ * fit in a 1 MiB thread stack. Raising them far beyond the defaults needs a
+ * correspondingly larger stack (a render also stops itself after 256 KiB +
+ * 8 KiB per max_recursion level of stack). */
 typedef struct cf_limits {
     uint64_t max_steps;        /* interpreter steps per render (default 10M) */
     uint32_t max_recursion;    /* macro / loop() / call nesting (default 500) */

@@ -810,14 +810,10 @@ static _Noreturn void unknown_filter_or_test(Interp *I, const Node *n) {
 }
 
 /* Apply a filter chain; for filter/set blocks its innermost node has a == NULL. */
+static Value eval_filter_args(Interp *I, const Node *n, Frame *f, Value operand_value);
 static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f) {
     if (fnode->a) operand = apply_filter(I, fnode->a, operand, f);
-    ArgBuf ab;
-    eval_args(I, fnode, f, &ab, v_missing(), NULL, v_missing());
-    set_pos(I, fnode);
-    if (!fnode->filter) unknown_filter_or_test(I, fnode);
-    charge_operand(I->rt, operand);
-    return fnode->filter(I->rt, operand, &ab.args);
+    return eval_filter_args(I, fnode, f, operand);
 }
 
 
@@ -1049,13 +1045,21 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup(I, f, a->sym));
 }
 
+static bool single_equality(const Node *compare) {   /* m.role == 'user' */
+    return compare->items.n == 1 && (compare->ops[0] == OP_EQ || compare->ops[0] == OP_NE);
+}
+static bool plain_test(const Node *test) {             /* x is defined */
+    return !test->items.n && !test->kwvals.n && !test->b && !test->c && test->test;
+}
+
 /* The truth of an expression where only its truth matters (if, inline if,
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
 static bool cond(Interp *I, const Node *n, Frame *f) {
+    stack_check(I);
     switch (n->kind) {
     case N_COMPARE:
-        if (n->items.n == 1 && (n->ops[0] == OP_EQ || n->ops[0] == OP_NE)) {     /* m.role == 'user' */
+        if (single_equality(n)) {
             Value left = operand(I, n->a, f);
             Value right = operand(I, n->items.v[0], f);
             if (left.type == VT_STR && right.type == VT_STR) {
@@ -1071,7 +1075,7 @@ static bool cond(Interp *I, const Node *n, Frame *f) {
     case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
     case N_OR: return cond(I, n->a, f) || cond(I, n->b, f);
     case N_TEST:
-        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->test) {   /* x is defined */
+        if (plain_test(n)) {
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             Value v = operand(I, n->a, f);
             set_pos(I, n);
@@ -1115,15 +1119,9 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         }
         return eval_filter_args(I, n, f, v);
     }
-    case N_TEST: {
-        Value v = operand(I, n->a, f);
-        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->test) {   /* x is defined */
-            static const Args no_args = {0, NULL, 0, NULL, NULL};
-            set_pos(I, n);
-            return v_bool(n->test(I->rt, v, &no_args));
-        }
-        return eval_test_args(I, n, f, v);
-    }
+    case N_TEST:
+        if (plain_test(n)) return v_bool(cond(I, n, f));
+        return eval_test_args(I, n, f, operand(I, n->a, f));
     case N_NOT: return v_bool(!cond(I, n->a, f));
     case N_NEG: case N_POS: return eval_unary(I, n, operand(I, n->a, f));
     case N_BINOP: return eval_binop(I, n, f);
@@ -1135,20 +1133,9 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         Value a = operand(I, n->a, f);
         return v_truthy(a) ? a : operand(I, n->b, f);
     }
-    case N_COMPARE: {
-        Value left = operand(I, n->a, f);
-        if (n->items.n == 1 && (n->ops[0] == OP_EQ || n->ops[0] == OP_NE)) {     /* m.role == 'user' */
-            Value right = operand(I, n->items.v[0], f);
-            if (left.type == VT_STR && right.type == VT_STR) {
-                const Str *x = left.u.s, *y = right.u.s;
-                bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-                return v_bool(eq == (n->ops[0] == OP_EQ));
-            }
-            set_pos(I, n);
-            return v_bool(compare(I, n->ops[0], left, right));
-        }
-        return eval_compare_chain(I, n, f, left);
-    }
+    case N_COMPARE:
+        if (single_equality(n)) return v_bool(cond(I, n, f));
+        return eval_compare_chain(I, n, f, operand(I, n->a, f));
     case N_CONCAT: return eval_concat(I, n, f);
     case N_CONDEXPR: {
         if (cond(I, n->a, f)) return operand(I, n->b, f);

@@ -708,27 +708,34 @@ static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool 
     return body;
 }
 
-static void scan_uses(Node *n, uint8_t *flags);
-static void scan_list(NodeList *l, uint8_t *flags) {
-    for (int i = 0; i < l->n; i++) scan_uses(l->v[i], flags);
+/* Every node below n (pre-order), for the passes over a parsed tree. */
+typedef void (*NodeVisit)(Node *n, void *ctx);
+static void walk_tree(Node *n, NodeVisit visit, void *ctx);
+static void walk_list(NodeList *l, NodeVisit visit, void *ctx) {
+    for (int i = 0; i < l->n; i++) walk_tree(l->v[i], visit, ctx);
 }
+static void walk_tree(Node *n, NodeVisit visit, void *ctx) {
+    if (!n) return;
+    visit(n, ctx);
+    walk_tree(n->a, visit, ctx);
+    walk_tree(n->b, visit, ctx);
+    walk_tree(n->c, visit, ctx);
+    walk_tree(n->d, visit, ctx);
+    walk_list(&n->body, visit, ctx);
+    walk_list(&n->alt, visit, ctx);
+    walk_list(&n->items, visit, ctx);
+    walk_list(&n->kwvals, visit, ctx);
+}
+
 /* Which of caller/varargs/kwargs a macro body references (Jinja2's
  * find_undeclared): they decide whether the macro accepts extra args. */
-static void scan_uses(Node *n, uint8_t *flags) {
-    if (!n) return;
+static void note_magic_use(Node *n, void *ctx) {
+    uint8_t *flags = ctx;
     if (n->kind == N_NAME && n->name) {
         if (str_eqz(n->name, "caller")) *flags |= MF_CALLER;
         else if (str_eqz(n->name, "varargs")) *flags |= MF_VARARGS;
         else if (str_eqz(n->name, "kwargs")) *flags |= MF_KWARGS;
     }
-    scan_uses(n->a, flags);
-    scan_uses(n->b, flags);
-    scan_uses(n->c, flags);
-    scan_uses(n->d, flags);
-    scan_list(&n->body, flags);
-    scan_list(&n->alt, flags);
-    scan_list(&n->items, flags);
-    scan_list(&n->kwvals, flags);
 }
 
 static void parse_signature(Parser *P, Node *m) {
@@ -764,7 +771,7 @@ static void parse_signature(Parser *P, Node *m) {
 
 static void finish_macro(Parser *P, Node *m) {
     uint8_t fl = 0;
-    scan_list(&m->body, &fl);
+    walk_list(&m->body, note_magic_use, &fl);
     /* a parameter with the same name shadows the magic variable */
     for (int i = 0; i < m->nparams; i++) {
         if (str_eqz(m->params[i], "caller")) fl &= (uint8_t)~MF_CALLER;
@@ -990,25 +997,13 @@ static void freeze_str(Str *s) {
     str_hash(s);
     str_nchars(s);
 }
-static void freeze(Node *n);
-static void freeze_list(NodeList *l) {
-    for (int i = 0; i < l->n; i++) freeze(l->v[i]);
-}
-static void freeze(Node *n) {
-    if (!n) return;
+static void freeze_node(Node *n, void *ctx) {
+    (void)ctx;
     if (n->v.type == VT_STR || n->v.type == VT_BIGINT) freeze_str(n->v.u.s);
     freeze_str(n->name);
     freeze_str(n->attr);
     for (int i = 0; i < n->kwvals.n; i++) freeze_str(n->kwnames[i]);
     for (int i = 0; i < n->nparams; i++) freeze_str(n->params[i]);
-    freeze(n->a);
-    freeze(n->b);
-    freeze(n->c);
-    freeze(n->d);
-    freeze_list(&n->body);
-    freeze_list(&n->alt);
-    freeze_list(&n->items);
-    freeze_list(&n->kwvals);
 }
 
 /* Unknown filters and tests are compile errors, except inside an `if` or a
@@ -1141,21 +1136,8 @@ static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
     mark_bindings_list(&n->alt, framed, in_frame);
 }
 
-static void flag_top_level_names(Node *n, const uint8_t *framed);
-static void flag_top_level_list(NodeList *l, const uint8_t *framed) {
-    for (int i = 0; i < l->n; i++) flag_top_level_names(l->v[i], framed);
-}
-static void flag_top_level_names(Node *n, const uint8_t *framed) {
-    if (!n) return;
-    if (n->kind == N_NAME && !framed[n->sym]) n->op = NAME_TOP_LEVEL;
-    flag_top_level_names(n->a, framed);
-    flag_top_level_names(n->b, framed);
-    flag_top_level_names(n->c, framed);
-    flag_top_level_names(n->d, framed);
-    flag_top_level_list(&n->body, framed);
-    flag_top_level_list(&n->alt, framed);
-    flag_top_level_list(&n->items, framed);
-    flag_top_level_list(&n->kwvals, framed);
+static void flag_top_level_name(Node *n, void *framed) {
+    if (n->kind == N_NAME && !((const uint8_t *)framed)[n->sym]) n->op = NAME_TOP_LEVEL;
 }
 
 static void mark_top_level_names(Rt *rt, struct cf_template *t) {
@@ -1164,7 +1146,7 @@ static void mark_top_level_names(Rt *rt, struct cf_template *t) {
     for (size_t i = 0; i < sizeof implicit / sizeof implicit[0]; i++)
         if (implicit[i] >= 0) framed[implicit[i]] = 1;
     mark_bindings_list(&t->body, framed, false);
-    flag_top_level_list(&t->body, framed);
+    walk_list(&t->body, flag_top_level_name, framed);
 }
 
 /* Everything a render needs to know about each name, computed once. */
@@ -1206,7 +1188,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     t->body = subparse(&P, NULL);
     if (cur(&P)->type != T_EOF) fail_unexpected(&P);
     check_list(&P, &t->body, false);
-    freeze_list(&t->body);
+    walk_list(&t->body, freeze_node, NULL);
     resolve_symbols(rt, t);
     mark_top_level_names(rt, t);
 }

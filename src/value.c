@@ -336,12 +336,18 @@ static size_t sb_block_size(size_t cap) { return sizeof(Str) + cap + 1; }
 
 static Str *sb_header(const StrBuf *sb) { return (Str *)(void *)(sb->p - offsetof(Str, data)); }
 
-void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
+/* An empty buffer's fields; its capacity never exceeds its limit. */
+static void sb_begin(Rt *rt, StrBuf *sb, size_t cap, bool is_output) {
+    size_t max = is_output ? rt->lim.max_output : rt->lim.max_string;
     sb->rt = rt;
     sb->len = 0;
-    sb->is_output = false;
+    sb->is_output = is_output;
     sb->cap = cap < 16 ? 16 : cap;
-    if (sb->cap > rt->lim.max_string) sb->cap = rt->lim.max_string;
+    if (sb->cap > max) sb->cap = max;
+}
+
+void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
+    sb_begin(rt, sb, cap, false);
     Str *s = rt_alloc(rt, sb_block_size(sb->cap));
     sb->p = s->data;
 }
@@ -349,11 +355,7 @@ void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
 /* The render's output lives on the heap, not in the arena, so that the
  * result takes it over without a copy; the caller frees sb->p. */
 void sb_init_output(Rt *rt, StrBuf *sb, size_t cap) {
-    sb->rt = rt;
-    sb->len = 0;
-    sb->is_output = true;
-    sb->cap = cap < 16 ? 16 : cap;
-    if (sb->cap > rt->lim.max_output) sb->cap = rt->lim.max_output;
+    sb_begin(rt, sb, cap, true);
     sb->p = malloc(sb->cap + 1);
     if (!sb->p) rt_oom(rt, sb->cap + 1);
 }
