@@ -116,14 +116,17 @@ static Value str_method(Rt *rt, Value self, const char *name, int n, const Value
     return out;
 }
 
+/* An ASCII string with no letter in [lo, hi] is its own lower()/upper(). */
+static bool ascii_without(Value s, char lo, char hi) {
+    if (s.type != VT_STR) return false;
+    const Str *p = s.u.s;
+    size_t i = 0;
+    while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= lo && p->data[i] <= hi)) i++;
+    return i == p->len;
+}
+
 static Value str_lower(Rt *rt, Value s) {
-    /* message.role|lower: an ASCII string without capitals is its own result */
-    if (s.type == VT_STR) {
-        const Str *p = s.u.s;
-        size_t i = 0;
-        while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= 'A' && p->data[i] <= 'Z')) i++;
-        if (i == p->len) return s;
-    }
+    if (ascii_without(s, 'A', 'Z')) return s;   /* message.role|lower */
     return str_method(rt, s, "lower", 0, NULL);
 }
 
@@ -874,7 +877,9 @@ static const Sig SIG_UPPER = {"do_upper", 0, 0, 0, {0}};
 
 static Value f_upper(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_UPPER, NULL);
-    return str_method(rt, soft_str(rt, self), "upper", 0, NULL);
+    Value s = soft_str(rt, self);
+    if (ascii_without(s, 'a', 'z')) return s;
+    return str_method(rt, s, "upper", 0, NULL);
 }
 
 /* environment.call_filter / call_test: look the name up at call time. */

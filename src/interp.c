@@ -15,14 +15,6 @@
 #include <math.h>
 #include <stdio.h>
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#define COLD __attribute__((noinline, cold))
-#else
-#define NOINLINE
-#define COLD
-#endif
-
 #define FRAME_INLINE 6
 typedef struct Frame {
     struct Frame *parent;
@@ -1055,37 +1047,39 @@ static bool plain_test(const Node *test) {             /* x is defined */
 /* The truth of an expression where only its truth matters (if, inline if,
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
+static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
+    Value left = operand(I, n->a, f);
+    Value right = operand(I, n->items.v[0], f);
+    if (left.type == VT_STR && right.type == VT_STR) {
+        const Str *x = left.u.s, *y = right.u.s;
+        bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
+        return eq == (n->ops[0] == OP_EQ);
+    }
+    set_pos(I, n);
+    return compare(I, n->ops[0], left, right);
+}
+
+static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Value v = operand(I, n->a, f);
+    set_pos(I, n);
+    return n->test(I->rt, v, &no_args);
+}
+
+static NOINLINE bool cond_value(Interp *I, const Node *n, Frame *f) { return v_truthy(operand(I, n, f)); }
+
+/* A dispatcher only (the cases live out of line), so that the and/or/not
+ * recursion stays cheap. */
 static bool cond(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
-    case N_COMPARE:
-        if (single_equality(n)) {
-            Value left = operand(I, n->a, f);
-            Value right = operand(I, n->items.v[0], f);
-            if (left.type == VT_STR && right.type == VT_STR) {
-                const Str *x = left.u.s, *y = right.u.s;
-                bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-                return eq == (n->ops[0] == OP_EQ);
-            }
-            set_pos(I, n);
-            return compare(I, n->ops[0], left, right);
-        }
-        break;
+    case N_COMPARE: return single_equality(n) ? cond_equality(I, n, f) : cond_value(I, n, f);
     case N_NOT: return !cond(I, n->a, f);
     case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
     case N_OR: return cond(I, n->a, f) || cond(I, n->b, f);
-    case N_TEST:
-        if (plain_test(n)) {
-            static const Args no_args = {0, NULL, 0, NULL, NULL};
-            Value v = operand(I, n->a, f);
-            set_pos(I, n);
-            return n->test(I->rt, v, &no_args);
-        }
-        break;
-    default:
-        break;
+    case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
+    default: return cond_value(I, n, f);
     }
-    return v_truthy(operand(I, n, f));
 }
 
 /* Expressions do not count steps: their work is bounded by the template's
@@ -1204,12 +1198,26 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     /* Jinja2 clears its "else" indicator at the END of a body, so `else`
      * runs unless some iteration ran to completion (continue/break skip it). */
     bool completed = false;
+    /* Each iteration starts from `loop` alone in the frame (FRAME_INLINE
+     * holds it and a name target; the parser rejects a target named loop). */
+    int base = 0;
+    if (loop_sym >= 0) {
+        f->syms[0] = loop_sym;
+        f->vals[0] = loopv;
+        base = 1;
+    }
+    int name_target = node->a->kind == N_NAME ? node->a->sym : -1;
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
-        f->n = 0;
+        f->n = base;
         l->index0 = (int64_t)i;
-        if (loop_sym >= 0) frame_set(I, f, loop_sym, loopv);
-        unpack_assign(I, node->a, items->items[i], f);
+        if (name_target >= 0) {
+            f->syms[base] = name_target;
+            f->vals[base] = items->items[i];
+            f->n = base + 1;
+        } else {
+            unpack_assign(I, node->a, items->items[i], f);
+        }
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) break;
         if (c == CTL_NONE) completed = true;

@@ -13,6 +13,15 @@
 #include <string.h>
 #include "chatfmt.h"
 
+/* Keep rare paths out of hot functions, so those stay small leaves. */
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#define COLD __attribute__((noinline, cold))
+#else
+#define NOINLINE
+#define COLD
+#endif
+
 /* Arena: bump allocator over malloc'd chunks; freed all at once. */
 typedef struct ArenaChunk ArenaChunk;
 typedef struct Arena {

@@ -302,8 +302,9 @@ static inline bool entry_is_str(const DictEntry *e, uint32_t h, const Str *key) 
            (e->key.u.s == key || (e->key.u.s->len == key->len && mem_equal(e->key.u.s->data, key->data, key->len)));
 }
 
-bool dict_get_key(const Dict *d, Str *key, Value *out) {
-    if (!d->len) return false;
+/* The rest of dict_get_key: a key whose hash is not cached yet, or a dict
+ * big enough to have a hash index. */
+static NOINLINE bool dict_get_key_slow(const Dict *d, Str *key, Value *out) {
     uint32_t h = str_hash(key);
     if (!d->index) {
         for (size_t i = 0; i < d->len; i++)
@@ -313,6 +314,22 @@ bool dict_get_key(const Dict *d, Str *key, Value *out) {
     for (size_t slot = h & d->index_mask; d->index[slot] != SLOT_EMPTY; slot = (slot + 1) & d->index_mask) {
         const DictEntry *e = &d->entries[d->index[slot]];
         if (entry_is_str(e, h, key)) { *out = e->val; return true; }
+    }
+    return false;
+}
+
+/* The renderer's hottest lookup (message.role): a few entries scanned
+ * without a call, so it stays a leaf; the rare cases leave by a tail call. */
+bool dict_get_key(const Dict *d, Str *key, Value *out) {
+    uint32_t h = key->hash;
+    if (d->index || !h) return dict_get_key_slow(d, key, out);
+    for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++) {
+        if (e->hash != h || e->key.type != VT_STR) continue;
+        const Str *k = e->key.u.s;
+        if (k == key) { *out = e->val; return true; }
+        if (k->len != key->len) continue;
+        if (k->len < 4 || k->len > 16) return dict_get_key_slow(d, key, out);
+        if (mem_equal(k->data, key->data, k->len)) { *out = e->val; return true; }
     }
     return false;
 }

@@ -147,7 +147,7 @@ def work(s):
              "{% macro f(n) %}{% call f(n + 1) %}x{% endcall %}{% endmacro %}{{ f(0) }}", None, exit=[1])
     # one recursion level holding a deep expression: the C stack guard, not the level count, stops it
     s.render("recursion_deep_expression",
-             "{% macro f(n) %}{% if n < 490 %}{{ " + "not " * 120 + " f(n + 1) }}{% endif %}{% endmacro %}{{ f(0) }}",
+             "{% macro f(n) %}{% if n < 490 %}{{ " + "not " * 450 + " f(n + 1) }}{% endif %}{% endmacro %}{{ f(0) }}",
              limit("max-recursion"), exit=[1])
     s.render("recursion_deep_blocks",
              "{% macro f(n) %}" + "{% if true %}" * 450 + "{% if n < 490 %}{{ f(n + 1) }}{% endif %}" +
