@@ -9,7 +9,10 @@ transformers' semantics, on the same cases (seeds x shared conversations):
             Template.render with a compiled template held by the caller
 
 Prints each figure and the ratio (target: >= 30x), and both again on CPU
-time in one process (a loaded machine inflates wall-clock figures unevenly). Environment: BUILD
+time in one process (a loaded machine inflates wall-clock figures unevenly),
+and the binding's cost beyond the render itself: its time per call minus
+BUILD/bench/bench_render's on the same cases (when make bench built it).
+Environment: BUILD
 (default build: the library is BUILD/libchatfmt.so unless CHATFMT_LIBRARY is
 set), CHATFMT_SHARED (default ../shared).
 """
@@ -79,6 +82,18 @@ def main():
     print(f"python_speedup_compiled {jinja_us / compiled_us:.1f}x")
     print(f"python_cpu_us_per_render chatfmt {api_cpu:.2f}  jinja2 {jinja_cpu:.2f}   cpu_ratio {jinja_cpu / api_cpu:.1f}x"
           "   (CPU time, same process: independent of load)")
+    bench_render = os.path.join(REPO, os.environ.get("BUILD", "build"), "bench", "bench_render")
+    if os.path.exists(bench_render):
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
+            f.write(cases_text)
+        try:
+            out = subprocess.run([bench_render, f.name, "50"], capture_output=True, text=True).stdout
+        finally:
+            os.unlink(f.name)
+        if out.startswith("render_us_per_case"):
+            render_us = float(out.split()[1])
+            print(f"python_binding_overhead_us {api_us - render_us:.2f}   (binding {api_us:.2f} - render-only "
+                  f"{render_us:.2f}: arguments, marshal, foreign call, decode)")
 
 
 if __name__ == "__main__":

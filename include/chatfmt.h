@@ -413,6 +413,56 @@ CF_API bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err);
 CF_API const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len);
 CF_API void cf_reply_stream_free(cf_reply_stream *s);
 
+/* ---- one-call rendering for bindings and batch jobs (src/api_fast.c) ---- */
+/* @@FAST@@ (section owned by the binding/dataset speed work) */
+
+/* cf_render_data's output and error. Set `text`/`cap` to a buffer of the
+ * caller's (may be NULL/0) and reuse the struct for every call of one thread. */
+typedef struct cf_render_buffer {
+    char *text;          /* the caller's buffer: the output is copied here when it fits (no NUL) */
+    size_t cap;          /* its size in bytes */
+    size_t len;          /* out: output length in bytes */
+    cf_result big;       /* out: the output when it did not fit (release: cf_result_free);
+                            spans are never returned here (cf_render_chat has them) */
+    cf_error err;        /* out: the error of a call that returned -1 */
+} cf_render_buffer;
+
+/* cf_render_data flags: one format, optionally | CF_DATA_CHAT. */
+enum {
+    CF_DATA_JSON = 0,          /* a JSON object, read as cf_context_from_json_limits does */
+    CF_DATA_MARSHAL = 1,       /* Python's marshal.dumps(variables, 4) of JSON-like data:
+                                  str keys; str, int, float, bool, None, list, tuple, dict */
+    CF_DATA_FORMAT_MASK = 0xff,
+    CF_DATA_CHAT = 0x100       /* chat mode (cf_render_chat); else raw mode (cf_render) */
+};
+
+/* cf_render_data results besides a length and -1 (error in b->err). */
+enum {
+    CF_RENDER_UNSUPPORTED = -2, /* CF_DATA_MARSHAL data that JSON would spell differently or
+                                   cannot (NaN, non-str keys, lone surrogates, bytes, sets,
+                                   ints beyond int64, cycles) or that passes a limit: encode the
+                                   variables as JSON and call again; that call reports any error
+                                   exactly as cf_context_from_json does */
+    CF_RENDER_BIG = -3          /* the output (b->len bytes) is in b->big, not b->text */
+};
+
+/* Read the variables from `data` and render them in one call: what
+ * cf_context_from_json_limits + cf_render_chat (or cf_render) +
+ * cf_context_free do, the output copied into b->text. The variables are
+ * read under the render's limits (opt->limits, else the template's). Returns
+ * the output length (0..INT_MAX, in b->text), -1 (error in b->err),
+ * CF_RENDER_UNSUPPORTED or CF_RENDER_BIG. Thread safety: as cf_render_chat,
+ * one cf_render_buffer per thread. */
+CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_render_options *opt,
+                          int flags, const char *data, size_t len);
+
+/* s[0..n) as a JSON string literal, quotes included, spelled as Python's
+ * json.dumps(s, ensure_ascii=False) spells it (for writing outputs into JSON
+ * Lines). Returns the literal's length; it is written to out only when that
+ * is <= cap (else nothing is written: call again with a buffer that big;
+ * 6 * n + 2 bytes always suffice). */
+CF_API size_t cf_json_quote(const char *s, size_t n, char *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

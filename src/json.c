@@ -12,6 +12,24 @@
  * Reader
  * ====================================================================== */
 
+Str *json_str_carve(Rt *rt, StrCarver *c, const char *p, size_t len) {
+    enum { BLOCK = 4096 };
+    if (len > BLOCK / 8 || len > rt->lim.max_string) return str_new(rt, p, len);   /* (the limit throws there) */
+    size_t need = (sizeof(Str) + len + 1 + 7) & ~(size_t)7;   /* Str needs 8-byte alignment */
+    if (need > (size_t)(c->end - c->at)) {
+        c->at = rt_alloc(rt, BLOCK);
+        c->end = c->at + BLOCK;
+    }
+    Str *str = (Str *)(void *)c->at;
+    c->at += need;
+    str->len = len;
+    str->nchars = -1;
+    str->hash = 0;
+    memcpy(str->data, p, len);
+    str->data[len] = '\0';
+    return str;
+}
+
 typedef struct Parser {
     Rt *rt;
     const unsigned char *s;   /* document, after any UTF-8 BOM */
@@ -26,6 +44,7 @@ typedef struct Parser {
     /* Short strings seen so far (keys mostly): documents repeat them
      * thousands of times, and a shared Str also keeps its cached hash. */
     Str *recent[256];
+    StrCarver carver;
 } Parser;
 
 #define RECENT_MAX_LEN 32
@@ -42,7 +61,10 @@ static const unsigned char STRING_BYTE[256] = {
 static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static size_t skip_ws(const Parser *ps, size_t i) {
+static inline size_t skip_ws(const Parser *ps, size_t i) {
+    /* the usual cases: no whitespace, or the one space of ", " and ": " */
+    if (i < ps->n && ps->s[i] > ' ') return i;
+    if (i + 1 < ps->n && ps->s[i] == ' ' && ps->s[i + 1] > ' ') return i + 1;
     while (i < ps->n && is_ws(ps->s[i])) i++;
     return i;
 }
@@ -97,14 +119,77 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
 
 static Value parse_value(Parser *ps, size_t *pos);
 
-static void stack_push(Parser *ps, Value v) {
-    if (ps->top == ps->cap) {
-        size_t cap = ps->cap ? ps->cap * 2 : 64;
-        ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
-        ps->cap = cap;
-    }
+static void stack_grow(Parser *ps) {
+    size_t cap = ps->cap ? ps->cap * 2 : 256;
+    ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+    ps->cap = cap;
+}
+
+static inline void stack_push(Parser *ps, Value v) {
+    if (ps->top == ps->cap) stack_grow(ps);
     ps->stack[ps->top++] = v;
 }
+
+/* ---- scanning strings a block of bytes at a time ----
+ * scan_block(p, extra) flags the bytes of the SCAN_BYTES at p that JSON
+ * text must treat specially: '"', '\\' and control bytes (< 0x20), plus
+ * with SCAN_HIGH bytes >= 0x80 (the reader counts non-ASCII), with
+ * SCAN_ASCII bytes >= 0x7F (what ensure_ascii escapes). scan_first(mask) is
+ * the index of the first flagged byte; mask & (mask - 1) drops it. SSE2
+ * (every x86-64) takes 16 bytes a step, else 8 in a 64-bit word
+ * (-DCF_NO_SIMD forces that, to test it). */
+enum { SCAN_PLAIN = 0, SCAN_HIGH = 1, SCAN_ASCII = 2 };
+
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(CF_NO_SIMD)
+#include <emmintrin.h>
+#define SCAN_BYTES 16
+typedef unsigned ScanMask;
+
+static inline ScanMask scan_block(const unsigned char *p, int extra) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_and_si128(x, _mm_set1_epi8((char)0xE0)), _mm_setzero_si128()));
+    if (extra == SCAN_ASCII) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(x, _mm_set1_epi8(0x7F)));
+    ScanMask m = (ScanMask)_mm_movemask_epi8(hit);
+    if (extra != SCAN_PLAIN) m |= (ScanMask)_mm_movemask_epi8(x);   /* the high bit of each byte */
+    return m;
+}
+
+static inline unsigned scan_first(ScanMask m) { return (unsigned)__builtin_ctz(m); }
+#else
+#define SCAN_BYTES 8
+typedef uint64_t ScanMask;
+
+/* The high bit of each flagged byte. Exact: no carry crosses bytes. */
+static inline ScanMask scan_block(const unsigned char *p, int extra) {
+    const uint64_t ones = 0x0101010101010101ULL, lows = 0x7f7f7f7f7f7f7f7fULL, highs = ~lows;
+    uint64_t x;
+    memcpy(&x, p, 8);
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t not_quote = ((q & lows) + lows) | q;
+    uint64_t not_backslash = ((b & lows) + lows) | b;
+    uint64_t not_control = ((x & lows) + ones * 0x60) | x;
+    uint64_t hit = ~(not_quote & not_backslash & not_control);
+    if (extra == SCAN_HIGH) hit |= x;
+    if (extra == SCAN_ASCII) hit |= x | ((x & lows) + ones);   /* >= 0x80, or 0x7F */
+    return hit & highs;
+}
+
+/* Index (in memory order) of the first byte flagged in a nonzero mask. */
+static inline unsigned scan_first(ScanMask m) {
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return (unsigned)__builtin_ctzll(m) >> 3;
+#elif defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (unsigned)__builtin_clzll(m) >> 3;
+#else
+    unsigned char b[8];
+    memcpy(b, &m, 8);
+    unsigned k = 0;
+    while (!b[k]) k++;
+    return k;
+#endif
+}
+#endif
 
 /* Advance over plain string content from i: stops at a quote, backslash,
  * control character or the end. Notes non-ASCII content and counts its
@@ -113,6 +198,13 @@ static size_t scan_plain(const Parser *ps, size_t i, size_t *continuation, bool 
     const unsigned char *s = ps->s;
     size_t n = ps->n;
     for (;;) {
+        for (; i + SCAN_BYTES <= n; i += SCAN_BYTES) {
+            ScanMask m = scan_block(s + i, SCAN_HIGH);
+            if (m) {
+                i += scan_first(m);
+                break;
+            }
+        }
         while (i < n && !STRING_BYTE[s[i]]) i++;
         if (i >= n || STRING_BYTE[s[i]] == 1) return i;
         *non_ascii = true;
@@ -184,9 +276,15 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
  * memcpy; the code point count is cached on the way. */
 static Value parse_string(Parser *ps, size_t *pos) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0;
+    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0, i;
     bool non_ascii = false;
-    size_t i = scan_plain(ps, run, &continuation, &non_ascii);
+    ScanMask m;
+    /* Most strings are short and plain: their closing quote is the first
+     * byte flagged in the first block. */
+    if (run + SCAN_BYTES <= n && (m = scan_block(s + run, SCAN_HIGH)) && s[run + scan_first(m)] == '"')
+        i = run + scan_first(m);
+    else
+        i = scan_plain(ps, run, &continuation, &non_ascii);
     if (i < n && s[i] == '"') {
         size_t len = i - run;
         *pos = i + 1;
@@ -196,12 +294,9 @@ static Value parse_string(Parser *ps, size_t *pos) {
             if (*slot && (*slot)->len == len && memcmp((*slot)->data, s + run, len) == 0) return v_str_of(*slot);
         }
         if (non_ascii) check_utf8(ps, run, i);
-        Str *str = str_new(ps->rt, (const char *)s + run, len);
+        Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
         str->nchars = (int64_t)(len - continuation);
-        if (slot) {
-            str_hash(str);   /* cached now, while the document is not shared yet */
-            *slot = str;
-        }
+        if (slot) *slot = str;   /* (keys get their hash cached by dict_set) */
         return v_str_of(str);
     }
     StrBuf sb;
@@ -383,7 +478,12 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
                  "JSON document of %zu bytes exceeds the limit of %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  n, rt->lim.max_json_bytes);
     }
-    Parser ps = {rt, (const unsigned char *)s, n, 0, 0, SIZE_MAX, NULL, 0, 0, {NULL}};
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.rt = rt;
+    ps.s = (const unsigned char *)s;
+    ps.n = n;
+    ps.unpaired_at = SIZE_MAX;
     if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {   /* as json.loads(bytes) */
         ps.s += 3;
         ps.n -= 3;
@@ -422,54 +522,114 @@ static const char ESCAPE_ASCII[256] = {
     [0x80] = U16, U16, U16, U16, U16, U16, U16, U16,
 };
 
-static void put_u_escape(StrBuf *sb, uint32_t unit) {
+size_t json_plain_run(const char *s, size_t n, bool ensure_ascii) {
+    const unsigned char *u = (const unsigned char *)s;
+    const char *table = ensure_ascii ? ESCAPE_ASCII : ESCAPE_UTF8;
+    size_t i = 0;
+    for (; i + SCAN_BYTES <= n; i += SCAN_BYTES) {
+        ScanMask m = scan_block(u + i, ensure_ascii ? SCAN_ASCII : SCAN_PLAIN);
+        if (m) return i + scan_first(m);
+    }
+    while (i < n && !table[u[i]]) i++;
+    return i;
+}
+
+static size_t u_escape(uint32_t unit, char *out) {
     static const char hex[] = "0123456789abcdef";
-    char buf[6] = {'\\', 'u', hex[(unit >> 12) & 15], hex[(unit >> 8) & 15], hex[(unit >> 4) & 15],
-                   hex[unit & 15]};
-    sb_put(sb, buf, 6);
+    out[0] = '\\';
+    out[1] = 'u';
+    out[2] = hex[(unit >> 12) & 15];
+    out[3] = hex[(unit >> 8) & 15];
+    out[4] = hex[(unit >> 4) & 15];
+    out[5] = hex[unit & 15];
+    return 6;
+}
+
+size_t json_escape_byte(unsigned char c, char out[6]) {
+    char esc = ESCAPE_ASCII[c];
+    if (esc == 'u') return u_escape(c, out);
+    out[0] = '\\';
+    out[1] = esc;
+    return 2;
+}
+
+static size_t escape_extra(unsigned char c) {   /* bytes an escape adds */
+    char esc = ESCAPE_UTF8[c];
+    return !esc ? 0 : esc == 'u' ? 5 : 1;
+}
+
+/* Output text has an escape every few dozen bytes (newlines, the quotes of
+ * embedded JSON): a word is handled whole, and each escape in it costs a
+ * bit scan, not a pass over its bytes. */
+size_t json_quoted_len(const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    size_t len = n + 2, i = 0;
+    for (; i + SCAN_BYTES <= n; i += SCAN_BYTES) {
+        for (ScanMask m = scan_block(u + i, SCAN_PLAIN); m; m &= m - 1)
+            len += escape_extra(u[i + scan_first(m & (0 - m))]);
+    }
+    for (; i < n; i++) len += escape_extra(u[i]);
+    return len;
+}
+
+size_t json_quote_to(char *out, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    char *o = out;
+    *o++ = '"';
+    size_t i = 0;
+    /* out has room for SCAN_BYTES more whenever that many input bytes are
+     * left (each input byte takes at least one): whole blocks are stored */
+    while (i + SCAN_BYTES <= n) {
+        ScanMask m = scan_block(u + i, SCAN_PLAIN);
+        memcpy(o, u + i, SCAN_BYTES);
+        if (!m) {
+            o += SCAN_BYTES;
+            i += SCAN_BYTES;
+            continue;
+        }
+        unsigned k = scan_first(m);
+        o += k;
+        i += k;
+        o += json_escape_byte(u[i++], o);
+    }
+    for (; i < n; i++) {
+        if (ESCAPE_UTF8[u[i]]) o += json_escape_byte(u[i], o);
+        else *o++ = (char)u[i];
+    }
+    *o++ = '"';
+    return (size_t)(o - out);
 }
 
 void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii) {
-    const char *table = ensure_ascii ? ESCAPE_ASCII : ESCAPE_UTF8;
-    const unsigned char *u = (const unsigned char *)s;
+    /* In one pass straight into the buffer when it has room (the room is
+     * within the buffer's limit already); else piece by piece, growing it. */
+    size_t room = sb->p ? sb->cap - sb->len : 0;
+    if (!ensure_ascii && room >= 2 && (room / 6 > n || json_quoted_len(s, n) <= room)) {
+        sb->len += json_quote_to(sb->p + sb->len, s, n);
+        return;
+    }
     sb_putc(sb, '"');
-    size_t run = 0, i = 0;
+    size_t i = 0;
     for (;;) {
-        if (!ensure_ascii) {
-            /* eight bytes at a time while none is '"', '\\' or a control byte */
-            const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-            while (i + 8 <= n) {
-                uint64_t x;
-                memcpy(&x, s + i, 8);
-                uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
-                uint64_t hit = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x);
-                if (hit & highs) break;
-                i += 8;
-            }
-        }
-        while (i < n && !table[u[i]]) i++;
-        sb_put(sb, s + run, i - run);
+        size_t run = json_plain_run(s + i, n - i, ensure_ascii);
+        sb_put(sb, s + i, run);
+        i += run;
         if (i >= n) break;
-        char esc = table[u[i]];
-        if (esc == 'U') {
-            uint32_t cp = utf8_next(s, n, &i);
-            if (cp >= 0x10000) {
-                cp -= 0x10000;
-                put_u_escape(sb, 0xD800 | (cp >> 10));
-                put_u_escape(sb, 0xDC00 | (cp & 0x3FF));
-            } else {
-                put_u_escape(sb, cp);
-            }
-        } else {
-            if (esc == 'u') {
-                put_u_escape(sb, u[i]);
-            } else {
-                char two[2] = {'\\', esc};
-                sb_put(sb, two, 2);
-            }
+        char esc[12];
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x80) {
+            sb_put(sb, esc, json_escape_byte(c, esc));
             i++;
+            continue;
         }
-        run = i;
+        uint32_t cp = utf8_next(s, n, &i);   /* ensure_ascii: \\uXXXX, a surrogate pair above the BMP */
+        if (cp >= 0x10000) {
+            cp -= 0x10000;
+            u_escape(0xD800 | (cp >> 10), esc);
+            sb_put(sb, esc, u_escape(0xDC00 | (cp & 0x3FF), esc + 6) + 6);
+        } else {
+            sb_put(sb, esc, u_escape(cp, esc));
+        }
     }
     sb_putc(sb, '"');
 }

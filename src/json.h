@@ -16,6 +16,12 @@
  * rt->err->offset = byte offset. Throws (longjmp) — callers set rt->jb. */
 Value json_parse(Rt *rt, const char *s, size_t n);
 
+/* A copy of p[0..len) as a Str (nchars and hash not computed). Readers make
+ * dozens of short strings per document: they are carved from arena blocks
+ * instead of allocated one by one (long ones still are; max_string applies). */
+typedef struct StrCarver { char *at, *end; } StrCarver;
+Str *json_str_carve(Rt *rt, StrCarver *c, const char *p, size_t len);
+
 typedef struct JsonDumpOpts {
     bool ensure_ascii;       /* \uXXXX for non-ASCII (surrogate pairs above BMP) */
     bool sort_keys;
@@ -41,5 +47,15 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o);
 
 /* Write s as a JSON string literal (with quotes). */
 void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii);
+/* The pieces of it, for writers with their own buffers: the length of the
+ * prefix of s that json.dumps copies as is (eight bytes at a time), and the
+ * escape of an ASCII byte that ends such a run ('"', '\\', a control byte,
+ * and with ensure_ascii DEL) into out; returns its length, 2 or 6. */
+size_t json_plain_run(const char *s, size_t n, bool ensure_ascii);
+size_t json_escape_byte(unsigned char c, char out[6]);
+/* The literal in one pass (ensure_ascii=False): its length, and writing it
+ * to out, which has room for that many bytes (6 * n + 2 always suffice). */
+size_t json_quoted_len(const char *s, size_t n);
+size_t json_quote_to(char *out, const char *s, size_t n);
 
 #endif

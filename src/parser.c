@@ -15,6 +15,8 @@ typedef struct Parser {
     int loop_depth;        /* for break/continue: inside a for body? */
     Str *blocks[64];       /* block names seen (defined twice is an error) */
     int nblocks;
+    int *sym_slots;        /* open-addressing index of t->syms (-1 = empty) */
+    size_t sym_mask;       /* slots - 1 */
 } Parser;
 
 static Token *cur(Parser *P) { return &P->tok[P->pos]; }
@@ -116,16 +118,36 @@ static void nl_push(Parser *P, NodeList *l, Node *n) {
     l->v[l->n++] = n;
 }
 
+/* Rebuild the symbol index with room for twice the symbols. */
+static void sym_index_grow(Parser *P) {
+    struct cf_template *t = P->t;
+    size_t slots = 64;
+    while (slots < (size_t)t->nsyms * 4) slots *= 2;
+    P->sym_slots = rt_alloc(P->rt, slots * sizeof(int));
+    for (size_t i = 0; i < slots; i++) P->sym_slots[i] = -1;
+    P->sym_mask = slots - 1;
+    for (int k = 0; k < t->nsyms; k++) {
+        size_t i = str_hash(t->syms[k]) & P->sym_mask;
+        while (P->sym_slots[i] >= 0) i = (i + 1) & P->sym_mask;
+        P->sym_slots[i] = k;
+    }
+}
+
+/* The symbol index of a name, added on first sight. Hashed: a template
+ * with a hundred thousand distinct names compiles in linear time. */
 static int intern_sym(Parser *P, Str *name) {
     struct cf_template *t = P->t;
-    for (int i = 0; i < t->nsyms; i++)
-        if (str_eq(t->syms[i], name)) return i;
+    if (!P->sym_slots || (size_t)t->nsyms * 2 >= P->sym_mask) sym_index_grow(P);
+    size_t i = str_hash(name) & P->sym_mask;
+    for (; P->sym_slots[i] >= 0; i = (i + 1) & P->sym_mask)
+        if (str_eq(t->syms[P->sym_slots[i]], name)) return P->sym_slots[i];
     int c = t->nsyms;
     if (c == 0 || (c & (c - 1)) == 0) {
         size_t nc = c ? (size_t)c * 2 : 16;
         t->syms = rt_realloc(P->rt, t->syms, (size_t)c * sizeof(Str *), nc * sizeof(Str *));
     }
     t->syms[t->nsyms] = name;
+    P->sym_slots[i] = t->nsyms;
     return t->nsyms++;
 }
 

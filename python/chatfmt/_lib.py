@@ -92,6 +92,11 @@ class Source(ctypes.Structure):
                 ("looks_tag_stripped", ctypes.c_bool)]
 
 
+class RenderBuffer(ctypes.Structure):
+    _fields_ = [("text", ctypes.c_void_p), ("cap", ctypes.c_size_t), ("len", ctypes.c_size_t),
+                ("big", Result), ("err", Error)]
+
+
 class ReplyOptions(ctypes.Structure):
     _fields_ = [("format", ctypes.c_int), ("tools_json", ctypes.c_char_p),
                 ("prompt_tail", ctypes.c_char_p), ("reasoning_open", ctypes.c_bool),
@@ -143,6 +148,14 @@ cf_reply_stream_feed = _declare("cf_reply_stream_feed", ctypes.c_bool, _P, ctype
 cf_reply_stream_finish = _declare("cf_reply_stream_finish", ctypes.c_bool, _P, _ERR)
 cf_reply_stream_drain = _declare("cf_reply_stream_drain", _P, _P, _SIZE_P)
 cf_reply_stream_free = _declare("cf_reply_stream_free", None, _P)
+# One call per render (src/api_fast.c). Declared WITHOUT argtypes on purpose:
+# ctypes converts declared arguments through a Python-level from_param per
+# argument, which costs more than the rest of the call; every argument is
+# passed as a ctypes object (pointers, c_size_t) or bytes, whose conversion
+# is done in C. Returns an int (the default restype).
+cf_render_data = lib["cf_render_data"] if hasattr(lib, "cf_render_data") else None
+CF_DATA_JSON, CF_DATA_MARSHAL, CF_DATA_CHAT = 0, 1, 0x100
+CF_RENDER_UNSUPPORTED, CF_RENDER_BIG = -2, -3
 # Template capabilities (src/caps.c); absent from libraries built before it.
 cf_caps_json = _declare("cf_caps_json", _P, _P, _P, _ERR) if hasattr(lib, "cf_caps_json") else None
 

@@ -2,14 +2,46 @@
 import ctypes
 import functools
 import json
+import marshal
 import os
+import threading
 
 from . import _lib, errors
 
-# One encoder for every render: the context crosses into C as JSON text.
-# ASCII output (\\u escapes) is the C encoder's fast path; NaN/Infinity are
-# refused here because the library reads strict JSON.
+# The variables cross into C in Python's marshal format: CPython writes it
+# several times faster than JSON, and the library reads exactly the
+# JSON-like subset of it (cf_render_data). Data outside that subset (NaN,
+# non-str keys, dict subclasses, objects...) makes the library answer
+# CF_RENDER_UNSUPPORTED, and the render is redone through JSON, whose
+# encoder and reader decide what it becomes or which error it raises. So
+# the result never depends on which encoding was used.
+_marshal = marshal.dumps
+# ASCII output (\\u escapes) is the C JSON encoder's fast path; NaN/Infinity
+# are refused here because the library reads strict JSON.
 _encode = json.JSONEncoder(ensure_ascii=True, check_circular=False, allow_nan=False).encode
+_size_t = ctypes.c_size_t
+_CHAT = _lib.CF_DATA_MARSHAL | _lib.CF_DATA_CHAT
+_RAW = _lib.CF_DATA_MARSHAL
+_FIRST_CAP, _MAX_CAP = 1 << 16, 1 << 22   # per-thread output buffer: start, most kept
+
+
+class _Scratch(threading.local):
+    """Per-thread output buffer and error record for cf_render_data (a
+    thread-local, so concurrent renders never share one)."""
+
+    def __init__(self):
+        self.rb = _lib.RenderBuffer()
+        self.ref = ctypes.byref(self.rb)
+        self.resize(_FIRST_CAP)
+
+    def resize(self, cap):
+        self.buf = bytearray(cap)   # buf[:n].decode() is the cheapest way out
+        self.pin = (ctypes.c_char * cap).from_buffer(self.buf)   # holds the buffer in place
+        self.rb.text = ctypes.addressof(self.pin)
+        self.rb.cap = cap
+
+
+_scratch = _Scratch()
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,7 +69,7 @@ def _names_a_source(s):
 class _Compiled:
     """One compiled template and the special tokens that came with it."""
 
-    __slots__ = ("ptr", "source", "_src", "tokens", "__weakref__")
+    __slots__ = ("ptr", "handle", "source", "_src", "tokens", "__weakref__")
 
     def __init__(self, text, name, limits, src=None):
         self._src = src                  # keeps src.tokens alive
@@ -52,6 +84,7 @@ class _Compiled:
         self.ptr = _lib.cf_compile(data, len(data), ctypes.byref(opts), ctypes.byref(err))
         if not self.ptr:
             _lib.raise_error(err, name)
+        self.handle = ctypes.c_void_p(self.ptr)   # passed as is to cf_render_data
 
     def __del__(self):
         lib = _lib   # module globals may already be gone at interpreter exit
@@ -125,6 +158,8 @@ class Template:
         limits = ctypes.pointer(self._limits) if self._limits else None
         self._options = _lib.RenderOptions(limits, self._now, self._plain.tokens, bool(polyfill))
         self._raw_options = _lib.RenderOptions(limits, self._now, None, False)   # the variables only
+        self._options_ref = ctypes.byref(self._options)
+        self._raw_options_ref = ctypes.byref(self._raw_options)
 
     def _load(self, what, template_name, repair, name):
         src = _load_source(what, template_name, False, repair, self._limits)
@@ -188,12 +223,57 @@ class Template:
 
     # ---- rendering ----
 
-    def _run(self, variables, chat, spans=False):
-        compiled = self._plain
-        if variables.get("tools") is not None:
-            if self._tools_error is not None:
-                raise self._tools_error
-            compiled = self._with_tools or compiled
+    def _compiled_for(self, tools):
+        if tools is None:
+            return self._plain
+        if self._tools_error is not None:
+            raise self._tools_error
+        return self._with_tools or self._plain
+
+    def _render(self, variables, chat):
+        """The render path: one foreign call (cf_render_data)."""
+        tools = variables.get("tools")
+        compiled = self._plain if tools is None else self._compiled_for(tools)
+        render = _lib.cf_render_data
+        if render is None:   # a library older than the binding
+            return self._run_context(compiled, variables, chat)
+        flags, options = (_CHAT, self._options_ref) if chat else (_RAW, self._raw_options_ref)
+        s = _scratch
+        try:
+            data = _marshal(variables, 4)
+        except ValueError:   # not marshallable (a subclass, an object...): JSON decides
+            data, flags = _encode(variables).encode("ascii"), flags & ~_lib.CF_DATA_MARSHAL
+        n = render(s.ref, compiled.handle, options, flags, data, _size_t(len(data)))
+        if n >= 0:
+            return s.buf[:n].decode()
+        if n == _lib.CF_RENDER_UNSUPPORTED:
+            data = _encode(variables).encode("ascii")
+            n = render(s.ref, compiled.handle, options, flags & ~_lib.CF_DATA_MARSHAL, data, _size_t(len(data)))
+            if n >= 0:
+                return s.buf[:n].decode()
+        if n == _lib.CF_RENDER_BIG:
+            return self._take_big(s)
+        _lib.raise_error(s.rb.err, self.name)
+
+    @staticmethod
+    def _take_big(s):
+        """An output longer than the thread's buffer: take it from rb.big and
+        grow the buffer (up to _MAX_CAP) for the next ones."""
+        rb = s.rb
+        try:
+            text = ctypes.string_at(rb.big.text, rb.len).decode("utf-8")
+        finally:
+            _lib.cf_result_free(ctypes.byref(rb.big))
+        if rb.len <= _MAX_CAP:
+            cap = s.rb.cap
+            while cap < rb.len:
+                cap *= 2
+            s.resize(cap)
+        return text
+
+    def _run_context(self, compiled, variables, chat, spans=False):
+        """Through a cf_context and cf_render_chat/cf_render (spans, or a
+        library without cf_render_data)."""
         data = _encode(variables).encode("ascii")
         err = _lib.Error()
         ctx = _lib.cf_context_from_json(data, len(data), ctypes.byref(err))
@@ -214,15 +294,22 @@ class Template:
         finally:
             _lib.cf_result_free(ctypes.byref(res))
 
+    def _run(self, variables, chat, spans=False):
+        if spans:
+            return self._run_context(self._compiled_for(variables.get("tools")), variables, chat, True)
+        return self._render(variables, chat)
+
     def render(self, messages, tools=None, documents=None, add_generation_prompt=False,
                continue_final_message=False, **kwargs):
         """Render a conversation as transformers' apply_chat_template(...,
         tokenize=False) does; other keyword arguments become template
         variables (enable_thinking=False, bos_token=..., ...)."""
-        kwargs.update(messages=messages, tools=tools, documents=documents,
-                      add_generation_prompt=add_generation_prompt,
-                      continue_final_message=continue_final_message)
-        return self._run(kwargs, True)
+        kwargs["messages"] = messages
+        kwargs["tools"] = tools
+        kwargs["documents"] = documents
+        kwargs["add_generation_prompt"] = add_generation_prompt
+        kwargs["continue_final_message"] = continue_final_message
+        return self._render(kwargs, True)
 
     def render_with_spans(self, messages, tools=None, documents=None, add_generation_prompt=False,
                           continue_final_message=False, **kwargs):
@@ -236,7 +323,7 @@ class Template:
     def render_raw(self, **variables):
         """Render with exactly these variables (no chat-mode defaults, no
         special tokens), as jinja2's Template.render(**variables)."""
-        return self._run(variables, False)
+        return self._render(variables, False)
 
     def __repr__(self):
         return f"<chatfmt.Template {self.name or self.kind} ({len(self.source)} chars)>"
@@ -253,20 +340,30 @@ def _cached(template, stamp):
 
 
 def _template_for(template):
-    if isinstance(template, Template):
-        return template
-    if isinstance(template, os.PathLike):
-        template = os.fspath(template)
+    if type(template) is not str:   # (the isinstance checks cost more than the rest)
+        if isinstance(template, Template):
+            return template
+        if isinstance(template, os.PathLike):
+            template = os.fspath(template)
     stamp = None
-    if isinstance(template, str) and _names_a_source(template) and os.path.exists(template):
-        st = os.stat(template)
-        stamp = (st.st_mtime_ns, st.st_size)   # a changed file is loaded again
+    # One stat: a file (or folder) is stamped so that a changed one is loaded
+    # again; anything else is a built-in name or template text.
+    if isinstance(template, str) and template and "{" not in template and "\n" not in template:
+        try:
+            st = os.stat(template)
+            stamp = (st.st_mtime_ns, st.st_size)
+        except (OSError, ValueError):
+            pass
     return _cached(template, stamp)
 
 
 def _is_batch(messages):
-    return isinstance(messages, (list, tuple)) and len(messages) > 0 and \
-        (isinstance(messages[0], (list, tuple)) or hasattr(messages[0], "messages"))
+    if not isinstance(messages, (list, tuple)) or not messages:
+        return False
+    first = messages[0]
+    if type(first) is dict:   # the usual single conversation, decided without hasattr
+        return False
+    return isinstance(first, (list, tuple)) or hasattr(first, "messages")
 
 
 def apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False,
@@ -281,8 +378,13 @@ def apply_chat_template(template, messages, tools=None, documents=None, add_gene
     variables. Errors raise the chatfmt exception named as the Python
     exception transformers would raise (TemplateError, UndefinedError, ...).
     """
-    t = _template_for(template)
+    t = template if type(template) is Template else _template_for(template)
     if _is_batch(messages):
         return [t.render(getattr(m, "messages", m), tools, documents, add_generation_prompt,
                          continue_final_message, **kwargs) for m in messages]
-    return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)
+    kwargs["messages"] = messages
+    kwargs["tools"] = tools
+    kwargs["documents"] = documents
+    kwargs["add_generation_prompt"] = add_generation_prompt
+    kwargs["continue_final_message"] = continue_final_message
+    return t._render(kwargs, True)

@@ -14,6 +14,7 @@ STRUCTS = {
     "cf_error": _lib.Error, "cf_limits": _lib.Limits, "cf_span": _lib.Span, "cf_result": _lib.Result,
     "cf_compile_options": _lib.CompileOptions, "cf_render_options": _lib.RenderOptions,
     "cf_load_options": _lib.LoadOptions, "cf_source": _lib.Source, "cf_reply_options": _lib.ReplyOptions,
+    "cf_render_buffer": _lib.RenderBuffer,
 }
 
 

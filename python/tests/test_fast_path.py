@@ -1,0 +1,123 @@
+"""The one-call render path (cf_render_data): variables cross as Python
+marshal data and the output comes back in a per-thread buffer. Whatever
+the data, the result must be exactly what the JSON path gives (the path a
+render falls back to when the marshal reader declines), and big outputs,
+threads and errors must behave as on that path. Expected values come from
+the binding's own JSON path or the reference renderer, never typed by hand."""
+import collections
+import enum
+import os
+import threading
+import unittest
+from concurrent.futures import ThreadPoolExecutor
+from unittest import mock
+
+from support import SHARED, chatfmt, conversations, hf_render, oracle_outcome, read, templates
+
+template_module = chatfmt.template
+
+
+def through_json(call):
+    """call() with the marshal encoder refusing everything: the JSON path."""
+    def refuse(*args):
+        raise ValueError("unmarshallable object")
+    with mock.patch.object(template_module, "_marshal", refuse):
+        return outcome(call)
+
+
+def outcome(call):
+    try:
+        return "ok", call()
+    except Exception as e:  # noqa: BLE001 - the error class and message are the outcome
+        return "error", type(e).__name__, str(e)
+
+
+@unittest.skipIf(chatfmt._lib.cf_render_data is None, "library without cf_render_data")
+class FastPath(unittest.TestCase):
+    def test_seeds_same_as_json_path(self):
+        for tname, text in templates("seeds"):
+            t = chatfmt.compile(text)
+            for cname, ctx in conversations():
+                with self.subTest(case=f"{tname}|{cname}"):
+                    self.assertEqual(outcome(lambda: t.render(**ctx)), through_json(lambda: t.render(**ctx)))
+
+    def test_data_outside_the_json_model_falls_back(self):
+        class Color(enum.IntEnum):
+            RED = 1
+
+        class Text(str):
+            pass
+        t = chatfmt.compile("{{ x | tojson }}|{{ x }}")
+        values = [
+            {1: "int key", "1": "str key"}, {None: 1, True: 2, 2.5: 3}, collections.OrderedDict(a=1),
+            ("a", ("b", 1)), [Color.RED], Text("sub"), 2 ** 70, -2 ** 63, 2 ** 63 - 1, 2 ** 63,
+            float("nan"), float("inf"), b"bytes", {1, 2}, "lone \ud800 surrogate", "\U0001f600 \u00e9",
+            -0.0, 1e300, [None, True, False, 0, -1, 2 ** 31, "", {}], {"k": [[[]]]},
+        ]
+        shared = ["shared"]
+        values.append([shared, shared, {"a": shared}])
+        for v in values:
+            with self.subTest(value=repr(v)[:60]):
+                self.assertEqual(outcome(lambda: t.render_raw(x=v)), through_json(lambda: t.render_raw(x=v)))
+
+    def test_nesting_past_the_depth_limit(self):
+        deep = []
+        for _ in range(600):
+            deep = [deep]
+        t = chatfmt.compile("{{ x | length }}")
+        got = outcome(lambda: t.render_raw(x=deep))
+        self.assertEqual(got, through_json(lambda: t.render_raw(x=deep)))
+        self.assertEqual(got[:2], ("error", "LimitError"))
+
+    def test_outputs_bigger_than_the_buffer(self):
+        t = chatfmt.compile("{% for i in range(n) %}{% for j in range(100) %}{{ '%08d' % j }}\u00e9"
+                            "{% endfor %}{% endfor %}")
+        for n in (1, 200, 1, 3000, 1):   # 200 KB, then 3 MB: past the first buffers
+            with self.subTest(n=n):
+                want = "".join("%08d\u00e9" % j for j in range(100)) * n
+                self.assertEqual(t.render_raw(n=n), want)
+
+    def test_errors_same_as_json_path(self):
+        for text in ["{{ missing.attr }}", "{{ raise_exception('no') }}", "{{ 1 / 0 }}", "{{ messages[5].content.x }}"]:
+            t = chatfmt.compile(text)
+            with self.subTest(template=text):
+                got = outcome(lambda: t.render([{"role": "user", "content": "hi"}]))
+                self.assertEqual(got[0], "error")
+                self.assertEqual(got, through_json(lambda: t.render([{"role": "user", "content": "hi"}])))
+
+    def test_threads_keep_their_own_buffers(self):
+        t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
+        long_text = "{% for i in range(n) %}{{ i }},{% endfor %}"
+        big = chatfmt.compile(long_text)
+        jobs = [("conv", ctx) for _, ctx in conversations()] * 6 + [("big", n) for n in (30000, 1, 50000, 7)] * 3
+        want = [outcome(lambda: t.render(**j)) if k == "conv" else outcome(lambda: big.render_raw(n=j))
+                for k, j in jobs]
+        barrier = threading.Barrier(4)
+
+        def one(job):
+            kind, j = job
+            if kind == "conv":
+                return outcome(lambda: t.render(**j))
+            return outcome(lambda: big.render_raw(n=j))
+
+        def run_all(chunk):
+            barrier.wait()
+            return [one(job) for job in chunk]
+        chunks = [jobs[i::4] for i in range(4)]
+        with ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(run_all, chunks))
+        for i, chunk_results in enumerate(results):
+            self.assertEqual(chunk_results, want[i::4])
+
+    @unittest.skipIf(hf_render is None, "reference renderer unavailable")
+    def test_raw_and_chat_modes_against_the_oracle(self):
+        text = "{{ a }}-{{ b | tojson }}-{{ messages is defined }}-{{ c[1] }}"
+        variables = {"a": "x\u00e9", "b": [1, {"c": None, "d": 1.5}], "c": ("t", "u")}
+        self.assertEqual(("ok", chatfmt.compile(text).render_raw(**variables)), oracle_outcome(text, variables, True))
+        name, ctx = conversations()[3]
+        seed = read(os.path.join(SHARED, "seeds", "toolcall-qwen3.jinja"))
+        self.assertEqual(("ok", chatfmt.apply_chat_template(seed, **ctx)), oracle_outcome(seed, ctx))
+
+
+if __name__ == "__main__":
+    unittest.main()
