@@ -133,7 +133,7 @@ $(BUILD)/examples/%: examples/%.c include/chatfmt.h $(BUILD)/libchatfmt.a
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
-FUZZERS      := render json reply loaders
+FUZZERS      := render json marshal reply loaders
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS    := $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """make_seeds.py OUTDIR [SHARED] — seed corpora for the fuzzers in fuzz/.
 
-Writes OUTDIR/render, OUTDIR/json, OUTDIR/reply and OUTDIR/loaders, one
+Writes OUTDIR/render, OUTDIR/json, OUTDIR/marshal, OUTDIR/reply and OUTDIR/loaders, one
 file per input (named by content hash), from:
   render   shared/seeds/*.jinja, shared/corpus/templates/*.jinja, the
            templates of tests/unit/*.jsonl
   json     shared/conversations/*.json, tests/data/json_cases.jsonl inputs,
            contexts of tests/unit/*.jsonl
+  marshal  the same contexts as Python's marshal.dumps(context, 4) (the
+           Python binding's encoding for cf_render_data)
   reply    tests/reply_cases/cases.jsonl replies, with the two option bytes
            fuzz_reply.c reads (format, reasoning, tools; chunking seed)
   loaders  the GGUF fixtures of tests/make_gguf.py, tokenizer_config.json
@@ -17,6 +19,7 @@ and, for each fuzzer NAME, the crash inputs kept in tests/hostile/regress/NAME/.
 import glob
 import hashlib
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -64,9 +67,11 @@ def main():
             put(out, "render", case["template_text"])
         if isinstance(case.get("context"), dict):
             put(out, "json", json.dumps(case["context"], ensure_ascii=False))
+            put(out, "marshal", marshal.dumps(case["context"], 4))
 
     for path in sorted(glob.glob(os.path.join(shared, "conversations", "*.json"))):
         put(out, "json", read(path))
+        put(out, "marshal", marshal.dumps(json.loads(read(path)), 4))
     for case in jsonl("tests/data/json_cases.jsonl"):
         if case.get("op") == "loads" and "hex" in case:
             put(out, "json", bytes.fromhex(case["hex"]))

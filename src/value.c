@@ -321,6 +321,7 @@ static NOINLINE bool dict_get_key_slow(const Dict *d, Str *key, Value *out) {
 /* The renderer's hottest lookup (message.role): a few entries scanned
  * without a call, so it stays a leaf; the rare cases leave by a tail call. */
 bool dict_get_key(const Dict *d, Str *key, Value *out) {
+    if (!d->len) return false;   /* (entries may be NULL) */
     uint32_t h = key->hash;
     if (d->index || !h) return dict_get_key_slow(d, key, out);
     for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++) {
