@@ -22,7 +22,10 @@
     rtvar.arena = (arena_ptr);                                          \
     rtvar.jb = &jb_##rtvar;                                             \
     rtvar.err = (err_ptr) ? (err_ptr) : &scratch_##rtvar;               \
-    memset(rtvar.err, 0, sizeof *rtvar.err);                            \
+    rtvar.err->kind = CF_OK;        /* the 1 KiB message only on error */ \
+    rtvar.err->line = rtvar.err->column = 0;                            \
+    rtvar.err->offset = 0;                                              \
+    rtvar.err->message[0] = '\0';                                       \
     if ((const cf_limits *)(lim_ptr)) rtvar.lim = *(const cf_limits *)(lim_ptr); \
     limits_resolve(&rtvar.lim);
 

@@ -6,15 +6,6 @@
 
 /* ---- arena ---- */
 
-#define ARENA_ALIGN 16
-#define ARENA_CHUNK_MIN (64u * 1024u)
-
-struct ArenaChunk {
-    ArenaChunk *next;
-    size_t size;       /* usable bytes in data[] */
-    size_t used;       /* bytes handed out from data[] */
-    _Alignas(ARENA_ALIGN) unsigned char data[];
-};
 
 static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
 
@@ -152,7 +143,7 @@ _Noreturn void rt_oom(Rt *rt, size_t n) {
     rt_throw(rt, CF_ERR_MEMORY, "out of memory");
 }
 
-void *rt_alloc(Rt *rt, size_t n) {
+void *rt_alloc_slow(Rt *rt, size_t n) {
     void *p = arena_try_alloc(rt->arena, n);
     if (!p) rt_oom(rt, n);
     return p;

@@ -23,7 +23,15 @@
 #endif
 
 /* Arena: bump allocator over malloc'd chunks; freed all at once. */
+#define ARENA_ALIGN 16
+#define ARENA_CHUNK_MIN (64u * 1024u)
 typedef struct ArenaChunk ArenaChunk;
+struct ArenaChunk {
+    ArenaChunk *next;
+    size_t size;       /* usable bytes in data[] */
+    size_t used;       /* bytes handed out from data[] */
+    _Alignas(ARENA_ALIGN) unsigned char data[];
+};
 typedef struct Arena {
     ArenaChunk *head;
     size_t used_total;     /* bytes handed out + chunk overhead */
@@ -56,7 +64,19 @@ _Noreturn void rt_oom(Rt *rt, size_t n);
 
 /* Allocate from the runtime arena; unwinds on failure. Memory is 16-aligned
  * and NOT zeroed (rt_alloc0 zeroes). */
-void *rt_alloc(Rt *rt, size_t n);
+void *rt_alloc_slow(Rt *rt, size_t n);
+/* Inline: a bump of the head chunk, the commonest call of a render. */
+static inline void *rt_alloc(Rt *rt, size_t n) {
+    Arena *a = rt->arena;
+    ArenaChunk *c = a->head;
+    size_t an = (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1);
+    if (c && n - 1 < ARENA_CHUNK_MIN / 4 && an <= c->size - c->used && (!a->limit || an <= a->limit - a->used_total)) {
+        c->used += an;
+        a->used_total += an;
+        return c->data + (c->used - an);
+    }
+    return rt_alloc_slow(rt, n);
+}
 void *rt_alloc0(Rt *rt, size_t n);
 /* Grow a block: allocate new, copy old_n bytes (arena never frees). */
 void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n);

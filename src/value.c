@@ -251,11 +251,32 @@ static bool entry_key_equals_raw(const DictEntry *e, const void *ctx) {
 
 static const char *unhashable_type_name(Value v, int depth);
 
+static inline bool entry_is_str(const DictEntry *e, uint32_t h, const Str *key);
+
+/* Position of a str key (the JSON readers' and templates' only kind), or -1. */
+static long dict_find_str(const Dict *d, uint32_t h, const Str *key) {
+    if (!d->index) {
+        for (size_t i = 0; i < d->len; i++)
+            if (entry_is_str(&d->entries[i], h, key)) return (long)i;
+        return -1;
+    }
+    for (size_t slot = h & d->index_mask; d->index[slot] != SLOT_EMPTY; slot = (slot + 1) & d->index_mask)
+        if (entry_is_str(&d->entries[d->index[slot]], h, key)) return (long)d->index[slot];
+    return -1;
+}
+
 void dict_set(Rt *rt, Dict *d, Value key, Value val) {
-    const char *bad = unhashable_type_name(key, 0);
-    if (bad) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", bad);
-    uint32_t hash = v_hash(key);
-    long pos = dict_find(d, hash, entry_key_equals_value, &key);
+    uint32_t hash;
+    long pos;
+    if (key.type == VT_STR) {   /* a str hashes and compares as its bytes (Markup too) */
+        hash = str_hash(key.u.s);
+        pos = dict_find_str(d, hash, key.u.s);
+    } else {
+        const char *bad = unhashable_type_name(key, 0);
+        if (bad) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", bad);
+        hash = v_hash(key);
+        pos = dict_find(d, hash, entry_key_equals_value, &key);
+    }
     if (pos >= 0) {
         d->entries[pos].val = val;   /* Python keeps the first key object too */
         return;
