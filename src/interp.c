@@ -27,6 +27,13 @@ typedef struct Frame {
 
 typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
 
+/* Recent dict.attr results. Dicts never change once a template can see
+ * them and attribute names are interned, so (dict, name) pointers identify
+ * a result for the whole render: `m.role` tested in an elif chain is looked
+ * up once. */
+#define ATTR_CACHE_SIZE 64
+typedef struct AttrCacheEntry { const Dict *dict; const Str *attr; Value v; } AttrCacheEntry;
+
 typedef struct Interp {
     Rt *rt;
     const struct cf_template *t;
@@ -42,6 +49,7 @@ typedef struct Interp {
     bool autoescape;         /* inside {% autoescape true %} */
     size_t root_writes;      /* top-level writes so far (generation spans) */
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
+    AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
 } Interp;
 
 /* Runtime objects */
@@ -1019,8 +1027,15 @@ static COLD Value condexpr_undefined(Interp *I, const Node *n) {
 /* obj.attr for an N_GETATTR whose object is evaluated. */
 static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+        uintptr_t h = ((uintptr_t)obj.u.dict >> 4) ^ ((uintptr_t)n->attr >> 3);
+        AttrCacheEntry *c = &I->attr_cache[(h ^ (h >> 7)) & (ATTR_CACHE_SIZE - 1)];
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         Value v;
-        return dict_get_key(obj.u.dict, n->attr, &v) ? v : n->v;
+        if (!dict_get_key(obj.u.dict, n->attr, &v)) v = n->v;
+        c->dict = obj.u.dict;
+        c->attr = n->attr;
+        c->v = v;
+        return v;
     }
     if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
         return loop_attr(obj.u.obj->data, n->op);

@@ -304,7 +304,10 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 advance(P);
                 Node *g = new_node(P, N_GETATTR, t);
                 g->a = node;
-                g->attr = tok_str(a);
+                /* one Str per distinct name (the symbol's): the renderer's
+                 * attribute cache compares names by pointer */
+                int attr_sym = intern_sym(P, tok_str(a));   /* may move t->syms */
+                g->attr = P->t->syms[attr_sym];
                 g->flag = attr_is_plain_key(g->attr);
                 g->op = loop_attr_id(g->attr);
                 /* the Undefined a missing key gives, made once (not per miss) */
