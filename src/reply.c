@@ -10,8 +10,10 @@
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define NOINLINE
+#define LIKELY(x) (x)
 #endif
 
 /* ---- formats ---- */
@@ -160,6 +162,13 @@ void json_escape_into(StrBuf *sb, const char *s, size_t n) {
     }
 }
 
+static void put_uint(StrBuf *sb, uint64_t v) {
+    char buf[24], *w = buf + sizeof buf;
+    do *--w = (char)('0' + v % 10);
+    while (v /= 10);
+    sb_put(sb, w, (size_t)(buf + sizeof buf - w));
+}
+
 static void put_json_string(StrBuf *sb, const char *s, size_t n) {
     sb_putc(sb, '"');
     json_escape_into(sb, s, n);
@@ -244,7 +253,9 @@ static void emit_args(Parser *p, const char *s, size_t n) {
     uint32_t index = p->ncalls - 1;
     if (p->open_line != LINE_ARGS || p->open_index != index) {
         out_close_line(p);
-        sb_printf(&p->out, "{\"tool_calls\":[{\"index\":%u,\"function\":{\"arguments\":\"", index);
+        PUT_LIT(&p->out, "{\"tool_calls\":[{\"index\":");
+        put_uint(&p->out, index);
+        PUT_LIT(&p->out, ",\"function\":{\"arguments\":\"");
         p->open_line = LINE_ARGS;
         p->open_index = index;
     }
@@ -297,13 +308,6 @@ void put_content(Parser *p, const char *s, size_t n) { chan_put(p, &p->content, 
 void put_reasoning(Parser *p, const char *s, size_t n) { chan_put(p, &p->reasoning, s, n); }
 
 /* ---- citations ---- */
-
-static void put_uint(StrBuf *sb, uint64_t v) {
-    char buf[24], *w = buf + sizeof buf;
-    do *--w = (char)('0' + v % 10);
-    while (v /= 10);
-    sb_put(sb, w, (size_t)(buf + sizeof buf - w));
-}
 
 void span_open(Parser *p) {
     p->span_open = true;
@@ -358,7 +362,8 @@ static void call_commit(Parser *p) {
     uint32_t index = p->ncalls++;
     if (!c->has_id) {
         c->id.len = 0;
-        sb_printf(&c->id, "call_%u", index);
+        PUT_LIT(&c->id, "call_");
+        put_uint(&c->id, index);
     }
     StrBuf *sb = p->whole ? &p->msg_calls : &p->out;
     if (p->whole) {
@@ -366,7 +371,9 @@ static void call_commit(Parser *p) {
         PUT_LIT(sb, "{\"id\":");
     } else {
         out_close_line(p);
-        sb_printf(sb, "{\"tool_calls\":[{\"index\":%u,\"id\":", index);
+        PUT_LIT(sb, "{\"tool_calls\":[{\"index\":");
+        put_uint(sb, index);
+        PUT_LIT(sb, ",\"id\":");
     }
     put_json_string(sb, c->id.p, c->id.len);
     PUT_LIT(sb, ",\"type\":\"function\",\"function\":{\"name\":");
@@ -1244,6 +1251,8 @@ char *cf_parse_reply(const char *text, size_t len, const cf_reply_options *opt, 
 
 /* ---- streaming ---- */
 
+static void leaf_init(Parser *p);
+
 struct cf_reply_stream {
     Parser p;
     bool drained;        /* out was handed to the caller: reuse it on the next call */
@@ -1262,6 +1271,7 @@ cf_reply_stream *cf_reply_stream_new(const cf_reply_options *opt, cf_error *err)
         return NULL;
     }
     s->drained = false;
+    leaf_init(&s->p);
     return s;
 }
 
@@ -1286,26 +1296,345 @@ static bool stream_usable(cf_reply_stream *s, cf_error *err, const char *what) {
 
 /* ---- the stream's fast path ----
  * Most bytes of a reply are plain text. When the machine is in a state
- * where such bytes go straight to the open output line, a feed takes them
- * itself, doing exactly what the machine would (trailing whitespace held,
- * JSON escapes, UTF-8 completed) and stopping at anything else. It never
- * allocates, so it needs no error boundary. */
+ * where such bytes go straight to the open output line (or, in a call's
+ * markup, to the bytes the call holds), a feed takes them itself, doing
+ * exactly what the machine would (trailing whitespace held, JSON escapes,
+ * UTF-8 completed, tag prefixes held) and stopping at anything else, which
+ * the machine then takes. It never allocates, so it needs no error boundary.
+ *
+ * What a byte does is looked up in a table for the current state (held
+ * whitespace, a held tag prefix or UTF-8 sequence are states too): feed_fast
+ * runs the tables over a chunk. A byte-by-byte feed (a token loop) is the
+ * "leaf": cf_reply_stream_feed itself takes most bytes of text (plain bytes,
+ * escapes, whitespace, UTF-8, '<') with one lookup in a "hot" table, a store
+ * and no branch on the byte; feed_leaf takes the other bytes the fast path
+ * can (leaf_quick, leaf_act); anything else goes the chunk's way. What the
+ * leaf did is charged (steps, code points) when anything else looks. */
 
-/* How many single bytes feed_one may take before the checks it leaves out
- * (the step budget, a tag prefix, a JSON escape, markup) must be redone. */
+/* What a byte does in the fast path. */
+enum {
+    A_REST,      /* the machine takes it */
+    A_COPY,      /* itself, on the open line */
+    A_EMIT,      /* itself, after the whitespace the field holds */
+    A_SPAN,      /* ... also into the cited span */
+    A_ESC,       /* its escape (escape_of) */
+    A_HOLD,      /* whitespace of a text field: held (it may be trailing) */
+    A_LT,        /* may start a tag */
+    A_TAG,       /* a tag prefix is held: extends it, or shows it is text */
+    A_U8,        /* a byte of a UTF-8 sequence */
+    A_JSON_BS,   /* JSON arguments: a backslash starts an escape ... */
+    A_JSON_ESC,  /* ... which this byte ends */
+    A_RAW,       /* markup: whitespace kept in the call's raw bytes */
+    A_HELD,      /* markup: text kept in Parser.text and the raw bytes */
+    A_NAME,      /* markup: a name byte kept in the call's name and raw bytes */
+    A_SOURCE     /* citation sources kept in Parser.text */
+};
+
+/* The tables: F(c) for every byte value, as constant expressions. */
+#define LEAF_ROW(F, b)                                                                          \
+    F((b) + 0), F((b) + 1), F((b) + 2), F((b) + 3), F((b) + 4), F((b) + 5), F((b) + 6),       \
+    F((b) + 7), F((b) + 8), F((b) + 9), F((b) + 10), F((b) + 11), F((b) + 12), F((b) + 13),   \
+    F((b) + 14), F((b) + 15)
+#define LEAF_TABLE(F)                                                                           \
+    {LEAF_ROW(F, 0x00), LEAF_ROW(F, 0x10), LEAF_ROW(F, 0x20), LEAF_ROW(F, 0x30),              \
+     LEAF_ROW(F, 0x40), LEAF_ROW(F, 0x50), LEAF_ROW(F, 0x60), LEAF_ROW(F, 0x70),              \
+     LEAF_ROW(F, 0x80), LEAF_ROW(F, 0x90), LEAF_ROW(F, 0xA0), LEAF_ROW(F, 0xB0),              \
+     LEAF_ROW(F, 0xC0), LEAF_ROW(F, 0xD0), LEAF_ROW(F, 0xE0), LEAF_ROW(F, 0xF0)}
+
+#define IS_GRAPHIC(c) ((c) > 0x20 && (c) < 0x7F)
+#define IS_PRINTABLE(c) ((c) >= 0x20 && (c) < 0x7F)
+#define IS_LEAD(c) ((c) >= 0xC2 && (c) <= 0xF4)   /* can start a valid sequence */
+#define IS_QUOTE_OR_BS(c) ((c) == '"' || (c) == '\\')
+#define IS_FIELD_SPACE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r')
+/* plain in a text field, a JSON string and a glm45 string value alike */
+#define IS_PLAIN(c) (IS_GRAPHIC(c) && (c) != '<' && !IS_QUOTE_OR_BS(c))
+
+/* Text fields: whitespace is held (\v and \f are the machine's), '"' and
+ * '\\' escaped, '<' may start a tag (with no tags: the machine's). `copy`:
+ * what a graphic byte does (A_EMIT when whitespace is held before it). */
+#define TEXT_ACTION(c, copy, lt)                                                                \
+    (IS_FIELD_SPACE(c) ? A_HOLD : IS_QUOTE_OR_BS(c) ? A_ESC : (c) == '<' ? (lt)              \
+     : IS_GRAPHIC(c) ? (copy) : IS_LEAD(c) ? A_U8 : A_REST)
+#define F_TEXT(c) TEXT_ACTION(c, A_COPY, A_LT)
+#define F_TEXT_HELD(c) TEXT_ACTION(c, A_EMIT, A_LT)
+#define F_PLAIN(c) TEXT_ACTION(c, A_COPY, A_REST)
+#define F_PLAIN_HELD(c) TEXT_ACTION(c, A_EMIT, A_REST)
+/* A cited span that has started: ASCII text only, as it comes; a tag
+ * prefix may grow, but what it turns out to be, a UTF-8 sequence or a
+ * control is the machine's, which holds a prefix until a sequence after it
+ * resolves (the fast path would let the prefix out first, splitting the
+ * deltas differently from how the machine always has here). */
+#define F_SPAN(c) (IS_FIELD_SPACE(c) ? A_HOLD : (c) == '<' ? A_LT : IS_GRAPHIC(c) ? A_SPAN : A_REST)
+/* A text field whose line is not open (the fast path writes nothing):
+ * whitespace held, a tag prefix held; all else is the machine's. */
+#define F_QUIET(c) (IS_FIELD_SPACE(c) ? A_HOLD : (c) == '<' ? A_LT : A_REST)
+#define F_QUIET_PLAIN(c) (IS_FIELD_SPACE(c) ? A_HOLD : A_REST)
+/* A JSON string of verbatim arguments: '"' ends it, controls are errors. */
+#define F_JSON(c)                                                                              \
+    ((c) == '\\' ? A_JSON_BS : (c) == '"' ? A_REST : IS_PRINTABLE(c) ? A_COPY                 \
+     : IS_LEAD(c) ? A_U8 : A_REST)
+#define F_JSON_ESC(c)                                                                          \
+    (IS_QUOTE_OR_BS(c) || (c) == '/' || (c) == 'b' || (c) == 'f' || (c) == 'n' || (c) == 'r' || \
+     (c) == 't' ? A_JSON_ESC : A_REST)
+/* A glm45 string value: escaped twice (a JSON string inside the arguments string). */
+#define F_GLM(c)                                                                               \
+    (IS_QUOTE_OR_BS(c) || (c) == '\n' || (c) == '\t' || (c) == '\r' ? A_ESC                   \
+     : (c) == '<' ? A_LT : IS_PRINTABLE(c) ? A_COPY : IS_LEAD(c) ? A_U8 : A_REST)
+/* Markup in a call (FAST_TAG, FAST_HELD), ASCII only. */
+#define F_MARKUP_SPACE(c) ((c) == ' ' || ((c) >= '\t' && (c) <= '\r') ? A_RAW : (c) == '<' ? A_LT : A_REST)
+#define F_MARKUP_TEXT(c) ((c) == '<' ? A_LT : (c) < 0x80 ? A_HELD : A_REST)
+#define F_NAME(c)                                                                              \
+    (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') ||   \
+     (c) == '_' || (c) == '-' || (c) == '.' || (c) == ':' ? A_NAME : A_REST)
+#define F_SOURCES(c) (IS_PRINTABLE(c) && (c) != '<' && (c) != '>' ? A_SOURCE : A_REST)
+#define F_TAG(c) A_TAG
+#define F_U8(c) A_U8
+#define F_REST(c) A_REST
+
+static const uint8_t LEAF_TEXT[256] = LEAF_TABLE(F_TEXT), LEAF_TEXT_HELD[256] = LEAF_TABLE(F_TEXT_HELD),
+                     LEAF_PLAIN[256] = LEAF_TABLE(F_PLAIN), LEAF_PLAIN_HELD[256] = LEAF_TABLE(F_PLAIN_HELD),
+                     LEAF_SPAN[256] = LEAF_TABLE(F_SPAN), LEAF_JSON[256] = LEAF_TABLE(F_JSON),
+                     LEAF_JSON_ESC[256] = LEAF_TABLE(F_JSON_ESC), LEAF_GLM[256] = LEAF_TABLE(F_GLM),
+                     LEAF_MARKUP_SPACE[256] = LEAF_TABLE(F_MARKUP_SPACE),
+                     LEAF_MARKUP_TEXT[256] = LEAF_TABLE(F_MARKUP_TEXT), LEAF_NAME[256] = LEAF_TABLE(F_NAME),
+                     LEAF_SOURCES[256] = LEAF_TABLE(F_SOURCES), LEAF_QUIET[256] = LEAF_TABLE(F_QUIET),
+                     LEAF_QUIET_PLAIN[256] = LEAF_TABLE(F_QUIET_PLAIN), LEAF_TAG[256] = LEAF_TABLE(F_TAG),
+                     LEAF_U8[256] = LEAF_TABLE(F_U8), LEAF_REST[256] = LEAF_TABLE(F_REST);
+
+/* The hot tables: what cf_reply_stream_feed takes itself, a byte-by-byte
+ * feed's commonest bytes: the state's A_COPY and A_ESC bytes; in text one
+ * whitespace byte (held: the byte after it lets it out), '<' (held: a byte
+ * no tag has second lets it out as text) and UTF-8 (held until complete).
+ * Every byte's JSON text goes to out at once; what is held is only marked
+ * (leaf_hold, HS_*) and taken back by leaf_fold. One table per kind,
+ * indexed by the byte alone, and the state after a byte comes from its
+ * entry alone (but after UTF-8 and '<'), so that a byte does not wait for
+ * the one before. An entry, in bits: 0-31 the byte's JSON text, 32-34 its
+ * length, 40-49 the HS_* bits it needs, 50-59 the HS_* bits after it,
+ * 60-61 HOT_LEAD/HOT_CONT/HOT_LT (the bits after it depend on those before). */
+enum {
+    HS_READY = 1,                /* no UTF-8 sequence is open */
+    HS_NO_SPACE = 2,             /* no whitespace is held just before (the sequence, '<') */
+    HS_NO_LT = 4,                /* no '<' is held */
+    HS_CONT_LOW = 8,             /* continuation bytes the sequence takes next: 80-8F, */
+    HS_CONT_MID = 16,            /* 90-9F, */
+    HS_CONT_HIGH = 32,           /* A0-BF (as u8_seq checks) */
+    HS_CONT_ANY = 8 | 16 | 32,
+    HS_NEED_SHIFT = 6,           /* bits 6-7: continuation bytes still needed */
+    HS_LT_NO_SPACE = 256,        /* the held '<' has no whitespace held before it */
+    HS_NEVER = 512,              /* never set: what the hot path does not take */
+    HS_BASE = HS_READY | HS_NO_SPACE | HS_NO_LT
+};
+typedef struct Hot {
+    uint32_t text;           /* the byte's JSON text, first byte lowest */
+    uint8_t len;             /* its length */
+    uint8_t flags;           /* HOT_*: the state after it depends on the one before */
+    uint16_t needs, after;   /* the HS_* bits it needs, and after it */
+} Hot;
+enum { HOT_LEAD = 1, HOT_CONT = 2, HOT_LT = 3 };
+/* Entries are written as one constant (HOT) and stored as a Hot (HOT_ENTRY). */
+#define HOT(text, len, needs, after, flags)                                                     \
+    ((uint64_t)(text) | (uint64_t)(len) << 32 | (uint64_t)(needs) << 40 |                       \
+     (uint64_t)(after) << 50 | (uint64_t)(flags) << 60)
+#define HOT_ENTRY(e)                                                                            \
+    {(uint32_t)(e), (uint8_t)((e) >> 32 & 7), (uint8_t)((e) >> 60 & 3), (uint16_t)((e) >> 40 & 0x3FF), \
+     (uint16_t)((e) >> 50 & 0x3FF)}
+#define TEXT2(a, b) ((uint32_t)(a) | (uint32_t)(b) << 8)
+#define TEXT3(a, b, c) (TEXT2(a, b) | (uint32_t)(c) << 16)
+#define TEXT4(a, b, c, d) (TEXT3(a, b, c) | (uint32_t)(d) << 24)
+enum { HOT_MAX_TEXT = 4 };
+/* The second bytes of all tags (TagSet): after a held '<', these may make
+ * a tag (the leaf decides); any other byte shows the '<' is text. */
+#define IS_TAG_SECOND(c) ((c) == '/' || (c) == 't' || (c) == 'a' || (c) == '|' || (c) == 'c')
+
+#define H_NOT HOT(0, 0, HS_NEVER, 0, 0)
+#define H_DONE(text, len) HOT(text, len, HS_READY, HS_BASE, 0)
+#define H_PLAIN(c) HOT(c, 1, IS_TAG_SECOND(c) ? HS_READY | HS_NO_LT : HS_READY, HS_BASE, 0)
+#define H_LT HOT('<', 1, HS_READY | HS_NO_LT, HS_READY | HS_NO_SPACE, HOT_LT)
+#define H_LEAD(c, conts, need)                                                                  \
+    HOT(c, 1, HS_READY | HS_NO_LT, (conts) | (need) << HS_NEED_SHIFT | HS_NO_LT, HOT_LEAD)
+#define H_UTF8(c)                                                                               \
+    ((c) >= 0xC2 && (c) <= 0xDF ? H_LEAD(c, HS_CONT_ANY, 1)                                      \
+     : (c) == 0xE0 ? H_LEAD(c, HS_CONT_HIGH, 2) : (c) == 0xED ? H_LEAD(c, HS_CONT_LOW | HS_CONT_MID, 2) \
+     : (c) >= 0xE1 && (c) <= 0xEF ? H_LEAD(c, HS_CONT_ANY, 2)                                    \
+     : (c) == 0xF0 ? H_LEAD(c, HS_CONT_MID | HS_CONT_HIGH, 3) : (c) == 0xF4 ? H_LEAD(c, HS_CONT_LOW, 3) \
+     : (c) >= 0xF1 && (c) <= 0xF3 ? H_LEAD(c, HS_CONT_ANY, 3)                                    \
+     : (c) >= 0x80 && (c) <= 0xBF                                                                \
+         ? HOT(c, 1, (c) < 0x90 ? HS_CONT_LOW : (c) < 0xA0 ? HS_CONT_MID : HS_CONT_HIGH, 0, HOT_CONT) \
+     : H_NOT)
+/* text fields: whitespace held as its JSON text; `lt`: what '<' is */
+#define H_SPACE(text, len) HOT(text, len, HS_READY | HS_NO_SPACE, HS_READY | HS_NO_LT, 0)
+#define HOT_TEXT_ENTRY(c, lt)                                                                   \
+    ((c) == ' ' ? H_SPACE(' ', 1) : (c) == '\n' ? H_SPACE(TEXT2('\\', 'n'), 2)                 \
+     : (c) == '\t' ? H_SPACE(TEXT2('\\', 't'), 2) : (c) == '\r' ? H_SPACE(TEXT2('\\', 'r'), 2)  \
+     : (c) == '<' ? (lt) : IS_PLAIN(c) ? H_PLAIN(c) : IS_QUOTE_OR_BS(c) ? H_DONE(TEXT2('\\', c), 2) \
+     : H_UTF8(c))
+#define F_HOT_TEXT(c) HOT_TEXT_ENTRY(c, H_LT)
+#define F_HOT_PLAIN(c) HOT_TEXT_ENTRY(c, H_NOT)   /* no tags: '<' is the machine's */
+/* JSON arguments: a backslash changes the scanner's state: the leaf's */
+#define F_HOT_JSON(c) (IS_PRINTABLE(c) && !IS_QUOTE_OR_BS(c) ? H_DONE(c, 1) : H_UTF8(c))
+/* a glm45 string value: escaped twice */
+#define HOT_GLM_ENTRY(c, lt)                                                                    \
+    (IS_QUOTE_OR_BS(c) ? H_DONE(TEXT4('\\', '\\', '\\', c), 4)                                  \
+     : (c) == '\n' ? H_DONE(TEXT3('\\', '\\', 'n'), 3) : (c) == '\t' ? H_DONE(TEXT3('\\', '\\', 't'), 3) \
+     : (c) == '\r' ? H_DONE(TEXT3('\\', '\\', 'r'), 3) : (c) == '<' ? (lt)                      \
+     : IS_PRINTABLE(c) ? H_PLAIN(c) : H_UTF8(c))
+#define F_HOT_GLM(c) HOT_GLM_ENTRY(c, H_LT)
+#define F_HOT_GLM_NO_LT(c) HOT_GLM_ENTRY(c, H_NOT)
+#define F_HOT_NONE(c) H_NOT
+#define E_HOT_TEXT(c) HOT_ENTRY(F_HOT_TEXT(c))
+#define E_HOT_PLAIN(c) HOT_ENTRY(F_HOT_PLAIN(c))
+#define E_HOT_JSON(c) HOT_ENTRY(F_HOT_JSON(c))
+#define E_HOT_GLM(c) HOT_ENTRY(F_HOT_GLM(c))
+#define E_HOT_GLM_NO_LT(c) HOT_ENTRY(F_HOT_GLM_NO_LT(c))
+#define E_HOT_NONE(c) HOT_ENTRY(F_HOT_NONE(c))
+static const Hot HOT_TEXT[256] = LEAF_TABLE(E_HOT_TEXT), HOT_PLAIN[256] = LEAF_TABLE(E_HOT_PLAIN),
+                 HOT_JSON[256] = LEAF_TABLE(E_HOT_JSON), HOT_GLM[256] = LEAF_TABLE(E_HOT_GLM),
+                 HOT_GLM_NO_LT[256] = LEAF_TABLE(E_HOT_GLM_NO_LT), HOT_NONE[256] = LEAF_TABLE(E_HOT_NONE);
+
+/* Can the hot path hold '<' for these tags (all their second bytes are
+ * IS_TAG_SECOND)? The answer for the last set asked is kept. */
+static bool hot_lt_ok(Parser *p, const TagSet *set) {
+    if (set == p->lt_checked) return p->lt_ok;
+    bool ok = true;
+    for (int t = 0; t < set->n; t++) ok &= IS_TAG_SECOND((unsigned char)set->tags[t][1]);
+    p->lt_checked = set;
+    p->lt_ok = ok;
+    return ok;
+}
+
+/* The state after a byte whose entry has HOT_FLAGS: a UTF-8 lead or a '<'
+ * keeps whether whitespace is held before it; a continuation byte
+ * completes the sequence or needs one less. */
+static inline unsigned hot_after(const Hot *hot, unsigned hold) {
+    switch (hot->flags) {
+    case HOT_LEAD: return hot->after | (hold & HS_NO_SPACE);
+    case HOT_LT: return hot->after | (hold & HS_NO_SPACE) << 7;   /* HS_LT_NO_SPACE */
+    default: return hold >> HS_NEED_SHIFT == 1 ? HS_BASE : (hold | HS_CONT_ANY) - (1u << HS_NEED_SHIFT);
+    }
+}
+_Static_assert(HS_NO_SPACE << 7 == HS_LT_NO_SPACE, "hot_after");
+
+/* Bytes of escapes beyond one a byte in JSON text the hot path wrote: text
+ * fields write \x, glm45 values \\x (x: n t r) and \\\x (x: " \). */
+static size_t hot_escapes(int kind, const char *s, size_t n) {
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    size_t extra = 0, i = 0;
+    bool le = little_endian();
+    while (i < n) {
+        if (i + 8 <= n) {   /* 8 bytes at once, up to a backslash */
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            w ^= ones * '\\';
+            uint64_t mask = (w - ones) & ~w & high;
+            if (!mask) {
+                i += 8;
+                continue;
+            }
+            if (le) i += first_flagged(mask);
+        }
+        if (s[i++] != '\\') continue;
+        size_t k = kind != FAST_GLM_ARGS ? 2 : s[i + 1] == '\\' ? 4 : 3;
+        extra += k - 1;
+        i += k - 1;
+    }
+    return extra;
+}
+
+/* The table for the current state: the kind's own, unless something is held. */
+static const uint8_t *leaf_select(const Parser *p) {
+    bool markup = p->fast_kind >= FAST_TAG;
+    if (p->u8_len)   /* (after an escape's backslash: not an escape, the call breaks) */
+        return p->tm_len || markup || p->span_open || p->fast_quiet || p->js.st == J_ESC ? LEAF_REST
+                                                                                      : LEAF_U8;
+    if (p->tm_len) return LEAF_TAG;
+    if (p->js.st == J_ESC) return p->fast_kind == FAST_JSON_ARGS ? LEAF_JSON_ESC : LEAF_REST;
+    if (p->fast_chan && p->fast_chan->ws.len) return p->leaf_held;
+    return p->leaf_base;
+}
+
+/* The leaf's accounting. The hot path only writes JSON text and moves
+ * out.len: what it wrote since leaf_from is charged to the field's code
+ * points and to leaf_budget by leaf_fold before anything else looks, and
+ * what it holds (leaf_hold: whitespace, '<', the start of a UTF-8
+ * sequence) goes back to where the fast path holds it (the field's
+ * whitespace, tm_buf, u8_hold). leaf_end bounds out.len for the hot path:
+ * the buffer's end or the budget's (it takes a byte for every byte it
+ * writes, or fewer). leaf_granted is 0 when the leaf is off. */
+static inline void leaf_fold(Parser *p) {
+    const char *o = p->out.p;
+    size_t end = p->out.len, from = p->leaf_from, u8 = 0, lt = 0, ws = 0;
+    unsigned hold = p->leaf_hold;
+    if (end == from && hold == HS_BASE) return;
+    Chan *c = p->fast_chan;
+    if (!(hold & HS_READY))   /* an open UTF-8 sequence: back to its lead */
+        for (u8 = 1; ((unsigned char)o[end - u8] & 0xC0) == 0x80; u8++) continue;
+    lt = !(hold & HS_NO_LT);
+    if (!(hold & (lt ? HS_LT_NO_SPACE : HS_NO_SPACE)))   /* " " or \n \t \r, just before */
+        ws = o[end - u8 - lt - 1] == ' ' ? 1 : 2;
+    size_t seen = end - u8 - lt - ws, extra = hot_escapes(p->fast_kind, o + from, end - from);
+    p->leaf_budget -= (uint32_t)(end - from - extra);
+    if (c && c->count_cps) c->cps += count_cps(o + from, seen - from) - (extra - (ws == 2));
+    p->out.len = p->leaf_from = seen;
+    p->leaf_hold = HS_BASE;
+    if (!(u8 | lt | ws)) return;
+    if (ws) c->ws.p[c->ws.len++] = ws == 1 ? ' ' : o[seen + 1] == 'n' ? '\n' : o[seen + 1] == 't' ? '\t' : '\r';
+    if (lt) {   /* (as A_LT) */
+        p->tm_buf[0] = '<';
+        p->tm_len = 1;
+        p->tm_mask = (1u << p->fast_tags->n) - 1;
+    }
+    memcpy(p->u8_hold, o + end - u8, u8);   /* (ws, tm_buf and u8_hold were empty) */
+    p->u8_len = (uint8_t)u8;
+    p->leaf_tab = leaf_select(p);
+}
+
+/* Bytes the leaf took since the last sync are charged to step_bytes. */
+static inline void leaf_sync(Parser *p) {
+    if (!p->leaf_granted) return;
+    if (p->out.len != p->leaf_from || p->leaf_hold != HS_BASE) leaf_fold(p);
+    p->step_bytes += p->leaf_granted - p->leaf_budget;
+    p->leaf_granted = p->leaf_budget;
+}
+
+static void leaf_stop(Parser *p) {
+    if (p->leaf_granted) leaf_sync(p);
+    p->leaf_budget = p->leaf_granted = 0;
+    p->leaf_end = 0;
+}
+
+/* After the leaf's state changed (folded): where the hot path may go on. */
+static inline void leaf_rehot(Parser *p) {
+    size_t cap = p->out.cap, room = cap > HOT_MAX_TEXT ? cap - (HOT_MAX_TEXT - 1) : 0;
+    size_t end = p->leaf_from + p->leaf_budget;
+    p->leaf_end = end < room ? end : room;
+    p->leaf_hot = p->leaf_tab == p->leaf_base ? p->leaf_hot_base : HOT_NONE;
+    p->leaf_hold = HS_BASE;
+}
+
+/* A new stream: the hot path looks its tables up before it knows it is off. */
+static void leaf_init(Parser *p) {
+    p->leaf_hot = HOT_NONE;
+    p->leaf_hold = HS_BASE;
+}
+
+/* After the fast path or the machine ran: the leaf may take single bytes
+ * until the step budget needs charging (rt_step is the machine's). */
 static void leaf_refresh(Parser *p) {
-    bool ok = p->fast_ok && !p->tm_len && p->js.st != J_ESC && p->fast_kind < FAST_TAG &&
-              p->step_bytes < 1023;
-    p->leaf_budget = ok ? (uint32_t)(1023 - p->step_bytes) : 0;
+    uint32_t budget = p->fast_ok && p->step_bytes < 1023 ? (uint32_t)(1023 - p->step_bytes) : 0;
+    p->leaf_budget = p->leaf_granted = budget;
+    p->leaf_tab = p->fast_ok ? leaf_select(p) : LEAF_REST;
+    p->leaf_from = p->out.len;
+    leaf_rehot(p);
 }
 
 /* After the machine ran: may the next plain bytes skip it? Only when
- * nothing is held that they would have to join (a tag prefix, a citation
- * span) and the output line they belong to is open. */
+ * nothing is held that they would have to join (a citation span not yet
+ * started) and the output line they belong to is open. */
 static void fast_refresh(Parser *p) {
     /* the output line each kind writes to (markup kinds write none) */
     static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS,
-                                LINE_NONE, LINE_NONE};
+                                LINE_NONE, LINE_NONE, LINE_NONE, LINE_NONE};
     static const TagSet no_tags = {NULL, 0};
     const TagSet *tags = &no_tags;
     int kind = p->fast(p, &tags);
@@ -1313,13 +1642,47 @@ static void fast_refresh(Parser *p) {
     bool line_ok = kind >= FAST_TAG ||
                    (p->open_line == lines[kind] &&
                     (lines[kind] != LINE_ARGS || p->open_index == p->ncalls - 1));
+    /* a cited span keeps its text too (fast_emit), once it has started */
+    bool spanning = p->span_open && kind == FAST_CONTENT && c->count_cps && p->span_started;
     p->fast_kind = kind;
     p->fast_chan = c;
     p->fast_tags = tags;
-    p->fast_ok = kind != FAST_NONE && !p->span_open && line_ok && (!c || c->started);
+    /* a text field whose line is not open: whitespace and tag prefixes (as
+     * between calls) still need not wait for the machine */
+    bool quiet = c && !line_ok;
+    p->fast_ok = kind != FAST_NONE && (!p->span_open || spanning || quiet || kind >= FAST_TAG) &&
+                 (line_ok || quiet) && (!c || c->started);
+    p->fast_quiet = quiet;
+    p->leaf_cps = c ? &c->cps : &p->leaf_cps_sink;
+    const Hot *hot = HOT_NONE;
+    switch (kind) {
+    case FAST_CONTENT:
+    case FAST_REASONING:
+        if (quiet) {
+            p->leaf_base = p->leaf_held = tags->n ? LEAF_QUIET : LEAF_QUIET_PLAIN;
+            break;
+        }
+        p->leaf_held = spanning ? LEAF_SPAN : tags->n ? LEAF_TEXT_HELD : LEAF_PLAIN_HELD;
+        p->leaf_base = spanning ? LEAF_SPAN : tags->n ? LEAF_TEXT : LEAF_PLAIN;
+        if (!spanning) hot = !tags->n ? HOT_PLAIN : hot_lt_ok(p, tags) ? HOT_TEXT : HOT_PLAIN;
+        break;
+    case FAST_JSON_ARGS:
+        p->leaf_base = p->leaf_held = LEAF_JSON;
+        hot = HOT_JSON;
+        break;
+    case FAST_GLM_ARGS:
+        p->leaf_base = p->leaf_held = LEAF_GLM;
+        hot = hot_lt_ok(p, tags) ? HOT_GLM : HOT_GLM_NO_LT;
+        break;
+    case FAST_TAG: p->leaf_base = p->leaf_held = LEAF_MARKUP_SPACE; break;
+    case FAST_HELD: p->leaf_base = p->leaf_held = LEAF_MARKUP_TEXT; break;
+    case FAST_NAME: p->leaf_base = p->leaf_held = LEAF_NAME; break;
+    case FAST_SOURCES: p->leaf_base = p->leaf_held = LEAF_SOURCES; break;
+    default: p->leaf_base = p->leaf_held = LEAF_REST;
+    }
+    p->leaf_hot_base = hot;
     leaf_refresh(p);
 }
-
 
 /* Would c complete a tag (its index), extend the prefix (TAG_MORE) or
  * show it is not a tag (TAG_MISS)? Changes nothing. */
@@ -1334,102 +1697,32 @@ static int tag_peek(const Parser *p, const TagSet *set, unsigned char c) {
     return more;
 }
 
-/* FAST_TAG / FAST_HELD: markup bytes of a call, as expect_tag and
- * scan_text (with a sink keeping text and raw) would take them, up to the
- * byte that completes or breaks a tag, which the machine takes. ASCII only. */
-static size_t fast_markup(Parser *p, const char *s, size_t n) {
-    StrBuf *raw = &p->call.raw, *text = &p->text;
-    const TagSet *tags = p->fast_tags;
-    size_t i = 0;
-    for (; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (p->u8_len || ch >= 0x80 || raw->len == raw->cap) break;
-        if (p->tm_len) {
-            if (tag_peek(p, tags, ch) != TAG_MORE) break;
-            tag_step(p, tags, ch);
-        } else if (ch == '<') {
-            p->tm_buf[0] = '<';
-            p->tm_len = 1;
-            p->tm_mask = (1u << tags->n) - 1;
-        } else if (p->fast_kind == FAST_TAG) {
-            if (!is_space(ch)) break;
-            raw->p[raw->len++] = (char)ch;
-        } else {
-            if (text->len == text->cap) break;
-            text->p[text->len++] = (char)ch;
-            raw->p[raw->len++] = (char)ch;
-        }
+/* Append s (n bytes of JSON text standing for the raw text raw[0..rn)) to
+ * the open line, after any whitespace the field holds; a started cited span
+ * keeps the raw text as chan_send would. False (nothing done) if it does
+ * not fit. */
+static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, const char *raw, size_t rn,
+                             uint64_t cps) {
+    size_t held = c ? c->ws.len : 0;
+    if (p->out.cap - p->out.len < n + 6 * held) return false;
+    if (c && c->count_cps && p->span_open) {
+        StrBuf *span = &p->span_text;
+        if (span->cap - span->len < held + rn) return false;
+        memcpy(span->p + span->len, c->ws.p, held);
+        memcpy(span->p + span->len + held, raw, rn);
+        span->len += held + rn;
     }
-    return i;
-}
-
-/* One ASCII byte in the fast path: its JSON text for the open line (in
- * out[], returning its length), 0 to hold it as whitespace of the field,
- * or -1 when the machine must see it. */
-static int fast_ascii(Parser *p, unsigned char ch, char out[4]) {
-    bool plain = ch >= 0x20 && ch < 0x7F && ch != '"' && ch != '\\';
-    switch (p->fast_kind) {
-    case FAST_JSON_ARGS:                    /* the model's JSON, escaped once more */
-        if (p->js.st == J_ESC) {
-            if (!strchr("\"\\/bfnrt", ch) || !ch) return -1;
-            p->js.st = J_STR;
-        } else if (ch == '\\') {
-            p->js.st = J_ESC;
-        } else if (!plain) {
-            return -1;                      /* '"' ends the string; controls are errors */
-        }
-        break;
-    case FAST_GLM_ARGS: {                   /* a string value: escaped twice */
-        static const char *const twice[] = {['"'] = "\\\\\\\"", ['\\'] = "\\\\\\\\",
-                                            ['\n'] = "\\\\n", ['\t'] = "\\\\t", ['\r'] = "\\\\r"};
-        if (ch < sizeof twice / sizeof twice[0] && twice[ch]) {
-            size_t n = strlen(twice[ch]);
-            memcpy(out, twice[ch], n);
-            return (int)n;
-        }
-        if (!plain || ch == '<') return -1;
-        break;
-    }
-    default:                                /* a text field */
-        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') return 0;
-        if (ch == '<' || (!plain && ch != '"' && ch != '\\')) return -1;
-        if (!plain) {
-            out[0] = '\\';
-            out[1] = (char)ch;
-            return 2;
-        }
-    }
-    out[0] = (char)ch;
-    if (ch == '"' || ch == '\\') {           /* JSON args: escaped for the line */
-        out[0] = '\\';
-        out[1] = (char)ch;
-        return 2;
-    }
-    return 1;
-}
-
-/* Append s (already JSON text) to the open line, after any whitespace the
- * field holds; false (nothing done) if it does not fit. */
-static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, uint64_t cps) {
-    size_t room = p->out.cap - p->out.len, need = n;
-    if (c && c->ws.len) {   /* any whitespace the field holds (the machine may hold \v, \f) */
-        need += 6 * c->ws.len;
-        if (room < need) return false;
-        p->out.len = (size_t)(escape_block(p->out.p + p->out.len, c->ws.p, c->ws.len) - p->out.p);
-        c->cps += c->ws.len;
+    if (held) {   /* whatever whitespace the field holds (the machine may hold \v, \f) */
+        char *w = p->out.p + p->out.len;
+        if (held == 1 && c->ws.p[0] == ' ') *w++ = ' ';   /* the usual one, between words */
+        else w = escape_block(w, c->ws.p, held);
+        p->out.len = (size_t)(w - p->out.p);
+        c->cps += held;
         c->ws.len = 0;
-    } else if (room < need) {
-        return false;
     }
-    for (size_t k = 0; k < n; k++) p->out.p[p->out.len++] = s[k];   /* n <= 4 */
+    for (size_t k = 0; k < n; k++) p->out.p[p->out.len++] = s[k];   /* n <= 32 */
     if (c) c->cps += cps;
     return true;
-}
-
-/* Printable ASCII that means nothing in any fast state: not space (text
- * holds it), '<', '"' or '\\'. */
-static inline bool plain_byte(unsigned char ch) {
-    return ch > 0x20 && ch < 0x7F && ch != '<' && ch != '"' && ch != '\\';
 }
 
 /* A byte of a UTF-8 sequence: held until the sequence is complete, then
@@ -1439,7 +1732,8 @@ static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
     if (p->js.st == J_ESC) return false;       /* not an escape: the call breaks there */
     p->u8_hold[p->u8_len++] = ch;
     int r = u8_seq(p->u8_hold, p->u8_len);
-    if (r < 0 || (r > 0 && !fast_emit(p, c, (const char *)p->u8_hold, (size_t)r, 1))) {
+    if (r < 0 || (r > 0 && !fast_emit(p, c, (const char *)p->u8_hold, (size_t)r,
+                                      (const char *)p->u8_hold, (size_t)r, 1))) {
         p->u8_len--;
         return false;
     }
@@ -1447,115 +1741,255 @@ static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
     return true;
 }
 
-/* What a byte that is not plain becomes on the open line, for the leaf:
- * text fields escape '"' and '\\' once; a glm45 string value twice (it is
- * a JSON string inside the arguments string); "" = hold it as whitespace
- * of the field. NULL: feed_fast decides. */
-static const char *leaf_escape(int kind, unsigned char ch) {
-    static const char *const text[128] = {['"'] = "\\\"", ['\\'] = "\\\\",
-                                          ['\n'] = "", ['\t'] = "", ['\r'] = "", [' '] = ""};
-    static const char *const twice[128] = {['"'] = "\\\\\\\"", ['\\'] = "\\\\\\\\",
-                                           ['\n'] = "\\\\n", ['\t'] = "\\\\t", ['\r'] = "\\\\r",
-                                           [' '] = " "};
-    if (kind == FAST_GLM_ARGS) return twice[ch];
-    return kind == FAST_JSON_ARGS ? (ch == ' ' ? " " : NULL) : text[ch];
+/* A_ESC: text fields escape '"' and '\\' once; a glm45 string value
+ * escapes them and \n \t \r twice (a JSON string in the arguments string). */
+typedef struct Escape {
+    char text[5];
+    uint8_t len;
+} Escape;
+
+static const Escape *escape_of(int kind, unsigned char ch) {
+    static const Escape once[128] = {['"'] = {"\\\"", 2}, ['\\'] = {"\\\\", 2}};
+    static const Escape twice[128] = {['"'] = {"\\\\\\\"", 4}, ['\\'] = {"\\\\\\\\", 4},
+                                      ['\n'] = {"\\\\n", 3}, ['\t'] = {"\\\\t", 3},
+                                      ['\r'] = {"\\\\r", 3}};
+    return kind == FAST_GLM_ARGS ? &twice[ch & 127] : &once[ch & 127];
 }
 
-/* One byte of the fast path, with the fewest steps: a plain byte, a UTF-8
- * byte, or one of leaf_escape's, when no whitespace is held before it
- * (but one held space). False: leave it to feed_fast (which does the same
- * and the rest). */
-static inline bool feed_one(Parser *p, unsigned char ch) {
-    Chan *c = p->fast_chan;
-    StrBuf *out = &p->out;
-    if (p->u8_len || ch >= 0x80) {                  /* a byte of a UTF-8 sequence */
-        if (!fast_utf8(p, c, ch)) return false;
-    } else {
-        const char *e = plain_byte(ch) ? NULL : leaf_escape(p->fast_kind, ch);
-        if (!e && !plain_byte(ch)) return false;
-        if (e && !*e) {                             /* whitespace that may be trailing: held */
-            if (c->ws.len == c->ws.cap) return false;
-            c->ws.p[c->ws.len++] = (char)ch;
-        } else {
-            if (out->cap - out->len < 5) return false;
-            if (c && c->ws.len) {
-                if (c->ws.len != 1 || c->ws.p[0] != ' ') return false;
-                out->p[out->len++] = ' ';
-                c->ws.len = 0;
-                c->cps++;
-            }
-            if (!e) out->p[out->len++] = (char)ch;
-            else while (*e) out->p[out->len++] = *e++;
-            if (c) c->cps++;
-        }
+/* A_LT, and markup in a call: whitespace kept raw (A_RAW), text kept in
+ * Parser.text and raw (A_HELD). False (nothing done) when there is no room. */
+static inline bool leaf_markup(Parser *p, unsigned char ch) {
+    StrBuf *raw = &p->call.raw;
+    bool markup = p->fast_kind >= FAST_TAG;
+    if (markup && raw->len == raw->cap) return false;
+    switch (p->leaf_tab[ch]) {
+    case A_LT:
+        p->tm_buf[0] = '<';
+        p->tm_len = 1;
+        p->tm_mask = (1u << p->fast_tags->n) - 1;
+        p->leaf_tab = LEAF_TAG;
+        return true;
+    case A_HELD:
+        if (p->text.len == p->text.cap) return false;
+        p->text.p[p->text.len++] = (char)ch;
+        break;
+    default:   /* A_RAW */
+        break;
     }
-    p->step_bytes++;
-    p->leaf_budget--;
+    raw->p[raw->len++] = (char)ch;
     return true;
 }
 
-
-/* Take the plain bytes at the start of text; returns how many. */
-static NOINLINE size_t feed_fast(Parser *p, const char *text, size_t n) {
+/* A byte whose action is not a plain copy (or a copy that found no room).
+ * False: not taken (the machine takes it). */
+static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
     Chan *c = p->fast_chan;
+    StrBuf *raw = &p->call.raw;
+    bool markup = p->fast_kind >= FAST_TAG;
+    for (;;) {
+        switch (p->leaf_tab[ch]) {
+        case A_COPY:
+            if (p->out.len == p->out.cap) return false;
+            p->out.p[p->out.len++] = (char)ch;
+            ++*p->leaf_cps;
+            return true;
+        case A_HOLD:
+            if (c->ws.len == c->ws.cap) return false;
+            c->ws.p[c->ws.len++] = (char)ch;
+            p->leaf_tab = p->leaf_held;
+            return true;
+        case A_EMIT:   /* after whitespace: it goes out first */
+            if (!fast_emit(p, c, (const char *)&ch, 1, (const char *)&ch, 1, 1)) return false;
+            p->leaf_tab = p->leaf_base;
+            return true;
+        case A_SPAN: {   /* the span keeps the raw byte, the line its escape */
+            const Escape *e = escape_of(p->fast_kind, ch);
+            if (!fast_emit(p, c, e->len ? e->text : (const char *)&ch, e->len ? e->len : 1,
+                           (const char *)&ch, 1, 1))
+                return false;
+            p->leaf_tab = p->leaf_base;
+            return true;
+        }
+        case A_ESC: {
+            const Escape *e = escape_of(p->fast_kind, ch);
+            if (!fast_emit(p, c, e->text, e->len, (const char *)&ch, 1, 1)) return false;
+            p->leaf_tab = p->leaf_base;
+            return true;
+        }
+        case A_U8:
+            if (!fast_utf8(p, c, ch)) return false;
+            p->leaf_tab = p->u8_len ? LEAF_U8 : p->leaf_base;
+            return true;
+        case A_LT:
+        case A_RAW:
+        case A_HELD:
+            return leaf_markup(p, ch);
+        case A_TAG: {
+            int r = tag_peek(p, p->fast_tags, ch);
+            if (markup && (ch >= 0x80 || raw->len == raw->cap)) return false;
+            if (r == TAG_MORE) {
+                tag_step(p, p->fast_tags, ch);
+                return true;
+            }
+            /* a tag is the machine's, and a miss in markup, where the fast path
+             * writes nothing, or in a cited span; else the prefix is text */
+            if (r >= 0 || markup || p->fast_quiet || p->span_open) return false;
+            if (!fast_emit(p, c, p->tm_buf, p->tm_len, p->tm_buf, p->tm_len, p->tm_len)) return false;
+            p->tm_len = 0;
+            p->leaf_tab = p->leaf_base;
+            continue;                           /* ch is looked at again */
+        }
+        case A_JSON_BS:                         /* the model's JSON, escaped once more */
+            if (p->out.cap - p->out.len < 2) return false;
+            p->out.p[p->out.len++] = '\\';
+            p->out.p[p->out.len++] = '\\';
+            p->js.st = J_ESC;
+            p->leaf_tab = LEAF_JSON_ESC;
+            return true;
+        case A_JSON_ESC:
+            if (p->out.cap - p->out.len < 2) return false;
+            if (IS_QUOTE_OR_BS(ch)) p->out.p[p->out.len++] = '\\';
+            p->out.p[p->out.len++] = (char)ch;
+            p->js.st = J_STR;
+            p->leaf_tab = p->leaf_base;
+            return true;
+        default:
+            return false;
+        }
+    }
+}
+
+/* The slow path: the machine, behind an error boundary. */
+static bool feed_guarded(cf_reply_stream *s, const char *text, size_t n) {
+    jmp_buf jb;
+    s->p.rt.jb = &jb;
+    s->p.fast_ok = false;
+    leaf_stop(&s->p);
+    if (setjmp(jb)) {
+        s->p.failed = true;
+        return false;
+    }
+    feed_bytes(&s->p, text, n);
+    s->p.fast_stale = true;   /* fast_refresh when the next feed needs it (not before a drain) */
+    return true;
+}
+
+static NOINLINE bool feed_slow(cf_reply_stream *s, const char *text, size_t n, cf_error *err);
+
+/* Does c extend the held tag prefix without completing a tag? Then it is
+ * held (as tag_step); else nothing changes. */
+static inline bool tag_more(Parser *p, const TagSet *set, unsigned char c) {
+    size_t k = p->tm_len;
+    uint32_t alive = p->tm_mask, next = 0;
+    for (int t = 0; t < set->n && alive >> t; t++) {
+        const char *tag = set->tags[t];
+        if (!(alive >> t & 1) || (unsigned char)tag[k] != c) continue;
+        if (tag[k + 1] == 0) return false;   /* a tag: the machine's */
+        next |= 1u << t;
+    }
+    if (!next) return false;
+    p->tm_buf[p->tm_len++] = (char)c;
+    p->tm_mask = next;
+    return true;
+}
+
+/* The leaf's output for the byte it takes (k bytes of JSON text, one code
+ * point), after the one whitespace byte the field may hold. False (nothing
+ * done) when more is held or there is no room: leaf_act's. */
+static inline bool leaf_put(Parser *p, Chan *c, const char *b, size_t k) {
+    StrBuf *out = &p->out;
+    char ws[2];
+    size_t wk = 0;
+    if (c && c->ws.len) {
+        unsigned char w = (unsigned char)c->ws.p[0];
+        if (c->ws.len != 1 || w == '\v' || w == '\f') return false;   /* \u000b, ... */
+        ws[0] = w == ' ' ? ' ' : '\\';
+        ws[1] = ESCAPE[w];
+        wk = w == ' ' ? 1 : 2;
+    }
+    if (out->cap - out->len < wk + k) return false;
+    char *o = out->p + out->len;
+    for (size_t i = 0; i < wk; i++) *o++ = ws[i];
+    for (size_t i = 0; i < k; i++) *o++ = b[i];
+    out->len += wk + k;
+    *p->leaf_cps += 1 + (wk != 0);
+    if (wk) c->ws.len = 0;
+    p->leaf_tab = p->leaf_base;
+    return true;
+}
+
+/* The commonest bytes the hot path leaves (leaf_act takes them too, and
+ * the rest): other whitespace held, a byte after one held whitespace byte,
+ * an escape, UTF-8. False (nothing done): leaf_act's. */
+static inline bool leaf_quick(Parser *p, unsigned char ch) {
+    Chan *c = p->fast_chan;
+    switch (p->leaf_tab[ch]) {
+    case A_HOLD:
+        if (c->ws.len == c->ws.cap) return false;
+        c->ws.p[c->ws.len++] = (char)ch;
+        p->leaf_tab = p->leaf_held;
+        return true;
+    case A_COPY:
+    case A_EMIT:
+        return leaf_put(p, c, (const char *)&ch, 1);
+    case A_ESC: {
+        const Escape *e = escape_of(p->fast_kind, ch);
+        return leaf_put(p, c, e->text, e->len);
+    }
+    case A_LT:
+    case A_RAW:
+    case A_HELD:
+        return leaf_markup(p, ch);
+    case A_NAME: {
+        StrBuf *name = &p->call.name, *raw = &p->call.raw;
+        if (name->len >= MAX_CALL_NAME || name->len == name->cap || raw->len == raw->cap) return false;
+        name->p[name->len++] = (char)ch;
+        raw->p[raw->len++] = (char)ch;
+        return true;
+    }
+    case A_SOURCE:                  /* the byte that would reach the limit is the machine's */
+        if (p->text.len >= MAX_SOURCES - 1 || p->text.len == p->text.cap) return false;
+        p->text.p[p->text.len++] = (char)ch;
+        return true;
+    case A_TAG:                     /* a tag goes on (else: leaf_act's) */
+        if (p->fast_kind >= FAST_TAG && p->call.raw.len == p->call.raw.cap) return false;
+        return tag_more(p, p->fast_tags, ch);
+    case A_U8: {                    /* held until complete (as fast_utf8) */
+        p->u8_hold[p->u8_len++] = ch;
+        int r = u8_seq(p->u8_hold, p->u8_len);
+        if (r == 0) {
+            p->leaf_tab = LEAF_U8;
+            return true;
+        }
+        if (r < 0 || !leaf_put(p, c, (const char *)p->u8_hold, (size_t)r)) {
+            p->u8_len--;
+            return false;
+        }
+        p->u8_len = 0;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Take the bytes at the start of text that the fast path can; returns how many. */
+static NOINLINE size_t feed_fast(Parser *p, const char *text, size_t n) {
     size_t budget = 1024 - p->step_bytes;      /* rt_step is charged by the slow path */
     if (n > budget) n = budget;
     size_t i = 0;
-    if (p->fast_kind >= FAST_TAG) {
-        i = fast_markup(p, text, n);
-        n = i;                                 /* the next byte is the machine's */
-    }
     while (i < n) {
-        unsigned char ch = (unsigned char)text[i];
-        /* the common case first: a plain byte, nothing held before it */
-        if (plain_byte(ch) && !p->u8_len && !p->tm_len && !(c && c->ws.len) &&
-            p->out.len < p->out.cap && p->js.st != J_ESC) {
-            p->out.p[p->out.len++] = (char)ch;
-            if (c) c->cps++;
-            i++;
+        const uint8_t *tab = p->leaf_tab;
+        size_t k = i, end = p->out.cap - p->out.len < n - i ? i + (p->out.cap - p->out.len) : n;
+        while (k < end && tab[(unsigned char)text[k]] == A_COPY) k++;
+        if (k > i) {                           /* a run of plain bytes */
+            memcpy(p->out.p + p->out.len, text + i, k - i);
+            p->out.len += k - i;
+            *p->leaf_cps += k - i;
+            i = k;
             continue;
         }
-        if (p->u8_len) {                       /* a held UTF-8 sequence is resolved first */
-            if (p->tm_len) break;              /* after a held tag prefix: the machine orders them */
-            if (!fast_utf8(p, c, ch)) break;
-            i++;
-            continue;
-        }
-        if (p->tm_len) {                       /* a possible tag: as scan_text does */
-            int r = tag_peek(p, p->fast_tags, ch);
-            if (r >= 0) break;                 /* a tag: the machine acts on it */
-            if (r == TAG_MORE) {
-                tag_step(p, p->fast_tags, ch);
-                i++;
-                continue;
-            }
-            /* not a tag: the held prefix is text (plain ASCII); ch is looked at again */
-            if (!fast_emit(p, c, p->tm_buf, p->tm_len, p->tm_len)) break;
-            p->tm_len = 0;
-            continue;
-        }
-        if (ch == '<' && p->fast_tags->n) {     /* every tag starts with '<' */
-            p->tm_buf[0] = '<';
-            p->tm_len = 1;
-            p->tm_mask = (1u << p->fast_tags->n) - 1;
-            i++;
-            continue;
-        }
-        if (ch >= 0x80) {
-            if (!fast_utf8(p, c, ch)) break;
-        } else {
-            char out[4];
-            uint8_t js_st = p->js.st;
-            int k = fast_ascii(p, ch, out);
-            if (k < 0) break;
-            if (k == 0) {                      /* whitespace that may be trailing: held */
-                if (c->ws.len == c->ws.cap) break;
-                c->ws.p[c->ws.len++] = (char)ch;
-            } else if (!fast_emit(p, c, out, (size_t)k, 1)) {
-                p->js.st = js_st;              /* undone: the machine takes it */
-                break;
-            }
-        }
+        if (!leaf_quick(p, (unsigned char)text[i]) && !leaf_act(p, (unsigned char)text[i])) break;
         i++;
     }
     p->step_bytes += i;
@@ -1564,25 +1998,13 @@ static NOINLINE size_t feed_fast(Parser *p, const char *text, size_t n) {
     return i;
 }
 
-/* The slow path: the machine, behind an error boundary. */
-static bool feed_guarded(cf_reply_stream *s, const char *text, size_t n) {
-    jmp_buf jb;
-    s->p.rt.jb = &jb;
-    s->p.fast_ok = false;
-    s->p.leaf_budget = 0;
-    if (setjmp(jb)) {
-        s->p.failed = true;
-        return false;
-    }
-    feed_bytes(&s->p, text, n);
-    fast_refresh(&s->p);
-    return true;
-}
-
-static NOINLINE bool feed_slow(cf_reply_stream *s, const char *text, size_t n, cf_error *err);
-
-/* Everything but the one-byte leaf: the general fast path, then the machine. */
+/* Everything but the leaf: the fast path, then the machine. */
 static NOINLINE bool feed_rest(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
+    if (s && s->p.fast_stale) {
+        s->p.fast_stale = false;
+        fast_refresh(&s->p);
+    }
+    if (s) leaf_sync(&s->p);
     if (s && s->p.fast_ok && text) {   /* never set once failed, finished or drained */
         size_t k = feed_fast(&s->p, text, n);
         if (k == n) {
@@ -1595,12 +2017,50 @@ static NOINLINE bool feed_rest(cf_reply_stream *s, const char *text, size_t n, c
     return feed_slow(s, text, n, err);
 }
 
-/* Kept to the one-byte leaf (a byte-by-byte feed) and a tail call, so that
- * the hot path needs no stack frame. */
-bool cf_reply_stream_feed(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
-    if (n == 1 && s && text && s->p.leaf_budget && feed_one(&s->p, (unsigned char)text[0])) {
+/* A single byte the hot path did not take. */
+static NOINLINE bool feed_leaf(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
+    Parser *p = &s->p;
+    unsigned char ch = (unsigned char)text[0];
+    if (!p->leaf_granted) return feed_rest(s, text, n, err);
+    if (p->out.len != p->leaf_from || p->leaf_hold != HS_BASE) leaf_fold(p);
+    bool taken = p->leaf_budget && (leaf_quick(p, ch) || leaf_act(p, ch));
+    p->leaf_from = p->out.len;   /* (leaf_quick and leaf_act count their own) */
+    p->leaf_budget -= taken;
+    leaf_rehot(p);
+    if (taken) {
         if (err) err->kind = CF_OK;
         return true;
+    }
+    if (!p->leaf_budget) return feed_rest(s, text, n, err);   /* feed_fast may take one more */
+    leaf_sync(p);
+    return feed_slow(s, text, n, err);                       /* it would refuse this byte too */
+}
+
+/* The leaf: most bytes of a byte-by-byte feed are taken here, with a
+ * lookup and a store: no call, no stack frame, no branch on the byte. */
+bool cf_reply_stream_feed(cf_reply_stream *s, const char *text, size_t n, cf_error *err) {
+    if (LIKELY(n == 1) && LIKELY(s != NULL) && LIKELY(text != NULL)) {
+        Parser *p = &s->p;
+        size_t len = p->out.len;
+        const Hot *hot = &p->leaf_hot[(unsigned char)text[0]];   /* (HOT_NONE when the leaf is off) */
+        unsigned hold = p->leaf_hold, needs = hot->needs;
+        {
+            if (LIKELY((len < p->leaf_end) & ((hold & needs) == needs))) {
+                uint32_t t = hot->text;
+                unsigned after = hot->after;
+                if (!LIKELY(!hot->flags)) after = hot_after(hot, hold);
+                if (little_endian()) {
+                    memcpy(p->out.p + len, &t, 4);
+                } else {
+                    for (int k = 0; k < 4; k++) p->out.p[len + k] = (char)(t >> 8 * k);
+                }
+                p->out.len = len + hot->len;
+                p->leaf_hold = after;
+                if (LIKELY(err != NULL)) err->kind = CF_OK;
+                return true;
+            }
+        }
+        return feed_leaf(s, text, n, err);
     }
     return feed_rest(s, text, n, err);
 }
@@ -1627,8 +2087,8 @@ bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err) {
         s->p.failed = true;
         return false;
     }
-    s->p.fast_ok = false;
-    s->p.leaf_budget = 0;
+    s->p.fast_ok = s->p.fast_stale = false;
+    leaf_stop(&s->p);
     parser_finish(&s->p);
     return true;
 }
@@ -1643,6 +2103,8 @@ const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len) {
     jmp_buf jb;
     p->rt.err = &local;
     p->rt.jb = &jb;
+    p->fast_ok = p->fast_stale = false;   /* the line is closed; the next feed reopens it */
+    leaf_stop(p);
     if (setjmp(jb)) {   /* no room to close the last line */
         p->failed = true;
         return empty;
@@ -1651,8 +2113,6 @@ const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len) {
     sb_putc(&p->out, 0);
     p->out.len--;
     s->drained = true;
-    p->fast_ok = false;     /* the line is closed; the next feed reopens it */
-    p->leaf_budget = 0;
     if (len) *len = p->out.len;
     return p->out.p;
 }

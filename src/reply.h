@@ -107,7 +107,12 @@ enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
        FAST_GLM_ARGS,    /* a string-typed glm45 value of a committed call */
        /* markup inside a call (no output): */
        FAST_TAG,         /* whitespace (kept raw), then one of the tags (expect_tag) */
-       FAST_HELD };      /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
+       FAST_HELD,        /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
+       FAST_NAME,        /* glm45: ASCII name bytes kept in the call's name and raw */
+       FAST_SOURCES };   /* command-a: printable ASCII but '<' '>' kept in Parser.text */
+/* Limits the formats and the fast path share. */
+enum { MAX_CALL_NAME = 256,   /* glm45: a longer name is not one */
+       MAX_SOURCES = 256 };   /* command-a: longer citation sources are text */
 typedef int (*FastFn)(const Parser *p, const TagSet **tags);  /* *tags: the state's tags */
 typedef void (*TextSink)(Parser *p, const char *s, size_t n);
 
@@ -125,10 +130,25 @@ struct Parser {
     FinishFn finish;
     FastFn fast;
     bool fast_ok;            /* stream: plain bytes may take the fast path */
-    uint32_t leaf_budget;    /* ... and single bytes the leaf, this many more (0: no) */
+    bool fast_quiet;         /* ... but write nothing out (the field's line is not open) */
+    bool fast_stale;         /* the machine ran since fast_ok and the rest were set */
     int fast_kind;           /* FAST_* for them */
     Chan *fast_chan;         /* ... into this field (NULL: into arguments) */
     const TagSet *fast_tags; /* ... watching for these tags (text states) */
+    /* the leaf: single bytes taken by cf_reply_stream_feed and feed_leaf (reply.c) */
+    const uint8_t *leaf_tab; /* what each byte does now (A_*) */
+    const uint8_t *leaf_base, *leaf_held;   /* ... when nothing / whitespace is held */
+    const struct Hot *leaf_hot;             /* what the hot path takes now */
+    const struct Hot *leaf_hot_base;        /* ... when nothing is held */
+    unsigned leaf_hold;      /* what the hot path holds (HS_*) */
+    const TagSet *lt_checked;               /* hot_lt_ok's last set, */
+    bool lt_ok;                             /* ... and its answer */
+    size_t leaf_end;         /* the hot path goes on while out.len < this */
+    size_t leaf_from;        /* out.len when the hot path's bytes were last charged */
+    uint64_t *leaf_cps;      /* code points of the field (or leaf_cps_sink) */
+    uint64_t leaf_cps_sink;
+    uint32_t leaf_budget;    /* bytes the leaf may take, as of leaf_from */
+    uint32_t leaf_granted;   /* leaf_budget when last charged to step_bytes */
     size_t step_bytes;       /* bytes not yet charged to rt_step */
 
     /* UTF-8 repair: a valid but incomplete sequence from the last chunk */

@@ -30,8 +30,6 @@ static const TagSet OUT_SET = {OUT_TAGS, 6}, OUT_NOTHINK_SET = {OUT_TAGS + 1, 5}
 static const TagSet THINK_SET = {THINK_TAGS, 3}, RESP_SET = {RESP_TAGS, 4};
 static const TagSet POST_SET = {POST_TAGS, 1};
 
-enum { MAX_SOURCES = 256 };
-
 /* ---- citations ---- */
 
 static void skip_spaces(const char **s, const char *end) {
@@ -46,7 +44,10 @@ static bool read_index(const char **s, const char *end, StrBuf *out) {
     unsigned v = 0;
     for (; *s < end && **s >= '0' && **s <= '9' && *s - start < 9; (*s)++) v = v * 10 + (unsigned)(**s - '0');
     if (*s == start) return false;
-    sb_printf(out, "%u", v);
+    char digits[10], *w = digits + sizeof digits;
+    do *--w = (char)('0' + v % 10);
+    while (v /= 10);
+    sb_put(out, w, (size_t)(digits + sizeof digits - w));
     skip_spaces(s, end);
     return true;
 }
@@ -266,6 +267,7 @@ static int command_a_fast(const Parser *p, const TagSet **tags) {
         *tags = &THINK_SET;
         return FAST_REASONING;
     case C_ACT: return json_args_fast(p);
+    case C_CO_SRC: return FAST_SOURCES;
     default: return FAST_NONE;
     }
 }

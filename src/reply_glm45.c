@@ -26,7 +26,7 @@ static const TagSet PRE_SET = {PRE_TAGS, 2}, CONTENT_SET = {PRE_TAGS + 1, 1};
 static const TagSet REASON_SET = {REASON_TAGS, 1}, ARGS_SET = {ARGS_TAGS, 2};
 static const TagSet KEY_SET = {KEY_TAGS, 1}, MID_SET = {MID_TAGS, 1}, VAL_SET = {VAL_TAGS, 1};
 
-enum { MAX_NAME = 256, MAX_SCHEMA_DEPTH = 32 };
+enum { MAX_SCHEMA_DEPTH = 32 };
 
 /* ---- schemas ---- */
 
@@ -101,7 +101,7 @@ static void name_done(Parser *p) {
 }
 
 static void step_name(Parser *p, const char *s, size_t n, size_t *pi) {
-    size_t i = *pi, k = i, room = MAX_NAME - p->call.name.len;
+    size_t i = *pi, k = i, room = MAX_CALL_NAME - p->call.name.len;
     while (k < n && k - i < room && is_name_byte((unsigned char)s[k])) k++;
     if (k > i) {
         sb_put(&p->call.name, s + i, k - i);
@@ -275,6 +275,7 @@ static int glm45_fast(const Parser *p, const TagSet **tags) {
     case G_MID:
         *tags = &MID_SET;
         return FAST_TAG;
+    case G_NAME: return FAST_NAME;
     default: return FAST_NONE;
     }
 }
