@@ -26,6 +26,16 @@ static inline cf_limits fuzz_limits(void) {
     return l;
 }
 
+/* Compile a harness's fixed template under fuzz_limits() (into *limits). */
+static inline cf_template *fuzz_compile(const char *text, size_t len, const char *name, cf_limits *limits) {
+    cf_error err;
+    *limits = fuzz_limits();
+    cf_compile_options co = {limits, name};
+    cf_template *t = cf_compile(text, len, &co, &err);
+    if (!t) abort();
+    return t;
+}
+
 /* A failed call must say what kind of error it was, in a terminated
  * message (which may be empty, as Python's str(e) of raise_exception('')). */
 static inline void fuzz_check_error(const cf_error *err) {

@@ -14,11 +14,7 @@ static cf_template *tmpl;
 static cf_limits limits;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
-    cf_error err;
-    limits = fuzz_limits();
-    cf_compile_options co = {&limits, "fuzz_marshal"};
-    tmpl = cf_compile(TEMPLATE, sizeof TEMPLATE - 1, &co, &err);
-    if (!tmpl) abort();
+    tmpl = fuzz_compile(TEMPLATE, sizeof TEMPLATE - 1, "fuzz_marshal", &limits);
     return 0;
 }
 

@@ -989,14 +989,21 @@ static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb,
 
 #define ADD_CHAIN_MAX 32
 
+/* a + b + c parses as ((a + b) + c): the `+` nodes of the left spine,
+ * outermost first, into spine[]; returns how many, *first = the leftmost
+ * operand. */
+static int add_spine(const Node *n, const Node *spine[ADD_CHAIN_MAX], const Node **first) {
+    int k = 0;
+    while (n->kind == N_BINOP && n->op == OP_ADD && k < ADD_CHAIN_MAX) { spine[k++] = n; n = n->a; }
+    *first = n;
+    return k;
+}
+
 static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
     if (n->op == OP_ADD && n->a->kind == N_BINOP && n->a->op == OP_ADD) {
-        /* a + b + c parses as ((a + b) + c): walk the left spine, then add
-         * left to right exactly as Python does, one operand at a time */
-        const Node *spine[ADD_CHAIN_MAX];
-        int k = 0;
-        const Node *x = n;
-        while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { spine[k++] = x; x = x->a; }
+        /* add left to right exactly as Python does, one operand at a time */
+        const Node *spine[ADD_CHAIN_MAX], *x;
+        int k = add_spine(n, spine, &x);
         Value acc = operand(I, x, f);
         StrBuf sb;
         bool building = false;
@@ -1343,10 +1350,8 @@ static COLD _Noreturn void string_too_long(Interp *I) {
  * the text so far becomes the left operand of a real `+`, as in Python.
  * Expressions never write output, so nothing interleaves with the pieces. */
 static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
-    const Node *spine[ADD_CHAIN_MAX];
-    int k = 0;
-    const Node *x = n;
-    while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { spine[k++] = x; x = x->a; }
+    const Node *spine[ADD_CHAIN_MAX], *x;
+    int k = add_spine(n, spine, &x);
     StrBuf *out = I->out;
     size_t mark = out->len;
     Value acc = operand(I, x, f);

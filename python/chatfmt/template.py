@@ -382,9 +382,4 @@ def apply_chat_template(template, messages, tools=None, documents=None, add_gene
     if _is_batch(messages):
         return [t.render(getattr(m, "messages", m), tools, documents, add_generation_prompt,
                          continue_final_message, **kwargs) for m in messages]
-    kwargs["messages"] = messages
-    kwargs["tools"] = tools
-    kwargs["documents"] = documents
-    kwargs["add_generation_prompt"] = add_generation_prompt
-    kwargs["continue_final_message"] = continue_final_message
-    return t._render(kwargs, True)
+    return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)
