@@ -41,7 +41,7 @@ CF_API cf_template *cf_compile(const char *src, size_t len, const cf_compile_opt
     }
     if (opt && opt->limits) t->lim = *opt->limits;
     limits_resolve(&t->lim);
-    arena_init(&t->arena, 0);
+    arena_init(&t->arena, t->lim.max_memory);   /* compiling is bounded too */
     PROTECTED(rt, &t->arena, err, &t->lim);
     if (setjmp(jb_rt)) {
         arena_release(&t->arena);

@@ -199,20 +199,21 @@ static void parse_call_args(Parser *P, Node *call) {
     expect_op(P, OP_RPAREN, ")");
 }
 
+/* A filter or test name, dots included (`is a.b`): the parts go into one
+ * buffer, so a long chain costs linear time and memory. */
 static Str *parse_dotted_name(Parser *P) {
-    Token *t = expect_name(P);
-    Str *name = tok_str(t);
+    Str *name = tok_str(expect_name(P));
+    if (!is_op(cur(P), OP_DOT)) return name;
+    StrBuf sb;
+    sb_init(P->rt, &sb, name->len + 16);
+    sb_put(&sb, name->data, name->len);
     while (is_op(cur(P), OP_DOT)) {
         advance(P);
         Str *part = tok_str(expect_name(P));
-        StrBuf sb;
-        sb_init(P->rt, &sb, name->len + part->len + 1);
-        sb_put(&sb, name->data, name->len);
         sb_putc(&sb, '.');
         sb_put(&sb, part->data, part->len);
-        name = sb_to_str(&sb);
     }
-    return name;
+    return sb_to_str(&sb);
 }
 
 static Node *parse_filter(Parser *P, Node *node, bool start_inline) {

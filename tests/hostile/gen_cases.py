@@ -205,6 +205,9 @@ def nesting(s):
     s.render("chain_call", "{{ f" + "()" * n + " }}", deep, exit=[1])
     s.render("chain_filter", "{{ 1" + "|abs" * n + " }}", deep, exit=[1])
     s.render("chain_test", "{{ 1" + " is number" * 2 + " }}", r"TemplateSyntaxError", exit=[1])
+    # dotted filter/test names (`is a.b.c`) are one name: read in linear time and memory
+    s.render("chain_dotted_test", "{{ 1 is a" + ".b" * n + " }}", r"No test named", exit=[1])
+    s.render("chain_dotted_filter", "{{ 1|a" + ".b" * n + " }}", r"No filter named", exit=[1])
     s.render("chain_add", "{{ 1" + " + 1" * n + " }}", deep, exit=[1])
     s.render("chain_mul", "{{ 1" + " * 1" * n + " }}", deep, exit=[1])
     s.render("chain_pow", "{{ 1" + " ** 1" * n + " }}", deep, exit=[1])
