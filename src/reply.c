@@ -36,8 +36,10 @@ bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
 
 static bool contains(const char *s, size_t n, const char *needle) {
     size_t k = strlen(needle);
-    for (const char *p = s; n >= k && (size_t)(p - s) <= n - k;) {
-        const char *hit = memchr(p, needle[0], n - k + 1 - (size_t)(p - s));
+    if (k == 0 || n < k) return k == 0;
+    const char *p = s, *last = s + (n - k);   /* the last place a match can start */
+    while (p <= last) {
+        const char *hit = memchr(p, needle[0], (size_t)(last - p) + 1);
         if (!hit) return false;
         if (memcmp(hit, needle, k) == 0) return true;
         p = hit + 1;
