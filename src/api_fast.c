@@ -157,8 +157,7 @@ static Value read_dict(Unmarshal *m) {
         m->stack[m->top++] = val;
     }
     size_t npairs = (m->top - base) / 2;
-    Dict *d = dict_new(m->rt, npairs);
-    for (size_t k = 0; k < npairs; k++) dict_set(m->rt, d, m->stack[base + 2 * k], m->stack[base + 2 * k + 1]);
+    Dict *d = dict_from_str_pairs(m->rt, m->stack + base, npairs);
     m->top = base;
     return v_dict_of(d);
 }

@@ -47,7 +47,6 @@ typedef struct Parser {
     StrCarver carver;
 } Parser;
 
-#define RECENT_MAX_LEN 32
 
 /* 1: bytes that end a run of plain string content; 2: non-ASCII. */
 #define HI2 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2
@@ -274,29 +273,19 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
 
 /* s[*pos] is the opening quote. Strings without escapes are copied in one
  * memcpy; the code point count is cached on the way. */
-static Value parse_string(Parser *ps, size_t *pos) {
+/* A string with escapes, or one the first block did not finish: from its
+ * opening quote at *pos. */
+static NOINLINE Value parse_string_slow(Parser *ps, size_t *pos) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0, i;
+    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0;
     bool non_ascii = false;
-    ScanMask m;
-    /* Most strings are short and plain: their closing quote is the first
-     * byte flagged in the first block. */
-    if (run + SCAN_BYTES <= n && (m = scan_block(s + run, SCAN_HIGH)) && s[run + scan_first(m)] == '"')
-        i = run + scan_first(m);
-    else
-        i = scan_plain(ps, run, &continuation, &non_ascii);
+    size_t i = scan_plain(ps, run, &continuation, &non_ascii);
     if (i < n && s[i] == '"') {
         size_t len = i - run;
         *pos = i + 1;
-        Str **slot = NULL;
-        if (len && len <= RECENT_MAX_LEN) {
-            slot = &ps->recent[(len * 31 + s[run] * 7 + s[i - 1]) & 255];
-            if (*slot && (*slot)->len == len && memcmp((*slot)->data, s + run, len) == 0) return v_str_of(*slot);
-        }
         if (non_ascii) check_utf8(ps, run, i);
         Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
         str->nchars = (int64_t)(len - continuation);
-        if (slot) *slot = str;   /* (keys get their hash cached by dict_set) */
         return v_str_of(str);
     }
     StrBuf sb;
@@ -319,6 +308,30 @@ static Value parse_string(Parser *ps, size_t *pos) {
     *pos = i + 1;
     Str *str = sb_to_str(&sb);
     str->nchars = (int64_t)chars;
+    return v_str_of(str);
+}
+
+/* Most strings (every key, most values) are short, plain ASCII and end in
+ * the first block: found in the recent table or carved, inline. */
+static inline Value parse_string(Parser *ps, size_t *pos) {
+    const unsigned char *s = ps->s;
+    size_t run = *pos + 1;
+    ScanMask m;
+    if (run + SCAN_BYTES > ps->n || !(m = scan_block(s + run, SCAN_HIGH)) || s[run + scan_first(m)] != '"')
+        return parse_string_slow(ps, pos);
+    size_t len = scan_first(m), i = run + len;
+    *pos = i + 1;
+    if (!len) {
+        Str *empty = json_str_carve(ps->rt, &ps->carver, "", 0);
+        empty->nchars = 0;
+        return v_str_of(empty);
+    }
+    Str **slot = &ps->recent[(len * 31 + s[run] * 7 + s[i - 1]) & 255];
+    Str *hit = *slot;
+    if (hit && hit->len == len && mem_equal(hit->data, (const char *)s + run, len)) return v_str_of(hit);
+    Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
+    str->nchars = (int64_t)len;
+    *slot = str;   /* (keys get their hash cached by dict_set) */
     return v_str_of(str);
 }
 
@@ -430,10 +443,8 @@ static Value parse_object(Parser *ps, size_t *pos) {
             i = skip_ws(ps, i + 1);
         }
     }
-    size_t npairs = (ps->top - base) / 2;
-    Dict *d = dict_new(ps->rt, npairs);
-    for (size_t k = 0; k < npairs; k++)   /* duplicate keys: last value, first position */
-        dict_set(ps->rt, d, ps->stack[base + 2 * k], ps->stack[base + 2 * k + 1]);
+    size_t npairs = (ps->top - base) / 2;   /* repeated keys: last value, first position */
+    Dict *d = dict_from_str_pairs(ps->rt, ps->stack + base, npairs);
     ps->top = base;
     ps->depth--;
     *pos = i;

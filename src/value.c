@@ -301,6 +301,40 @@ void dict_set(Rt *rt, Dict *d, Value key, Value val) {
     }
 }
 
+/* A dict of str keys from (key, value) pairs in order, exactly as dict_set
+ * one pair at a time would build it (a repeated key keeps its first
+ * position and takes the last value): the JSON and marshal readers'
+ * constructor. A small one is one allocation, filled without calls. */
+Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
+    if (npairs > rt->lim.max_items) throw_too_many_items(rt);
+    if (npairs > DICT_LINEAR_MAX) {
+        Dict *d = dict_new(rt, npairs);
+        for (size_t k = 0; k < npairs; k++) dict_set(rt, d, kv[2 * k], kv[2 * k + 1]);
+        return d;
+    }
+    Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry));
+    DictEntry *entries = npairs ? (DictEntry *)(void *)(d + 1) : NULL;
+    size_t len = 0;
+    for (size_t k = 0; k < npairs; k++) {
+        Str *key = kv[2 * k].u.s;
+        uint32_t h = str_hash(key);
+        size_t j = 0;
+        while (j < len && !entry_is_str(&entries[j], h, key)) j++;
+        if (j == len) {
+            entries[len].key = kv[2 * k];
+            entries[len].hash = h;
+            len++;
+        }
+        entries[j].val = kv[2 * k + 1];
+    }
+    d->len = len;
+    d->cap = npairs;
+    d->entries = entries;
+    d->index = NULL;
+    d->index_mask = 0;
+    return d;
+}
+
 bool dict_get(const Dict *d, Value key, Value *out) {
     if (!d->len || unhashable_type_name(key, 0)) return false;
     long pos = dict_find(d, v_hash(key), entry_key_equals_value, &key);

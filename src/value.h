@@ -131,6 +131,7 @@ void list_push(Rt *rt, List *l, Value v);               /* enforces lim.max_item
 
 /* ---- dicts (insertion ordered, any hashable key) ---- */
 Dict *dict_new(Rt *rt, size_t cap);
+Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT_STR only */
 size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
 bool dict_get(const Dict *d, Value key, Value *out);
