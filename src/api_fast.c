@@ -157,7 +157,7 @@ static Value read_dict(Unmarshal *m) {
         m->stack[m->top++] = val;
     }
     size_t npairs = (m->top - base) / 2;
-    Dict *d = dict_from_str_pairs(m->rt, m->stack + base, npairs);
+    Dict *d = dict_from_str_pairs(m->rt, npairs ? m->stack + base : NULL, npairs);
     m->top = base;
     return v_dict_of(d);
 }

@@ -444,7 +444,7 @@ static Value parse_object(Parser *ps, size_t *pos) {
         }
     }
     size_t npairs = (ps->top - base) / 2;   /* repeated keys: last value, first position */
-    Dict *d = dict_from_str_pairs(ps->rt, ps->stack + base, npairs);
+    Dict *d = dict_from_str_pairs(ps->rt, npairs ? ps->stack + base : NULL, npairs);
     ps->top = base;
     ps->depth--;
     *pos = i;
