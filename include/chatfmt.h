@@ -413,6 +413,46 @@ CF_API bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err);
 CF_API const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len);
 CF_API void cf_reply_stream_free(cf_reply_stream *s);
 
+/* ---- variables built from the host's own data (src/builder.c) ---------- */
+
+/* Push a render's variables value by value, straight from your own data (a
+ * binding's objects, a C++ JSON tree), without writing JSON text:
+ *
+ *   cf_builder *b = cf_builder_new(NULL);
+ *   cf_builder_dict(b, 2);                        // the top level: 2 pairs
+ *     cf_builder_str(b, "add_generation_prompt", 21); cf_builder_bool(b, true);
+ *     cf_builder_str(b, "messages", 8); cf_builder_list(b, 1);
+ *       cf_builder_dict(b, 2);
+ *         cf_builder_str(b, "role", 4); cf_builder_str(b, "user", 4);
+ *         cf_builder_str(b, "content", 7); cf_builder_str(b, "Hi", 2);
+ *   cf_context *ctx = cf_builder_finish(b, &err);   // NULL + err on failure
+ *
+ * A list or dict is announced with its size; the next that many values (a
+ * dict: key, value, key, value...; keys are cf_builder_str) are its items,
+ * and it closes by itself after the last. The result is exactly what
+ * cf_context_from_json makes of the same data (a repeated key keeps its
+ * first position and takes the last value). Errors — invalid UTF-8, NaN or
+ * infinity, a non-string key, nesting past max_json_depth, more than
+ * max_items items or max_json_bytes of strings, out of memory, a top level
+ * that is not a dict — are kept: later calls do nothing and
+ * cf_builder_finish reports the first one. One builder per thread. */
+typedef struct cf_builder cf_builder;
+
+CF_API cf_builder *cf_builder_new(const cf_limits *limits);   /* NULL: defaults; NULL on OOM */
+CF_API void cf_builder_null(cf_builder *b);
+CF_API void cf_builder_bool(cf_builder *b, bool v);
+CF_API void cf_builder_int(cf_builder *b, int64_t v);
+CF_API void cf_builder_float(cf_builder *b, double v);
+CF_API void cf_builder_str(cf_builder *b, const char *s, size_t len);   /* UTF-8, copied */
+CF_API void cf_builder_list(cf_builder *b, size_t n);
+CF_API void cf_builder_dict(cf_builder *b, size_t npairs);
+/* Has an error been kept (stop walking early)? */
+CF_API bool cf_builder_failed(const cf_builder *b);
+/* The context (free with cf_context_free), or NULL + err. Frees b either way. */
+CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err);
+/* Drop a builder without finishing it. */
+CF_API void cf_builder_free(cf_builder *b);
+
 /* ---- one-call rendering for bindings and batch jobs (src/api_fast.c) ---- */
 /* @@FAST@@ (section owned by the binding/dataset speed work) */
 

@@ -1,0 +1,246 @@
+/* builder.c — a render's variables pushed value by value from the host's
+ * own data (a binding's objects, a C++ JSON tree), with no JSON text in
+ * between (cf_builder_* in chatfmt.h). The values are exactly those the
+ * JSON reader would make of the same data; the first error is kept and
+ * reported by cf_builder_finish, every later call being ignored. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include "context.h"
+#include "json.h"
+#include "unicode.h"
+
+typedef struct OpenContainer {
+    bool is_dict;
+    size_t remaining;   /* values still to come (a dict's keys count too) */
+    size_t base;        /* where its items start on the value stack */
+} OpenContainer;
+
+struct cf_builder {
+    cf_context *ctx;
+    Rt rt;
+    jmp_buf jb;
+    cf_error err;
+    bool failed;
+    Value root;
+    bool have_root;
+    size_t bytes;            /* string bytes so far, bounded by max_json_bytes */
+    Value *stack;            /* items of the open containers */
+    size_t top, cap;
+    OpenContainer *open;
+    size_t depth, open_cap;
+    StrCarver carver;
+    /* Short strings already made (keys mostly: "role", "content"...): one
+     * Str each, which also keeps its hash for the dict building. */
+    Str *recent[64];
+};
+
+/* Every entry point runs under this: an allocation or limit failure
+ * unwinds to it and is kept as the builder's error. */
+#define GUARDED(b)                                     \
+    if (!(b) || (b)->failed) return;                   \
+    if (setjmp((b)->jb)) {                             \
+        (b)->failed = true;                            \
+        return;                                        \
+    }
+
+CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
+    /* not calloc: the error record and jmp_buf need no clearing (2 KiB) */
+    cf_builder *b = malloc(sizeof *b);
+    if (!b) return NULL;
+    b->failed = b->have_root = false;
+    b->bytes = b->top = b->cap = b->depth = b->open_cap = 0;
+    b->stack = NULL;
+    b->open = NULL;
+    b->carver.at = b->carver.end = NULL;
+    memset(b->recent, 0, sizeof b->recent);
+    memset(&b->rt, 0, sizeof b->rt);
+    b->err.kind = CF_OK;
+    b->err.message[0] = 0;
+    b->ctx = calloc(1, sizeof *b->ctx);
+    if (!b->ctx) {
+        free(b);
+        return NULL;
+    }
+    if (limits) b->rt.lim = *limits;
+    limits_resolve(&b->rt.lim);
+    arena_init(&b->ctx->arena, b->rt.lim.max_memory);
+    b->rt.arena = &b->ctx->arena;
+    b->rt.jb = &b->jb;
+    b->rt.err = &b->err;
+    return b;
+}
+
+CF_API void cf_builder_free(cf_builder *b) {
+    if (!b) return;
+    if (b->ctx) cf_context_free(b->ctx);
+    free(b->stack);
+    free(b->open);
+    free(b);
+}
+
+static void *grow_array(cf_builder *b, void *p, size_t *cap, size_t item) {
+    size_t ncap = *cap ? *cap * 2 : 64;
+    void *q = realloc(p, ncap * item);
+    if (!q) rt_throw(&b->rt, CF_ERR_MEMORY, "out of memory");
+    *cap = ncap;
+    return q;
+}
+
+static void place(cf_builder *b, Value v);
+
+/* The innermost container got its last item: build it, hand it up. */
+static void close_container(cf_builder *b) {
+    OpenContainer *c = &b->open[--b->depth];
+    size_t n = b->top - c->base;
+    Value v;
+    if (c->is_dict) {
+        v = v_dict_of(dict_from_str_pairs(&b->rt, b->stack + c->base, n / 2));
+    } else {
+        List *l = list_new(&b->rt, n);
+        memcpy(l->items, b->stack + c->base, n * sizeof(Value));
+        l->len = n;
+        v = v_list_of(l);
+    }
+    b->top = c->base;
+    place(b, v);
+}
+
+static void place(cf_builder *b, Value v) {
+    if (!b->depth) {
+        if (b->have_root) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder: a value after the top-level one");
+        b->root = v;
+        b->have_root = true;
+        return;
+    }
+    OpenContainer *c = &b->open[b->depth - 1];
+    if (c->is_dict && (c->remaining & 1) == 0 && v.type != VT_STR)
+        rt_throw(&b->rt, CF_ERR_TYPE, "cf_builder: a dict key must be a string");
+    if (b->top == b->cap) b->stack = grow_array(b, b->stack, &b->cap, sizeof(Value));
+    b->stack[b->top++] = v;
+    if (--c->remaining == 0) close_container(b);
+}
+
+static void open_container(cf_builder *b, bool is_dict, size_t n) {
+    if (n > b->rt.lim.max_items)
+        rt_throw(&b->rt, CF_ERR_LIMIT, "more than %zu items in one value (raise it with --max-items / cf_limits.max_items)",
+                 (size_t)b->rt.lim.max_items);
+    if (n == 0) {
+        place(b, is_dict ? v_dict_of(dict_new(&b->rt, 0)) : v_list_of(list_new(&b->rt, 0)));
+        return;
+    }
+    if (b->depth >= b->rt.lim.max_json_depth)
+        rt_throw(&b->rt, CF_ERR_LIMIT,
+                 "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
+                 (unsigned)b->rt.lim.max_json_depth);
+    if (b->depth == b->open_cap) b->open = grow_array(b, b->open, &b->open_cap, sizeof(OpenContainer));
+    OpenContainer *c = &b->open[b->depth++];
+    c->is_dict = is_dict;
+    c->remaining = is_dict ? 2 * n : n;
+    c->base = b->top;
+}
+
+static bool ascii_only(const char *s, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (x & 0x8080808080808080ULL) return false;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)s[i] & 0x80) return false;
+    return true;
+}
+
+CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
+    GUARDED(b);
+    if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
+    b->bytes += n;
+    if (b->bytes > b->rt.lim.max_json_bytes)
+        rt_throw(&b->rt, CF_ERR_LIMIT,
+                 "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
+                 b->rt.lim.max_json_bytes);
+    Str **slot = NULL;
+    if (n && n <= 16) {
+        slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
+        Str *hit = *slot;
+        if (hit && hit->len == n && mem_equal(hit->data, s, n)) {
+            place(b, v_str_of(hit));
+            return;
+        }
+    }
+    size_t chars = n;
+    if (!ascii_only(s, n)) {
+        size_t bad;
+        if (!utf8_validate(s, n, &bad))
+            rt_throw(&b->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",
+                     (unsigned char)s[bad], bad);
+        chars = utf8_count(s, n);
+    }
+    Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
+    str->nchars = (int64_t)chars;
+    if (slot) *slot = str;
+    place(b, v_str_of(str));
+}
+
+CF_API void cf_builder_null(cf_builder *b) {
+    GUARDED(b);
+    place(b, v_none());
+}
+
+CF_API void cf_builder_bool(cf_builder *b, bool v) {
+    GUARDED(b);
+    place(b, v_bool(v));
+}
+
+CF_API void cf_builder_int(cf_builder *b, int64_t v) {
+    GUARDED(b);
+    place(b, v_int(v));
+}
+
+CF_API void cf_builder_float(cf_builder *b, double v) {
+    GUARDED(b);
+    if (!isfinite(v)) rt_throw(&b->rt, CF_ERR_VALUE, "Out of range float values are not JSON compliant");
+    place(b, v_float(v));
+}
+
+CF_API void cf_builder_list(cf_builder *b, size_t n) {
+    GUARDED(b);
+    open_container(b, false, n);
+}
+
+CF_API void cf_builder_dict(cf_builder *b, size_t npairs) {
+    GUARDED(b);
+    if (npairs > SIZE_MAX / 2) rt_throw(&b->rt, CF_ERR_LIMIT, "cf_builder_dict: too many pairs");
+    open_container(b, true, npairs);
+}
+
+CF_API bool cf_builder_failed(const cf_builder *b) { return !b || b->failed; }
+
+CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
+    cf_error scratch;
+    if (!err) err = &scratch;
+    if (!b) {
+        error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
+        return NULL;
+    }
+    if (!b->failed) {
+        if (b->depth || !b->have_root)
+            error_set(&b->err, CF_ERR_USAGE, 0, 0, "cf_builder_finish: %s",
+                      b->depth ? "a list or dict is still open" : "no value was built");
+        else if (b->root.type != VT_DICT)
+            error_set(&b->err, CF_ERR_TYPE, 0, 0, "context must be a JSON object, not %s", v_type_name(b->root));
+        else {
+            cf_context *ctx = b->ctx;
+            ctx->vars = b->root.u.dict;
+            b->ctx = NULL;
+            cf_builder_free(b);
+            return ctx;
+        }
+    }
+    *err = b->err;
+    err->offset = 0;
+    cf_builder_free(b);
+    return NULL;
+}

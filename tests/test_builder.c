@@ -1,0 +1,239 @@
+/* test_builder.c — cf_builder_* (src/builder.c): a context pushed value by
+ * value renders exactly as the same data read from JSON (every seed template
+ * x every shared conversation), and each kind of error is kept and reported.
+ * Run from the repository root; CHATFMT_SHARED names the reference material
+ * (default ../shared). */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "chatfmt.h"
+#include "context.h"
+#include "json.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                          \
+    do {                                          \
+        if (cond) passed++;                       \
+        else {                                    \
+            failed++;                             \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                  \
+            printf("\n");                         \
+        }                                         \
+    } while (0)
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) { free(b); b = NULL; }
+    fclose(f);
+    if (b) b[len] = 0;
+    *n = (size_t)len;
+    return b;
+}
+
+/* The host side: walk a value (here, one the JSON reader made) into b. */
+static void push(cf_builder *b, Value v) {
+    switch (v.type) {
+    case VT_NONE: cf_builder_null(b); break;
+    case VT_BOOL: cf_builder_bool(b, v.u.b); break;
+    case VT_INT: cf_builder_int(b, v.u.i); break;
+    case VT_FLOAT: cf_builder_float(b, v.u.f); break;
+    case VT_STR: cf_builder_str(b, v.u.s->data, v.u.s->len); break;
+    case VT_LIST:
+        cf_builder_list(b, v.u.list->len);
+        for (size_t i = 0; i < v.u.list->len; i++) push(b, v.u.list->items[i]);
+        break;
+    case VT_DICT:
+        cf_builder_dict(b, dict_len(v.u.dict));
+        for (size_t i = 0; i < dict_len(v.u.dict); i++) {
+            push(b, dict_key_at(v.u.dict, i));
+            push(b, dict_val_at(v.u.dict, i));
+        }
+        break;
+    default: cf_builder_null(b); printf("unexpected value type %d\n", v.type); failed++;
+    }
+}
+
+static void same_renders(const char *shared) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/conversations", shared);
+    DIR *d = opendir(dir);
+    if (!d) { printf("FAIL no %s\n", dir); failed++; return; }
+    static const char *const seeds[] = {"glm45", "toolcall-qwen3", "command-a-reasoning", "nanbeige",
+                                        "reasoning-qwen25"};
+    int compared = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t nl = strlen(e->d_name);
+        if (nl < 6 || strcmp(e->d_name + nl - 5, ".json")) continue;
+        char path[8192];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        size_t n = 0;
+        char *json = slurp(path, &n);
+        cf_error err;
+        cf_context *from_json = cf_context_from_json(json, n, &err);
+        CHECK(from_json != NULL, "%s: %s", e->d_name, err.message);
+        if (!from_json) { free(json); continue; }
+        cf_builder *b = cf_builder_new(NULL);
+        push(b, v_dict_of(from_json->vars));
+        cf_context *built = cf_builder_finish(b, &err);
+        CHECK(built != NULL, "%s: builder: %s", e->d_name, err.message);
+        for (size_t k = 0; built && k < sizeof seeds / sizeof *seeds; k++) {
+            cf_source src;
+            cf_template *t = NULL;
+            if (cf_source_load(seeds[k], NULL, &src, &err)) {
+                t = cf_compile(src.text, src.len, NULL, &err);
+                cf_render_options ro;
+                memset(&ro, 0, sizeof ro);
+                ro.now = "2026-03-14T15:09:26";
+                ro.defaults = src.tokens;
+                cf_result r1, r2;
+                cf_error e1, e2;
+                bool ok1 = t && cf_render_chat(t, from_json, &ro, &r1, &e1);
+                bool ok2 = t && cf_render_chat(t, built, &ro, &r2, &e2);
+                CHECK(ok1 == ok2, "%s x %s: one render failed", seeds[k], e->d_name);
+                if (ok1 && ok2)
+                    CHECK(r1.len == r2.len && memcmp(r1.text, r2.text, r1.len) == 0, "%s x %s: outputs differ",
+                          seeds[k], e->d_name);
+                if (!ok1 && !ok2)
+                    CHECK(e1.kind == e2.kind && strcmp(e1.message, e2.message) == 0, "%s x %s: errors differ",
+                          seeds[k], e->d_name);
+                if (ok1) cf_result_free(&r1);
+                if (ok2) cf_result_free(&r2);
+                compared++;
+                cf_template_free(t);
+                cf_source_free(&src);
+            } else {
+                CHECK(0, "built-in %s: %s", seeds[k], err.message);
+            }
+        }
+        cf_context_free(built);
+        cf_context_free(from_json);
+        free(json);
+    }
+    closedir(d);
+    CHECK(compared >= 50, "only %d renders compared", compared);
+    printf("seeds x conversations: %d renders compared\n", compared);
+}
+
+static cf_error_kind finish_kind(cf_builder *b, const char *want_in_message) {
+    cf_error err;
+    cf_context *c = cf_builder_finish(b, &err);
+    if (c) { cf_context_free(c); return CF_OK; }
+    if (want_in_message && !strstr(err.message, want_in_message)) {
+        printf("  message was: %s\n", err.message);
+        return (cf_error_kind)-1;
+    }
+    return err.kind;
+}
+
+static void errors(void) {
+    cf_builder *b = cf_builder_new(NULL);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "x", 1);
+    cf_builder_str(b, "\xff", 1);
+    CHECK(cf_builder_failed(b), "invalid UTF-8 kept");
+    CHECK(finish_kind(b, "can't decode byte 0xff") == CF_ERR_UNICODE, "invalid UTF-8");
+
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "x", 1);
+    cf_builder_float(b, 1.0 / 0.0);
+    CHECK(finish_kind(b, "Out of range float") == CF_ERR_VALUE, "infinity");
+
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 1);
+    cf_builder_int(b, 1);
+    CHECK(finish_kind(b, "key must be a string") == CF_ERR_TYPE, "int key");
+
+    b = cf_builder_new(NULL);
+    cf_builder_list(b, 0);
+    CHECK(finish_kind(b, "must be a JSON object, not list") == CF_ERR_TYPE, "list at the top");
+
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 2);
+    cf_builder_str(b, "a", 1);
+    CHECK(finish_kind(b, "still open") == CF_ERR_USAGE, "unfinished dict");
+
+    b = cf_builder_new(NULL);
+    CHECK(finish_kind(b, "no value") == CF_ERR_USAGE, "nothing built");
+
+    cf_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_json_depth = 3;
+    b = cf_builder_new(&lim);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "a", 1);
+    for (int i = 0; i < 5; i++) cf_builder_list(b, 1);
+    CHECK(finish_kind(b, "max_json_depth") == CF_ERR_LIMIT, "depth limit");
+
+    memset(&lim, 0, sizeof lim);
+    lim.max_json_bytes = 10;
+    b = cf_builder_new(&lim);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "a", 1);
+    cf_builder_str(b, "0123456789abc", 13);
+    CHECK(finish_kind(b, "max_json_bytes") == CF_ERR_LIMIT, "bytes limit");
+
+    /* a repeated key: first position, last value (as json.loads) */
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 3);
+    cf_builder_str(b, "a", 1); cf_builder_int(b, 1);
+    cf_builder_str(b, "b", 1); cf_builder_int(b, 2);
+    cf_builder_str(b, "a", 1); cf_builder_int(b, 3);
+    cf_error err;
+    cf_context *c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "repeated key: %s", err.message);
+    if (c) {
+        cf_template *t = cf_compile("{{ a }},{{ b }}", 15, NULL, &err);
+        cf_result r;
+        CHECK(t && cf_render(t, c, NULL, &r, &err) && strcmp(r.text, "3,2") == 0, "repeated key value");
+        if (t) cf_result_free(&r);
+        cf_template_free(t);
+        cf_context_free(c);
+    }
+
+    /* nested containers close by themselves; non-ASCII counted in code points */
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 2);
+    cf_builder_str(b, "l", 1);
+    cf_builder_list(b, 2);
+    cf_builder_list(b, 0);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "k", 1); cf_builder_null(b);
+    cf_builder_str(b, "s", 1);
+    cf_builder_str(b, "h\xc3\xa9\xe4\xb8\xad", 6);
+    c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "nested: %s", err.message);
+    if (c) {
+        const char *src = "{{ l|tojson }} {{ s|length }} {{ s[1] }}";
+        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+        cf_result r;
+        bool ok = t && cf_render(t, c, NULL, &r, &err);
+        CHECK(ok && strcmp(r.text, "[[], {\"k\": null}] 3 \xc3\xa9") == 0, "nested render: %s", ok ? r.text : err.message);
+        if (ok) cf_result_free(&r);
+        cf_template_free(t);
+        cf_context_free(c);
+    }
+
+    /* NULL builder (allocation failed) is safe everywhere */
+    cf_builder_null(NULL);
+    cf_builder_dict(NULL, 1);
+    CHECK(cf_builder_failed(NULL), "NULL builder counts as failed");
+    CHECK(cf_builder_finish(NULL, &err) == NULL && err.kind == CF_ERR_MEMORY, "NULL builder finish");
+}
+
+int main(void) {
+    const char *shared = getenv("CHATFMT_SHARED");
+    errors();
+    same_renders(shared && *shared ? shared : "../shared");
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
