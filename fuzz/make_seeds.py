@@ -100,6 +100,14 @@ def main():
                                         "extra_special_tokens": {"image_token": "<img>"}}))
     for path in sorted(glob.glob(os.path.join(shared, "seeds", "raw", "*"))):
         put(out, "loaders", read(path))
+    # fuzz_builder: op bytes (0 null, 1 bool, 2 int, 3 float, 4 str, 5 list, 6 dict; see the harness)
+    def s(text):
+        b = text.encode()
+        return bytes([4, len(b)]) + b
+    put(out, "builder", bytes([5, 2, 6, 2]) + s("role") + s("user") + s("content") + s("hi \u00e9") +
+        bytes([6, 1]) + s("n") + bytes([2, 7]))
+    put(out, "builder", bytes([6, 3]) + s("a") + bytes([0]) + s("b") + bytes([1 | 8]) + s("a") + bytes([3, 9]))
+    put(out, "builder", bytes([5, 3, 5, 1, 5, 0, 6, 0, 4, 2, 0xC3, 0xA9]))
     for path in sorted(glob.glob(os.path.join(ROOT, "tests", "hostile", "regress", "*", "*"))):
         put(out, os.path.basename(os.path.dirname(path)), read(path))
 
