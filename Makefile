@@ -44,14 +44,31 @@ $(BUILD)/chatfmt: $(CLIOBJS) $(BUILD)/libchatfmt.a
 run: all
 	$(BUILD)/chatfmt render glm45 examples/conversation.json
 
-test: all
+test: all python-ext
 	CHATFMT_BIN=$(BUILD)/chatfmt BUILD=$(BUILD) CC="$(CC)" CFLAGS="$(CFLAGS)" \
 	CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash tests/run_tests.sh
 
 clean:
-	rm -rf build build-*
+	rm -rf build build-* python/chatfmt/_speedups*.so
 
 .PHONY: all run test clean
+
+# The Python binding's optional C render path (python/chatfmt/_speedups.c):
+# built beside the package when this python3 has its headers, else skipped
+# (the binding then renders through ctypes alone, with the same results).
+PY_EXT_SUFFIX := $(shell python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX') or '')" 2>/dev/null)
+PY_INCLUDE    := $(shell python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])" 2>/dev/null)
+PY_EXT        := python/chatfmt/_speedups$(PY_EXT_SUFFIX)
+
+python-ext:
+	@if [ -n "$(PY_EXT_SUFFIX)" ] && [ -f "$(PY_INCLUDE)/Python.h" ]; then \
+	    $(MAKE) --no-print-directory $(PY_EXT); \
+	else echo "python-ext: no Python.h for python3: the binding uses its ctypes path only"; fi
+
+$(PY_EXT): python/chatfmt/_speedups.c include/chatfmt.h
+	$(CC) $(WARN) -O2 -g -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $< -ldl -o $@
+
+.PHONY: python-ext
 
 # Speed and memory against Python Jinja2 in the same run (a benchmark, not a test).
 bench: all
@@ -133,7 +150,7 @@ $(BUILD)/examples/%: examples/%.c include/chatfmt.h $(BUILD)/libchatfmt.a
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
-FUZZERS      := render json marshal reply loaders
+FUZZERS      := render json marshal reply loaders builder
 FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS    := $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)

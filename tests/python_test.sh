@@ -36,13 +36,24 @@ fi
 py() { LD_PRELOAD="$PRELOAD" python3 "$@"; }
 
 # ---- unit tests (oracle, CLI, replies) -----------------------------------------
-if CHATFMT_LIBRARY=$LIB CHATFMT_BIN=$BIN py -m unittest discover -s python/tests -p 'test_*.py' 2>&1 |
-        tee "$TMP/unittest.log" | grep -E '^(seeds|corpus) x|^Ran|^OK|^FAILED'; then
-    grep -q '^OK' "$TMP/unittest.log" && ok "python/tests" || { ko "python/tests"; tail -n 40 "$TMP/unittest.log" >&2; }
-else
-    ko "python/tests did not run"
-    tail -n 40 "$TMP/unittest.log" >&2
+# Twice when the C render path (python/chatfmt/_speedups*.so, `make python-ext`)
+# is built: through it (and it must be the one used), then without it.
+unit_tests() {   # LABEL ENV...
+    local label=$1
+    shift
+    if env "$@" CHATFMT_LIBRARY="$LIB" CHATFMT_BIN="$BIN" LD_PRELOAD="$PRELOAD" \
+            python3 -m unittest discover -s python/tests -p 'test_*.py' 2>&1 |
+            tee "$TMP/unittest.log" | grep -E '^(seeds|corpus) x|^Ran|^OK|^FAILED'; then
+        grep -q '^OK' "$TMP/unittest.log" && ok "$label" || { ko "$label"; tail -n 40 "$TMP/unittest.log" >&2; }
+    else
+        ko "$label did not run"
+        tail -n 40 "$TMP/unittest.log" >&2
+    fi
+}
+if ls python/chatfmt/_speedups*.so > /dev/null 2>&1; then
+    unit_tests "python/tests (C render path)" CHATFMT_EXPECT_SPEEDUPS=1
 fi
+unit_tests "python/tests (ctypes path)" CHATFMT_NO_SPEEDUPS=1
 
 # ---- pip install ./python, offline, used from elsewhere --------------------------
 printf '{"messages": [{"role": "user", "content": "Hi \\u00e9"}], "add_generation_prompt": true}\n' > "$TMP/ctx.json"

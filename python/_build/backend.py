@@ -1,7 +1,8 @@
 """A minimal PEP 517 / PEP 660 build backend for the chatfmt binding.
 
 Standard library only, so `pip install ./python` works offline and without
-setuptools or wheel. The package is pure Python; the wheel bundles the
+setuptools or wheel. The package is Python plus, when `make python-ext` built
+it, its optional C render path (chatfmt/_speedups*.so); the wheel bundles the
 already-built shared library when one is found ($CHATFMT_LIBRARY, else
 ../build/libchatfmt.so beside this directory) and is then tagged for this
 platform, otherwise it is `py3-none-any` and the package uses the system's
@@ -56,7 +57,9 @@ def _bundled_library():
 def _package_files():
     pkg = os.path.join(ROOT, PACKAGE)
     for name in sorted(os.listdir(pkg)):
-        if name.endswith(".py"):
+        # the C render path, when `make python-ext` built it for this Python
+        speedups = name.startswith("_speedups") and name.endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+        if name.endswith(".py") or speedups:
             yield f"{PACKAGE}/{name}", os.path.join(pkg, name)
 
 
@@ -118,9 +121,11 @@ def get_requires_for_build_editable(config_settings=None):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     library = _bundled_library()
-    wheel = _Wheel(wheel_directory, _project(), _platform_tag() if library else "py3-none-any")
-    for arcname, path in _package_files():
-        wheel.add_file(arcname, path)
+    files = list(_package_files())
+    native = library or any(path.endswith(".so") for _, path in files)
+    wheel = _Wheel(wheel_directory, _project(), _platform_tag() if native else "py3-none-any")
+    for arcname, path in files:
+        wheel.add_file(arcname, path, 0o755 if path.endswith(".so") else 0o644)
     if library:
         wheel.add_file(f"{PACKAGE}/{LIBNAME}", library, 0o755)
     return wheel.close()
@@ -143,7 +148,7 @@ def build_sdist(sdist_directory, config_settings=None):
             path = os.path.join(ROOT, top)
             if os.path.exists(path):
                 tar.add(path, arcname=f"{base}/{top}",
-                        filter=lambda ti: None if "__pycache__" in ti.name else ti)
+                        filter=lambda ti: None if "__pycache__" in ti.name or ti.name.endswith(".so") else ti)
         pkg_info = _metadata(project).encode()
         ti = tarfile.TarInfo(f"{base}/PKG-INFO")
         ti.size = len(pkg_info)

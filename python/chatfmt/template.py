@@ -25,6 +25,23 @@ _RAW = _lib.CF_DATA_MARSHAL
 _FIRST_CAP, _MAX_CAP = 1 << 16, 1 << 22   # per-thread output buffer: start, most kept
 
 
+def _load_speedups():
+    """The C render path (_speedups.c) when it was built and the loaded
+    library has the builder API; None otherwise ($CHATFMT_NO_SPEEDUPS=1 too)."""
+    if os.environ.get("CHATFMT_NO_SPEEDUPS"):
+        return None, None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None, None
+    if not _speedups.init(_lib.path):
+        return None, None
+    return _speedups.render, _speedups.DECLINED
+
+
+_native_render, _DECLINED = _load_speedups()
+
+
 class _Scratch(threading.local):
     """Per-thread output buffer and error record for cf_render_data (a
     thread-local, so concurrent renders never share one)."""
@@ -32,6 +49,8 @@ class _Scratch(threading.local):
     def __init__(self):
         self.rb = _lib.RenderBuffer()
         self.ref = ctypes.byref(self.rb)
+        self.err = _lib.Error()   # the native path's error record
+        self.err_addr = ctypes.addressof(self.err)
         self.resize(_FIRST_CAP)
 
     def resize(self, cap):
@@ -160,6 +179,8 @@ class Template:
         self._raw_options = _lib.RenderOptions(limits, self._now, None, False)   # the variables only
         self._options_ref = ctypes.byref(self._options)
         self._raw_options_ref = ctypes.byref(self._raw_options)
+        self._options_addr = ctypes.addressof(self._options)
+        self._raw_options_addr = ctypes.addressof(self._raw_options)
 
     def _load(self, what, template_name, repair, name):
         src = _load_source(what, template_name, False, repair, self._limits)
@@ -231,9 +252,19 @@ class Template:
         return self._with_tools or self._plain
 
     def _render(self, variables, chat):
-        """The render path: one foreign call (cf_render_data)."""
+        """The render path: the native one (_speedups: the variables walked
+        straight into the library) when built, else one foreign call
+        (cf_render_data); both give the same text and errors."""
         tools = variables.get("tools")
         compiled = self._plain if tools is None else self._compiled_for(tools)
+        if _native_render is not None:
+            s = _scratch
+            text = _native_render(compiled.ptr, self._options_addr if chat else self._raw_options_addr, chat,
+                                  variables, s.err_addr)
+            if text is not _DECLINED:   # (else: data outside the JSON-like subset, decided below)
+                if text is None:
+                    _lib.raise_error(s.err, self.name)
+                return text
         render = _lib.cf_render_data
         if render is None:   # a library older than the binding
             return self._run_context(compiled, variables, chat)

@@ -18,10 +18,18 @@ template_module = chatfmt.template
 
 
 def through_json(call):
-    """call() with the marshal encoder refusing everything: the JSON path."""
+    """call() with the native path off and the marshal encoder refusing
+    everything: the JSON path."""
     def refuse(*args):
         raise ValueError("unmarshallable object")
-    with mock.patch.object(template_module, "_marshal", refuse):
+    with mock.patch.object(template_module, "_marshal", refuse), \
+            mock.patch.object(template_module, "_native_render", None):
+        return outcome(call)
+
+
+def through_marshal(call):
+    """call() with the native path (_speedups) off: cf_render_data."""
+    with mock.patch.object(template_module, "_native_render", None):
         return outcome(call)
 
 
@@ -39,7 +47,9 @@ class FastPath(unittest.TestCase):
             t = chatfmt.compile(text)
             for cname, ctx in conversations():
                 with self.subTest(case=f"{tname}|{cname}"):
-                    self.assertEqual(outcome(lambda: t.render(**ctx)), through_json(lambda: t.render(**ctx)))
+                    got = outcome(lambda: t.render(**ctx))
+                    self.assertEqual(got, through_json(lambda: t.render(**ctx)))
+                    self.assertEqual(got, through_marshal(lambda: t.render(**ctx)))
 
     def test_data_outside_the_json_model_falls_back(self):
         class Color(enum.IntEnum):
@@ -58,7 +68,9 @@ class FastPath(unittest.TestCase):
         values.append([shared, shared, {"a": shared}])
         for v in values:
             with self.subTest(value=repr(v)[:60]):
-                self.assertEqual(outcome(lambda: t.render_raw(x=v)), through_json(lambda: t.render_raw(x=v)))
+                got = outcome(lambda: t.render_raw(x=v))
+                self.assertEqual(got, through_json(lambda: t.render_raw(x=v)))
+                self.assertEqual(got, through_marshal(lambda: t.render_raw(x=v)))
 
     def test_nesting_past_the_depth_limit(self):
         deep = []
@@ -117,6 +129,34 @@ class FastPath(unittest.TestCase):
         name, ctx = conversations()[3]
         seed = read(os.path.join(SHARED, "seeds", "toolcall-qwen3.jinja"))
         self.assertEqual(("ok", chatfmt.apply_chat_template(seed, **ctx)), oracle_outcome(seed, ctx))
+
+
+class NativePath(unittest.TestCase):
+    """The C render path (_speedups.c) is used when built: the test run
+    that builds it sets CHATFMT_EXPECT_SPEEDUPS=1, and a run with
+    CHATFMT_NO_SPEEDUPS=1 checks the paths without it."""
+
+    def test_used_when_expected(self):
+        if os.environ.get("CHATFMT_NO_SPEEDUPS"):
+            self.assertIsNone(template_module._native_render)
+        elif os.environ.get("CHATFMT_EXPECT_SPEEDUPS"):
+            self.assertIsNotNone(template_module._native_render, "python/chatfmt/_speedups was built but not used")
+        else:
+            self.skipTest("neither CHATFMT_EXPECT_SPEEDUPS nor CHATFMT_NO_SPEEDUPS set")
+
+    @unittest.skipIf(template_module._native_render is None, "_speedups not built or disabled")
+    def test_declines_what_it_cannot_read_exactly(self):
+        r, declined = template_module._native_render, template_module._DECLINED
+        t = chatfmt.compile("{{ x }}")
+        err = template_module._scratch.err_addr
+        ptr, opts = t._plain.ptr, t._raw_options_addr
+        self.assertEqual(r(ptr, opts, False, {"x": "\u00e9"}, err), "\u00e9")
+        for v in [float("nan"), 2 ** 63, "lone \ud800", {1: 2}, (lambda: 0), b"b"]:
+            with self.subTest(value=repr(v)):
+                self.assertIs(r(ptr, opts, False, {"x": v}, err), declined)
+        bad = chatfmt.compile("{{ 1 / 0 }}")
+        self.assertIsNone(r(bad._plain.ptr, opts, False, {}, err))
+        self.assertEqual(template_module._scratch.err.message.decode(), "division by zero")
 
 
 if __name__ == "__main__":
