@@ -102,12 +102,18 @@ static void bind_args(Rt *rt, const char *owner, const Method *m, const Args *a,
     for (int i = 0; i < npos; i++) argv[i] = a->pos[i];
 }
 
+/* Is the C string `known` exactly the n bytes at name? (A name read from a
+ * template string may hold a NUL, so strncmp alone could match a shorter
+ * `known` and the check of known[n] would read past its end.) */
+static bool name_is(const char *known, const char *name, size_t n) {
+    return strnlen(known, n + 1) == n && memcmp(known, name, n) == 0;
+}
+
 static const Method *find_method(const Method *table, size_t count, const char *name,
                                  size_t n) {
     if (n == 0) return NULL;
     for (size_t i = 0; i < count; i++)   /* first byte filters out almost all */
-        if (table[i].name[0] == name[0] && strncmp(table[i].name, name, n) == 0 && table[i].name[n] == '\0')
-            return &table[i];
+        if (table[i].name[0] == name[0] && name_is(table[i].name, name, n)) return &table[i];
     return NULL;
 }
 
@@ -1163,7 +1169,7 @@ static bool is_plain_list(Value v) {
 
 static bool name_in(const char *const *names, const char *name, size_t n) {
     for (; *names; names++)
-        if (strncmp(*names, name, n) == 0 && (*names)[n] == '\0') return true;
+        if (name_is(*names, name, n)) return true;
     return false;
 }
 

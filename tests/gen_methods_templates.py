@@ -70,6 +70,8 @@ ROWS = [
     "{{ d.pop }}|{{ d.items is defined }}",
     "{{ msg.content.strip().split('\\n\\n') }}",
     "{{ sig.split('Σ') }}|{{ sig.rsplit('Σ', 1) }}|{{ sig.strip('Σ') }}",
+    # a name with a NUL after a method's name (fuzz: read past the method table's strings)
+    "{{ s['upper\\x00zz'] is defined }}|{{ [1]['pop\\x00'] is defined }}|{{ d['items\\x00x'] is defined }}",
 ]
 
 
