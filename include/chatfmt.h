@@ -446,6 +446,20 @@ CF_API void cf_builder_float(cf_builder *b, double v);
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t len);   /* UTF-8, copied */
 CF_API void cf_builder_list(cf_builder *b, size_t n);
 CF_API void cf_builder_dict(cf_builder *b, size_t npairs);
+/* The same pushes in bulk: many values in one call (a binding fills an
+ * array while it walks its objects and feeds it a chunk at a time). Each
+ * item is what the matching call above would push: STR takes u.s and n
+ * bytes (copied), LIST n items, DICT n pairs, BOOL n != 0, INT u.i, FLOAT
+ * u.f. */
+typedef enum {
+    CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT
+} cf_builder_item_kind;
+typedef struct cf_builder_item {
+    cf_builder_item_kind kind;
+    size_t n;
+    union { const char *s; int64_t i; double f; } u;
+} cf_builder_item;
+CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t n);
 /* Has an error been kept (stop walking early)? */
 CF_API bool cf_builder_failed(const cf_builder *b);
 /* The context (free with cf_context_free), or NULL + err. Frees b either way. */

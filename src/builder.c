@@ -88,10 +88,10 @@ static void *grow_array(cf_builder *b, void *p, size_t *cap, size_t item) {
     return q;
 }
 
-static void place(cf_builder *b, Value v);
+static inline void place(cf_builder *b, Value v);
 
 /* The innermost container got its last item: build it, hand it up. */
-static void close_container(cf_builder *b) {
+static NOINLINE void close_container(cf_builder *b) {
     OpenContainer *c = &b->open[--b->depth];
     size_t n = b->top - c->base;
     Value v;
@@ -107,16 +107,25 @@ static void close_container(cf_builder *b) {
     place(b, v);
 }
 
-static void place(cf_builder *b, Value v) {
+static NOINLINE void place_root(cf_builder *b, Value v) {
+    if (b->have_root) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder: a value after the top-level one");
+    b->root = v;
+    b->have_root = true;
+}
+
+static COLD _Noreturn void key_not_string(cf_builder *b) {
+    rt_throw(&b->rt, CF_ERR_TYPE, "cf_builder: a dict key must be a string");
+}
+
+/* The next item of the innermost open container (inline: every value
+ * passes here; the rare cases are calls). */
+static inline void place(cf_builder *b, Value v) {
     if (!b->depth) {
-        if (b->have_root) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder: a value after the top-level one");
-        b->root = v;
-        b->have_root = true;
+        place_root(b, v);
         return;
     }
     OpenContainer *c = &b->open[b->depth - 1];
-    if (c->is_dict && (c->remaining & 1) == 0 && v.type != VT_STR)
-        rt_throw(&b->rt, CF_ERR_TYPE, "cf_builder: a dict key must be a string");
+    if (c->is_dict && (c->remaining & 1) == 0 && v.type != VT_STR) key_not_string(b);
     if (b->top == b->cap) b->stack = grow_array(b, b->stack, &b->cap, sizeof(Value));
     b->stack[b->top++] = v;
     if (--c->remaining == 0) close_container(b);
@@ -153,8 +162,7 @@ static bool ascii_only(const char *s, size_t n) {
     return true;
 }
 
-CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
-    GUARDED(b);
+static void push_str(cf_builder *b, const char *s, size_t n) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
     if (b->bytes > b->rt.lim.max_json_bytes)
@@ -184,6 +192,16 @@ CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
     place(b, v_str_of(str));
 }
 
+static void push_float(cf_builder *b, double v) {
+    if (!isfinite(v)) rt_throw(&b->rt, CF_ERR_VALUE, "Out of range float values are not JSON compliant");
+    place(b, v_float(v));
+}
+
+static void push_dict(cf_builder *b, size_t npairs) {
+    if (npairs > SIZE_MAX / 2) rt_throw(&b->rt, CF_ERR_LIMIT, "cf_builder_dict: too many pairs");
+    open_container(b, true, npairs);
+}
+
 CF_API void cf_builder_null(cf_builder *b) {
     GUARDED(b);
     place(b, v_none());
@@ -201,8 +219,12 @@ CF_API void cf_builder_int(cf_builder *b, int64_t v) {
 
 CF_API void cf_builder_float(cf_builder *b, double v) {
     GUARDED(b);
-    if (!isfinite(v)) rt_throw(&b->rt, CF_ERR_VALUE, "Out of range float values are not JSON compliant");
-    place(b, v_float(v));
+    push_float(b, v);
+}
+
+CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
+    GUARDED(b);
+    push_str(b, s, n);
 }
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
@@ -212,8 +234,27 @@ CF_API void cf_builder_list(cf_builder *b, size_t n) {
 
 CF_API void cf_builder_dict(cf_builder *b, size_t npairs) {
     GUARDED(b);
-    if (npairs > SIZE_MAX / 2) rt_throw(&b->rt, CF_ERR_LIMIT, "cf_builder_dict: too many pairs");
-    open_container(b, true, npairs);
+    push_dict(b, npairs);
+}
+
+/* Many values under one guard: what a binding walking its objects calls,
+ * a chunk of items at a time, instead of one call (and setjmp) a value. */
+CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t n) {
+    GUARDED(b);
+    if (!items && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: NULL items");
+    for (size_t i = 0; i < n; i++) {
+        const cf_builder_item *it = &items[i];
+        switch (it->kind) {
+        case CF_ITEM_STR: push_str(b, it->u.s, it->n); break;
+        case CF_ITEM_DICT: push_dict(b, it->n); break;
+        case CF_ITEM_LIST: open_container(b, false, it->n); break;
+        case CF_ITEM_NULL: place(b, v_none()); break;
+        case CF_ITEM_BOOL: place(b, v_bool(it->n != 0)); break;
+        case CF_ITEM_INT: place(b, v_int(it->u.i)); break;
+        case CF_ITEM_FLOAT: push_float(b, it->u.f); break;
+        default: rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: unknown item kind %d", (int)it->kind);
+        }
+    }
 }
 
 CF_API bool cf_builder_failed(const cf_builder *b) { return !b || b->failed; }

@@ -61,6 +61,70 @@ static void push(cf_builder *b, Value v) {
     }
 }
 
+/* The same walk through cf_builder_feed: items collected in a small array
+ * and fed whenever it fills (so chunks end at every kind of position). */
+enum { FEED_CHUNK = 7 };
+typedef struct Feeder { cf_builder *b; cf_builder_item items[FEED_CHUNK]; size_t n; } Feeder;
+
+static cf_builder_item *feeder_next(Feeder *fd, cf_builder_item_kind kind) {
+    if (fd->n == FEED_CHUNK) {
+        cf_builder_feed(fd->b, fd->items, fd->n);
+        fd->n = 0;
+    }
+    cf_builder_item *it = &fd->items[fd->n++];
+    memset(it, 0, sizeof *it);
+    it->kind = kind;
+    return it;
+}
+
+static void push_fed(Feeder *fd, Value v) {
+    cf_builder_item *it;
+    switch (v.type) {
+    case VT_NONE: feeder_next(fd, CF_ITEM_NULL); break;
+    case VT_BOOL: feeder_next(fd, CF_ITEM_BOOL)->n = v.u.b; break;
+    case VT_INT: feeder_next(fd, CF_ITEM_INT)->u.i = v.u.i; break;
+    case VT_FLOAT: feeder_next(fd, CF_ITEM_FLOAT)->u.f = v.u.f; break;
+    case VT_STR:
+        it = feeder_next(fd, CF_ITEM_STR);
+        it->u.s = v.u.s->data;
+        it->n = v.u.s->len;
+        break;
+    case VT_LIST:
+        feeder_next(fd, CF_ITEM_LIST)->n = v.u.list->len;
+        for (size_t i = 0; i < v.u.list->len; i++) push_fed(fd, v.u.list->items[i]);
+        break;
+    case VT_DICT:
+        feeder_next(fd, CF_ITEM_DICT)->n = dict_len(v.u.dict);
+        for (size_t i = 0; i < dict_len(v.u.dict); i++) {
+            push_fed(fd, dict_key_at(v.u.dict, i));
+            push_fed(fd, dict_val_at(v.u.dict, i));
+        }
+        break;
+    default: feeder_next(fd, CF_ITEM_NULL); printf("unexpected value type %d\n", v.type); failed++;
+    }
+}
+
+static cf_context *build_fed(Value v, cf_error *err) {
+    Feeder fd;
+    fd.b = cf_builder_new(NULL);
+    fd.n = 0;
+    push_fed(&fd, v);
+    cf_builder_feed(fd.b, fd.items, fd.n);
+    return cf_builder_finish(fd.b, err);
+}
+
+static bool same_result(const cf_template *t, const cf_context *a, const cf_context *b, const cf_render_options *ro) {
+    cf_result r1, r2;
+    cf_error e1, e2;
+    bool ok1 = cf_render_chat(t, a, ro, &r1, &e1);
+    bool ok2 = cf_render_chat(t, b, ro, &r2, &e2);
+    bool same = ok1 == ok2 && (ok1 ? r1.len == r2.len && memcmp(r1.text, r2.text, r1.len) == 0
+                                   : e1.kind == e2.kind && strcmp(e1.message, e2.message) == 0);
+    if (ok1) cf_result_free(&r1);
+    if (ok2) cf_result_free(&r2);
+    return same;
+}
+
 static void same_renders(const char *shared) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/conversations", shared);
@@ -85,6 +149,8 @@ static void same_renders(const char *shared) {
         push(b, v_dict_of(from_json->vars));
         cf_context *built = cf_builder_finish(b, &err);
         CHECK(built != NULL, "%s: builder: %s", e->d_name, err.message);
+        cf_context *fed = build_fed(v_dict_of(from_json->vars), &err);
+        CHECK(fed != NULL, "%s: builder feed: %s", e->d_name, err.message);
         for (size_t k = 0; built && k < sizeof seeds / sizeof *seeds; k++) {
             cf_source src;
             cf_template *t = NULL;
@@ -107,6 +173,8 @@ static void same_renders(const char *shared) {
                           seeds[k], e->d_name);
                 if (ok1) cf_result_free(&r1);
                 if (ok2) cf_result_free(&r2);
+                if (t && fed) CHECK(same_result(t, from_json, fed, &ro), "%s x %s: fed context renders differently",
+                                    seeds[k], e->d_name);
                 compared++;
                 cf_template_free(t);
                 cf_source_free(&src);
@@ -115,6 +183,7 @@ static void same_renders(const char *shared) {
             }
         }
         cf_context_free(built);
+        cf_context_free(fed);
         cf_context_free(from_json);
         free(json);
     }
@@ -223,9 +292,46 @@ static void errors(void) {
         cf_context_free(c);
     }
 
+    /* feed: the same errors, kept; the items after an error are ignored */
+    b = cf_builder_new(NULL);
+    cf_builder_item bad[] = {{CF_ITEM_DICT, 2, {0}}, {CF_ITEM_STR, 1, {.s = "x"}}, {CF_ITEM_STR, 1, {.s = "\xff"}},
+                             {CF_ITEM_STR, 1, {.s = "y"}}, {CF_ITEM_INT, 0, {.i = 1}}};
+    cf_builder_feed(b, bad, 5);
+    CHECK(finish_kind(b, "can't decode byte 0xff") == CF_ERR_UNICODE, "feed: invalid UTF-8");
+    b = cf_builder_new(NULL);
+    cf_builder_item odd[] = {{CF_ITEM_DICT, 1, {0}}, {(cf_builder_item_kind)99, 0, {0}}};
+    cf_builder_feed(b, odd, 2);
+    CHECK(finish_kind(b, "unknown item kind 99") == CF_ERR_USAGE, "feed: unknown kind");
+    b = cf_builder_new(NULL);
+    cf_builder_feed(b, NULL, 3);
+    CHECK(finish_kind(b, "NULL items") == CF_ERR_USAGE, "feed: NULL items");
+    b = cf_builder_new(NULL);
+    cf_builder_item nan_item[] = {{CF_ITEM_DICT, 1, {0}}, {CF_ITEM_STR, 1, {.s = "f"}}, {CF_ITEM_FLOAT, 0, {.f = 0.0 / 0.0}}};
+    cf_builder_feed(b, nan_item, 3);
+    CHECK(finish_kind(b, "Out of range float") == CF_ERR_VALUE, "feed: NaN");
+    b = cf_builder_new(NULL);
+    cf_builder_item ok_items[] = {{CF_ITEM_DICT, 2, {0}}, {CF_ITEM_STR, 1, {.s = "t"}}, {CF_ITEM_BOOL, 7, {0}},
+                                  {CF_ITEM_STR, 1, {.s = "n"}}};
+    cf_builder_feed(b, ok_items, 4);
+    cf_builder_feed(b, NULL, 0);   /* nothing: allowed */
+    cf_builder_int(b, -5);         /* feed and single calls mix */
+    c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "feed mixed: %s", err.message);
+    if (c) {
+        const char *src = "{{ t }} {{ n }}";
+        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+        cf_result r;
+        bool ok = t && cf_render(t, c, NULL, &r, &err);
+        CHECK(ok && strcmp(r.text, "True -5") == 0, "feed render: %s", ok ? r.text : err.message);
+        if (ok) cf_result_free(&r);
+        cf_template_free(t);
+        cf_context_free(c);
+    }
+
     /* NULL builder (allocation failed) is safe everywhere */
     cf_builder_null(NULL);
     cf_builder_dict(NULL, 1);
+    cf_builder_feed(NULL, ok_items, 4);
     CHECK(cf_builder_failed(NULL), "NULL builder counts as failed");
     CHECK(cf_builder_finish(NULL, &err) == NULL && err.kind == CF_ERR_MEMORY, "NULL builder finish");
 }

@@ -15,13 +15,7 @@
 
 static struct {
     cf_builder *(*builder_new)(const cf_limits *);
-    void (*null_)(cf_builder *);
-    void (*bool_)(cf_builder *, bool);
-    void (*int_)(cf_builder *, int64_t);
-    void (*float_)(cf_builder *, double);
-    void (*str)(cf_builder *, const char *, size_t);
-    void (*list)(cf_builder *, size_t);
-    void (*dict)(cf_builder *, size_t);
+    void (*feed)(cf_builder *, const cf_builder_item *, size_t);
     bool (*failed)(const cf_builder *);
     cf_context *(*finish)(cf_builder *, cf_error *);
     void (*builder_free)(cf_builder *);
@@ -40,10 +34,29 @@ static PyObject *new_ref(PyObject *o) {   /* Py_NewRef, before Python 3.10 */
 
 /* Python's own recursion limit is far above what real variables nest; data
  * deeper than this goes the general way (which reports cycles as Python). */
-enum { MAX_DEPTH = 200 };
+enum { MAX_DEPTH = 200, CHUNK = 256 };
+
+/* The values walked so far, fed to the builder a chunk at a time (one
+ * library call per CHUNK values). Strings point into the Python objects,
+ * alive until the feed copies them: the caller holds them and the GIL. */
+typedef struct Walk {
+    cf_builder *b;
+    size_t n;
+    cf_builder_item items[CHUNK];
+} Walk;
+
+static inline cf_builder_item *next_item(Walk *w, cf_builder_item_kind kind) {
+    if (w->n == CHUNK) {
+        lib.feed(w->b, w->items, CHUNK);
+        w->n = 0;
+    }
+    cf_builder_item *it = &w->items[w->n++];
+    it->kind = kind;
+    return it;
+}
 
 /* Push one object; false when it is outside the subset (nothing raised). */
-static bool walk(cf_builder *b, PyObject *o, int depth) {
+static bool walk(Walk *w, PyObject *o, int depth) {
     PyTypeObject *t = Py_TYPE(o);
     if (t == &PyUnicode_Type) {
         Py_ssize_t n;
@@ -52,16 +65,18 @@ static bool walk(cf_builder *b, PyObject *o, int depth) {
             PyErr_Clear();
             return false;
         }
-        lib.str(b, s, (size_t)n);
+        cf_builder_item *it = next_item(w, CF_ITEM_STR);
+        it->n = (size_t)n;
+        it->u.s = s;
         return true;
     }
     if (t == &PyDict_Type) {
         if (depth >= MAX_DEPTH) return false;
-        lib.dict(b, (size_t)PyDict_GET_SIZE(o));
+        next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(o, &pos, &k, &v)) {
-            if (Py_TYPE(k) != &PyUnicode_Type || !walk(b, k, depth + 1) || !walk(b, v, depth + 1)) return false;
+            if (Py_TYPE(k) != &PyUnicode_Type || !walk(w, k, depth + 1) || !walk(w, v, depth + 1)) return false;
         }
         return true;
     }
@@ -69,30 +84,30 @@ static bool walk(cf_builder *b, PyObject *o, int depth) {
         if (depth >= MAX_DEPTH) return false;
         Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
         PyObject **items = PySequence_Fast_ITEMS(o);
-        lib.list(b, (size_t)n);
+        next_item(w, CF_ITEM_LIST)->n = (size_t)n;
         for (Py_ssize_t i = 0; i < n; i++)
-            if (!walk(b, items[i], depth + 1)) return false;
+            if (!walk(w, items[i], depth + 1)) return false;
         return true;
     }
     if (o == Py_None) {
-        lib.null_(b);
+        next_item(w, CF_ITEM_NULL);
         return true;
     }
     if (t == &PyBool_Type) {
-        lib.bool_(b, o == Py_True);
+        next_item(w, CF_ITEM_BOOL)->n = o == Py_True;
         return true;
     }
     if (t == &PyLong_Type) {
         int overflow;
         long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
         if (overflow) return false;
-        lib.int_(b, (int64_t)v);
+        next_item(w, CF_ITEM_INT)->u.i = (int64_t)v;
         return true;
     }
     if (t == &PyFloat_Type) {
         double d = PyFloat_AS_DOUBLE(o);
         if (!isfinite(d)) return false;
-        lib.float_(b, d);
+        next_item(w, CF_ITEM_FLOAT)->u.f = d;
         return true;
     }
     return false;
@@ -110,13 +125,7 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
         if (!lib.field) Py_RETURN_FALSE;                   \
     } while (0)
     SYM(builder_new, "cf_builder_new");
-    SYM(null_, "cf_builder_null");
-    SYM(bool_, "cf_builder_bool");
-    SYM(int_, "cf_builder_int");
-    SYM(float_, "cf_builder_float");
-    SYM(str, "cf_builder_str");
-    SYM(list, "cf_builder_list");
-    SYM(dict, "cf_builder_dict");
+    SYM(feed, "cf_builder_feed");
     SYM(failed, "cf_builder_failed");
     SYM(finish, "cf_builder_finish");
     SYM(builder_free, "cf_builder_free");
@@ -146,15 +155,25 @@ static PyObject *sp_render(PyObject *self, PyObject *const *args, Py_ssize_t nar
     if (!t || !err || Py_TYPE(args[3]) != &PyDict_Type) return new_ref(declined);
     cf_builder *b = lib.builder_new(opt ? opt->limits : NULL);
     if (!b) return PyErr_NoMemory();
-    if (!walk(b, args[3], 0) || lib.failed(b)) {
+    Walk w;
+    w.b = b;
+    w.n = 0;
+    bool walked = walk(&w, args[3], 0);
+    if (walked && w.n) lib.feed(b, w.items, w.n);
+    if (!walked || lib.failed(b)) {
         lib.builder_free(b);
         return new_ref(declined);
     }
     cf_context *ctx = lib.finish(b, err);
     if (!ctx) return new_ref(declined);
     cf_result res;
-    bool ok = (chat ? lib.render_chat : lib.render)(t, ctx, opt, &res, err);
+    bool ok;
+    /* The render touches no Python object: other threads run meanwhile (a
+     * compiled template renders from any number of threads at once). */
+    Py_BEGIN_ALLOW_THREADS
+    ok = (chat ? lib.render_chat : lib.render)(t, ctx, opt, &res, err);
     lib.context_free(ctx);
+    Py_END_ALLOW_THREADS
     if (!ok) Py_RETURN_NONE;
     PyObject *text = PyUnicode_DecodeUTF8(res.text, (Py_ssize_t)res.len, NULL);
     lib.result_free(&res);
