@@ -181,11 +181,6 @@ CF_API void cf_result_free(cf_result *r) {
     memset(r, 0, sizeof *r);
 }
 
-static const char *resolve_now(const cf_render_options *opt) {
-    if (opt && opt->now) return opt->now;
-    return getenv("CHATFMT_NOW");
-}
-
 /* The result takes over the heap output buffer (len <= its capacity, so
  * there is room for the NUL); spans to code points. */
 static void finish_result(Rt *rt, StrBuf *buf, size_t len, const SpanVec *spans, cf_result *out) {
@@ -231,7 +226,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     RenderInput in = {0};
     in.t = rc->t;
     in.vars = rc->ctx ? rc->ctx->vars : NULL;
-    in.now = resolve_now(rc->opt);
+    in.now = rc->opt ? rc->opt->now : NULL;   /* NULL: CHATFMT_NOW, read when strftime_now runs */
     in.defaults = rc->opt && rc->opt->defaults ? rc->opt->defaults->vars : NULL;
     sb_init_output(&rt, &out, 4096);
     SpanVec spans = {0};

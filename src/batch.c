@@ -117,12 +117,24 @@ static CacheEntry *lookup(cf_batch *b, bool is_path, const char *s, size_t n) {
 
 /* One output line: literal text and JSON string literals, malloc'd in one
  * block of the exact size. */
+enum { WORST_CASE_MAX = 1 << 16 };
+
 typedef struct Piece { const char *p; size_t n; bool quoted; } Piece;
 
 static bool build_line(const Piece *pieces, int npieces, char **out, size_t *out_len) {
-    size_t total = 0;
-    for (int i = 0; i < npieces; i++)
-        total += pieces[i].quoted ? json_quoted_len(pieces[i].p, pieces[i].n) : pieces[i].n;
+    /* Room for the worst case (6 bytes a byte) spares measuring the quoted
+     * pieces first, unless that room would be big. */
+    size_t total = 0, worst = 0;
+    for (int i = 0; i < npieces; i++) {
+        size_t n = pieces[i].n;
+        worst += pieces[i].quoted ? (n < WORST_CASE_MAX ? 6 * n + 2 : WORST_CASE_MAX) : n;
+    }
+    if (worst < WORST_CASE_MAX) {
+        total = worst;
+    } else {
+        for (int i = 0; i < npieces; i++)
+            total += pieces[i].quoted ? json_quoted_len(pieces[i].p, pieces[i].n) : pieces[i].n;
+    }
     char *buf = malloc(total + 1);
     if (!buf) return false;
     char *o = buf;
@@ -136,7 +148,7 @@ static bool build_line(const Piece *pieces, int npieces, char **out, size_t *out
     }
     *o = 0;
     *out = buf;
-    *out_len = total;
+    *out_len = (size_t)(o - buf);
     return true;
 }
 

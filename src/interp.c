@@ -11,6 +11,7 @@
 #include "unicode.h"
 #include "lexer.h"
 #include "bigint.h"
+#include <stdlib.h>
 #include <string.h>
 #include <math.h>
 #include <stdio.h>
@@ -67,7 +68,12 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
 static Value eval(Interp *I, const Node *n, Frame *f);
 
 static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
-const char *interp_now(Rt *rt) { return INTERP(rt)->now; }
+/* "now" pinned by the options, else by CHATFMT_NOW: looked up only when a
+ * template asks for the time (getenv scans the environment). */
+const char *interp_now(Rt *rt) {
+    const char *now = INTERP(rt)->now;
+    return now ? now : getenv("CHATFMT_NOW");
+}
 
 /* ---- frames ---- */
 static Frame *frame_new(Interp *I, Frame *parent) {

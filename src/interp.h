@@ -13,7 +13,7 @@ typedef struct RenderInput {
     Value chat[CHAT_NVARS];/* VT_MISSING hides the name (continue_final_message) */
     const Dict *vars;      /* caller variables (may be NULL) */
     const Dict *defaults;  /* used where vars has no such name (may be NULL) */
-    const char *now;       /* pinned "now" for strftime_now, or NULL */
+    const char *now;       /* "now" pinned by the options, or NULL (then CHATFMT_NOW) */
 } RenderInput;
 
 /* Render into out, with the code point spans of {% generation %} blocks
@@ -26,7 +26,7 @@ Value interp_call(Rt *rt, Value callee, const Args *args);
 /* Builtin globals (globals.c): range, dict, namespace, cycler, joiner, lipsum,
  * raise_exception, strftime_now. Returns false when `name` is none of them. */
 bool global_lookup(const char *name, size_t n, Value *out);
-/* The "now" a render pins (NULL: real local time). */
+/* The "now" a render pins (options, else CHATFMT_NOW; NULL: real local time). */
 const char *interp_now(Rt *rt);
 
 #endif
