@@ -107,22 +107,10 @@ static Value read_float(Unmarshal *m) {
     return v_float(f);
 }
 
-static bool ascii_only(const unsigned char *s, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        if (x & 0x8080808080808080ULL) return false;
-    }
-    for (; i < n; i++)
-        if (s[i] & 0x80) return false;
-    return true;
-}
-
 static Value read_string(Unmarshal *m, size_t len, bool ascii) {
     const unsigned char *s = take(m, len);
     Str *str = json_str_carve(m->rt, &m->carver, (const char *)s, len);
-    if (ascii_only(s, len)) {
+    if (utf8_is_ascii((const char *)s, len)) {
         str->nchars = (int64_t)len;
     } else {
         if (ascii) unsupported(m);   /* an "ascii" string that is not: malformed */

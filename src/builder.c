@@ -150,18 +150,6 @@ static void open_container(cf_builder *b, bool is_dict, size_t n) {
     c->base = b->top;
 }
 
-static bool ascii_only(const char *s, size_t n) {
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        if (x & 0x8080808080808080ULL) return false;
-    }
-    for (; i < n; i++)
-        if ((unsigned char)s[i] & 0x80) return false;
-    return true;
-}
-
 static void push_str(cf_builder *b, const char *s, size_t n) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
@@ -179,7 +167,7 @@ static void push_str(cf_builder *b, const char *s, size_t n) {
         }
     }
     size_t chars = n;
-    if (!ascii_only(s, n)) {
+    if (!utf8_is_ascii(s, n)) {
         size_t bad;
         if (!utf8_validate(s, n, &bad))
             rt_throw(&b->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",

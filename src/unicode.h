@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Validate UTF-8 (no overlongs, no surrogates, <= U+10FFFF). Returns true if
  * valid; else false and *bad_offset = offset of the first invalid byte. */
@@ -17,6 +18,19 @@ uint32_t utf8_next(const char *s, size_t n, size_t *i);
 size_t utf8_prev(const char *s, size_t i);
 /* Encode; returns bytes written (1..4). */
 int utf8_encode(uint32_t cp, char out[4]);
+/* Are all n bytes ASCII (then valid UTF-8, one code point each)? Eight
+ * bytes a step: the readers ask it of every string they take in. */
+static inline bool utf8_is_ascii(const char *s, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (x & 0x8080808080808080ULL) return false;
+    }
+    for (; i < n; i++)
+        if ((unsigned char)s[i] & 0x80) return false;
+    return true;
+}
 /* Number of code points in valid UTF-8. */
 size_t utf8_count(const char *s, size_t n);
 /* Byte offset of code point index k (k <= count); linear. */
