@@ -169,11 +169,14 @@ free.argtypes = [_P]
 
 def raise_error(err, name=None):
     """Raise the chatfmt exception class of a filled cf_error."""
-    kind = cf_error_kind_name(err.kind).decode()
-    cls = errors.BY_KIND.get(kind, errors.ChatfmtError)
-    message = err.message.decode("utf-8", "replace")
-    raise cls(message, lineno=err.line or None, column=err.column or None,
-              offset=err.offset or None, name=name)
+    raise_fields(err.kind, err.message.decode("utf-8", "replace"), err.line, err.column, err.offset, name=name)
+
+
+def raise_fields(kind, message, line, column, offset, name=None):
+    """Raise the chatfmt exception class of a cf_error given field by field
+    (the C render path answers its errors so)."""
+    cls = errors.BY_KIND.get(cf_error_kind_name(kind).decode(), errors.ChatfmtError)
+    raise cls(message, lineno=line or None, column=column or None, offset=offset or None, name=name)
 
 
 def limits_struct(limits):

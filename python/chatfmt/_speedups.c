@@ -11,6 +11,7 @@
 #include <Python.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <string.h>
 #include "chatfmt.h"
 
 static struct {
@@ -137,53 +138,105 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     Py_RETURN_TRUE;
 }
 
-/* render(template, options, chat, variables, error) -> str | None | DECLINED
- * template/options/error: addresses of the ctypes cf_template, cf_render_options
- * and cf_error. None: the render failed and *error says why. DECLINED: the
- * variables are outside the subset, or the builder refused them (a limit):
- * the caller renders the general way, which reports exactly as before. */
-static PyObject *sp_render(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "render() takes 5 arguments");
-        return NULL;
-    }
-    const cf_template *t = PyLong_AsVoidPtr(args[0]);
-    const cf_render_options *opt = PyLong_AsVoidPtr(args[1]);
-    int chat = PyObject_IsTrue(args[2]);
-    cf_error *err = PyLong_AsVoidPtr(args[4]);
-    if (PyErr_Occurred()) return NULL;
-    if (!t || !err || Py_TYPE(args[3]) != &PyDict_Type) return new_ref(declined);
-    cf_builder *b = lib.builder_new(opt ? opt->limits : NULL);
-    if (!b) return PyErr_NoMemory();
-    Walk w;
-    w.b = b;
-    w.n = 0;
-    bool walked = walk(&w, args[3], 0);
-    if (walked && w.n) lib.feed(b, w.items, w.n);
+/* The render's error as a tuple (kind, message, line, column, offset), for
+ * template.py to raise as the general path does. */
+static PyObject *error_tuple(const cf_error *err) {
+    PyObject *msg = PyUnicode_DecodeUTF8(err->message, (Py_ssize_t)strlen(err->message), "replace");
+    if (!msg) return NULL;
+    return Py_BuildValue("(iNiin)", (int)err->kind, msg, err->line, err->column, (Py_ssize_t)err->offset);
+}
+
+/* Finish what was walked into w and render it: str, an error tuple, or
+ * DECLINED (the data is outside the subset, or the builder refused it — a
+ * limit: the caller then renders the general way, which reports exactly as
+ * before). Frees the builder. */
+static PyObject *render_walked(Walk *w, bool walked, const cf_template *t, const cf_render_options *opt, bool chat) {
+    cf_builder *b = w->b;
+    if (walked && w->n) lib.feed(b, w->items, w->n);
     if (!walked || lib.failed(b)) {
         lib.builder_free(b);
         return new_ref(declined);
     }
-    cf_context *ctx = lib.finish(b, err);
+    cf_error err;
+    cf_context *ctx = lib.finish(b, &err);
     if (!ctx) return new_ref(declined);
     cf_result res;
     bool ok;
     /* The render touches no Python object: other threads run meanwhile (a
      * compiled template renders from any number of threads at once). */
     Py_BEGIN_ALLOW_THREADS
-    ok = (chat ? lib.render_chat : lib.render)(t, ctx, opt, &res, err);
+    ok = (chat ? lib.render_chat : lib.render)(t, ctx, opt, &res, &err);
     lib.context_free(ctx);
     Py_END_ALLOW_THREADS
-    if (!ok) Py_RETURN_NONE;
+    if (!ok) return error_tuple(&err);
     PyObject *text = PyUnicode_DecodeUTF8(res.text, (Py_ssize_t)res.len, NULL);
     lib.result_free(&res);
     return text;
 }
 
+static bool start_walk(Walk *w, const cf_render_options *opt) {
+    w->b = lib.builder_new(opt ? opt->limits : NULL);
+    w->n = 0;
+    return w->b != NULL;
+}
+
+/* render(template, options, chat, variables) -> str | error tuple | DECLINED
+ * template/options: addresses of the ctypes cf_template and cf_render_options. */
+static PyObject *sp_render(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "render() takes 4 arguments");
+        return NULL;
+    }
+    const cf_template *t = PyLong_AsVoidPtr(args[0]);
+    const cf_render_options *opt = PyLong_AsVoidPtr(args[1]);
+    int chat = PyObject_IsTrue(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    if (!t || Py_TYPE(args[3]) != &PyDict_Type) return new_ref(declined);
+    Walk w;
+    if (!start_walk(&w, opt)) return PyErr_NoMemory();
+    return render_walked(&w, walk(&w, args[3], 0), t, opt, chat != 0);
+}
+
+/* chat(template, options, kwargs, messages, tools, documents,
+ *      add_generation_prompt, continue_final_message) -> as render()
+ * Template.render's variables without building their dict: kwargs' items,
+ * then the five chat arguments (the order that dict would have). */
+static PyObject *sp_chat(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static const char *const names[] = {"messages", "tools", "documents", "add_generation_prompt",
+                                        "continue_final_message"};
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "chat() takes 8 arguments");
+        return NULL;
+    }
+    const cf_template *t = PyLong_AsVoidPtr(args[0]);
+    const cf_render_options *opt = PyLong_AsVoidPtr(args[1]);
+    if (PyErr_Occurred()) return NULL;
+    PyObject *kwargs = args[2];
+    if (!t || Py_TYPE(kwargs) != &PyDict_Type) return new_ref(declined);
+    Walk w;
+    if (!start_walk(&w, opt)) return PyErr_NoMemory();
+    next_item(&w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(kwargs) + 5;
+    bool walked = true;
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (walked && PyDict_Next(kwargs, &pos, &k, &v))
+        walked = Py_TYPE(k) == &PyUnicode_Type && walk(&w, k, 1) && walk(&w, v, 1);
+    for (int i = 0; walked && i < 5; i++) {
+        cf_builder_item *it = next_item(&w, CF_ITEM_STR);
+        it->u.s = names[i];
+        it->n = strlen(names[i]);
+        walked = walk(&w, args[3 + i], 1);
+    }
+    return render_walked(&w, walked, t, opt, true);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
-     "render(template_ptr, options_ptr, chat, variables, error_ptr) -> str | None | DECLINED"},
+     "render(template_ptr, options_ptr, chat, variables) -> str | error tuple | DECLINED"},
+    {"chat", (PyCFunction)(void (*)(void))sp_chat, METH_FASTCALL,
+     "chat(template_ptr, options_ptr, kwargs, messages, tools, documents, add_generation_prompt, "
+     "continue_final_message) -> str | error tuple | DECLINED"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -193,7 +246,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1
 PyMODINIT_FUNC PyInit__speedups(void) {
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
-    declined = PyUnicode_FromString("chatfmt._speedups.DECLINED");
+    declined = PyObject_CallObject((PyObject *)&PyBaseObject_Type, NULL);   /* a fresh object(): no answer is it */
     if (!declined || PyModule_AddObject(m, "DECLINED", new_ref(declined)) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -36,10 +36,14 @@ def _load_speedups():
         return None, None
     if not _speedups.init(_lib.path):
         return None, None
-    return _speedups.render, _speedups.DECLINED
+    return _speedups, _speedups.DECLINED
 
 
-_native_render, _DECLINED = _load_speedups()
+# _native.render(template, options, chat, variables) and _native.chat(template,
+# options, kwargs, messages, tools, documents, agp, cfm) answer the text, an
+# error tuple for _lib.raise_fields, or _DECLINED (data outside the JSON-like
+# subset: the general path below decides what it becomes).
+_native, _DECLINED = _load_speedups()
 
 
 class _Scratch(threading.local):
@@ -49,8 +53,6 @@ class _Scratch(threading.local):
     def __init__(self):
         self.rb = _lib.RenderBuffer()
         self.ref = ctypes.byref(self.rb)
-        self.err = _lib.Error()   # the native path's error record
-        self.err_addr = ctypes.addressof(self.err)
         self.resize(_FIRST_CAP)
 
     def resize(self, cap):
@@ -257,14 +259,13 @@ class Template:
         (cf_render_data); both give the same text and errors."""
         tools = variables.get("tools")
         compiled = self._plain if tools is None else self._compiled_for(tools)
-        if _native_render is not None:
-            s = _scratch
-            text = _native_render(compiled.ptr, self._options_addr if chat else self._raw_options_addr, chat,
-                                  variables, s.err_addr)
-            if text is not _DECLINED:   # (else: data outside the JSON-like subset, decided below)
-                if text is None:
-                    _lib.raise_error(s.err, self.name)
+        if _native is not None:
+            text = _native.render(compiled.ptr, self._options_addr if chat else self._raw_options_addr, chat,
+                                  variables)
+            if type(text) is str:
                 return text
+            if text is not _DECLINED:
+                _lib.raise_fields(*text, name=self.name)
         render = _lib.cf_render_data
         if render is None:   # a library older than the binding
             return self._run_context(compiled, variables, chat)
@@ -335,6 +336,11 @@ class Template:
         """Render a conversation as transformers' apply_chat_template(...,
         tokenize=False) does; other keyword arguments become template
         variables (enable_thinking=False, bos_token=..., ...)."""
+        if _native is not None:
+            text = _chat_native(self, kwargs, messages, tools, documents, add_generation_prompt,
+                                continue_final_message)
+            if text is not None:
+                return text
         kwargs["messages"] = messages
         kwargs["tools"] = tools
         kwargs["documents"] = documents
@@ -370,6 +376,12 @@ def _cached(template, stamp):
     return Template(template)
 
 
+# Template texts seen by apply_chat_template, looked up before anything else
+# (a text is never a path: it holds "{" or a newline). Bounded: cleared when full.
+_by_text = {}
+_BY_TEXT_MAX = 64
+
+
 def _template_for(template):
     if type(template) is not str:   # (the isinstance checks cost more than the rest)
         if isinstance(template, Template):
@@ -385,7 +397,12 @@ def _template_for(template):
             stamp = (st.st_mtime_ns, st.st_size)
         except (OSError, ValueError):
             pass
-    return _cached(template, stamp)
+    t = _cached(template, stamp)
+    if stamp is None and type(template) is str and ("{" in template or "\n" in template):
+        if len(_by_text) >= _BY_TEXT_MAX:
+            _by_text.clear()
+        _by_text[template] = t
+    return t
 
 
 def _is_batch(messages):
@@ -395,6 +412,19 @@ def _is_batch(messages):
     if type(first) is dict:   # the usual single conversation, decided without hasattr
         return False
     return isinstance(first, (list, tuple)) or hasattr(first, "messages")
+
+
+def _chat_native(t, kwargs, messages, tools, documents, add_generation_prompt, continue_final_message):
+    """Template.render on the C path: the variables walked from the arguments
+    (no dict built). The text, or None when the C path declines the data."""
+    compiled = t._plain if tools is None else t._compiled_for(tools)
+    text = _native.chat(compiled.ptr, t._options_addr, kwargs, messages, tools, documents,
+                        add_generation_prompt, continue_final_message)
+    if type(text) is str:
+        return text
+    if text is not _DECLINED:
+        _lib.raise_fields(*text, name=t.name)
+    return None
 
 
 def apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False,
@@ -409,8 +439,14 @@ def apply_chat_template(template, messages, tools=None, documents=None, add_gene
     variables. Errors raise the chatfmt exception named as the Python
     exception transformers would raise (TemplateError, UndefinedError, ...).
     """
-    t = template if type(template) is Template else _template_for(template)
-    if _is_batch(messages):
+    t = _by_text.get(template) if type(template) is str else None
+    if t is None:
+        t = template if type(template) is Template else _template_for(template)
+    if (type(messages) is not list or not messages or type(messages[0]) is not dict) and _is_batch(messages):
         return [t.render(getattr(m, "messages", m), tools, documents, add_generation_prompt,
                          continue_final_message, **kwargs) for m in messages]
+    if _native is not None:   # (Template.render's first step, without passing kwargs on again)
+        text = _chat_native(t, kwargs, messages, tools, documents, add_generation_prompt, continue_final_message)
+        if text is not None:
+            return text
     return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)

@@ -23,13 +23,13 @@ def through_json(call):
     def refuse(*args):
         raise ValueError("unmarshallable object")
     with mock.patch.object(template_module, "_marshal", refuse), \
-            mock.patch.object(template_module, "_native_render", None):
+            mock.patch.object(template_module, "_native", None):
         return outcome(call)
 
 
 def through_marshal(call):
     """call() with the native path (_speedups) off: cf_render_data."""
-    with mock.patch.object(template_module, "_native_render", None):
+    with mock.patch.object(template_module, "_native", None):
         return outcome(call)
 
 
@@ -138,25 +138,42 @@ class NativePath(unittest.TestCase):
 
     def test_used_when_expected(self):
         if os.environ.get("CHATFMT_NO_SPEEDUPS"):
-            self.assertIsNone(template_module._native_render)
+            self.assertIsNone(template_module._native)
         elif os.environ.get("CHATFMT_EXPECT_SPEEDUPS"):
-            self.assertIsNotNone(template_module._native_render, "python/chatfmt/_speedups was built but not used")
+            self.assertIsNotNone(template_module._native, "python/chatfmt/_speedups was built but not used")
         else:
             self.skipTest("neither CHATFMT_EXPECT_SPEEDUPS nor CHATFMT_NO_SPEEDUPS set")
 
-    @unittest.skipIf(template_module._native_render is None, "_speedups not built or disabled")
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
     def test_declines_what_it_cannot_read_exactly(self):
-        r, declined = template_module._native_render, template_module._DECLINED
+        r, declined = template_module._native.render, template_module._DECLINED
         t = chatfmt.compile("{{ x }}")
-        err = template_module._scratch.err_addr
         ptr, opts = t._plain.ptr, t._raw_options_addr
-        self.assertEqual(r(ptr, opts, False, {"x": "\u00e9"}, err), "\u00e9")
+        self.assertEqual(r(ptr, opts, False, {"x": "\u00e9"}), "\u00e9")
         for v in [float("nan"), 2 ** 63, "lone \ud800", {1: 2}, (lambda: 0), b"b"]:
             with self.subTest(value=repr(v)):
-                self.assertIs(r(ptr, opts, False, {"x": v}, err), declined)
+                self.assertIs(r(ptr, opts, False, {"x": v}), declined)
+                self.assertIs(template_module._native.chat(ptr, t._options_addr, {"x": v}, [], None, None,
+                                                           False, False), declined)
         bad = chatfmt.compile("{{ 1 / 0 }}")
-        self.assertIsNone(r(bad._plain.ptr, opts, False, {}, err))
-        self.assertEqual(template_module._scratch.err.message.decode(), "division by zero")
+        kind, message, line, column, offset = r(bad._plain.ptr, opts, False, {})
+        self.assertEqual((chatfmt._lib.cf_error_kind_name(kind).decode(), message, line), ("ZeroDivisionError", "division by zero", 1))
+
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_chat_arguments_are_the_variables_render_builds(self):
+        """_native.chat walks kwargs then the five chat arguments: the same
+        variables, in the same order, as the dict the general path builds."""
+        t = chatfmt.compile("{% for m in messages %}{{ m.content }}{% endfor %}|{{ extra }}|{{ tools | tojson }}|"
+                            "{{ documents }}|{{ add_generation_prompt }}|{{ continue_final_message is defined }}")
+        kwargs = {"extra": [1, {"a": None}], "bos_token": "<s>"}
+        args = ([{"role": "user", "content": "hi"}], [{"type": "function"}], None, True)
+        got = outcome(lambda: t.render(*args, **kwargs))
+        self.assertEqual(got, through_marshal(lambda: t.render(*args, **kwargs)))
+        self.assertEqual(got[0], "ok")
+        failing = chatfmt.compile("{{ x.y.z }}")
+        got = outcome(lambda: failing.render([], name="n"))
+        self.assertEqual(got[0], "error")
+        self.assertEqual(got, through_marshal(lambda: failing.render([], name="n")))
 
 
 if __name__ == "__main__":
