@@ -197,10 +197,22 @@ fuzz-ci:
 TSAN_BUILD  := build-tsan
 TSAN_CFLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer
 
+# ... and the CLI's worker pipeline: render --batch and dataset mode on 4 threads.
 test-tsan:
-	$(MAKE) BUILD=$(TSAN_BUILD) CFLAGS="$(TSAN_CFLAGS)" $(TSAN_BUILD)/libchatfmt.a
+	$(MAKE) BUILD=$(TSAN_BUILD) CFLAGS="$(TSAN_CFLAGS)" $(TSAN_BUILD)/libchatfmt.a $(TSAN_BUILD)/chatfmt
 	$(CC) $(WARN) $(TSAN_CFLAGS) $(CPPFLAGS) tests/test_threads.c $(TSAN_BUILD)/libchatfmt.a $(LDLIBS) \
 	    -o $(TSAN_BUILD)/test_threads
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" $(TSAN_BUILD)/test_threads
+	python3 "$${CHATFMT_SHARED:-$(SHARED)}/tools/mkcases.py" "$${CHATFMT_SHARED:-$(SHARED)}/seeds" \
+	    "$${CHATFMT_SHARED:-$(SHARED)}/conversations" > $(TSAN_BUILD)/cases.jsonl
+	for i in 1 2 3 4; do cat $(TSAN_BUILD)/cases.jsonl; done > $(TSAN_BUILD)/cases4.jsonl
+	TSAN_OPTIONS="halt_on_error=1" $(TSAN_BUILD)/chatfmt render --batch $(TSAN_BUILD)/cases4.jsonl --threads 4 \
+	    > $(TSAN_BUILD)/batch.out
+	for f in "$${CHATFMT_SHARED:-$(SHARED)}"/conversations/*.json; do tr -d '\n' < "$$f"; echo; done \
+	    > $(TSAN_BUILD)/rows.jsonl
+	for i in 1 2 3 4 5 6 7 8; do cat $(TSAN_BUILD)/rows.jsonl; done > $(TSAN_BUILD)/rows8.jsonl
+	TSAN_OPTIONS="halt_on_error=1" $(TSAN_BUILD)/chatfmt render glm45 --jsonl $(TSAN_BUILD)/rows8.jsonl \
+	    --threads 4 > $(TSAN_BUILD)/dataset.out
+	@echo "test-tsan: threads test, render --batch and dataset mode on 4 threads: no race reported"
 
 .PHONY: fuzz fuzz-ci fuzz-build fuzz-seeds fuzz-toolchain test-tsan

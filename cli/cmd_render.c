@@ -1,12 +1,13 @@
 /* cmd_render.c — `chatfmt render`: one context, or the --batch protocol. */
 #include "cli.h"
+#include "pipeline.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static void render_usage(FILE *to) {
     fputs("usage: chatfmt render [options] TEMPLATE [CONTEXT.json|-]\n"
-          "       chatfmt render --batch CASES.jsonl|-\n"
+          "       chatfmt render --batch CASES.jsonl|- [--threads N]\n"
           "\n"
           "Renders TEMPLATE (a .jinja file, tokenizer_config.json, model folder, GGUF\n"
           "file or built-in name; see 'chatfmt list-templates') exactly as transformers'\n"
@@ -15,7 +16,9 @@ static void render_usage(FILE *to) {
           "\n"
           "options:\n"
           "  --raw                    pass only the given variables (no chat-mode defaults)\n"
-          "  --batch FILE             JSON Lines cases in, one result object per line out\n"
+          "  --batch FILE             JSON Lines cases in, one result object per line out,\n"
+          "                           in order (the reference's --batch protocol)\n"
+          "  --threads N              with --batch: worker threads (default: all cores)\n"
           "  --messages FILE          messages array (JSON) instead of / on top of CONTEXT\n"
           "  --tools FILE             tools array (JSON)\n"
           "  -D, --define KEY=JSON    set a variable, e.g. -D enable_thinking=false\n"
@@ -62,41 +65,48 @@ int cli_limit_option(const char *opt, const char *val, cf_limits *lim) {
     return 0;
 }
 
-static int run_batch(const char *path, const cf_limits *lim) {
+/* --batch: each non-blank line is a case of the reference's protocol, run
+ * by its worker's cf_batch (a template cache each: compiled templates are
+ * not shared between workers, so no lock is taken per case). */
+typedef struct BatchJob { cf_batch *per_worker[PIPELINE_MAX_THREADS]; } BatchJob;
+
+#define BATCH_OOM_ROW "{\"ok\": false, \"error_type\": \"MemoryError\", \"error\": \"out of memory\"}\n"
+
+static bool batch_row(void *job, unsigned worker, const char *line, size_t len, OutBuf *out) {
+    const BatchJob *j = job;
+    bool blank = true;   /* the reference skips blank lines: no output line */
+    for (size_t i = 0; i < len && blank; i++) blank = line[i] == ' ' || line[i] == '\t';
+    if (blank) return true;
+    char *result;
+    size_t n;
+    if (!cf_batch_line(j->per_worker[worker], line, len, &result, &n)) {
+        ob_puts(out, BATCH_OOM_ROW);
+        return false;
+    }
+    ob_put(out, result, n);
+    ob_put(out, "\n", 1);
+    free(result);
+    return true;
+}
+
+static int run_batch(const char *path, const cf_limits *lim, long threads) {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
-    cf_batch *b = cf_batch_new(lim);
-    if (!b) { fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n"); return 1; }
-    /* Big stdio buffers (a case takes ~10 us, a 4 KiB write syscall a few):
-     * given, since glibc ignores the size of a buffer it allocates itself. */
-    static char in_buf[1 << 16], out_buf[1 << 16];
-    setvbuf(f, in_buf, _IOFBF, sizeof in_buf);
-    setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
+    static BatchJob job;
+    Pipeline p = {0};
+    p.row = batch_row;
+    p.job = &job;
+    p.threads = threads ? (unsigned)threads : pipeline_default_threads();
+    p.oom_row = BATCH_OOM_ROW;
     int rc = 0;
-    while ((n = getline(&line, &cap, f)) > 0) {
-        size_t len = (size_t)n;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-        bool blank = true;
-        for (size_t i = 0; i < len; i++) if (line[i] != ' ' && line[i] != '\t') { blank = false; break; }
-        if (blank) continue;
-        char *out;
-        size_t out_len;
-        if (!cf_batch_line(b, line, len, &out, &out_len)) {
+    for (unsigned w = 0; w < p.threads && rc == 0; w++)
+        if (!(job.per_worker[w] = cf_batch_new(lim))) {
             fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
             rc = 1;
-            break;
         }
-        cli_write(out, out_len);
-        cli_write("\n", 1);
-        free(out);
-    }
-    free(line);
+    if (rc == 0) rc = pipeline_run(&p, f, stdout);
+    for (unsigned w = 0; w < p.threads; w++) cf_batch_free(job.per_worker[w]);
     if (f != stdin) fclose(f);
-    cf_batch_free(b);
-    if (fflush(stdout) != 0) rc = 1;
     return rc;
 }
 
@@ -105,6 +115,7 @@ int cmd_render(int argc, char **argv) {
         if (!strcmp(argv[i], "--jsonl")) return cmd_dataset(argc, argv);
     bool raw = false, spans = false, agp = false, polyfill = false;
     const char *batch = NULL, *messages_file = NULL, *tools_file = NULL, *now = NULL;
+    long threads = 0;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     cf_limits lim;
@@ -122,6 +133,15 @@ int cmd_render(int argc, char **argv) {
         else if (!strcmp(a, "--polyfill")) polyfill = true;
         else if (!strcmp(a, "--add-generation-prompt")) agp = true;
         else if (!strcmp(a, "--batch") && next) { batch = next; i++; }
+        else if (!strcmp(a, "--threads") && next) {
+            char *end;
+            threads = strtol(next, &end, 10);
+            if (*end || threads < 1 || threads > PIPELINE_MAX_THREADS) {
+                fprintf(stderr, "chatfmt: error: UsageError: --threads wants 1..%d\n", PIPELINE_MAX_THREADS);
+                return 2;
+            }
+            i++;
+        }
         else if (!strcmp(a, "--messages") && next) { messages_file = next; i++; }
         else if (!strcmp(a, "--tools") && next) { tools_file = next; i++; }
         else if (!strcmp(a, "--now") && next) { now = next; i++; }
@@ -143,7 +163,8 @@ int cmd_render(int argc, char **argv) {
         } else if (npos < 2) positional[npos++] = a;
         else { render_usage(stderr); return 2; }
     }
-    if (batch) return run_batch(batch, &lim);
+    if (batch) return run_batch(batch, &lim, threads);
+    if (threads) { fprintf(stderr, "chatfmt: error: UsageError: --threads goes with --batch or --jsonl\n"); return 2; }
     if (npos < 1 || (npos < 2 && !messages_file)) { render_usage(stderr); return 2; }
 
     int rc = 1;

@@ -8,7 +8,10 @@
 #   - input order kept; --threads 1 and --threads N byte-identical, stdin
 #     input and -o identical to stdout;
 #   - -D overrides every row, --add-generation-prompt, --spans (as render
-#     --spans), and rows with tools take a tokenizer_config's tool_use template.
+#     --spans), and rows with tools take a tokenizer_config's tool_use template;
+#   - render --batch (the same pipeline): --threads 1, 2 and 3 byte-identical
+#     and identical to the reference's --batch on seeds x conversations with
+#     blank lines and failing cases mixed in.
 #
 # Run from the repository after `make`. CHATFMT_BIN (default $BUILD/chatfmt,
 # BUILD default build) and CHATFMT_SHARED (default ../shared) as for run_tests.sh.
@@ -179,6 +182,28 @@ python3 -c 'import json, sys; json.dump({"chat_template": [{"name": "default", "
 check "a broken tool_use template fails only the rows with tools" test \
     "$(cut -c1-50 "$TMP/broken.out" | tr '\n' '|')" = \
     '{"text": "ok 1"}|{"error": {"type": "TemplateSyntaxError", "message|{"text": "ok 0"}|'
+
+# ---- render --batch on the same pipeline ---------------------------------------------
+python3 "$SHARED/tools/mkcases.py" "$SHARED/seeds" "$SHARED/conversations" > "$TMP/seeds.jsonl"
+python3 - "$TMP/seeds.jsonl" > "$TMP/batch.jsonl" <<'EOF'
+import random, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+rng = random.Random(7)
+for _ in range(4):   # enough cases for every worker to take several blocks
+    for line in lines:
+        print(line)
+        if rng.random() < 0.05: print("")
+        if rng.random() < 0.03: print("  \t")
+        if rng.random() < 0.03: print('{"template_text": "{{ 1 / 0 }}", "context": {}}')
+EOF
+python3 "$SHARED/oracle/hf_render.py" --batch "$TMP/batch.jsonl" > "$TMP/batch.ref"
+for n in 1 2 3; do
+    "$BIN" render --batch "$TMP/batch.jsonl" --threads "$n" > "$TMP/batch.$n"
+    check "render --batch --threads $n: identical to the reference's --batch" cmp -s "$TMP/batch.ref" "$TMP/batch.$n"
+done
+check "render --batch reads stdin" bash -c "'$BIN' render --batch - < '$TMP/batch.jsonl' | cmp -s - '$TMP/batch.ref'"
+check "render --threads without --batch is a usage error" \
+    bash -c "'$BIN' render --threads 2 '$t' '$SHARED/conversations/01-single-user.json' > /dev/null 2>&1; [ \$? -eq 2 ]"
 
 check "unknown option is a usage error" bash -c "'$BIN' render '$t' --jsonl '$TMP/in.jsonl' --bogus > /dev/null 2>&1; [ \$? -eq 2 ]"
 check "missing input file fails" bash -c "! '$BIN' render '$t' --jsonl '$TMP/nope.jsonl' > /dev/null 2>&1"

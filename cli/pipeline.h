@@ -1,0 +1,47 @@
+/* pipeline.h — JSON Lines in, one output per input line out, in input
+ * order, the rows rendered on worker threads with constant memory. Dataset
+ * mode (render --jsonl) and the reference protocol (render --batch) are
+ * each a row function on top of it. */
+#ifndef CF_CLI_PIPELINE_H
+#define CF_CLI_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum { PIPELINE_MAX_THREADS = 256 };
+
+/* A growable output buffer (malloc); a failed allocation is remembered and
+ * every later put is dropped. */
+typedef struct OutBuf { char *p; size_t len, cap; bool failed; } OutBuf;
+
+bool ob_reserve(OutBuf *b, size_t n);   /* room for n more bytes (and a NUL) */
+void ob_put(OutBuf *b, const char *s, size_t n);
+void ob_puts(OutBuf *b, const char *s);
+void ob_json_string(OutBuf *b, const char *s, size_t n);   /* json.dumps(s, ensure_ascii=False) */
+
+/* One input line (its line ending stripped), on worker thread `worker`
+ * (0..threads-1, for per-worker state): append its output — a line ending
+ * in '\n', or nothing to skip it — to out. False when it is an error row
+ * (they are counted). */
+typedef bool (*PipelineRow)(void *job, unsigned worker, const char *line, size_t len, OutBuf *out);
+
+typedef struct Pipeline {
+    PipelineRow row;
+    void *job;
+    unsigned threads;       /* 1..PIPELINE_MAX_THREADS */
+    const char *oom_row;    /* written for a row whose output ran out of memory (ends in '\n') */
+    bool progress;          /* a progress line on stderr when it is a terminal */
+    uint64_t rows, errors;  /* out: rows written, error rows among them */
+} Pipeline;
+
+/* Read `in` to its end and write every row's output to `out` (flushed).
+ * Returns 0 when all was written; 1 after an I/O error or when no thread
+ * could start (a message is on stderr). */
+int pipeline_run(Pipeline *p, FILE *in, FILE *out);
+
+/* All online cores, within 1..PIPELINE_MAX_THREADS. */
+unsigned pipeline_default_threads(void);
+
+#endif
