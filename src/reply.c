@@ -481,6 +481,15 @@ void call_break_eof(Parser *p, int resume_state) {
     call_break(p, resume_state, NULL, 0);
 }
 
+void call_accept_eof(Parser *p) {
+    char rest[sizeof p->tm_buf];
+    size_t k = p->tm_len;
+    memcpy(rest, p->tm_buf, k);
+    p->tm_len = 0;
+    call_accept(p);
+    put_content(p, rest, k);
+}
+
 /* JScan states (the scanner is further down) */
 enum {
     J_VAL, J_OBJ_FIRST, J_OBJ_KEY, J_COLON, J_OBJ_NEXT, J_ARR_FIRST, J_ARR_NEXT,

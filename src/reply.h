@@ -234,6 +234,9 @@ int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set
                bool miss_ends_call);
 /* End of input inside a call: break, including held tag bytes. */
 void call_break_eof(Parser *p, int resume_state);
+/* End of input after a call's arguments, before its closing tag came
+ * whole: keep the call; the held bytes (a cut tag, or text) are content. */
+void call_accept_eof(Parser *p);
 /* Citation spans (command-a) */
 void span_open(Parser *p);
 void span_close(Parser *p, const char *sources_json, size_t n);

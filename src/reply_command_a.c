@@ -243,15 +243,7 @@ static void command_a_finish(Parser *p) {
     switch (p->state) {
     case C_THINK: flush_tag_prefix(p, put_reasoning); break;
     case C_ACT: call_break_eof(p, C_OUT); break;
-    case C_ACT_POST: {
-        char rest[sizeof p->tm_buf];
-        size_t k = p->tm_len;
-        memcpy(rest, p->tm_buf, k);
-        p->tm_len = 0;
-        call_accept(p);
-        put_content(p, rest, k);
-        break;
-    }
+    case C_ACT_POST: call_accept_eof(p); break;
     case C_CO_SRC: citation_end(p, false); break;
     default: flush_tag_prefix(p, put_content);
     }

@@ -113,15 +113,7 @@ static void hermes_finish(Parser *p) {
     switch (p->state) {
     case H_REASON: flush_tag_prefix(p, put_reasoning); break;
     case H_CALL: call_break_eof(p, H_CONTENT); break;
-    case H_POST: {
-        char rest[sizeof p->tm_buf];
-        size_t k = p->tm_len;
-        memcpy(rest, p->tm_buf, k);
-        p->tm_len = 0;
-        call_accept(p);
-        put_content(p, rest, k);
-        break;
-    }
+    case H_POST: call_accept_eof(p); break;
     default: flush_tag_prefix(p, put_content);
     }
 }
