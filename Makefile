@@ -74,7 +74,11 @@ $(PY_EXT): python/chatfmt/_speedups.c include/chatfmt.h
 bench: all
 	BUILD=$(BUILD) CC="$(CC)" CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash bench/run_bench.sh
 
-.PHONY: bench
+# Parity and speed next to @huggingface/jinja and minijinja-js (installed with npm into build/peers).
+bench-peers: all
+	BUILD=$(BUILD) CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash bench/compare_peers.sh
+
+.PHONY: bench bench-peers
 
 # The same suite on an AddressSanitizer + UBSan build in build-asan/.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
