@@ -71,7 +71,7 @@ $(PY_EXT): python/chatfmt/_speedups.c include/chatfmt.h
 .PHONY: python-ext
 
 # Speed and memory against Python Jinja2 in the same run (a benchmark, not a test).
-bench: all
+bench: all python-ext
 	BUILD=$(BUILD) CC="$(CC)" CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash bench/run_bench.sh
 
 # Parity and speed next to @huggingface/jinja and minijinja-js (installed with npm into build/peers).

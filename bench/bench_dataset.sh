@@ -56,14 +56,8 @@ run() {
 us_per_row() { python3 -c "import sys; print(f'{float(sys.argv[1]) / int(sys.argv[2]) * 1e6:.2f}')" "$1" "$2"; }
 
 cores=$(getconf _NPROCESSORS_ONLN)
-read -r all_s all_kb all_cpu < <(run "$IN" -o "$OUT/dataset.out.jsonl")
-read -r one_s _ < <(run "$IN" --threads 1)
-read -r _ tenth_kb _ < <(run "$OUT/dataset-tenth.jsonl")
-cf_us=$(us_per_row "$all_s" "$ROWS")
-cf1_us=$(us_per_row "$one_s" "$ROWS")
-cfcpu_us=$(us_per_row "$all_cpu" "$ROWS")
-
-read -r py_us pycpu_us < <(python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" 2000 <<'EOF'
+jinja_pass() {
+    python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" 2000 <<'EOF'
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import hf_render
@@ -83,14 +77,33 @@ for line in lines:
         pass
 print(f"{(time.perf_counter() - t0) / len(lines) * 1e6:.2f} {(time.process_time() - c0) / len(lines) * 1e6:.2f}")
 EOF
-)
+}
+
+# chatfmt (all cores) and Jinja2 alternate for ROUNDS rounds, each side
+# keeping its best: a neighbour on a shared machine can slow one run 1.5x.
+ROUNDS=${BENCH_ROUNDS:-3}
+all_s= all_cpu= py_us= pycpu_us= ratios=
+better() { python3 -c "import sys; print(int(sys.argv[2] == '' or float(sys.argv[1]) < float(sys.argv[2])))" "$1" "$2"; }
+for r in $(seq "$ROUNDS"); do
+    if [ "$r" = 1 ]; then read -r s kb cpu < <(run "$IN" -o "$OUT/dataset.out.jsonl"); all_kb=$kb
+    else read -r s _ cpu < <(run "$IN"); fi
+    read -r p pc < <(jinja_pass)
+    ratios="$ratios $(python3 -c "import sys; print(f'{float(sys.argv[1]) / (float(sys.argv[2]) / int(sys.argv[3]) * 1e6):.1f}')" "$p" "$s" "$ROWS")"
+    [ "$(better "$s" "$all_s")" = 1 ] && all_s=$s all_cpu=$cpu
+    [ "$(better "$p" "$py_us")" = 1 ] && py_us=$p pycpu_us=$pc
+done
+read -r one_s _ < <(run "$IN" --threads 1)
+read -r _ tenth_kb _ < <(run "$OUT/dataset-tenth.jsonl")
+cf_us=$(us_per_row "$all_s" "$ROWS")
+cf1_us=$(us_per_row "$one_s" "$ROWS")
+cfcpu_us=$(us_per_row "$all_cpu" "$ROWS")
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.1f}')" "$1" "$2"; }
 echo "rows $ROWS   template $(basename "$TEMPLATE")   input $(du -m "$IN" | cut -f1) MB   cores $cores"
 echo "chatfmt_dataset_us_per_row $cf_us   ($all_s s, all cores)"
 echo "chatfmt_dataset_us_per_row_1_thread $cf1_us   ($one_s s)"
 echo "jinja2_python_us_per_row $py_us   (json.loads + render, 2000-row sample, 1 process)"
-echo "dataset_speedup $(ratio "$py_us" "$cf_us")x   (wall time; target >= 100x)"
+echo "dataset_speedup $(ratio "$py_us" "$cf_us")x   (wall time, best of $ROUNDS alternating rounds each; target >= 100x; per-round ratios:$ratios)"
 echo "dataset_speedup_1_thread $(ratio "$py_us" "$cf1_us")x"
 echo "dataset_cpu_per_row_us chatfmt $cfcpu_us  jinja2 $pycpu_us   cpu_ratio $(ratio "$pycpu_us" "$cfcpu_us")x   (CPU time summed over threads: independent of load and cores)"
 echo "peak_rss_kib $((ROWS / 10)) rows: $tenth_kb   $ROWS rows: $all_kb   (flat: constant memory)"

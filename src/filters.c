@@ -121,6 +121,17 @@ static bool ascii_without(Value s, char lo, char hi) {
     if (s.type != VT_STR) return false;
     const Str *p = s.u.s;
     size_t i = 0;
+    /* eight bytes a step: for ASCII bytes b (no carry between bytes),
+     * b + (0x80 - lo) has its top bit set when b >= lo, and
+     * b + (0x7f - hi) when b > hi */
+    const uint64_t ones = 0x0101010101010101u, tops = ones * 0x80;
+    const uint64_t add_lo = ones * (uint64_t)(0x80 - lo), add_hi = ones * (uint64_t)(0x7f - hi);
+    for (; i + 8 <= p->len; i += 8) {
+        uint64_t w;
+        memcpy(&w, p->data + i, 8);
+        if (w & tops) return false;
+        if ((w + add_lo) & ~(w + add_hi) & tops) return false;
+    }
     while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= lo && p->data[i] <= hi)) i++;
     return i == p->len;
 }
