@@ -1069,7 +1069,7 @@ static bool single_equality(const Node *compare) {   /* m.role == 'user' */
     return compare->items.n == 1 && (compare->ops[0] == OP_EQ || compare->ops[0] == OP_NE);
 }
 static bool plain_test(const Node *test) {             /* x is defined */
-    return !test->items.n && !test->kwvals.n && !test->b && !test->c && test->test;
+    return test->simple;   /* no arguments, a known test (the parser decided) */
 }
 
 /* The truth of an expression where only its truth matters (if, inline if,
@@ -1133,7 +1133,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     case N_CALL: return eval_call(I, n, f, NULL, v_missing());
     case N_FILTER: {
         Value v = operand(I, n->a, f);
-        if (!n->items.n && !n->kwvals.n && !n->b && !n->c && n->filter) {   /* x|lower */
+        if (n->simple) {   /* x|lower */
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             set_pos(I, n);
             charge_operand(I->rt, v);

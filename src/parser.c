@@ -100,7 +100,9 @@ static void chain_link(Parser *P, int *links) { enter(P); (*links)++; }
 static void chain_end(Parser *P, int links) { P->depth -= links; }
 
 static Node *new_node(Parser *P, NodeKind k, Token *at) {
-    Node *n = rt_alloc0(P->rt, sizeof(Node));
+    /* on a cache line of its own (ast.h: the fields are laid out by line) */
+    unsigned char *block = rt_alloc0(P->rt, sizeof(Node) + 48);
+    Node *n = (Node *)(void *)(block + ((64 - ((uintptr_t)block & 63)) & 63));
     n->kind = (uint8_t)k;
     n->line = at->line;
     n->col = at->col;
@@ -228,6 +230,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         f->attr = name;
         f->filter = filter_lookup(name->data, name->len);   /* NULL: see check_unknown */
         if (is_op(cur(P), OP_LPAREN)) parse_call_args(P, f);
+        f->simple = !f->items.n && !f->kwvals.n && !f->b && !f->c && f->filter;
         node = f;
         start_inline = false;
     }
@@ -261,6 +264,7 @@ static Node *parse_test(Parser *P, Node *node) {
         nl_push(P, &t->items, arg);
     }
     (void)is_tok;
+    t->simple = !t->items.n && !t->kwvals.n && !t->b && !t->c && t->test;
     if (negated) {
         Node *n = new_node(P, N_NOT, at);
         n->a = t;
