@@ -9,8 +9,10 @@ transformers' semantics, on the same cases (seeds x shared conversations):
             Template.render with a compiled template held by the caller (one per
             template text)
 
-Prints each figure and the ratio (target: >= 30x), and both again on CPU
-time in one process (a loaded machine inflates wall-clock figures unevenly),
+The two sides alternate for BENCH_ROUNDS rounds (default 5), each keeping
+its best round (a neighbour on a shared machine slows single short runs).
+Prints each figure and the ratio (target: >= 30x) with every round's ratio,
+and both again on CPU time in one process,
 and the binding's cost beyond the render itself: its time per call minus
 BUILD/bench/bench_render's on the same cases (when make bench built it).
 Environment: BUILD
