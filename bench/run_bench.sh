@@ -9,6 +9,8 @@
 #   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
 #   python/dataset   bench/bench_python.py, bench/bench_dataset.sh, if present
+# Jinja2 and chatfmt alternate over several rounds and each side keeps its
+# best (BENCH_ROUNDS; see the comment at the render-only step).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD:-build}
