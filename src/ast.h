@@ -49,7 +49,9 @@ typedef enum NodeKind {
     N_CONDEXPR     /* a: test; b: value if true; c: value if false (NULL: Undefined) */
 } NodeKind;
 
-enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4 };
+/* N_MACRO.flag. MF_ANONYMOUS: a call block's caller, which Jinja2 creates
+ * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */
+enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8 };
 enum { NAME_TOP_LEVEL = 1 };
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the

@@ -603,14 +603,15 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args);
 
 static void macro_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     Macro *m = self->data;
-    sb_printf(sb, "<Macro '%s'>", m->node->name ? m->node->name->data : "caller");
+    if (m->node->flag & MF_ANONYMOUS) sb_puts(sb, "<Macro anonymous>");
+    else sb_printf(sb, "<Macro '%s'>", m->node->name->data);
 }
 
 static bool macro_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Macro *m = self->data;
     const Node *node = m->node;
 #define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
-    if (IS("name")) *out = v_str_of(node->name);
+    if (IS("name")) *out = node->flag & MF_ANONYMOUS ? v_none() : v_str_of(node->name);
     else if (IS("arguments")) {
         List *l = list_new(rt, (size_t)node->nparams);
         for (int i = 0; i < node->nparams; i++) list_push(rt, l, v_str_of(node->params[i]));
@@ -637,7 +638,9 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     Interp *I = INTERP(rt);
     Macro *m = self->data;
     const Node *node = m->node;
-    const char *mname = node->name ? node->name->data : "caller";
+    /* as Jinja2 spells the name in its messages: repr(name), None for a caller */
+    bool anonymous = node->flag & MF_ANONYMOUS;
+    const char *q = anonymous ? "" : "'", *mname = anonymous ? "None" : node->name->data;
     int saved_line = rt->line, saved_col = rt->col;
     depth_enter(I);
     Frame *f = frame_new(I, m->closure);
@@ -645,32 +648,61 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     Value bound_small[8];
     Value *bound = np <= 8 ? bound_small : rt_alloc(rt, (size_t)np * sizeof(Value));
     memset(bound, 0, (size_t)(np <= 8 ? 8 : np) * sizeof(Value));
-    int npos = args->npos;
-    if (npos > np && !(node->flag & MF_VARARGS))
-        rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes not more than %d argument(s)", mname, np);
-    List *varargs = (node->flag & MF_VARARGS) ? list_new(rt, npos > np ? (size_t)(npos - np) : 0) : NULL;
-    for (int i = 0; i < npos; i++) {
-        if (i < np) bound[i] = args->pos[i];
-        else list_push(rt, varargs, args->pos[i]);
+    /* Jinja2's Macro.__call__ step by step (its order decides which error a
+     * bad call raises): positionals fill the first parameters; keywords fill
+     * only the parameters after those; then the caller keyword; the other
+     * keywords go to kwargs or are an error; then surplus positionals. */
+    int npos = args->npos, nkw = args->nkw;
+    int off = npos < np ? npos : np;
+    for (int i = 0; i < off; i++) bound[i] = args->pos[i];
+    bool used_small[16], *used = nkw <= 16 ? used_small : rt_alloc(rt, (size_t)nkw);
+    memset(used, 0, (size_t)(nkw <= 16 ? 16 : nkw));
+    bool found_caller = false;
+    for (int j = off == np ? 0 : off; j < np; j++) {
+        if (off != np) {
+            for (int k = 0; k < nkw; k++) {
+                if (used[k] || !str_eq(args->kwnames[k], node->params[j])) continue;
+                bound[j] = args->kwvals[k];
+                used[k] = true;
+                break;
+            }
+        }
+        if (str_eqz(node->params[j], "caller")) found_caller = true;
+    }
+    Value caller = m->caller;
+    if ((node->flag & MF_CALLER) && !found_caller) {
+        for (int k = 0; k < nkw; k++) {
+            if (used[k] || !str_eqz(args->kwnames[k], "caller")) continue;
+            caller = args->kwvals[k];
+            used[k] = true;
+            break;
+        }
+        if (caller.type == VT_NONE) caller = v_missing();   /* caller=None: "No caller defined" */
     }
     Dict *kwargs = (node->flag & MF_KWARGS) ? dict_new(rt, 0) : NULL;
-    Value caller = m->caller;
-    for (int i = 0; i < args->nkw; i++) {
-        Str *kn = args->kwnames[i];
-        int idx = -1;
-        for (int j = 0; j < np; j++)
-            if (str_eq(node->params[j], kn)) { idx = j; break; }
-        if (idx >= 0) {
-            if (bound[idx].type != VT_MISSING)
-                rt_throw(rt, CF_ERR_TYPE, "macro '%s' got multiple values for argument '%s'", mname, kn->data);
-            bound[idx] = args->kwvals[i];
-        } else if (str_eqz(kn, "caller") && (node->flag & MF_CALLER)) {
-            caller = args->kwvals[i];
-        } else if (node->flag & MF_KWARGS) {
-            dict_set(rt, kwargs, v_str_of(kn), args->kwvals[i]);
-        } else {
-            rt_throw(rt, CF_ERR_TYPE, "macro '%s' takes no keyword argument '%s'", mname, kn->data);
+    int first_extra = -1;
+    bool extra_caller = false;
+    for (int k = 0; k < nkw; k++) {
+        if (used[k]) continue;
+        if (kwargs) {
+            dict_set(rt, kwargs, v_str_of(args->kwnames[k]), args->kwvals[k]);
+            continue;
         }
+        if (first_extra < 0) first_extra = k;
+        extra_caller |= str_eqz(args->kwnames[k], "caller");
+    }
+    if (extra_caller)
+        rt_throw(rt, CF_ERR_TYPE, "macro %s%s%s was invoked with two values for the special caller argument. "
+                 "This is most likely a bug.", q, mname, q);
+    if (first_extra >= 0)
+        rt_throw(rt, CF_ERR_TYPE, "macro %s%s%s takes no keyword argument '%s'", q, mname, q,
+                 args->kwnames[first_extra]->data);
+    List *varargs = NULL;
+    if (node->flag & MF_VARARGS) {
+        varargs = list_new(rt, npos > np ? (size_t)(npos - np) : 0);
+        for (int i = np; i < npos; i++) list_push(rt, varargs, args->pos[i]);
+    } else if (npos > np) {
+        rt_throw(rt, CF_ERR_TYPE, "macro %s%s%s takes not more than %d argument(s)", q, mname, q, np);
     }
     /* Every parameter is local before any default runs, so a default that
      * names a parameter sees it (or Undefined), never an outer variable. */

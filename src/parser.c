@@ -910,6 +910,7 @@ static Node *parse_statement(Parser *P) {
         m->body = parse_statements(P, endcall, true);
         P->loop_depth = saved_loops;
         finish_macro(P, m);
+        m->flag |= MF_ANONYMOUS;
         n->b = m;
     } else if (is_name(t, "filter")) {
         advance(P);

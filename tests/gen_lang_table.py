@@ -488,6 +488,19 @@ add_all("macro", [
     "{% call %}{% endcall %}",
     "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}unclosed",
     "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}{% set z = 1 %}{{ z }}{{ n }}{% endcall %}",
+    # a call block's caller is anonymous (repr, .name, "macro None" in errors) and
+    # Macro.__call__'s binding order decides which error a bad call raises
+    "{% macro m(x) %}{{ caller }}|{{ caller.name }}|{{ caller.arguments }}|{{ kwargs }}{% endmacro %}"
+    "{% call(a, b) m(1) %}{% endcall %}|{{ [m] }}|{{ m.name }}",
+    "{% macro m() %}{{ caller(1) }}{% endmacro %}{% call m() %}x{% endcall %}",
+    "{% macro m() %}{{ caller(z=1) }}{% endmacro %}{% call m() %}x{% endcall %}",
+    "{% macro m(a) %}{{ caller(1, a=2) }}{% endmacro %}{% call(a) m(0) %}x{% endcall %}",
+    "{% macro m() %}x{% endmacro %}{% call m() %}y{% endcall %}",
+    "{% macro m(a, b=2) %}{% endmacro %}{{ m(1, a=2) }}",
+    "{% macro m(a) %}{{ kwargs }}{% endmacro %}{{ m(1, a=3) }}",
+    "{% macro m(a) %}{% endmacro %}{{ m(1, 2, z=1) }}",
+    "{% macro m(a) %}{{ kwargs }}{% endmacro %}{{ m(1, 2, z=1) }}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{{ m(caller=none) }}",
 ])
 
 # ---- filter / generation / with / autoescape / block ---------------------------------------
