@@ -64,7 +64,9 @@ typedef enum cf_error_kind {
     CF_ERR_FORMAT,            /* FormatError: unreadable GGUF/config/template source */
     CF_ERR_USAGE,             /* UsageError: bad API/CLI arguments */
     CF_ERR_TEMPLATE_RUNTIME,  /* TemplateRuntimeError */
-    CF_ERR_TEMPLATE_ASSERTION /* TemplateAssertionError (e.g. unknown filter) */
+    CF_ERR_TEMPLATE_ASSERTION,/* TemplateAssertionError (e.g. unknown filter) */
+    CF_ERR_FILTER_ARGUMENT,   /* FilterArgumentError (a TemplateRuntimeError: bad filter arguments) */
+    CF_ERR_ASSERTION          /* AssertionError (truncate's argument checks) */
 } cf_error_kind;
 
 typedef struct cf_error {

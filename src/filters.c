@@ -14,9 +14,8 @@
 #include "json.h"
 #include "unicode.h"
 
-/* Jinja2 exception classes that share a cf_error_kind with their parent. */
-#define ERR_FILTER_ARGUMENT CF_ERR_TEMPLATE_RUNTIME  /* FilterArgumentError */
-#define ERR_ASSERTION CF_ERR_VALUE                   /* AssertionError (truncate) */
+#define ERR_FILTER_ARGUMENT CF_ERR_FILTER_ARGUMENT
+#define ERR_ASSERTION CF_ERR_ASSERTION   /* truncate's asserts */
 
 /* ------------------------------------------------------------------ */
 /* Argument binding with the messages Python gives for def f(value, ...)  */

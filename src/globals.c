@@ -31,8 +31,8 @@ static Value g_range(Rt *rt, Obj *self, const Args *a) {
     if (step > 0 && stop > start) n = ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
     else if (step < 0 && start > stop) n = ((uint64_t)start - (uint64_t)stop - 1) / (uint64_t)(-(step + 1) + 1) + 1;
     if (n > rt->lim.max_range)
-        rt_throw(rt, CF_ERR_OVERFLOW, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%u). "
-                 "(raise it with --max-range / cf_limits.max_range)", rt->lim.max_range);
+        rt_throw(rt, CF_ERR_OVERFLOW, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%u).",
+                 rt->lim.max_range);   /* (cf_limits.max_range raises it) */
     List *l = list_new(rt, (size_t)n);
     int64_t v = start;
     for (uint64_t i = 0; i < n; i++, v += step) list_push(rt, l, v_int(v));
@@ -190,9 +190,13 @@ static bool civil_weekday(struct tm *tm) {
 }
 
 static Value g_strftime_now(Rt *rt, Obj *self, const Args *a) {
-    static const char *const names[] = {"format"};
+    /* the reference defines it as _strftime_now(fmt): its TypeErrors name that */
+    static const char *const names[] = {"fmt"};
     Value fmt;
-    args_bind(rt, a, "strftime_now", 1, names, &fmt);
+    if (a->npos > 1)
+        rt_throw(rt, CF_ERR_TYPE, "_strftime_now() takes 1 positional argument but %d were given", a->npos);
+    args_bind(rt, a, "_strftime_now", 1, names, &fmt);
+    if (fmt.type == VT_MISSING) rt_throw(rt, CF_ERR_TYPE, "_strftime_now() missing 1 required positional argument: 'fmt'");
     if (fmt.type != VT_STR) rt_throw(rt, CF_ERR_TYPE, "strftime() argument 1 must be str, not %s", v_type_name(fmt));
     struct tm tm;
     memset(&tm, 0, sizeof tm);

@@ -390,6 +390,8 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
         if (a.type == VT_STR && b.type == VT_STR) return str_concat(I, a, b);
         if (a.type == VT_LIST && b.type == VT_LIST && !(a.flags | b.flags)) return seq_concat(I, a, b);
         if (a.type == VT_TUPLE && b.type == VT_TUPLE) return seq_concat(I, a, b);
+        if (a.type == VT_STR && (a.flags & VF_MARKUP))   /* Markup.__add__ returns NotImplemented */
+            rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +: 'Markup' and '%s'", v_type_name(b));
         if (a.type == VT_STR) rt_throw(rt, CF_ERR_TYPE, "can only concatenate str (not \"%s\") to str", v_type_name(b));
         if (a.type == VT_LIST && !a.flags) rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
         if (a.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
@@ -796,7 +798,7 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
     Interp *I = INTERP(rt);
     if (!(l->node->flag & 1))
-        rt_throw(rt, CF_ERR_TYPE, "Tried to call non recursive loop.  Maybe you forgot the 'recursive' modifier.");
+        rt_throw(rt, CF_ERR_TYPE, "The loop must have the 'recursive' marker to be called recursively.");
     if (args->npos != 1 || args->nkw) rt_throw(rt, CF_ERR_TYPE, "loop() takes exactly one argument");
     depth_enter(I);
     StrBuf buf, *saved = I->out;
@@ -832,6 +834,11 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
         return;
     }
     /* tuple target */
+    switch ((ValueType)v.type) {
+    case VT_NONE: case VT_BOOL: case VT_INT: case VT_BIGINT: case VT_FLOAT: case VT_CALLABLE: case VT_NAMESPACE:
+        rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable %s object", v_type_name(v));
+    default: break;
+    }
     List *items = v_iterate(rt, v);
     int want = target->items.n;
     if ((int64_t)items->len < want)

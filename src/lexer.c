@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <setjmp.h>
 
 typedef struct Lexer {
     Rt *rt;
@@ -65,6 +66,18 @@ static void set_error_pos(Lexer *L, size_t at) {
 static _Noreturn void lex_error(Lexer *L, size_t at, const char *fmt, const char *arg) {
     set_error_pos(L, at);
     rt_throw(L->rt, CF_ERR_TEMPLATE_SYNTAX, fmt, arg);
+}
+
+/* Jinja2's f"unexpected char {source[pos]!r} at {pos}" (pos in code points). */
+static _Noreturn void unexpected_char(Lexer *L, size_t at) {
+    size_t j = at;
+    utf8_next(L->s, L->n, &j);
+    StrBuf sb;
+    sb_init(L->rt, &sb, 48);
+    sb_puts(&sb, "unexpected char ");
+    v_write_repr(L->rt, &sb, v_str(L->rt, L->s + at, j - at));
+    sb_printf(&sb, " at %zu", utf8_count(L->s, at));
+    lex_error(L, at, "%s", sb_to_str(&sb)->data);
 }
 
 /* Line and column of offset `at` (>= every earlier query): linear overall. */
@@ -165,6 +178,22 @@ static size_t match_var_end(Lexer *L, size_t i) {
 
 static bool is_name_start(unsigned char c) { return c == '_' || ((c | 32) >= 'a' && (c | 32) <= 'z'); }
 static bool is_name_char(unsigned char c) { return is_name_start(c) || (c >= '0' && c <= '9'); }
+
+/* Jinja2's names are runs of \w and other identifier characters, so
+ * Unicode too. The end of the non-ASCII name character at i, or i. */
+static size_t name_char_end(Lexer *L, size_t i) {
+    size_t j = i;
+    uint32_t cp = utf8_next(L->s, L->n, &j);
+    return uc_isnamechar(cp) ? j : i;
+}
+
+/* A non-ASCII name must be str.isidentifier(), as Jinja2 checks. */
+static void check_identifier(Lexer *L, size_t start, size_t end) {
+    size_t j = start;
+    bool ok = uc_isidstart(utf8_next(L->s, end, &j));
+    while (ok && j < end) ok = uc_isidcontinue(utf8_next(L->s, end, &j));
+    if (!ok) lex_error(L, start, "%s", "Invalid character in identifier");
+}
 
 /* Decode a Jinja2 string literal body with Python's unicode-escape rules. */
 static Value decode_string(Lexer *L, size_t at, size_t n) {
@@ -362,10 +391,9 @@ static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
     size_t n = L->n;
     char stack_inline[256], *stack = stack_inline;   /* closers expected, innermost last */
     size_t depth = 0, cap = sizeof stack_inline;
-    size_t tag_start = i;
     for (;;) {
         rt_step(L->rt, 1);
-        if (i >= n) lex_error(L, tag_start, "%s", is_block ? "unexpected end of template, expected 'end of statement block'" : "unexpected end of template, expected 'end of print statement'");
+        if (i >= n) return n;   /* as Jinja2's lexer: the parser says what it expected */
         if (depth == 0) {
             size_t e = is_block ? match_block_end(L, i, '%') : match_var_end(L, i);
             if (e) {
@@ -378,9 +406,18 @@ static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
         if (w) { i += w; while (i < n && (w = ws_len(s, n, i))) i += w; continue; }
         unsigned char c = (unsigned char)s[i];
         if (c >= '0' && c <= '9') { lex_number(L, &i); continue; }
-        if (is_name_start(c)) {
-            size_t j = i + 1;
-            while (j < n && is_name_char((unsigned char)s[j])) j++;
+        size_t name_end = is_name_start(c) ? i + 1 : c >= 0x80 ? name_char_end(L, i) : i;
+        if (name_end > i) {
+            size_t j = name_end;
+            bool ascii = c < 0x80;
+            for (;;) {
+                if (j < n && is_name_char((unsigned char)s[j])) { j++; continue; }
+                size_t k = j < n && (unsigned char)s[j] >= 0x80 ? name_char_end(L, j) : j;
+                if (k == j) break;
+                ascii = false;
+                j = k;
+            }
+            if (!ascii) check_identifier(L, i, j);
             Token *t = push_tok(L, T_NAME, i, j - i);
             t->v = v_str(L->rt, s + i, j - i);
             i = j;
@@ -392,7 +429,7 @@ static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
                 if (s[j] == '\\' && j + 1 < n) j++;
                 j++;
             }
-            if (j >= n) lex_error(L, i, "%s", "unexpected char '\\'' at position");
+            if (j >= n) unexpected_char(L, i);   /* an unterminated string matches no rule */
             Token *t = push_tok(L, T_STRING, i, j + 1 - i);
             t->v = decode_string(L, i + 1, j - i - 1);
             i = j + 1;
@@ -403,13 +440,7 @@ static size_t lex_tag(Lexer *L, size_t i, bool is_block) {
         for (size_t k = 0; k < sizeof OPS2 / sizeof OPS2[0]; k++)
             if (i + 1 < n && s[i] == OPS2[k].s[0] && s[i + 1] == OPS2[k].s[1]) { op = OPS2[k].op; olen = 2; break; }
         if (op == OP_NONE) op = op1((char)c);
-        if (op == OP_NONE) {
-            char chr[8] = {0};
-            size_t j = i;
-            utf8_next(s, n, &j);
-            memcpy(chr, s + i, j - i < 7 ? j - i : 7);
-            lex_error(L, i, "unexpected char '%s'", chr);
-        }
+        if (op == OP_NONE) unexpected_char(L, i);
         if (op == OP_LBRACE || op == OP_LPAREN || op == OP_LBRACKET) {
             if (depth == cap) stack = grow_bracket_stack(L, i, stack, &cap);
             stack[depth++] = op == OP_LBRACE ? '}' : op == OP_LPAREN ? ')' : ']';
@@ -463,7 +494,33 @@ static size_t find_raw_end(Lexer *L, size_t i, size_t *tag_at, char *sign) {
     return 0;
 }
 
+static void lex_all(Rt *rt, const Str *src, TokenList *out);
+
 void lex_tokens(Rt *rt, const Str *src, TokenList *out) {
+    jmp_buf jb, *outer = rt->jb;
+    if (setjmp(jb)) {
+        rt->jb = outer;
+        if (rt->err->kind != CF_ERR_TEMPLATE_SYNTAX) longjmp(*outer, 1);
+        if (out->n == out->cap) {
+            size_t nc = out->cap ? out->cap * 2 : 16;
+            out->t = rt_realloc(rt, out->t, out->cap * sizeof(Token), nc * sizeof(Token));
+            out->cap = nc;
+        }
+        Token *t = &out->t[out->n++];
+        memset(t, 0, sizeof *t);
+        t->type = T_ERROR;
+        t->line = rt->err->line;
+        t->col = rt->err->column;
+        t->p = src->data + src->len;
+        t->v = v_strz(rt, rt->err->message);
+        return;
+    }
+    rt->jb = &jb;
+    lex_all(rt, src, out);
+    rt->jb = outer;
+}
+
+static void lex_all(Rt *rt, const Str *src, TokenList *out) {
     Lexer L = {0};
     L.rt = rt;
     L.s = src->data;

@@ -8,7 +8,8 @@
 
 typedef enum TokType {
     T_EOF, T_DATA, T_VAR_BEGIN, T_VAR_END, T_BLOCK_BEGIN, T_BLOCK_END,
-    T_NAME, T_STRING, T_INT, T_FLOAT, T_OP
+    T_NAME, T_STRING, T_INT, T_FLOAT, T_OP,
+    T_ERROR   /* the lexer failed here: v = message; the parser raises it on reaching it */
 } TokType;
 
 typedef enum OpCode {
@@ -33,7 +34,10 @@ typedef struct TokenList { Token *t; size_t n, cap; } TokenList;
 /* Normalise newlines and drop one trailing newline (Jinja2's
  * keep_trailing_newline=False); result lives in rt's arena. */
 Str *lex_normalize_source(Rt *rt, const char *src, size_t len);
-/* Tokenise the normalised source; throws TemplateSyntaxError. */
+/* Tokenise the normalised source. Jinja2 lexes lazily, as its parser asks
+ * for tokens, so a parser error before a lexer error wins: a lexer error
+ * ends the list as a T_ERROR token, raised when the parser reaches it. Other
+ * errors (limits, memory) are thrown at once. */
 void lex_tokens(Rt *rt, const Str *src, TokenList *out);
 
 #endif

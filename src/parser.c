@@ -17,11 +17,35 @@ typedef struct Parser {
     int nblocks;
     int *sym_slots;        /* open-addressing index of t->syms (-1 = empty) */
     size_t sym_mask;       /* slots - 1 */
+    /* For Jinja2's messages about unknown tags and early ends: the tags of
+     * the statements being parsed, and the end tags each open body awaits. */
+    const char **tags;
+    int ntags, cap_tags;
+    const char *const **ends;
+    int nends, cap_ends;
 } Parser;
 
 static Token *cur(Parser *P) { return &P->tok[P->pos]; }
-static Token *peek(Parser *P) { return &P->tok[P->pos + 1 < P->n ? P->pos + 1 : P->pos]; }
-static Token *advance(Parser *P) { Token *t = cur(P); if (P->pos + 1 < P->n) P->pos++; return t; }
+
+/* The lexer's error, raised when the parser reaches it (Jinja2 lexes as
+ * its parser reads: an earlier parser error wins). */
+static _Noreturn void lexer_failed(Parser *P, const Token *t) {
+    P->rt->line = t->line;
+    P->rt->col = t->col;
+    rt_throw(P->rt, CF_ERR_TEMPLATE_SYNTAX, "%s", t->v.u.s->data);
+}
+/* The next token, as Jinja2's TokenStream.look() fetches it. */
+static Token *peek(Parser *P) {
+    Token *t = &P->tok[P->pos + 1 < P->n ? P->pos + 1 : P->pos];
+    if (t->type == T_ERROR) lexer_failed(P, t);
+    return t;
+}
+static Token *advance(Parser *P) {
+    Token *t = cur(P);
+    if (P->pos + 1 < P->n) P->pos++;
+    if (cur(P)->type == T_ERROR) lexer_failed(P, cur(P));
+    return t;
+}
 
 static const char *tok_desc(Token *t, char *buf, size_t cap) {
     switch (t->type) {
@@ -30,7 +54,12 @@ static const char *tok_desc(Token *t, char *buf, size_t cap) {
     case T_VAR_END: return "end of print statement";
     case T_BLOCK_BEGIN: return "begin of statement block";
     case T_VAR_BEGIN: return "begin of print statement";
-    case T_NAME: case T_OP: case T_INT: case T_FLOAT: case T_STRING: default: {
+    /* Jinja2's describe_token: a name is itself, a literal its type */
+    case T_INT: return "integer";
+    case T_FLOAT: return "float";
+    case T_STRING: return "string";
+    case T_DATA: return "template data / text";
+    case T_NAME: case T_OP: default: {
         size_t k = t->n < cap - 1 ? t->n : cap - 1;
         memcpy(buf, t->p, k);
         buf[k] = 0;
@@ -50,7 +79,6 @@ static _Noreturn void fail_at(Parser *P, Token *t, const char *fmt, const char *
 static _Noreturn void fail_unexpected(Parser *P) {
     char buf[64];
     Token *t = cur(P);
-    if (t->type == T_EOF) fail_at(P, t, "unexpected end of template", NULL, NULL);
     fail_at(P, t, "unexpected '%s'", tok_desc(t, buf, sizeof buf), NULL);
 }
 
@@ -59,30 +87,25 @@ static bool is_name(Token *t, const char *z) {
 }
 static bool is_op(Token *t, uint8_t op) { return t->type == T_OP && t->op == op; }
 
+/* Jinja2's TokenStream.expect failing: what it expected, and what came. */
+static _Noreturn void expect_failed(Parser *P, const char *what) {
+    char buf[64];
+    Token *t = cur(P);
+    if (t->type == T_EOF) fail_at(P, t, "unexpected end of template, expected '%s'.", what, NULL);
+    fail_at(P, t, "expected token '%s', got '%s'", what, tok_desc(t, buf, sizeof buf));
+}
 static void expect_op(Parser *P, uint8_t op, const char *what) {
-    if (!is_op(cur(P), op)) {
-        char buf[64];
-        Token *t = cur(P);
-        if (t->type == T_EOF) fail_at(P, t, "unexpected end of template, expected '%s'.", what, NULL);
-        fail_at(P, t, "expected token '%s', got '%s'", what, tok_desc(t, buf, sizeof buf));
-    }
+    if (!is_op(cur(P), op)) expect_failed(P, what);
     advance(P);
 }
 static Token *expect_name(Parser *P) {
-    if (cur(P)->type != T_NAME) {
-        char buf[64];
-        fail_at(P, cur(P), "expected token 'name', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
-    }
+    if (cur(P)->type != T_NAME) expect_failed(P, "name");
     return advance(P);
 }
 static void expect_block_end(Parser *P) {
-    if (cur(P)->type != T_BLOCK_END) {
-        char buf[64];
-        fail_at(P, cur(P), "expected token 'end of statement block', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
-    }
+    if (cur(P)->type != T_BLOCK_END) expect_failed(P, "end of statement block");
     advance(P);
 }
-
 static void enter(Parser *P) {
     if (++P->depth > (int)P->rt->lim.max_parse_depth) {
         P->rt->line = cur(P)->line;
@@ -719,21 +742,56 @@ static Node *parse_assign_target(Parser *P, bool with_tuple, bool name_only, boo
 
 /* ---- statements ---- */
 static NodeList subparse(Parser *P, const char *const *end_tokens);
+static NodeList subparse_body(Parser *P, const char *const *end_tokens);
+
+static void push_tag(Parser *P, const char *tag) {
+    if (P->ntags == P->cap_tags) {
+        int nc = P->cap_tags ? P->cap_tags * 2 : 16;
+        P->tags = rt_realloc(P->rt, P->tags, (size_t)P->cap_tags * sizeof *P->tags, (size_t)nc * sizeof *P->tags);
+        P->cap_tags = nc;
+    }
+    P->tags[P->ntags++] = tag;
+}
+
+static void push_ends(Parser *P, const char *const *ends) {
+    if (P->nends == P->cap_ends) {
+        int nc = P->cap_ends ? P->cap_ends * 2 : 16;
+        P->ends = rt_realloc(P->rt, P->ends, (size_t)P->cap_ends * sizeof *P->ends, (size_t)nc * sizeof *P->ends);
+        P->cap_ends = nc;
+    }
+    P->ends[P->nends++] = ends;
+}
+
+/* Jinja2's Parser._fail_ut_eof: an unknown tag (name) or an early end of
+ * the template (name NULL), with the end tags awaited (`looking`: the
+ * innermost body's) and the innermost open statement. */
+static _Noreturn void fail_unknown_or_eof(Parser *P, Token *at, const char *name, const char *const *extra) {
+    StrBuf sb;
+    sb_init(P->rt, &sb, 256);
+    if (name) sb_printf(&sb, "Encountered unknown tag '%s'.", name);
+    else sb_puts(&sb, "Unexpected end of template.");
+    const char *const *looking = extra ? extra : P->nends ? P->ends[P->nends - 1] : NULL;
+    if (looking) {
+        bool expected = false;   /* name is an end tag some open body awaits */
+        for (int i = 0; name && i <= P->nends; i++) {
+            const char *const *e = i < P->nends ? P->ends[i] : extra;
+            for (int k = 0; e && e[k]; k++) expected |= strcmp(e[k], name) == 0;
+        }
+        sb_puts(&sb, expected ? " You probably made a nesting mistake. Jinja is expecting this tag, but currently looking for "
+                              : " Jinja was looking for the following tags: ");
+        for (int k = 0; looking[k]; k++) sb_printf(&sb, "%s'%s'", k ? " or " : "", looking[k]);
+        sb_putc(&sb, '.');
+    }
+    if (P->ntags) sb_printf(&sb, " The innermost block that needs to be closed is '%s'.", P->tags[P->ntags - 1]);
+    Str *msg = sb_to_str(&sb);
+    fail_at(P, at, "%s", msg->data, NULL);
+}
 
 static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool drop_needle) {
     if (is_op(cur(P), OP_COLON)) advance(P);
     expect_block_end(P);
     NodeList body = subparse(P, end_tokens);
-    if (cur(P)->type == T_EOF) {
-        char msg[300];
-        size_t k = 0;
-        for (int i = 0; end_tokens[i]; i++)
-            k += (size_t)snprintf(msg + k, sizeof msg - k, "%s'%s'", i ? " or " : "", end_tokens[i]);
-        /* the block's name is its end tag without "end" (elif/else come first for if) */
-        const char *const *closer = end_tokens;
-        while (closer[1] && strncmp(*closer, "end", 3) != 0) closer++;
-        fail_at(P, cur(P), "Unexpected end of template. Jinja was looking for the following tags: %s. The innermost block that needs to be closed is '%s'.", msg, *closer + 3);
-    }
+    if (cur(P)->type == T_EOF) fail_unknown_or_eof(P, cur(P), NULL, end_tokens);
     if (drop_needle) advance(P);
     return body;
 }
@@ -818,6 +876,7 @@ static Node *parse_statement(Parser *P) {
     Token *t = cur(P);
     if (t->type != T_NAME) fail_at(P, t, "tag name expected", NULL, NULL);
     enter(P);
+    push_tag(P, t->v.u.s->data);
     Node *n = NULL;
     static const char *const endfor_else[] = {"endfor", "else", NULL};
     static const char *const endfor[] = {"endfor", NULL};
@@ -835,10 +894,7 @@ static Node *parse_statement(Parser *P) {
         advance(P);
         n = new_node(P, N_FOR, t);
         n->a = parse_assign_target(P, true, false, false);
-        if (!is_name(cur(P), "in")) {
-            char buf[64];
-            fail_at(P, cur(P), "expected token 'in', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
-        }
+        if (!is_name(cur(P), "in")) expect_failed(P, "in");
         advance(P);
         n->b = parse_tuple(P, false, false, false, false);
         if (is_name(cur(P), "if")) { advance(P); n->c = parse_expression(P, true); }
@@ -948,7 +1004,11 @@ static Node *parse_statement(Parser *P) {
         n = new_node(P, N_SCOPE_BLOCK, t);
         Str *bname = tok_str(expect_name(P));
         for (int i = 0; i < P->nblocks; i++)
-            if (str_eq(P->blocks[i], bname)) fail_at(P, t, "block '%s' defined twice", bname->data, NULL);
+            if (str_eq(P->blocks[i], bname)) {
+                P->rt->line = t->line;
+                P->rt->col = t->col;
+                rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "block '%s' defined twice", bname->data);
+            }
         if (P->nblocks < 64) P->blocks[P->nblocks++] = bname;
         if (is_name(cur(P), "scoped")) advance(P);
         if (is_name(cur(P), "required")) advance(P);
@@ -966,17 +1026,11 @@ static Node *parse_statement(Parser *P) {
         n->op = CF_ERR_TYPE;
         n->v = v_strz(P->rt, "no loader for this environment specified");
         while (cur(P)->type != T_BLOCK_END && cur(P)->type != T_EOF) advance(P);
-    } else if (is_name(t, "print")) {
-        /* Jinja2 has no print tag, but `{% print x %}`: unknown tag */
-        fail_at(P, t, "Encountered unknown tag '%s'.", "print", NULL);
     } else {
-        char buf[64];
-        const char *name = tok_desc(t, buf, sizeof buf);
-        bool is_end = strncmp(name, "end", 3) == 0 || strcmp(name, "elif") == 0 || strcmp(name, "else") == 0;
-        if (is_end)
-            fail_at(P, t, "Encountered unknown tag '%s'.", name, NULL);
-        fail_at(P, t, "Encountered unknown tag '%s'. Jinja was looking for the following tags: none.", name, NULL);
+        P->ntags--;   /* (Jinja2 takes an unknown tag off its stack first) */
+        fail_unknown_or_eof(P, t, t->v.u.s->data, NULL);
     }
+    P->ntags--;
     leave(P);
     return n;
 }
@@ -989,6 +1043,14 @@ static bool at_end_token(Parser *P, const char *const *end_tokens) {
 }
 
 static NodeList subparse(Parser *P, const char *const *end_tokens) {
+    NodeList body = {0};
+    if (end_tokens) push_ends(P, end_tokens);
+    body = subparse_body(P, end_tokens);
+    if (end_tokens) P->nends--;
+    return body;
+}
+
+static NodeList subparse_body(Parser *P, const char *const *end_tokens) {
     NodeList body = {0};
     for (;;) {
         Token *t = cur(P);
@@ -1003,10 +1065,7 @@ static NodeList subparse(Parser *P, const char *const *end_tokens) {
             Node *o = new_node(P, N_OUTPUT, t);
             o->a = parse_tuple(P, false, true, false, false);
             nl_push(P, &body, o);
-            if (cur(P)->type != T_VAR_END) {
-                char buf[64];
-                fail_at(P, cur(P), "expected token 'end of print statement', got '%s'", tok_desc(cur(P), buf, sizeof buf), NULL);
-            }
+            if (cur(P)->type != T_VAR_END) expect_failed(P, "end of print statement");
             advance(P);
         } else if (t->type == T_BLOCK_BEGIN) {
             advance(P);
@@ -1216,6 +1275,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     P.t = t;
     P.tok = toks.t;
     P.n = toks.n;
+    if (cur(&P)->type == T_ERROR) lexer_failed(&P, cur(&P));
     t->body = subparse(&P, NULL);
     if (cur(&P)->type != T_EOF) fail_unexpected(&P);
     check_list(&P, &t->body, false);

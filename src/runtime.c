@@ -220,6 +220,8 @@ const char *cf_error_kind_name(cf_error_kind kind) {
         [CF_ERR_USAGE] = "UsageError",
         [CF_ERR_TEMPLATE_RUNTIME] = "TemplateRuntimeError",
         [CF_ERR_TEMPLATE_ASSERTION] = "TemplateAssertionError",
+        [CF_ERR_FILTER_ARGUMENT] = "FilterArgumentError",
+        [CF_ERR_ASSERTION] = "AssertionError",
     };
     if ((unsigned)kind >= sizeof names / sizeof names[0] || !names[kind]) return "Error";
     return names[kind];

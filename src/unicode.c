@@ -149,6 +149,7 @@ bool uc_iscaseignorable(uint32_t cp) { return props(cp) & UCP_CASE_IGNORABLE; }
 bool uc_isprintable(uint32_t cp) { return props(cp) & UCP_PRINTABLE; }
 bool uc_isidstart(uint32_t cp) { return props(cp) & UCP_ID_START; }
 bool uc_isidcontinue(uint32_t cp) { return props(cp) & UCP_ID_CONTINUE; }
+bool uc_isnamechar(uint32_t cp) { return props(cp) & UCP_NAME; }
 bool uc_islinebreak(uint32_t cp) { return cp <= uc_linebreak_max && (props(cp) & UCP_LINEBREAK); }
 
 /* ---- case mappings ---- */

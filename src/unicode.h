@@ -51,6 +51,7 @@ bool uc_iscaseignorable(uint32_t cp);
 bool uc_isprintable(uint32_t cp);
 bool uc_isidstart(uint32_t cp);    /* XID_Start or '_' as str.isidentifier */
 bool uc_isidcontinue(uint32_t cp);
+bool uc_isnamechar(uint32_t cp);   /* in a name token of Jinja2's lexer (\w or an identifier character) */
 bool uc_islinebreak(uint32_t cp);  /* str.splitlines boundaries */
 
 /* Full case mappings (SpecialCasing included): writes 1..3 code points into

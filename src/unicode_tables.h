@@ -12,7 +12,8 @@ enum {
     UCP_SPACE = 1 << 0, UCP_ALPHA = 1 << 1, UCP_DECIMAL = 1 << 2, UCP_DIGIT = 1 << 3,
     UCP_NUMERIC = 1 << 4, UCP_UPPER = 1 << 5, UCP_LOWER = 1 << 6, UCP_TITLE = 1 << 7,
     UCP_CASED = 1 << 8, UCP_CASE_IGNORABLE = 1 << 9, UCP_PRINTABLE = 1 << 10,
-    UCP_ID_START = 1 << 11, UCP_ID_CONTINUE = 1 << 12, UCP_LINEBREAK = 1 << 13
+    UCP_ID_START = 1 << 11, UCP_ID_CONTINUE = 1 << 12, UCP_LINEBREAK = 1 << 13,
+    UCP_NAME = 1 << 14
 };
 
 /* Case mapping kinds: index into UcCaseRecord.delta and UcCaseSpecial.kind. */

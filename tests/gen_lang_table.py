@@ -564,6 +564,17 @@ add_all("syntax", [
     "{{ a.b.c. }}", "{{ [1 2] }}", "{{ {'a' 1} }}", "{{ {'a': } }}", "{{ lambda: 1 }}", "{{ x is }}",
     "{{ 1 is not }}", "{{ x if y else }}", "{{ 'a' 'b }}", "{{ '\\' }}", "{{ x }} {{ y", "{%- -%}",
     "text {% endraw %}", "{{ 0b2 }}", "{{ 1__0 }}", "{{ ... }}",
+    # Jinja2 lexes as its parser reads, so a parser error before a lexer error wins
+    "{{ 1 2 $ }}", "{{ x ) }} {{ y $ }}", "{% if x {# c #} %}{% endif %}", "{{ x }}{{ 'abc",
+    "{{ a # b }}", "{{ y }}\n{{ 'ß' + € }}", "{% for x in %}{% endfor %}", "{% for %}", "{% if (x %}{% endif %}",
+    "{% if x", "{{ m(", "{% set x = [1, %}", "{{ {'a': 1 }}", "{{ x.1a }}",
+    # unknown tags and early ends, as Jinja2 words them from its open statements
+    "{% for x in xs %}{% if t %}{% endfor %}", "{% if t %}{% for x in xs %}{% endif %}{% endfor %}",
+    "{% macro m() %}{% nosuch %}{% endmacro %}", "{% for x in xs %}{% else %}{% else %}{% endfor %}",
+    "{% if t %}{% for x in xs %}", "{% filter upper %}{% set y %}", "{% elif t %}",
+    # names are Unicode identifiers (\w runs that must be str.isidentifier())
+    "{% set café = 1 %}{{ café }}", "{% for é in xs %}{{ é }}{% endfor %}", "{{ naïve is defined }}",
+    "{{ x² }}", "{{ ²x }}", "{{ a€ }}", "{{ ǅx is defined }}", "{{ na·ve is defined }}",
 ])
 add_all("runtime", [
     "{{ raise_exception('boom') }}", "a{{ raise_exception('err ' ~ n) }}", "{{ xs.append(4) }}",
@@ -577,6 +588,9 @@ add_all("runtime", [
     "{% for x in xs %}{{ raise_exception('in loop ' ~ x) }}{% endfor %}", "{{ s.format_map({}) }}",
     "{{ '{0.__class__}'.format(s) }}", "{{ xs.__len__ }}", "{{ 'a' < 1 }}", "{{ none < none }}",
     "{{ {} < {} }}", "{{ msgs|sort }}", "{{ -'x' }}", "{{ abs }}", "{{ ns.x }}",
+    "{% set a, b = 5 %}", "{% set a, b = none %}", "{% for a, b in [1] %}{% endfor %}",
+    "{% set a, b = namespace() %}", "{{ strftime_now() }}", "{{ strftime_now('%Y', 2) }}",
+    "{{ strftime_now(format='%Y') }}", "{{ ('a'|safe) + 1 }}", "{{ range(100001) }}",
 ])
 
 

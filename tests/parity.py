@@ -2,15 +2,18 @@
 """Compare two batch outputs of `render --batch` (one JSON result per line).
 
 usage: parity.py REF.jsonl GOT.jsonl [--cases CASES.jsonl] [--min RATIO] [--show N]
-                 [--known KNOWN_DIFFERENCES.md] [--strict-errors]
+                 [--known KNOWN_DIFFERENCES.md] [--strict-errors] [--strict-messages]
 
 A case matches when both sides render identical bytes, or both fail. When both
 fail with different error types the case still matches but is counted apart
-("error-type-differs"); --strict-errors makes it a mismatch. A GOT file shorter
-than REF (engine crashed mid-batch) counts the missing lines as mismatches.
+("error-type-differs"); --strict-errors makes it a mismatch. --strict-messages
+also requires the same error message ("message-differs" otherwise). A GOT file
+shorter than REF (engine crashed mid-batch) counts the missing lines as
+mismatches.
 
 --known FILE: case ids listed there as lines `- unit:<id> ...` are left out of
-the ratio (reported as "known").
+the ratio (reported as "known"); ids listed as `- message:<id> ...` only have
+their error message exempted from --strict-messages ("known-message").
 
 Prints the counts and `parity M/N = R`; exits 1 when R < RATIO (default 0).
 """
@@ -40,17 +43,17 @@ def read_results(path):
     return rows
 
 
-def known_ids(path):
+def known_ids(path, what="unit"):
     ids = set()
     with open(path, encoding="utf-8") as f:
         for line in f:
-            m = re.match(r"- unit:(\S+)", line)
+            m = re.match(r"- " + what + r":(\S+)", line)
             if m:
                 ids.add(m.group(1))
     return ids
 
 
-def classify(ref, got, strict_errors):
+def classify(ref, got, strict_errors, strict_messages=False, message_known=False):
     if got is None:
         return "missing"
     if ref["ok"] and got.get("ok"):
@@ -60,11 +63,15 @@ def classify(ref, got, strict_errors):
     if got.get("ok"):
         return "no-error"      # reference fails, engine renders
     if ref.get("error_type") == got.get("error_type"):
+        if strict_messages and ref.get("error") != got.get("error"):
+            return "known-message" if message_known else "message-differs"
         return "both-error"
+    if strict_messages and message_known:
+        return "known-message"
     return "error-type-mismatch" if strict_errors else "error-type-differs"
 
 
-MATCHING = {"same", "both-error", "error-type-differs"}
+MATCHING = {"same", "both-error", "error-type-differs", "known-message"}
 
 
 def describe(result):
@@ -84,6 +91,7 @@ def main():
     ap.add_argument("--show", type=int, default=0, help="print up to N mismatching cases")
     ap.add_argument("--known", help="KNOWN_DIFFERENCES.md: skip ids listed as '- unit:<id>'")
     ap.add_argument("--strict-errors", action="store_true", help="error types must match too")
+    ap.add_argument("--strict-messages", action="store_true", help="error types and messages must match")
     args = ap.parse_args()
 
     ref = read_jsonl(args.ref)
@@ -95,11 +103,14 @@ def main():
         sys.exit(f"parity: {len(got)} results but only {len(ref)} reference results")
     got += [None] * (len(ref) - len(got))
     skip = known_ids(args.known) if args.known else set()
+    known_messages = known_ids(args.known, "message") if args.known else set()
+    strict_errors = args.strict_errors or args.strict_messages
 
     kinds = collections.Counter()
     shown = 0
     for case, a, b in zip(cases, ref, got):
-        kind = "known" if case.get("id") in skip else classify(a, b, args.strict_errors)
+        kind = "known" if case.get("id") in skip else classify(
+            a, b, strict_errors, args.strict_messages, case.get("id") in known_messages)
         kinds[kind] += 1
         if shown < args.show and kind not in MATCHING and kind != "known":
             shown += 1

@@ -205,13 +205,13 @@ else
     for table in tests/unit/*.jsonl; do
         [ -e "$table" ] || continue
         name=unit-$(basename "$table" .jsonl)
-        engine_ready "$name" && differential "$name" "$table" --min 1 ${KNOWN_ARGS[@]+"${KNOWN_ARGS[@]}"}
+        engine_ready "$name" && differential "$name" "$table" --min 1 --strict-messages ${KNOWN_ARGS[@]+"${KNOWN_ARGS[@]}"}
     done
 
     if engine_ready corpus; then
         cases=$OUT/corpus.cases.jsonl
         python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$SHARED/conversations" > "$cases"
-        differential corpus "$cases" --files "$SHARED"/corpus/templates/*.jinja -- --min 0.995
+        differential corpus "$cases" --files "$SHARED"/corpus/templates/*.jinja -- --min 0.995 --strict-messages
     fi
 
     if engine_ready random; then
@@ -219,7 +219,7 @@ else
         for seed in $RANDOM_SEEDS; do
             python3 tests/randgen.py "$seed" "$RANDOM_CASES"
         done > "$cases"
-        differential random "$cases" --min 0.99
+        differential random "$cases" --min 0.99 --strict-messages
     fi
 fi
 

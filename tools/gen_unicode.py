@@ -13,6 +13,9 @@ How each property is derived (single-character strings unless noted):
   idstart:  chr(c).isidentifier()
   idcont:   ('a' + chr(c)).isidentifier()
   linebreak: ('a' + chr(c) + 'b').splitlines() has 2 parts
+  name:     chr(c) matches Jinja2's lexer rule for names (jinja2._identifier:
+            \w plus the other identifier characters); a run of them is a
+            name token, which Jinja2 then requires to be str.isidentifier()
   cased (CPython _PyUnicode_IsCased): ('A' + c + 'A').title() ends with 'a',
             because str.title() lowercases a letter exactly when the previous
             code point is cased.
@@ -33,15 +36,20 @@ Encoding:
     upper/lower), binary searched by start. Mappings that are not a single
     code point are flagged in the record and stored in a side table.
 """
+import re
 import sys
 import unicodedata
+
+from jinja2._identifier import pattern as _jinja_name_chars   # noqa: E402 (a generator: jinja2 is on every machine)
+
+JINJA_NAME = re.compile(_jinja_name_chars.pattern)   # one character of a name token
 
 N = 0x110000
 SURROGATES = range(0xD800, 0xE000)
 
 PROPS = ["SPACE", "ALPHA", "DECIMAL", "DIGIT", "NUMERIC", "UPPER", "LOWER",
          "TITLE", "CASED", "CASE_IGNORABLE", "PRINTABLE", "ID_START",
-         "ID_CONTINUE", "LINEBREAK"]
+         "ID_CONTINUE", "LINEBREAK", "NAME"]
 BIT = {name: 1 << i for i, name in enumerate(PROPS)}
 KINDS = ["upper", "lower", "title", "fold"]
 DIRECT_LIMIT = 0x800
@@ -75,6 +83,7 @@ def prop_bits(c):
         "ID_START": ch.isidentifier(),
         "ID_CONTINUE": ("a" + ch).isidentifier(),
         "LINEBREAK": len(("a" + ch + "b").splitlines()) == 2,
+        "NAME": JINJA_NAME.fullmatch(ch) is not None,
     }
     bits = 0
     for name, on in flags.items():

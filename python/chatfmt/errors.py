@@ -33,7 +33,7 @@ class ChatfmtError(Exception):
 
 
 # Jinja2's hierarchy: TemplateError > TemplateSyntaxError > TemplateAssertionError,
-# TemplateError > TemplateRuntimeError > UndefinedError / SecurityError.
+# TemplateError > TemplateRuntimeError > UndefinedError / SecurityError / FilterArgumentError.
 class TemplateError(ChatfmtError):
     kind = "TemplateError"
 
@@ -48,6 +48,10 @@ class TemplateAssertionError(TemplateSyntaxError):
 
 class TemplateRuntimeError(TemplateError):
     kind = "TemplateRuntimeError"
+
+
+class FilterArgumentError(TemplateRuntimeError):
+    kind = "FilterArgumentError"
 
 
 class UndefinedError(TemplateRuntimeError):
@@ -79,6 +83,7 @@ JSONDecodeError = _python_like("JSONDecodeError", builtins.ValueError)
 UnicodeDecodeError = _python_like("UnicodeDecodeError", builtins.ValueError)
 FormatError = _python_like("FormatError", builtins.ValueError)
 UsageError = _python_like("UsageError", builtins.ValueError)
+AssertionError = _python_like("AssertionError", builtins.AssertionError)
 
 
 class LimitError(ChatfmtError):
@@ -88,8 +93,8 @@ class LimitError(ChatfmtError):
 
 BY_KIND = {cls.kind: cls for cls in (
     TemplateError, TemplateSyntaxError, TemplateAssertionError, TemplateRuntimeError,
-    UndefinedError, SecurityError, TypeError, ValueError, OverflowError, ZeroDivisionError,
-    IndexError, KeyError, AttributeError, RuntimeError, MemoryError, IOError, JSONDecodeError,
-    UnicodeDecodeError, FormatError, UsageError, LimitError)}
+    FilterArgumentError, UndefinedError, SecurityError, TypeError, ValueError, OverflowError,
+    ZeroDivisionError, IndexError, KeyError, AttributeError, RuntimeError, MemoryError, IOError,
+    JSONDecodeError, UnicodeDecodeError, FormatError, UsageError, AssertionError, LimitError)}
 
 __all__ = ["ChatfmtError"] + sorted(BY_KIND)

@@ -104,7 +104,7 @@ def sizes(s):
 def work(s):
     """Loops and recursion: the step budget, range, recursion depth, memory, output."""
     s.render("range_1e9", "{% for i in range(10**9) %}{% endfor %}",
-             r"OverflowError: Range too big.*raise it with --max-range", exit=[1])
+             r"OverflowError: Range too big\. The sandbox blocks ranges larger than MAX_RANGE \(100000\)\.", exit=[1])
     s.render("range_step_0", "{{ range(0, 10, 0)|list }}", r"ValueError: range\(\) arg 3 must not be zero", exit=[1])
     s.render("nested_loop_1e10", "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
              limit("max-steps"), exit=[1])
@@ -344,7 +344,9 @@ def settings(s):
             ("max-range", "100", "{{ range(1000)|length }}")]:
         name = "option_" + option.replace("-", "_")
         s.render(name + "_default", template, None, exit=[0])
-        s.render(name + "_lowered", template, r"--%s" % option, exit=[1], args=["--" + option, value])
+        # (the range error is Jinja2's own message, with the lowered limit in it)
+        stopped = r"MAX_RANGE \(%s\)" % value if option == "max-range" else r"--%s" % option
+        s.render(name + "_lowered", template, stopped, exit=[1], args=["--" + option, value])
     deep = '{"messages": ' + "[" * 600 + "]" * 600 + '}'
     s.render("option_max_json_depth_default", "{{ messages|length }}", limit("max-json-depth"), exit=[1], context=deep)
     s.render("option_max_json_depth_raised", "{{ messages|length }}", None, exit=[0], context=deep,
