@@ -97,11 +97,22 @@ class Api(unittest.TestCase):
         self.assertTrue(issubclass(E.TemplateAssertionError, E.TemplateSyntaxError))
         self.assertTrue(issubclass(E.TemplateSyntaxError, E.TemplateError))
         self.assertTrue(issubclass(E.TemplateError, E.ChatfmtError))
+        self.assertTrue(issubclass(E.FilterArgumentError, E.TemplateRuntimeError))
         for name, builtin in (("TypeError", TypeError), ("KeyError", KeyError), ("ValueError", ValueError),
                               ("IndexError", IndexError), ("ZeroDivisionError", ZeroDivisionError),
-                              ("IOError", OSError), ("JSONDecodeError", ValueError)):
+                              ("IOError", OSError), ("JSONDecodeError", ValueError),
+                              ("AssertionError", AssertionError)):
             self.assertTrue(issubclass(getattr(E, name), builtin), name)
             self.assertTrue(issubclass(getattr(E, name), E.ChatfmtError), name)
+
+    def test_filter_argument_and_assertion_errors(self):
+        # as Jinja2: dictsort(by=...) raises FilterArgumentError, truncate's checks AssertionError
+        with self.assertRaises(chatfmt.FilterArgumentError) as cm:
+            chatfmt.compile("{{ {'a': 1}|dictsort(by='z') }}").render_raw()
+        self.assertEqual(str(cm.exception), 'You can only sort by either "key" or "value"')
+        with self.assertRaises(chatfmt.AssertionError) as cm:
+            chatfmt.compile("{{ 'abcdef'|truncate(1) }}").render_raw()
+        self.assertEqual(str(cm.exception), "expected length >= 3, got 1")
 
     def test_syntax_error_location(self):
         with self.assertRaises(chatfmt.TemplateSyntaxError) as cm:
