@@ -9,6 +9,8 @@
 #   c. unit tables tests/unit/*.jsonl vs the reference, live, 100%
 #      (except ids listed as `- unit:<id>` in tests/KNOWN_DIFFERENCES.md)
 #   d. corpus: shared/corpus/templates x shared/conversations, >= 99.5%
+#      and seeds + corpus x edge-case variants of the conversations
+#      (tests/gen_conversation_variants.py), >= 99.5%
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
 #   f. tests/*_test.sh scripts (exit status decides)
 #
@@ -212,6 +214,16 @@ else
         cases=$OUT/corpus.cases.jsonl
         python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$SHARED/conversations" > "$cases"
         differential corpus "$cases" --files "$SHARED"/corpus/templates/*.jinja -- --min 0.995 --strict-messages
+    fi
+
+    # seeds and corpus on edge-case variants of the conversations (odd content, roles, arguments)
+    if engine_ready variants; then
+        cases=$OUT/variants.cases.jsonl
+        rm -rf "$OUT/variants" && python3 tests/gen_conversation_variants.py "$SHARED/conversations" "$OUT/variants" 2> /dev/null
+        { python3 "$SHARED/tools/mkcases.py" "$SHARED/seeds" "$OUT/variants"
+          python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$OUT/variants"; } > "$cases"
+        differential variants "$cases" --files "$SHARED"/seeds/*.jinja "$SHARED"/corpus/templates/*.jinja -- \
+            --min 0.995 --strict-messages
     fi
 
     if engine_ready random; then
