@@ -658,21 +658,19 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     int off = npos < np ? npos : np;
     for (int i = 0; i < off; i++) bound[i] = args->pos[i];
     bool used_small[16], *used = nkw <= 16 ? used_small : rt_alloc(rt, (size_t)nkw);
-    memset(used, 0, (size_t)(nkw <= 16 ? 16 : nkw));
-    bool found_caller = false;
-    for (int j = off == np ? 0 : off; j < np; j++) {
-        if (off != np) {
-            for (int k = 0; k < nkw; k++) {
-                if (used[k] || !str_eq(args->kwnames[k], node->params[j])) continue;
-                bound[j] = args->kwvals[k];
-                used[k] = true;
-                break;
-            }
+    if (nkw) memset(used, 0, (size_t)nkw);
+    for (int j = off; j < np && nkw; j++) {
+        for (int k = 0; k < nkw; k++) {
+            if (used[k] || !str_eq(args->kwnames[k], node->params[j])) continue;
+            bound[j] = args->kwvals[k];
+            used[k] = true;
+            break;
         }
-        if (str_eqz(node->params[j], "caller")) found_caller = true;
     }
+    /* (Jinja2 skips this when a parameter is named caller; the parser then
+     * leaves MF_CALLER off) */
     Value caller = m->caller;
-    if ((node->flag & MF_CALLER) && !found_caller) {
+    if ((node->flag & MF_CALLER) && nkw) {
         for (int k = 0; k < nkw; k++) {
             if (used[k] || !str_eqz(args->kwnames[k], "caller")) continue;
             caller = args->kwvals[k];
