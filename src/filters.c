@@ -14,8 +14,6 @@
 #include "json.h"
 #include "unicode.h"
 
-#define ERR_FILTER_ARGUMENT CF_ERR_FILTER_ARGUMENT
-#define ERR_ASSERTION CF_ERR_ASSERTION   /* truncate's asserts */
 
 /* ------------------------------------------------------------------ */
 /* Argument binding with the messages Python gives for def f(value, ...)  */
@@ -601,7 +599,7 @@ static Value f_dictsort(Rt *rt, Value self, const Args *args) {
     int pos;
     if (v_equal(by, v_strz(rt, "key"))) pos = 0;
     else if (v_equal(by, v_strz(rt, "value"))) pos = 1;
-    else rt_throw(rt, ERR_FILTER_ARGUMENT, "You can only sort by either \"key\" or \"value\"");
+    else rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "You can only sort by either \"key\" or \"value\"");
     if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
     if (self.type != VT_DICT)
         rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'items'", v_type_name(self));
@@ -690,7 +688,7 @@ static Value f_forceescape(Rt *rt, Value self, const Args *args) {
 
 static Value f_format(Rt *rt, Value self, const Args *args) {
     if (args->npos && args->nkw)
-        rt_throw(rt, ERR_FILTER_ARGUMENT, "can't handle positional and keyword arguments at the same time");
+        rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "can't handle positional and keyword arguments at the same time");
     Value operand;
     if (args->nkw) {
         Dict *d = dict_new(rt, (size_t)args->nkw);
@@ -959,14 +957,14 @@ static Value f_map(Rt *rt, Value self, const Args *args) {
                 dflt = args->kwvals[k];
                 continue;
             }
-            rt_throw(rt, ERR_FILTER_ARGUMENT, "Unexpected keyword argument '%s'", args->kwnames[k]->data);
+            rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "Unexpected keyword argument '%s'", args->kwnames[k]->data);
         }
         Getter g = make_getter(rt, args->kwvals[attribute_kw], false, dflt);
         items = v_iterate(rt, self);
         for (size_t i = 0; i < items->len; i++) list_push(rt, out, get_attr(rt, &g, items->items[i]));
         return generator_of(out);
     }
-    if (args->npos == 0) rt_throw(rt, ERR_FILTER_ARGUMENT, "map requires a filter argument");
+    if (args->npos == 0) rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "map requires a filter argument");
     items = v_iterate(rt, self);
     Args rest = args_rest(args, 1);
     FilterFn f = filter_by_value(rt, args->pos[0]);    /* value is truthy: Jinja2 looks it up too */
@@ -985,7 +983,7 @@ static Value select_or_reject(Rt *rt, Value self, const Args *args, bool keep_wh
     int off = 0;
     Getter g;
     if (lookup_attr) {
-        if (args->npos < 1) rt_throw(rt, ERR_FILTER_ARGUMENT, "Missing parameter for attribute name");
+        if (args->npos < 1) rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "Missing parameter for attribute name");
         g = make_getter(rt, args->pos[0], false, v_missing());
         off = 1;
     }
@@ -1287,7 +1285,7 @@ static Value f_reverse(Rt *rt, Value self, const Args *args) {
     bool reversible = self.type == VT_TUPLE || self.type == VT_DICT || self.type == VT_UNDEFINED ||
                       (self.type == VT_LIST && !(self.flags & VF_GENERATOR));
     bool iterable = reversible || self.type == VT_LIST;
-    if (!iterable) rt_throw(rt, ERR_FILTER_ARGUMENT, "argument must be iterable");
+    if (!iterable) rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "argument must be iterable");
     List *items = v_iterate(rt, self);
     List *out = new_list(rt, items->len);
     for (size_t i = items->len; i-- > 0;) list_push(rt, out, items->items[i]);
@@ -1390,7 +1388,7 @@ static Value f_round(Rt *rt, Value self, const Args *args) {
     need_hashable(rt, method);
     bool ceil_ = v_equal(method, v_strz(rt, "ceil")), floor_ = v_equal(method, v_strz(rt, "floor"));
     if (!ceil_ && !floor_ && !v_equal(method, v_strz(rt, "common")))
-        rt_throw(rt, ERR_FILTER_ARGUMENT, "method must be common, ceil or floor");
+        rt_throw(rt, CF_ERR_FILTER_ARGUMENT, "method must be common, ceil or floor");
     if (!ceil_ && !floor_) return py_round(rt, self, precision);
     /* func(value * (10 ** precision)) / (10 ** precision) */
     if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
@@ -1736,12 +1734,12 @@ static Value f_truncate(Rt *rt, Value self, const Args *args) {
     if (v_compare(rt, length, end_len, ">=") < 0) {
         sb_printf(&m, "expected length >= %lld, got ", (long long)end_len.u.i);
         v_write_str(rt, &m, length);
-        rt_throw(rt, ERR_ASSERTION, "%s", sb_to_str(&m)->data);
+        rt_throw(rt, CF_ERR_ASSERTION, "%s", sb_to_str(&m)->data);
     }
     if (v_compare(rt, leeway, v_int(0), ">=") < 0) {
         sb_puts(&m, "expected leeway >= 0, got ");
         v_write_str(rt, &m, leeway);
-        rt_throw(rt, ERR_ASSERTION, "%s", sb_to_str(&m)->data);
+        rt_throw(rt, CF_ERR_ASSERTION, "%s", sb_to_str(&m)->data);
     }
     if (!is_number(length) || !is_number(leeway))
         rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +: '%s' and '%s'", v_type_name(length),

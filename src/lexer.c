@@ -92,15 +92,20 @@ static void locate(Lexer *L, size_t at, int *line, int *col) {
     *col = (int)(at - L->cur_ls) + 1;
 }
 
-static Token *push_tok(Lexer *L, TokType type, size_t at, size_t n) {
-    TokenList *o = L->out;
+/* A new zeroed token at the end of o. */
+static Token *new_token(Rt *rt, TokenList *o) {
     if (o->n == o->cap) {
         size_t nc = o->cap ? o->cap * 2 : 256;
-        o->t = rt_realloc(L->rt, o->t, o->cap * sizeof(Token), nc * sizeof(Token));
+        o->t = rt_realloc(rt, o->t, o->cap * sizeof(Token), nc * sizeof(Token));
         o->cap = nc;
     }
     Token *t = &o->t[o->n++];
     memset(t, 0, sizeof *t);
+    return t;
+}
+
+static Token *push_tok(Lexer *L, TokType type, size_t at, size_t n) {
+    Token *t = new_token(L->rt, L->out);
     t->type = (uint8_t)type;
     t->p = L->s + at;
     t->n = n;
@@ -501,13 +506,7 @@ void lex_tokens(Rt *rt, const Str *src, TokenList *out) {
     if (setjmp(jb)) {
         rt->jb = outer;
         if (rt->err->kind != CF_ERR_TEMPLATE_SYNTAX) longjmp(*outer, 1);
-        if (out->n == out->cap) {
-            size_t nc = out->cap ? out->cap * 2 : 16;
-            out->t = rt_realloc(rt, out->t, out->cap * sizeof(Token), nc * sizeof(Token));
-            out->cap = nc;
-        }
-        Token *t = &out->t[out->n++];
-        memset(t, 0, sizeof *t);
+        Token *t = new_token(rt, out);
         t->type = T_ERROR;
         t->line = rt->err->line;
         t->col = rt->err->column;

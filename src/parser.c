@@ -1043,9 +1043,8 @@ static bool at_end_token(Parser *P, const char *const *end_tokens) {
 }
 
 static NodeList subparse(Parser *P, const char *const *end_tokens) {
-    NodeList body = {0};
     if (end_tokens) push_ends(P, end_tokens);
-    body = subparse_body(P, end_tokens);
+    NodeList body = subparse_body(P, end_tokens);
     if (end_tokens) P->nends--;
     return body;
 }
