@@ -80,10 +80,18 @@ CF_API const char *cf_template_source(const cf_template *t, size_t *len) {
 
 /* ---- contexts ---- */
 
-CF_API cf_context *cf_context_new(void) {
-    cf_context *volatile c = calloc(1, sizeof(cf_context));
+cf_context *context_alloc(size_t memory_limit) {
+    size_t head = (sizeof(cf_context) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    cf_context *c = malloc(head + CONTEXT_FIRST_CHUNK);   /* (malloc aligns to 16) */
     if (!c) return NULL;
-    arena_init(&c->arena, 0);
+    arena_init_borrowed(&c->arena, memory_limit, (unsigned char *)c + head, CONTEXT_FIRST_CHUNK);
+    c->vars = NULL;
+    return c;
+}
+
+CF_API cf_context *cf_context_new(void) {
+    cf_context *volatile c = context_alloc(0);
+    if (!c) return NULL;
     PROTECTED(rt, &c->arena, NULL, NULL);
     if (setjmp(jb_rt)) {
         arena_release(&c->arena);
@@ -100,7 +108,7 @@ CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *
 
 CF_API cf_context *cf_context_from_json_limits(const char *json, size_t len, const cf_limits *limits,
                                                cf_error *err) {
-    cf_context *c = cf_context_new();
+    cf_context *volatile c = context_alloc(0);
     if (!c) {
         if (err) error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
@@ -213,8 +221,11 @@ typedef struct RenderCall {
 static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     memset(rc->out, 0, sizeof *rc->out);
     const cf_limits *lim = rc->opt && rc->opt->limits ? rc->opt->limits : &rc->t->lim;
+    /* A render's values take a few KiB (median 2 KiB on the seeds): they
+     * start on the stack, and only a bigger render mallocs chunks. */
+    _Alignas(ARENA_ALIGN) unsigned char first_chunk[8192];
     Arena arena;
-    arena_init(&arena, 0);
+    arena_init_borrowed(&arena, 0, first_chunk, sizeof first_chunk);
     PROTECTED(rt, &arena, err, lim);
     arena.limit = rt.lim.max_memory;
     StrBuf out = {0};

@@ -243,7 +243,8 @@ CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_re
     cf_limits lim = opt && opt->limits ? *opt->limits : t->lim;
     limits_resolve(&lim);
     cf_context ctx;
-    arena_init(&ctx.arena, 0);   /* as cf_context_new */
+    _Alignas(ARENA_ALIGN) unsigned char first_chunk[CONTEXT_FIRST_CHUNK];
+    arena_init_borrowed(&ctx.arena, 0, first_chunk, sizeof first_chunk);   /* as context_alloc */
     ctx.vars = NULL;
     int r = parse_variables(&ctx, format, data, len, &lim, &b->err);
     if (r != 0) {

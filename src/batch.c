@@ -163,8 +163,9 @@ static bool emit_error(const cf_error *err, char **out, size_t *out_len) {
 
 CF_API bool cf_batch_line(cf_batch *b, const char *line, size_t len, char **out, size_t *out_len) {
     cf_context ctx;
+    _Alignas(ARENA_ALIGN) unsigned char first_chunk[CONTEXT_FIRST_CHUNK];
     memset(&ctx, 0, sizeof ctx);
-    arena_init(&ctx.arena, 0);
+    arena_init_borrowed(&ctx.arena, 0, first_chunk, sizeof first_chunk);
     jmp_buf jb;
     cf_error err;
     Rt rt;

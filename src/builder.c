@@ -58,14 +58,13 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     memset(&b->rt, 0, sizeof b->rt);
     b->err.kind = CF_OK;
     b->err.message[0] = 0;
-    b->ctx = calloc(1, sizeof *b->ctx);
+    if (limits) b->rt.lim = *limits;
+    limits_resolve(&b->rt.lim);
+    b->ctx = context_alloc(b->rt.lim.max_memory);
     if (!b->ctx) {
         free(b);
         return NULL;
     }
-    if (limits) b->rt.lim = *limits;
-    limits_resolve(&b->rt.lim);
-    arena_init(&b->ctx->arena, b->rt.lim.max_memory);
     b->rt.arena = &b->ctx->arena;
     b->rt.jb = &b->jb;
     b->rt.err = &b->err;

@@ -9,4 +9,11 @@ struct cf_context {
     Dict *vars;       /* name -> value */
 };
 
+/* A heap context (vars NULL) whose arena starts in the same allocation:
+ * a conversation's values take a few KiB, so most contexts cost one
+ * malloc and one free. NULL when out of memory. */
+cf_context *context_alloc(size_t memory_limit);
+/* Bytes of a context's (or a stack context's) first arena chunk. */
+#define CONTEXT_FIRST_CHUNK 16384
+
 #endif

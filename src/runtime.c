@@ -10,19 +10,29 @@
 static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
 
 void arena_init(Arena *a, size_t limit) {
-    a->head = NULL;
+    a->head = a->borrowed = NULL;
     a->used_total = 0;
     a->limit = limit;
+}
+
+void arena_init_borrowed(Arena *a, size_t limit, void *buf, size_t size) {
+    arena_init(a, limit);
+    if (size <= sizeof(ArenaChunk)) return;
+    ArenaChunk *c = buf;
+    c->next = NULL;
+    c->size = size - sizeof(ArenaChunk);
+    c->used = 0;
+    a->head = a->borrowed = c;
 }
 
 void arena_release(Arena *a) {
     ArenaChunk *c = a->head;
     while (c) {
         ArenaChunk *next = c->next;
-        free(c);
+        if (c != a->borrowed) free(c);
         c = next;
     }
-    a->head = NULL;
+    a->head = a->borrowed = NULL;
     a->used_total = 0;
 }
 
@@ -96,7 +106,7 @@ static void *arena_try_grow_alone(Arena *a, void *p, size_t old_n, size_t new_n)
     ArenaChunk **link = &a->head;
     while (*link && (*link)->data != (unsigned char *)p) link = &(*link)->next;
     ArenaChunk *c = *link;
-    if (!c || c->used != old_sz) return NULL;
+    if (!c || c == a->borrowed || c->used != old_sz) return NULL;
     c = realloc(c, sizeof(ArenaChunk) + new_sz);
     if (!c) return NULL;
     c->size = c->used = new_sz;

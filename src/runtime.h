@@ -36,10 +36,15 @@ typedef struct Arena {
     ArenaChunk *head;
     size_t used_total;     /* bytes handed out + chunk overhead */
     size_t limit;          /* 0 = unlimited */
+    ArenaChunk *borrowed;  /* the caller's first chunk (never freed here), or NULL */
 } Arena;
 
 void arena_init(Arena *a, size_t limit);
-void arena_release(Arena *a);              /* frees every chunk */
+/* As arena_init, with `buf` (size bytes, 16-byte aligned, owned by the
+ * caller and outliving the arena) as the first chunk: most renders need a
+ * few KiB, which then cost no malloc/free. */
+void arena_init_borrowed(Arena *a, size_t limit, void *buf, size_t size);
+void arena_release(Arena *a);              /* frees every chunk but the borrowed one */
 /* Returns NULL when malloc fails or the limit is hit (never longjmps). */
 void *arena_try_alloc(Arena *a, size_t n);
 
