@@ -74,7 +74,8 @@ struct Node {
     uint8_t kind;
     uint8_t op;
     uint8_t flag;
-    uint8_t simple;         /* N_FILTER / N_TEST: no arguments and a known name */
+    uint8_t simple;         /* N_FILTER / N_TEST: no arguments and a known name;
+                               N_COMPARE: one == or != (op) */
     int sym;                /* symbol index of name */
     Node *a, *b;
     Str *attr;              /* N_GETATTR / N_NSREF / N_FILTER / N_TEST name */

@@ -1102,8 +1102,8 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup(I, f, a->sym));
 }
 
-static bool single_equality(const Node *compare) {   /* m.role == 'user' */
-    return compare->items.n == 1 && (compare->ops[0] == OP_EQ || compare->ops[0] == OP_NE);
+static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */
+    return compare->simple;   /* the parser decided, so that only the node's first line is read */
 }
 static bool plain_test(const Node *test) {             /* x is defined */
     return test->simple;   /* no arguments, a known test (the parser decided) */
@@ -1118,10 +1118,10 @@ static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     if (left.type == VT_STR && right.type == VT_STR) {
         const Str *x = left.u.s, *y = right.u.s;
         bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-        return eq == (n->ops[0] == OP_EQ);
+        return eq == (n->op == OP_EQ);
     }
     set_pos(I, n);
-    return compare(I, n->ops[0], left, right);
+    return compare(I, n->op, left, right);
 }
 
 static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {

@@ -583,6 +583,32 @@ size_t json_quoted_len(const char *s, size_t n) {
     return len;
 }
 
+/* No byte of the 8-byte word x needs an escape (the SWAR test above, exact). */
+static inline bool word_plain(uint64_t x) {
+    const uint64_t ones = 0x0101010101010101ULL, lows = 0x7f7f7f7f7f7f7f7fULL;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    uint64_t not_quote = ((q & lows) + lows) | q;
+    uint64_t not_backslash = ((b & lows) + lows) | b;
+    uint64_t not_control = ((x & lows) + ones * 0x60) | x;
+    return (~(not_quote & not_backslash & not_control) & ~lows) == 0;
+}
+
+/* The 4..16 bytes at p need no escape: two overlapping words (keys and
+ * short values are most strings tojson writes; byte by byte they cost
+ * several times more). */
+static inline bool short_run_plain(const unsigned char *p, size_t k) {
+    if (k >= 8) {
+        uint64_t a, b;
+        memcpy(&a, p, 8);
+        memcpy(&b, p + k - 8, 8);
+        return word_plain(a) && word_plain(b);
+    }
+    uint32_t a, b;
+    memcpy(&a, p, 4);
+    memcpy(&b, p + k - 4, 4);
+    return word_plain((uint64_t)a | (uint64_t)b << 32);
+}
+
 size_t json_quote_to(char *out, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     char *o = out;
@@ -602,6 +628,12 @@ size_t json_quote_to(char *out, const char *s, size_t n) {
         o += k;
         i += k;
         o += json_escape_byte(u[i++], o);
+    }
+    size_t left = n - i;   /* < SCAN_BYTES */
+    if (left >= 4 && short_run_plain(u + i, left)) {
+        copy_bytes(o, (const char *)u + i, left);
+        o += left;
+        i = n;
     }
     for (; i < n; i++) {
         if (ESCAPE_UTF8[u[i]]) o += json_escape_byte(u[i], o);

@@ -609,6 +609,10 @@ static Node *parse_compare(Parser *P) {
         cmp->ops[cmp->items.n] = op;
         nl_push(P, &cmp->items, parse_math1(P));
     }
+    if (cmp && cmp->items.n == 1 && (cmp->ops[0] == OP_EQ || cmp->ops[0] == OP_NE)) {
+        cmp->simple = 1;   /* m.role == 'user': the interpreter's short path */
+        cmp->op = cmp->ops[0];
+    }
     return cmp ? cmp : expr;
 }
 
