@@ -138,7 +138,7 @@ static inline Value lookup_top(Interp *I, int sym) {
     return resolve_global(I, sym);
 }
 
-static Value lookup(Interp *I, Frame *f, int sym) {
+static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
     for (; f; f = f->parent)
         for (int i = f->n - 1; i >= 0; i--)
             if (f->syms[i] == sym) return f->vals[i];
@@ -146,6 +146,8 @@ static Value lookup(Interp *I, Frame *f, int sym) {
     if (v.type != VT_MISSING) return v;
     return resolve_global(I, sym);
 }
+
+static Value lookup(Interp *I, Frame *f, int sym) { return lookup_inline(I, f, sym); }
 
 /* Constants and names are a third of all nodes: evaluated in place. */
 static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
@@ -1099,7 +1101,7 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
 /* name.attr, the commonest compound expression, without entering eval. */
 static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
-    return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup(I, f, a->sym));
+    return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup_inline(I, f, a->sym));
 }
 
 static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */

@@ -17,9 +17,11 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define NOINLINE __attribute__((noinline))
 #define COLD __attribute__((noinline, cold))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define NOINLINE
 #define COLD
+#define ALWAYS_INLINE inline
 #endif
 
 /* Arena: bump allocator over malloc'd chunks; freed all at once. */
