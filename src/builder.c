@@ -149,7 +149,7 @@ static void open_container(cf_builder *b, bool is_dict, size_t n) {
     c->base = b->top;
 }
 
-static void push_str(cf_builder *b, const char *s, size_t n) {
+static inline void push_str(cf_builder *b, const char *s, size_t n) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
     if (b->bytes > b->rt.lim.max_json_bytes)

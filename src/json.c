@@ -12,22 +12,11 @@
  * Reader
  * ====================================================================== */
 
-Str *json_str_carve(Rt *rt, StrCarver *c, const char *p, size_t len) {
-    enum { BLOCK = 4096 };
-    if (len > BLOCK / 8 || len > rt->lim.max_string) return str_new(rt, p, len);   /* (the limit throws there) */
-    size_t need = (sizeof(Str) + len + 1 + 7) & ~(size_t)7;   /* Str needs 8-byte alignment */
-    if (need > (size_t)(c->end - c->at)) {
-        c->at = rt_alloc(rt, BLOCK);
-        c->end = c->at + BLOCK;
-    }
-    Str *str = (Str *)(void *)c->at;
-    c->at += need;
-    str->len = len;
-    str->nchars = -1;
-    str->hash = 0;
-    memcpy(str->data, p, len);
-    str->data[len] = '\0';
-    return str;
+Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len) {
+    if (len > CARVE_BLOCK / 8 || len > rt->lim.max_string) return str_new(rt, p, len);   /* (the limit throws there) */
+    c->at = rt_alloc(rt, CARVE_BLOCK);
+    c->end = c->at + CARVE_BLOCK;
+    return json_str_carve(rt, c, p, len);
 }
 
 typedef struct Parser {

@@ -20,7 +20,22 @@ Value json_parse(Rt *rt, const char *s, size_t n);
  * dozens of short strings per document: they are carved from arena blocks
  * instead of allocated one by one (long ones still are; max_string applies). */
 typedef struct StrCarver { char *at, *end; } StrCarver;
-Str *json_str_carve(Rt *rt, StrCarver *c, const char *p, size_t len);
+enum { CARVE_BLOCK = 4096 };
+/* A new block, or a long string allocated alone. */
+Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len);
+static inline Str *json_str_carve(Rt *rt, StrCarver *c, const char *p, size_t len) {
+    size_t need = (sizeof(Str) + len + 1 + 7) & ~(size_t)7;   /* Str needs 8-byte alignment */
+    if (len > CARVE_BLOCK / 8 || len > rt->lim.max_string || need > (size_t)(c->end - c->at))
+        return json_str_carve_slow(rt, c, p, len);
+    Str *str = (Str *)(void *)c->at;
+    c->at += need;
+    str->len = len;
+    str->nchars = -1;
+    str->hash = 0;
+    copy_bytes(str->data, p, len);
+    str->data[len] = '\0';
+    return str;
+}
 
 typedef struct JsonDumpOpts {
     bool ensure_ascii;       /* \uXXXX for non-ASCII (surrogate pairs above BMP) */

@@ -61,8 +61,11 @@ static bool walk(Walk *w, PyObject *o, int depth) {
     PyTypeObject *t = Py_TYPE(o);
     if (t == &PyUnicode_Type) {
         Py_ssize_t n;
-        const char *s = PyUnicode_AsUTF8AndSize(o, &n);   /* ASCII: no copy */
-        if (!s) {   /* lone surrogates */
+        const char *s;
+        if (PyUnicode_IS_COMPACT_ASCII(o)) {   /* its bytes are its UTF-8: no call */
+            s = (const char *)PyUnicode_DATA(o);
+            n = PyUnicode_GET_LENGTH(o);
+        } else if (!(s = PyUnicode_AsUTF8AndSize(o, &n))) {   /* lone surrogates */
             PyErr_Clear();
             return false;
         }
