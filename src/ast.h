@@ -53,6 +53,7 @@ typedef enum NodeKind {
  * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8 };
 enum { NAME_TOP_LEVEL = 1 };
+enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
  * interpreter answers loop.index0 without comparing strings. */
@@ -75,7 +76,9 @@ struct Node {
     uint8_t op;
     uint8_t flag;
     uint8_t simple;         /* N_FILTER / N_TEST: no arguments and a known name;
-                               N_COMPARE: one == or != (op) */
+                               N_COMPARE: one == or != (op; b: the right operand,
+                               and if that is a constant, flag 1 and v: its value);
+                               N_GETATTR: GA_NAME* when a is a name (sym: its symbol) */
     int sym;                /* symbol index of name */
     Node *a, *b;
     Str *attr;              /* N_GETATTR / N_NSREF / N_FILTER / N_TEST name */

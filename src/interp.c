@@ -154,7 +154,7 @@ static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
 static inline Value operand(Interp *I, const Node *n, Frame *f) {
     if (n->kind == N_CONST) return n->v;
     if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
-    if (n->kind == N_GETATTR && n->a->kind == N_NAME) return getattr_of_name(I, n, f);
+    if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
     return eval(I, n, f);
 }
 
@@ -1100,8 +1100,7 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
 
 /* name.attr, the commonest compound expression, without entering eval. */
 static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a;
-    return getattr_of(I, n, a->op ? lookup_top(I, a->sym) : lookup_inline(I, f, a->sym));
+    return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_inline(I, f, n->sym));
 }
 
 static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */
@@ -1116,7 +1115,7 @@ static bool plain_test(const Node *test) {             /* x is defined */
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     Value left = operand(I, n->a, f);
-    Value right = operand(I, n->items.v[0], f);
+    Value right = n->flag ? n->v : operand(I, n->b, f);
     if (left.type == VT_STR && right.type == VT_STR) {
         const Str *x = left.u.s, *y = right.u.s;
         bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
