@@ -10,10 +10,10 @@
 typedef enum NodeKind {
     /* statements */
     N_DATA,        /* v: literal template text */
-    N_OUTPUT,      /* a: expression to print */
+    N_OUTPUT,      /* a: expression to print; flag: ESC_* */
     N_IF,          /* a: test; body; alt: else body (elif = nested N_IF) */
     N_FOR,         /* a: target; b: iterable; c: filter test or NULL; body; alt: else;
-                      flag: recursive */
+                      flag: recursive; op: ESC_* (loop(...) returns markup) */
     N_SET,         /* a: target (N_NAME, N_TUPLE of names, N_NSREF); b: value */
     N_SET_BLOCK,   /* a: target; body; c: filter chain (innermost .a == NULL) or NULL */
     N_MACRO,       /* name/sym; params (names/nparams); defaults (items, NULL = none);
@@ -53,6 +53,12 @@ typedef enum NodeKind {
  * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8 };
 enum { NAME_TOP_LEVEL = 1 };
+/* N_OUTPUT.flag: whether it escapes, as Jinja2 compiled it: by its
+ * enclosing autoescape blocks' constant, or, under a block whose value is
+ * not a constant, by the mode in force when it runs (constants excepted:
+ * Jinja2 escapes those when it compiles). So a macro's outputs follow
+ * where it was written, not where it is called. */
+enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the

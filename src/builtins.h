@@ -14,6 +14,10 @@ typedef bool (*TestFn)(Rt *rt, Value self, const Args *args);
 /* NULL when no such filter/test (the interpreter then raises Jinja2's
  * TemplateAssertionError-equivalent at compile time: "No filter named 'x'."). */
 FilterFn filter_lookup(const char *name, size_t n);
+/* Jinja2's eval_ctx.autoescape during a render (interp.c): inside an
+ * {% autoescape %} block that is on. The filters that take the eval
+ * context read it. */
+bool interp_autoescape(Rt *rt);
 TestFn test_lookup(const char *name, size_t n);
 
 /* Python method call self.name(args) allowed by the immutable sandbox.

@@ -1256,12 +1256,20 @@ static Value f_random(Rt *rt, Value self, const Args *args) {
 
 static const Sig SIG_REPLACE = {"do_replace", 1, 2, 3, {"old", "new", "count"}};
 
-/* Autoescape off: str(s).replace(str(old), str(new), count). */
+/* Autoescape off: str(s).replace(str(old), str(new), count). On: the
+ * Markup-aware replace (the result is Markup when s is, or is escaped
+ * because old or new is Markup). */
 static Value f_replace(Rt *rt, Value self, const Args *args) {
     Value a[3];
     bind(rt, args, &SIG_REPLACE, a);
-    Value argv[3] = {plain_str(rt, a[0]), plain_str(rt, a[1]), is_none(a[2]) ? v_int(-1) : a[2]};
-    return str_method(rt, plain_str(rt, self), "replace", 3, argv);
+    Value count = is_none(a[2]) ? v_int(-1) : a[2];
+    if (!interp_autoescape(rt)) {
+        Value argv[3] = {plain_str(rt, a[0]), plain_str(rt, a[1]), count};
+        return str_method(rt, plain_str(rt, self), "replace", 3, argv);
+    }
+    Value s = is_markup(a[0]) || (is_markup(a[1]) && !is_markup(self)) ? markup_escape(rt, self) : soft_str(rt, self);
+    Value argv[3] = {soft_str(rt, a[0]), soft_str(rt, a[1]), count};
+    return str_method(rt, s, "replace", 3, argv);
 }
 
 static const Sig SIG_REVERSE = {"do_reverse", 0, 0, 0, {0}};

@@ -70,6 +70,8 @@ static Value eval(Interp *I, const Node *n, Frame *f);
 static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
 /* "now" pinned by the options, else by CHATFMT_NOW: looked up only when a
  * template asks for the time (getenv scans the environment). */
+bool interp_autoescape(Rt *rt) { return rt->interp && INTERP(rt)->autoescape; }
+
 const char *interp_now(Rt *rt) {
     const char *now = INTERP(rt)->now;
     return now ? now : getenv("CHATFMT_NOW");
@@ -417,10 +419,8 @@ static bool contains(Interp *I, Value item, Value container) {
     Rt *rt = I->rt;
     switch (container.type) {
     case VT_STR: {
-        if (item.type != VT_STR) {
-            if (item.type == VT_UNDEFINED) v_undefined_fail(rt, item);
+        if (item.type != VT_STR)   /* an Undefined too: str.__contains__ refuses it */
             rt_throw(rt, CF_ERR_TYPE, "'in <string>' requires string as left operand, not %s", v_type_name(item));
-        }
         Str *h = container.u.s, *nd = item.u.s;
         if (nd->len == 0) return true;
         if (nd->len > h->len) return false;
@@ -807,7 +807,10 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
     loop_run(I, l->node, args->pos[0], l->outer, l->depth0 + 1);
     I->out = saved;
     I->depth--;
-    return sb_to_value(&buf);
+    Value v = sb_to_value(&buf);
+    uint8_t mode = l->node->op;   /* ESC_*: Jinja2 returns markup where the loop escapes */
+    if (mode == ESC_ON || (mode == ESC_RUNTIME && I->autoescape)) v.flags |= VF_MARKUP;
+    return v;
 }
 
 static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
@@ -1222,18 +1225,22 @@ static size_t root_chars(Interp *I) {
     return I->root_chars;
 }
 
-static NOINLINE void write_value_slow(Interp *I, Value v) {
-    if (I->autoescape && !(v.type == VT_STR && (v.flags & VF_MARKUP))) v = markup_escape(I->rt, v);
+static NOINLINE void write_value_slow(Interp *I, Value v, bool escape) {
+    if (escape && !(v.type == VT_STR && (v.flags & VF_MARKUP))) v = markup_escape(I->rt, v);
     if (v.type == VT_STR) sb_put(I->out, v.u.s->data, v.u.s->len);
     else v_write_str(I->rt, I->out, v);
 }
 
 /* The top-level buffer enforces max_output itself (StrBuf.is_output). */
-static inline void write_value(Interp *I, Value v) {
+static inline void write_escaped(Interp *I, Value v, bool escape) {
     I->root_writes += I->out == I->root;
-    if (v.type == VT_STR && !I->autoescape) sb_put(I->out, v.u.s->data, v.u.s->len);
-    else write_value_slow(I, v);
+    if (v.type == VT_STR && !escape) sb_put(I->out, v.u.s->data, v.u.s->len);
+    else write_value_slow(I, v, escape);
 }
+
+/* What call and filter blocks (and generation, a call block) write: Jinja2
+ * writes their value as it is, escaping nothing. */
+static inline void write_value(Interp *I, Value v) { write_escaped(I, v, false); }
 
 /* Runs a for loop; returns the control flow of its `else` body, which (as
  * compiled Jinja2) belongs to the enclosing loop: a break there breaks it. */
@@ -1369,7 +1376,8 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_AUTOESCAPE: {
         bool saved = I->autoescape;
         I->autoescape = v_truthy(eval(I, n->a, f));
-        Ctl c = exec_body(I, &n->body, f);
+        /* Jinja2 compiles the block as a scope: what it sets stays inside */
+        Ctl c = exec_body(I, &n->body, frame_new(I, f));
         I->autoescape = saved;
         return c;
     }
@@ -1417,7 +1425,7 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
         acc = binop(I, OP_ADD, acc, b);
     }
     if (direct) I->root_writes += out == I->root;
-    else write_value(I, acc);
+    else write_escaped(I, acc, false);   /* (only outputs that do not escape come here) */
 }
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
@@ -1431,10 +1439,12 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             I->root_writes += I->out == I->root;
             sb_put(I->out, n->v.u.s->data, n->v.u.s->len);
             continue;
-        case N_OUTPUT:
-            if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !I->autoescape) output_sum(I, n->a, f);
-            else write_value(I, operand(I, n->a, f));
+        case N_OUTPUT: {
+            bool escape = n->flag == ESC_RUNTIME ? I->autoescape : n->flag == ESC_ON;
+            if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !escape) output_sum(I, n->a, f);
+            else write_escaped(I, operand(I, n->a, f), escape);
             continue;
+        }
         case N_IF: {
             const NodeList *branch;
             for (;;) {   /* an elif chain is a chain of ifs, each the else of the last */

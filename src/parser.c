@@ -29,6 +29,10 @@ typedef struct Parser {
      * scattered between the lexer's tokens and the lists. */
     unsigned char *slab;
     size_t slab_left, slab_nodes;
+    /* Jinja2's compile-time eval context for the statements being parsed:
+     * the autoescape constant of the innermost block that set one, and
+     * whether a block with a value known only at run time encloses them. */
+    bool escape, escape_volatile;
 } Parser;
 
 static Token *cur(Parser *P) { return &P->tok[P->pos]; }
@@ -196,6 +200,42 @@ static Str *tok_str(Token *t) { return t->v.u.s; }
 
 /* ---- expressions ---- */
 static Node *parse_expression(Parser *P, bool with_condexpr);
+
+/* An expression Jinja2 evaluates while compiling (its as_const): literals,
+ * and containers and operators of them. (Jinja2 also folds filters and
+ * tests of constants; those count as run-time values here.) */
+static bool compile_time_constant(const Node *n) {
+    switch (n->kind) {
+    case N_CONST: return true;
+    case N_LIST: case N_TUPLE: case N_CONCAT:
+        for (int i = 0; i < n->items.n; i++)
+            if (!compile_time_constant(n->items.v[i])) return false;
+        return true;
+    case N_DICT:
+        for (int i = 0; i < n->items.n; i++)
+            if (!compile_time_constant(n->items.v[i]) || !compile_time_constant(n->alt.v[i])) return false;
+        return true;
+    case N_NEG: case N_POS: case N_NOT: return compile_time_constant(n->a);
+    case N_BINOP: case N_AND: case N_OR: case N_GETITEM:
+        return compile_time_constant(n->a) && compile_time_constant(n->b);
+    case N_SLICE:
+        return compile_time_constant(n->a) && (!n->b || compile_time_constant(n->b)) &&
+               (!n->c || compile_time_constant(n->c)) && (!n->d || compile_time_constant(n->d));
+    case N_COMPARE:
+        for (int i = 0; i < n->items.n; i++)
+            if (!compile_time_constant(n->items.v[i])) return false;
+        return compile_time_constant(n->a);
+    default: return false;
+    }
+}
+
+/* ESC_* of output at this point (ast.h): Jinja2 escapes a constant when
+ * it compiles it, by the enclosing blocks' constant; other values too,
+ * unless a block whose value is known only at run time encloses them. */
+static uint8_t escape_mode(const Parser *P, bool constant) {
+    if (P->escape_volatile && !constant) return ESC_RUNTIME;
+    return P->escape ? ESC_ON : ESC_OFF;
+}
 static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
                          bool with_namespace);
 static Node *parse_unary(Parser *P, bool with_filter);
@@ -919,6 +959,7 @@ static Node *parse_statement(Parser *P) {
         n->b = parse_tuple(P, false, false, false, false);
         if (is_name(cur(P), "if")) { advance(P); n->c = parse_expression(P, true); }
         if (is_name(cur(P), "recursive")) { advance(P); n->flag = 1; }
+        n->op = escape_mode(P, false);   /* whether loop(...) returns markup */
         P->loop_depth++;
         n->body = parse_statements(P, endfor_else, false);
         P->loop_depth--;
@@ -1038,7 +1079,12 @@ static Node *parse_statement(Parser *P) {
         advance(P);
         n = new_node(P, N_AUTOESCAPE, t);
         n->a = parse_expression(P, true);
+        bool outer = P->escape, outer_volatile = P->escape_volatile;
+        if (n->a->kind == N_CONST) P->escape = v_truthy(n->a->v);
+        else P->escape_volatile = true;
         n->body = parse_statements(P, endautoescape, true);
+        P->escape = outer;
+        P->escape_volatile = outer_volatile;
     } else if (is_name(t, "extends") || is_name(t, "include") || is_name(t, "import") || is_name(t, "from")) {
         /* Parsed by Jinja2, but with no loader they fail when run. */
         advance(P);
@@ -1083,6 +1129,7 @@ static NodeList subparse_body(Parser *P, const char *const *end_tokens) {
             advance(P);
             Node *o = new_node(P, N_OUTPUT, t);
             o->a = parse_tuple(P, false, true, false, false);
+            o->flag = escape_mode(P, compile_time_constant(o->a));
             nl_push(P, &body, o);
             if (cur(P)->type != T_VAR_END) expect_failed(P, "end of print statement");
             advance(P);
@@ -1234,6 +1281,9 @@ static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
         for (int i = 0; i < n->items.n; i++) mark_target(n->items.v[i]->a, framed);
         mark_bindings_list(&n->body, framed, true);
         return;
+    case N_AUTOESCAPE:          /* a scope of its own, as a with block */
+        mark_bindings_list(&n->body, framed, true);
+        return;
     case N_SET: case N_SET_BLOCK:
         if (in_frame) mark_target(n->a, framed);
         break;
@@ -1295,26 +1345,33 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
 typedef struct Packer {
     Node *nodes;          /* next free node */
     Node **lists;         /* next free list slot */
+    bool fold_outputs;    /* {{ 'text' }} may become text: no autoescape block */
 } Packer;
 
 enum { N_MOVED = 0xFF };  /* an old node already copied: its .a is the copy */
 
-static void count_tree(const Node *n, size_t *nodes, size_t *slots);
-static void count_list(const NodeList *l, size_t *nodes, size_t *slots) {
-    *slots += (size_t)l->n;
-    for (int i = 0; i < l->n; i++) count_tree(l->v[i], nodes, slots);
+typedef struct TreeSize {
+    size_t nodes, slots;  /* nodes, and list entries */
+    bool autoescape;      /* an autoescape block anywhere */
+} TreeSize;
+
+static void count_tree(const Node *n, TreeSize *sz);
+static void count_list(const NodeList *l, TreeSize *sz) {
+    sz->slots += (size_t)l->n;
+    for (int i = 0; i < l->n; i++) count_tree(l->v[i], sz);
 }
-static void count_tree(const Node *n, size_t *nodes, size_t *slots) {
+static void count_tree(const Node *n, TreeSize *sz) {
     if (!n) return;
-    ++*nodes;
-    count_tree(n->a, nodes, slots);
-    count_tree(n->b, nodes, slots);
-    count_tree(n->c, nodes, slots);
-    count_tree(n->d, nodes, slots);
-    count_list(&n->body, nodes, slots);
-    count_list(&n->alt, nodes, slots);
-    count_list(&n->items, nodes, slots);
-    count_list(&n->kwvals, nodes, slots);
+    sz->nodes++;
+    if (n->kind == N_AUTOESCAPE) sz->autoescape = true;
+    count_tree(n->a, sz);
+    count_tree(n->b, sz);
+    count_tree(n->c, sz);
+    count_tree(n->d, sz);
+    count_list(&n->body, sz);
+    count_list(&n->alt, sz);
+    count_list(&n->items, sz);
+    count_list(&n->kwvals, sz);
 }
 
 /* The commonest shapes carry what the interpreter needs of their operands
@@ -1362,17 +1419,25 @@ static Node *pack_tree(Packer *pk, Node *n) {
     pack_list(pk, &copy->items);
     pack_list(pk, &copy->kwvals);
     fuse_operands(copy);
+    /* A constant printed is text, unless an autoescape block could be
+     * active when it runs (a macro's body runs in its caller's mode). */
+    if (pk->fold_outputs && copy->kind == N_OUTPUT && copy->a->kind == N_CONST && copy->a->v.type == VT_STR &&
+        !(copy->a->v.flags & VF_MARKUP)) {
+        copy->kind = N_DATA;
+        copy->v = copy->a->v;
+    }
     return copy;
 }
 
 static void pack_template(Rt *rt, struct cf_template *t) {
-    size_t nodes = 0, slots = (size_t)t->body.n;
-    for (int i = 0; i < t->body.n; i++) count_tree(t->body.v[i], &nodes, &slots);
-    if (!nodes) return;
-    unsigned char *block = rt_alloc(rt, nodes * sizeof(Node) + 64);
+    TreeSize sz = {0, 0, false};
+    count_list(&t->body, &sz);
+    if (!sz.nodes) return;
     Packer pk;
+    pk.fold_outputs = !sz.autoescape;
+    unsigned char *block = rt_alloc(rt, sz.nodes * sizeof(Node) + 64);
     pk.nodes = (Node *)(void *)(block + ((64 - ((uintptr_t)block & 63)) & 63));
-    pk.lists = rt_alloc(rt, slots * sizeof(Node *));
+    pk.lists = rt_alloc(rt, sz.slots * sizeof(Node *));
     pack_list(&pk, &t->body);
 }
 

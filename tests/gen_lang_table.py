@@ -523,6 +523,30 @@ add_all("block", [
     "{% do xs.append(1) %}", "{% trans %}x{% endtrans %}", "{% continue %}", "{% break %}", "{% endif %}",
     "{% include 'x' ignore missing %}", "{% nosuchtag %}", "{% for x in xs %}{% endif %}{% endfor %}",
     "{% with a = 1 %}unclosed", "{% autoescape true %}{{ '<b>'|safe }}{{ '&' }}{% endautoescape %}",
+    # a printed constant runs in its caller's escaping mode (the packer folds it into text only
+    # when the template has no autoescape block)
+    "{% macro m() %}{{ '<b>' }}{% endmacro %}{{ m() }}{% autoescape true %}{{ m() }}{% endautoescape %}",
+    "{{ '<b>' }}{% autoescape true %}{{ '<b>' ~ 'x' }}{% endautoescape %}{{ '<b>' }}",
+    "{% macro m() %}{{ '<b>' }}{{ 'x' }}{% endmacro %}{{ m() }}{{ '' }}{{ \"\\n\" }}",
+    "{% autoescape true %}{% macro m() %}{{ '<b>' }}{% endmacro %}{% endautoescape %}{{ m() }}|{{ m() ~ '<' }}",
+    "{% autoescape t %}{% macro m() %}{{ '<b>' }}{% endmacro %}{% endautoescape %}{{ m() }}"
+    "{% autoescape true %}{{ m() }}{% endautoescape %}{% autoescape false %}{{ m() }}{% endautoescape %}",
+    "{% autoescape no %}{% autoescape true %}{% macro m() %}{{ '<' + s }}{% endmacro %}{% endautoescape %}"
+    "{% endautoescape %}{{ m() }}{% autoescape true %}{{ m() }}{% endautoescape %}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% autoescape true %}{% call m() %}<{{ '<' }}{% endcall %}"
+    "{% endautoescape %}{% call m() %}<{{ '<' }}{% endcall %}",
+    "{% autoescape true %}{% set x %}<{{ '<' }}{% endset %}{% endautoescape %}{{ x }}{{ x|length }}",
+    "{% autoescape true %}{% macro m() %}{{ '<b>' }}{% endmacro %}{{ m() }}"
+    "{% autoescape false %}{{ m() }}|{{ m() ~ '<' }}{% endautoescape %}{% endautoescape %}",
+    "{% autoescape t %}{% macro m() %}{{ '<b>' }}{% endmacro %}{{ m() }}"
+    "{% autoescape false %}{{ m() }}{% endautoescape %}{% endautoescape %}",
+    "{% set y = 1 %}{% autoescape true %}{{ y }}{% set y = 2 %}{{ y }}{% endautoescape %}{{ y }}",
+    "{% for i in xs %}{% autoescape true %}{% set y = i %}{% endautoescape %}{{ y }}{% endfor %}",
+    "{% autoescape true %}{% for n in tree recursive %}{{ n.n ~ '<' }}{{ loop(n.c) }}{% endfor %}{% endautoescape %}",
+    "{% autoescape t %}{% filter replace('a', '<') %}a&{{ s }}{% endfilter %}{% endautoescape %}",
+    "{% autoescape true %}{% filter title %}{{ d }}{% endfilter %}{% endautoescape %}",
+    "{% autoescape t %}{{ [1, '<'][1:] }}{{ {'a': '<'}['a'] }}{{ '<' ~ '>' }}{{ '<' if t }}{% endautoescape %}",
+    "{{ nosuch in 'abc' }}", "{{ (''|first) in 'abc' }}", "{{ nosuch.attr in 'abc' }}", "{{ nosuch in [1] }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ Templates are built from a typed grammar over a random chat-like context
 (messages, tools, strings with unicode/quotes/newlines, ints, floats, None,
 bools, lists, dicts). They use every statement (if/elif/else, for with filter,
 else, unpacking, recursive, loop.*, break/continue, set in all forms,
-namespaces, macros with defaults and caller, call/filter/generation/with/raw
+namespaces, macros with defaults and caller, call/filter/generation/with/raw/autoescape
 blocks, comments), whitespace control on every tag, filters, tests and
 str/dict methods. Most cases render; a few are meant to fail (syntax errors,
 undefined attributes, type errors, sandbox violations, raise_exception).
@@ -441,7 +441,7 @@ class Gen:
     def stmt(self, depth):
         weights = [("text", 3), ("print", 6), ("if", 3), ("for", 3), ("set", 3), ("ns", 1), ("macro", 1),
                    ("filter", 1), ("comment", 1), ("with", 1), ("raw", 0.5), ("generation", 0.5),
-                   ("chat", 0.7), ("recursive", 0.4)]
+                   ("chat", 0.7), ("recursive", 0.4), ("autoescape", 0.4)]
         if depth <= 0:
             weights = weights[:2] + [("set", 2)]
         if self.breakable:
@@ -595,6 +595,11 @@ class Gen:
         name = self.fresh("w")
         t = self.pick(ALL_TYPES)
         return self.tag(f"with {name} = {self.expr(t, 2)}") + self.scoped(d, {name: t}) + self.tag("endwith")
+
+    def s_autoescape(self, d):
+        # a constant or a value known only at run time (Jinja2 treats them differently)
+        value = self.pick(["true", "false", "True", self.expr("bool", 1)])
+        return self.tag(f"autoescape {value}") + self.scoped(d) + self.tag("endautoescape")
 
     def s_raw(self, d):
         # Only `-` modifiers: Jinja does not recognise `{% raw +%}` as a raw block.
