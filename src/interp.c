@@ -1466,6 +1466,34 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     return CTL_NONE;
 }
 
+bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Value *out) {
+    Interp I = {0};
+    I.rt = rt;
+    I.t = t;
+    I.stack_budget = STACK_BASE_BUDGET;
+    uintptr_t base = STACK_HERE();
+    I.stack_limit = base > I.stack_budget ? base - I.stack_budget : 0;
+    jmp_buf jb, *const outer_jb = rt->jb;
+    void *const outer_interp = rt->interp;
+    cf_error *const outer_err = rt->err;
+    const int line = rt->line, col = rt->col;
+    cf_error scratch;   /* a failure here is no error: the caller falls back */
+    rt->err = &scratch;
+    rt->interp = &I;
+    rt->jb = &jb;
+    bool ok = false;
+    if (!setjmp(jb)) {
+        *out = eval(&I, n, NULL);
+        ok = true;
+    }
+    rt->jb = outer_jb;
+    rt->interp = outer_interp;
+    rt->err = outer_err;
+    rt->line = line;
+    rt->col = col;
+    return ok;
+}
+
 void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     Interp I = {0};
     I.rt = rt;

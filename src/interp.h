@@ -28,5 +28,8 @@ Value interp_call(Rt *rt, Value callee, const Args *args);
 bool global_lookup(const char *name, size_t n, Value *out);
 /* The "now" a render pins (options, else CHATFMT_NOW; NULL: real local time). */
 const char *interp_now(Rt *rt);
+/* Evaluate an expression of constants while compiling (Jinja2's as_const):
+ * false, with nothing raised, when it fails. */
+bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Value *out);
 
 #endif

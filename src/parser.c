@@ -215,7 +215,7 @@ static bool compile_time_constant(const Node *n) {
         for (int i = 0; i < n->items.n; i++)
             if (!compile_time_constant(n->items.v[i]) || !compile_time_constant(n->alt.v[i])) return false;
         return true;
-    case N_NEG: case N_POS: case N_NOT: return compile_time_constant(n->a);
+    case N_NEG: case N_POS: case N_NOT: case N_GETATTR: return compile_time_constant(n->a);
     case N_BINOP: case N_AND: case N_OR: case N_GETITEM:
         return compile_time_constant(n->a) && compile_time_constant(n->b);
     case N_SLICE:
@@ -666,8 +666,13 @@ static Node *parse_compare(Parser *P) {
         nl_push(P, &cmp->items, parse_math1(P));
     }
     if (cmp && cmp->items.n == 1 && (cmp->ops[0] == OP_EQ || cmp->ops[0] == OP_NE)) {
-        cmp->simple = 1;   /* m.role == 'user': the interpreter's short path */
+        cmp->simple = 1;   /* m.role == 'user': the interpreter's short path (ast.h) */
         cmp->op = cmp->ops[0];
+        cmp->b = cmp->items.v[0];
+        if (cmp->b->kind == N_CONST) {
+            cmp->v = cmp->b->v;
+            cmp->flag = 1;
+        }
     }
     return cmp ? cmp : expr;
 }
@@ -1080,7 +1085,8 @@ static Node *parse_statement(Parser *P) {
         n = new_node(P, N_AUTOESCAPE, t);
         n->a = parse_expression(P, true);
         bool outer = P->escape, outer_volatile = P->escape_volatile;
-        if (n->a->kind == N_CONST) P->escape = v_truthy(n->a->v);
+        Value on;
+        if (compile_time_constant(n->a) && interp_eval_constant(P->rt, P->t, n->a, &on)) P->escape = v_truthy(on);
         else P->escape_volatile = true;
         n->body = parse_statements(P, endautoescape, true);
         P->escape = outer;
@@ -1374,20 +1380,13 @@ static void count_tree(const Node *n, TreeSize *sz) {
     count_list(&n->kwvals, sz);
 }
 
-/* The commonest shapes carry what the interpreter needs of their operands
- * in their own first cache line, so that evaluating them touches one node,
- * not three (ast.h: N_GETATTR.simple, N_COMPARE.b/flag/v). */
+/* name.attr carries its name's symbol in its own first cache line, so
+ * that evaluating it touches one node, not two (ast.h: N_GETATTR.simple;
+ * a single comparison does the same from the start: parse_compare). */
 static void fuse_operands(Node *n) {
     if (n->kind == N_GETATTR && n->a->kind == N_NAME) {          /* m.role */
         n->sym = n->a->sym;
         n->simple = (uint8_t)(n->a->op == NAME_TOP_LEVEL ? GA_NAME_TOP : GA_NAME);
-    }
-    if (n->kind == N_COMPARE && n->simple) {                      /* x == 'user' */
-        n->b = n->items.v[0];
-        if (n->b->kind == N_CONST) {
-            n->v = n->b->v;
-            n->flag = 1;
-        }
     }
 }
 

@@ -547,6 +547,11 @@ add_all("block", [
     "{% autoescape true %}{% filter title %}{{ d }}{% endfilter %}{% endautoescape %}",
     "{% autoescape t %}{{ [1, '<'][1:] }}{{ {'a': '<'}['a'] }}{{ '<' ~ '>' }}{{ '<' if t }}{% endautoescape %}",
     "{{ nosuch in 'abc' }}", "{{ (''|first) in 'abc' }}", "{{ nosuch.attr in 'abc' }}", "{{ nosuch in [1] }}",
+    # a block value Jinja2 folds while compiling is a constant, however it is written
+    "{% autoescape (not -4 == -1) %}{{ {'a': '<'} }}{% endautoescape %}",
+    "{% autoescape {'r': 1}.r == 1 %}{{ ['<'] }}{{ s }}{% endautoescape %}",
+    "{% autoescape 1/0 %}{{ '<' }}{% endautoescape %}", "{% autoescape [1][5] %}{{ '<' }}{% endautoescape %}x",
+    "{% autoescape (2 ** 3) > 7 and not none %}{% macro m() %}{{ '<' }}{% endmacro %}{{ m() }}{% endautoescape %}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
