@@ -539,6 +539,7 @@ not_subscriptable:
     if (folded) return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
     if (obj.type == VT_STR || obj.type == VT_LIST || obj.type == VT_TUPLE)
         rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
+    if (obj.type == VT_DICT) rt_throw(rt, CF_ERR_TYPE, "unhashable type: 'slice'");   /* a dict hashes its key */
     rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
 }
 

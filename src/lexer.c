@@ -200,7 +200,8 @@ static void check_identifier(Lexer *L, size_t start, size_t end) {
     if (!ok) lex_error(L, start, "%s", "Invalid character in identifier");
 }
 
-/* Decode a Jinja2 string literal body with Python's unicode-escape rules. */
+/* Decode a Jinja2 string literal body with Python's unicode-escape rules.
+ * A bad escape is Jinja2's message: the decoder's, after its last ':'. */
 static Value decode_string(Lexer *L, size_t at, size_t n) {
     const char *s = L->s + at;
     StrBuf sb;
@@ -236,12 +237,12 @@ static Value decode_string(Lexer *L, size_t at, size_t n) {
                 size_t j = i + 1 + (size_t)k;
                 char h = j < n ? s[j] : 0;
                 int d = (h >= '0' && h <= '9') ? h - '0' : ((h | 32) >= 'a' && (h | 32) <= 'f') ? (h | 32) - 'a' + 10 : -1;
-                if (d < 0) lex_error(L, at + i, "(unicode error) 'unicodeescape' codec can't decode bytes: truncated %s escape", e == 'x' ? "\\xXX" : e == 'u' ? "\\uXXXX" : "\\UXXXXXXXX");
+                if (d < 0) lex_error(L, at + i, "truncated %s escape", e == 'x' ? "\\xXX" : e == 'u' ? "\\uXXXX" : "\\UXXXXXXXX");
                 v = v * 16 + (uint32_t)d;
             }
             i += (size_t)digits;
             if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF))
-                lex_error(L, at + i, "(unicode error) 'unicodeescape' codec can't decode bytes: %s", "illegal Unicode character");
+                lex_error(L, at + i, "%s", "illegal Unicode character");
             sb_put_cp(&sb, v);
             break;
         }

@@ -552,6 +552,7 @@ add_all("block", [
     "{% autoescape {'r': 1}.r == 1 %}{{ ['<'] }}{{ s }}{% endautoescape %}",
     "{% autoescape 1/0 %}{{ '<' }}{% endautoescape %}", "{% autoescape [1][5] %}{{ '<' }}{% endautoescape %}x",
     "{% autoescape (2 ** 3) > 7 and not none %}{% macro m() %}{{ '<' }}{% endmacro %}{{ m() }}{% endautoescape %}",
+    "{{ d[1:2] }}", "{{ '\\u01{% if %}' }}", "{{ 'a\\x' }}", "{{ '\\U99999999' }}", "{{ '\\u01zz' }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
