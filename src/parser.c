@@ -218,8 +218,8 @@ static bool compile_time_constant(const Node *n) {
     case N_NEG: case N_POS: case N_NOT: case N_GETATTR: return compile_time_constant(n->a);
     case N_BINOP: case N_AND: case N_OR: case N_GETITEM:
         return compile_time_constant(n->a) && compile_time_constant(n->b);
-    case N_SLICE:
-        return compile_time_constant(n->a) && (!n->b || compile_time_constant(n->b)) &&
+    case N_SLICE:   /* (no object: a slice among several subscripts, itself a constant) */
+        return (!n->a || compile_time_constant(n->a)) && (!n->b || compile_time_constant(n->b)) &&
                (!n->c || compile_time_constant(n->c)) && (!n->d || compile_time_constant(n->d));
     case N_COMPARE:
         for (int i = 0; i < n->items.n; i++)
@@ -431,6 +431,15 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 g->a = node;
                 g->b = arg;
                 node = g;
+                /* Jinja2 writes a slice among several subscripts as Python
+                 * (x[1:, y] -> getitem(x, (1:, y))), which does not compile
+                 * unless the whole expression was folded as a constant */
+                for (int i = 0; arg->kind == N_TUPLE && i < arg->items.n; i++)
+                    if (arg->items.v[i]->kind == N_SLICE && !compile_time_constant(g)) {
+                        P->rt->line = t->line;
+                        P->rt->col = t->col;
+                        rt_throw(P->rt, CF_ERR_TEMPLATE_SYNTAX, "invalid syntax (<template>, line %d)", t->line);
+                    }
             }
         } else if (is_op(t, OP_LPAREN)) {
             Node *c = new_node(P, N_CALL, t);

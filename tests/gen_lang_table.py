@@ -553,6 +553,7 @@ add_all("block", [
     "{% autoescape 1/0 %}{{ '<' }}{% endautoescape %}", "{% autoescape [1][5] %}{{ '<' }}{% endautoescape %}x",
     "{% autoescape (2 ** 3) > 7 and not none %}{% macro m() %}{{ '<' }}{% endmacro %}{{ m() }}{% endautoescape %}",
     "{{ d[1:2] }}", "{{ '\\u01{% if %}' }}", "{{ 'a\\x' }}", "{{ '\\U99999999' }}", "{{ '\\u01zz' }}",
+    "{{ (1, 2, 3)[1:, tre] }}", "{% autoescape t %}{{ (1, 2, 3)[1:, 2] }}{% endautoescape %}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
