@@ -271,7 +271,7 @@ static Value repeat(Interp *I, Value seq, int64_t count) {
         rt_throw(I->rt, CF_ERR_LIMIT, "list of %llu items exceeds max_items (%zu; raise it with --max-items / cf_limits.max_items)",
                  (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_items);
     List *l = list_new(I->rt, len * (size_t)count);
-    for (int64_t i = 0; i < count; i++)
+    for (int64_t i = 0; len && i < count; i++)   /* (an empty list: no count-long spin) */
         for (size_t j = 0; j < len; j++) list_push(I->rt, l, seq.u.list->items[j]);
     Value r = seq;
     r.flags = 0;
