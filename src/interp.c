@@ -996,7 +996,31 @@ static NOINLINE Value eval_unary(Interp *I, const Node *n, Value v) {
     rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
 }
 
+/* a ~ b ~ c where autoescape is on when compiled (Jinja2's markup_join): when one part
+ * is Markup the result is Markup, the other parts escaped. Every part is
+ * evaluated before any is joined, as Jinja2 builds their tuple first. */
+static COLD Value concat_markup_aware(Interp *I, const Node *n, Frame *f) {
+    Value *parts = rt_alloc(I->rt, (size_t)n->items.n * sizeof(Value));
+    bool markup = false;
+    for (int i = 0; i < n->items.n; i++) {
+        parts[i] = operand(I, n->items.v[i], f);
+        markup |= parts[i].type == VT_STR && (parts[i].flags & VF_MARKUP);
+    }
+    StrBuf sb;
+    sb_init(I->rt, &sb, 64);
+    for (int i = 0; i < n->items.n; i++) {
+        Value v = markup ? markup_escape(I->rt, parts[i]) : parts[i];
+        if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
+        else v_write_str(I->rt, &sb, v);
+    }
+    Value out = sb_to_value(&sb);
+    return markup ? v_markup(out) : out;
+}
+
 static NOINLINE Value eval_concat(Interp *I, const Node *n, Frame *f) {
+    /* (where the setting is known only at run time, Jinja2 tests the run-time
+     * context's `volatile`, which is never set: str_join) */
+    if (n->op == ESC_ON) return concat_markup_aware(I, n, f);
     StrBuf sb;
     sb_init(I->rt, &sb, 64);
     for (int i = 0; i < n->items.n; i++) {
@@ -1379,7 +1403,10 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         I->autoescape = v_truthy(eval(I, n->a, f));
         /* Jinja2 compiles the block as a scope: what it sets stays inside */
         Ctl c = exec_body(I, &n->body, frame_new(I, f));
-        I->autoescape = saved;
+        /* Jinja2 restores the setting after the block's last statement: a
+         * break or continue inside skips that, and the setting outlives the
+         * block (seen by output whose escaping is decided at run time). */
+        if (c == CTL_NONE) I->autoescape = saved;
         return c;
     }
     case N_FAIL:

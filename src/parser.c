@@ -622,6 +622,7 @@ static Node *parse_concat(Parser *P) {
     Node *first = parse_math2(P);
     if (!is_op(cur(P), OP_TILDE)) return first;
     Node *c = new_node(P, N_CONCAT, at);
+    c->op = escape_mode(P, false);   /* markup_join or str_join (a constant folds to the same str) */
     nl_push(P, &c->items, first);
     while (is_op(cur(P), OP_TILDE)) {
         advance(P);

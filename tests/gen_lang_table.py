@@ -555,6 +555,15 @@ add_all("block", [
     "{{ d[1:2] }}", "{{ '\\u01{% if %}' }}", "{{ 'a\\x' }}", "{{ '\\U99999999' }}", "{{ '\\u01zz' }}",
     "{{ (1, 2, 3)[1:, tre] }}", "{% autoescape t %}{{ (1, 2, 3)[1:, 2] }}{% endautoescape %}",
     "{{ 1444444444444 * 11 * el }}", "{{ (el * 999999999999999)|length }}{{ () * 999999999999999 }}",
+    # ~ is markup_join where output is escaped: Markup in, Markup out
+    "{% autoescape true %}{% set v | trim %}{{ s ~ '<' }}{% endset %}{{ v ~ '>' }}|{{ '&' ~ v }}|{{ v ~ 1 ~ xs }}{% endautoescape %}",
+    "{% autoescape t %}{% set v %}<{% endset %}{{ v ~ '<' }}{% endautoescape %}{% autoescape no %}{{ v ~ '<' }}{% endautoescape %}",
+    "{% autoescape false %}{% set v %}<{% endset %}{{ v ~ '<' }}{% endautoescape %}{{ '<' ~ 1 }}",
+    # a break inside an autoescape block skips Jinja2's restoring of the setting
+    "{% autoescape no %}{% for i in xs %}{% autoescape true %}{% break %}{% endautoescape %}{% endfor %}{{ '<' ~ s }}{{ d }}{% endautoescape %}",
+    "{% autoescape no %}{% for i in xs %}{% autoescape true %}{% continue %}{% endautoescape %}{% endfor %}{{ d }}{% endautoescape %}{{ d }}",
+    "{% autoescape no %}{% macro m() %}{% for i in xs %}{% autoescape t %}{% break %}{% endautoescape %}{% endfor %}{% endmacro %}"
+    "{{ m() }}{{ msg }}{% endautoescape %}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
