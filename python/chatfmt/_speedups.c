@@ -251,6 +251,168 @@ static PyObject *sp_chat(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     return render_walked(&w, walked, t, opt, true);
 }
 
+/* ---- apply_chat_template in C ----
+ * The binding's front door, for its usual call: template text seen before
+ * (the very str object: found by identity, no text compare), one
+ * conversation, keyword variables. The arguments are walked from the call's
+ * own vector (no kwargs dict, no Python frame). Every other call, and data
+ * this path declines, goes to template.py's apply_chat_template, which also
+ * registers the templates this path may take. */
+/* Registered texts, by value (a dict: text -> (template, ptr, options));
+ * and the str objects lately seen, by identity (direct-mapped: a server
+ * passes the same str every time, and then no text is compared). */
+enum { KNOWN_MAX = 64, SEEN_SLOTS = 256, MAX_KEYWORDS = 64 };
+typedef struct SeenText {
+    PyObject *text;                  /* the str, held (so its address is not reused) */
+    PyObject *tmpl;                  /* its Template, held: keeps ptr and opt alive */
+    const cf_template *ptr;          /* the compiled template for every render (no tool_use variant) */
+    const cf_render_options *opt;
+} SeenText;
+static SeenText seen[SEEN_SLOTS];
+static PyObject *known;              /* dict */
+static PyObject *general_apply;      /* template.py's apply_chat_template */
+static PyObject *raise_native;       /* template.py's _raise_native(template, error_tuple) */
+static PyObject *param_names[6];     /* template, messages, tools, documents, add_generation_prompt, continue_final_message */
+
+static SeenText *seen_slot(PyObject *text) {
+    uintptr_t h = (uintptr_t)text >> 4;
+    return &seen[(h ^ (h >> 7)) & (SEEN_SLOTS - 1)];
+}
+
+/* register(text, template, template_ptr, options_ptr): a text template the
+ * front door may render (one whose compiled form serves every call). */
+static PyObject *sp_register(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4 || !PyUnicode_CheckExact(args[0]) || !known) {
+        PyErr_SetString(PyExc_TypeError, "register(text, template, template_ptr, options_ptr) after setup()");
+        return NULL;
+    }
+    if (PyDict_GET_SIZE(known) >= KNOWN_MAX) PyDict_Clear(known);
+    PyObject *entry = PyTuple_Pack(3, args[1], args[2], args[3]);
+    if (!entry) return NULL;
+    int rc = PyDict_SetItem(known, args[0], entry);
+    Py_DECREF(entry);
+    if (rc < 0) return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The registered template of this text, or NULL (no exception set). */
+static SeenText *find_known(PyObject *text) {
+    SeenText *slot = seen_slot(text);
+    if (slot->text == text) return slot;
+    PyObject *entry = PyDict_GetItemWithError(known, text);   /* borrowed */
+    if (!entry) {
+        PyErr_Clear();
+        return NULL;
+    }
+    const cf_template *ptr = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 1));
+    const cf_render_options *opt = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 2));
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *old_text = slot->text, *old_tmpl = slot->tmpl;
+    slot->text = new_ref(text);
+    slot->tmpl = new_ref(PyTuple_GET_ITEM(entry, 0));
+    slot->ptr = ptr;
+    slot->opt = opt;
+    Py_XDECREF(old_text);   /* (after the slot is whole: a finaliser may run here) */
+    Py_XDECREF(old_tmpl);
+    return slot->text == text ? slot : NULL;
+}
+
+/* setup(general_apply, raise_native) */
+static PyObject *sp_setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static const char *const names[6] = {"template", "messages", "tools", "documents", "add_generation_prompt",
+                                         "continue_final_message"};
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "setup(general_apply, raise_native)");
+        return NULL;
+    }
+    for (int i = 0; i < 6; i++)
+        if (!param_names[i] && !(param_names[i] = PyUnicode_InternFromString(names[i]))) return NULL;
+    if (!known && !(known = PyDict_New())) return NULL;
+    Py_XSETREF(general_apply, new_ref(args[0]));
+    Py_XSETREF(raise_native, new_ref(args[1]));
+    Py_RETURN_NONE;
+}
+
+/* Which parameter a keyword names (-1: a template variable). Keywords from
+ * a ** dict are seldom the interned names: compared by length and bytes. */
+static int param_index(PyObject *name) {
+    for (int i = 0; i < 6; i++)
+        if (name == param_names[i]) return i;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(name);
+    if (!PyUnicode_IS_COMPACT_ASCII(name)) return -1;   /* the six are ASCII */
+    const char *s = (const char *)PyUnicode_DATA(name);
+    for (int i = 0; i < 6; i++)
+        if (PyUnicode_GET_LENGTH(param_names[i]) == n && memcmp(PyUnicode_DATA(param_names[i]), s, (size_t)n) == 0)
+            return i;
+    return -1;
+}
+
+static PyObject *sp_apply(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *param[6] = {NULL, NULL, Py_None, Py_None, Py_False, Py_False};
+    bool given[6] = {false};
+    signed char kw_param[MAX_KEYWORDS];
+    Py_ssize_t nvars = 0;
+    if (!general_apply || nargs > 6 || nkw > MAX_KEYWORDS) goto general;
+    for (Py_ssize_t i = 0; i < nargs; i++) {
+        param[i] = args[i];
+        given[i] = true;
+    }
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        int p = kw_param[i] = (signed char)param_index(PyTuple_GET_ITEM(kwnames, i));
+        if (p < 0) {
+            nvars++;
+            continue;
+        }
+        if (given[p]) goto general;   /* (the general path raises Python's TypeError) */
+        param[p] = args[nargs + i];
+        given[p] = true;
+    }
+    if (!given[0] || !given[1] || !PyUnicode_CheckExact(param[0])) goto general;
+    PyObject *messages = param[1];
+    if (!PyList_CheckExact(messages) || (PyList_GET_SIZE(messages) && !PyDict_CheckExact(PyList_GET_ITEM(messages, 0))))
+        goto general;   /* a batch of conversations, or not a list */
+    SeenText *k = find_known(param[0]);
+    if (!k) goto general;
+
+    PyObject *tmpl = new_ref(k->tmpl);   /* held while the GIL is let go in the render */
+    const cf_template *t = k->ptr;
+    const cf_render_options *opt = k->opt;
+    Walk w;
+    if (!start_walk(&w, opt)) {
+        Py_DECREF(tmpl);
+        return PyErr_NoMemory();
+    }
+    next_item(&w, CF_ITEM_DICT)->n = (size_t)nvars + 5;
+    bool walked = true;
+    for (Py_ssize_t i = 0; walked && i < nkw; i++) {
+        if (kw_param[i] >= 0) continue;
+        walked = walk(&w, PyTuple_GET_ITEM(kwnames, i), 1) && walk(&w, args[nargs + i], 1);
+    }
+    for (int i = 0; walked && i < 5; i++)
+        walked = walk(&w, param_names[1 + i], 1) && walk(&w, param[1 + i], 1);
+    PyObject *out = render_walked(&w, walked, t, opt, true);
+    if (out && !PyUnicode_CheckExact(out)) {
+        if (out == declined) {
+            Py_DECREF(out);
+            Py_DECREF(tmpl);
+            goto general;
+        }
+        PyObject *raised = PyObject_CallFunctionObjArgs(raise_native, tmpl, out, NULL);   /* raises */
+        Py_XDECREF(raised);
+        Py_DECREF(out);
+        out = NULL;
+    }
+    Py_DECREF(tmpl);
+    return out;
+general:
+    return PyObject_Vectorcall(general_apply, args, nargsf, kwnames);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -258,6 +420,13 @@ static PyMethodDef methods[] = {
     {"chat", (PyCFunction)(void (*)(void))sp_chat, METH_FASTCALL,
      "chat(template_ptr, options_ptr, kwargs, messages, tools, documents, add_generation_prompt, "
      "continue_final_message) -> str | error tuple | DECLINED"},
+    {"register", (PyCFunction)(void (*)(void))sp_register, METH_FASTCALL,
+     "register(text, template, template_ptr, options_ptr): a text template apply_chat_template may take"},
+    {"setup", (PyCFunction)(void (*)(void))sp_setup, METH_FASTCALL, "setup(general_apply, raise_native)"},
+    {"apply_chat_template", (PyCFunction)(void (*)(void))sp_apply, METH_FASTCALL | METH_KEYWORDS,
+     "apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False, "
+     "continue_final_message=False, **kwargs)\n--\n\n"
+     "chatfmt.apply_chat_template: see template.py; its usual calls are answered here."},
     {NULL, NULL, 0, NULL},
 };
 

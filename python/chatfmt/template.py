@@ -402,6 +402,8 @@ def _template_for(template):
         if len(_by_text) >= _BY_TEXT_MAX:
             _by_text.clear()
         _by_text[template] = t
+        if _native_apply and t._with_tools is None and t._tools_error is None:
+            _native.register(template, t, t._plain.ptr, t._options_addr)   # its next calls: the C front door
     return t
 
 
@@ -427,6 +429,11 @@ def _chat_native(t, kwargs, messages, tools, documents, add_generation_prompt, c
     return None
 
 
+def _raise_native(t, err):
+    """The C front door's render error, raised as the general path raises it."""
+    _lib.raise_fields(*err, name=t.name)
+
+
 def apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False,
                         continue_final_message=False, **kwargs):
     """transformers' tokenizer.apply_chat_template(messages, tokenize=False,
@@ -450,3 +457,13 @@ def apply_chat_template(template, messages, tools=None, documents=None, add_gene
         if text is not None:
             return text
     return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)
+
+
+# With _speedups, chatfmt.apply_chat_template is its C front door: the usual
+# call (a template text seen before, one conversation) is walked and rendered
+# there without a Python frame; every other call comes to the function above.
+_apply_general = apply_chat_template
+_native_apply = _native is not None and hasattr(_native, "apply_chat_template")
+if _native_apply:
+    _native.setup(_apply_general, _raise_native)
+    apply_chat_template = _native.apply_chat_template

@@ -175,6 +175,63 @@ class NativePath(unittest.TestCase):
         self.assertEqual(got[0], "error")
         self.assertEqual(got, through_marshal(lambda: failing.render([], name="n")))
 
+    @unittest.skipIf(not getattr(template_module, "_native_apply", False), "_speedups not built or disabled")
+    def test_front_door_answers_as_the_general_function(self):
+        """chatfmt.apply_chat_template is _speedups' C front door: every call
+        must answer (text or exception) exactly as template.py's function,
+        whichever of them handles it."""
+        front, general = chatfmt.apply_chat_template, template_module._apply_general
+        self.assertIsNot(front, general)
+        for tname, text in templates("seeds"):
+            for cname, ctx in conversations():
+                with self.subTest(case=f"{tname}|{cname}"):
+                    want = outcome(lambda: general(text, **ctx))
+                    self.assertEqual(outcome(lambda: front(text, **ctx)), want)
+                    self.assertEqual(outcome(lambda: front(text, **ctx)), want)   # now a known text
+                    copy = "".join(list(text))   # an equal str, another object: found by value
+                    self.assertEqual(outcome(lambda: front(copy, **ctx)), want)
+        text = "{{ messages|length }}|{{ tools }}|{{ documents }}|{{ add_generation_prompt }}|" \
+               "{{ continue_final_message }}|{{ x | default('-') }}|{{ y is defined }}"
+        msgs = [{"role": "user", "content": "hi"}]
+        calls = [
+            ((text, msgs), {}),
+            ((text,), {"messages": msgs, "x": 1}),
+            ((), {"template": text, "messages": msgs, "tools": [{"a": 1}], "y": None}),
+            ((text, msgs, None, [{"d": 1}], True, False), {"x": "k"}),
+            ((text, msgs, None, None, False, False, "extra"), {}),    # too many arguments
+            ((text, msgs), {"messages": msgs}),                        # given twice
+            ((text,), {}),                                             # no messages
+            ((text, [msgs, msgs]), {"add_generation_prompt": True}),   # a batch
+            ((text, []), {}),
+            ((text, ({"role": "user", "content": "t"},)), {}),         # a tuple
+            ((text, msgs), {"x": float("nan")}),                       # declined by the walk
+            ((text, msgs), {"x": 2 ** 70}),
+            ((text, msgs), {"x": {1: 2}}),
+            (("{{ 1/0 }}", msgs), {}),                                 # a render error
+            (("{{ raise_exception('no') }}", msgs), {}),
+            (("{% if %}", msgs), {}),                                  # a compile error
+            ((42, msgs), {}),
+        ]
+        for args, kwargs in calls:
+            with self.subTest(args=repr(args)[:80], kwargs=repr(kwargs)[:80]):
+                want = outcome(lambda: general(*args, **kwargs))
+                for _ in range(2):
+                    self.assertEqual(outcome(lambda: front(*args, **kwargs)), want)
+
+    @unittest.skipIf(not getattr(template_module, "_native_apply", False), "_speedups not built or disabled")
+    def test_front_door_keeps_its_templates_alive(self):
+        """The front door holds what it renders: texts registered and then
+        forgotten by Python, renders from threads while others register."""
+        msgs = [{"role": "user", "content": "x"}]
+        texts = ["{{ messages[0].content }}-" + str(i) + "{% if true %}{% endif %}" for i in range(300)]
+        for _ in range(2):
+            for i, t in enumerate(texts):
+                self.assertEqual(chatfmt.apply_chat_template(t, msgs), f"x-{i}")
+        template_module._by_text.clear()
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda t: chatfmt.apply_chat_template(t, msgs), texts * 3))
+        self.assertEqual(got, [f"x-{i}" for i in range(300)] * 3)
+
 
 if __name__ == "__main__":
     unittest.main()
