@@ -201,33 +201,75 @@ static Str *tok_str(Token *t) { return t->v.u.s; }
 /* ---- expressions ---- */
 static Node *parse_expression(Parser *P, bool with_condexpr);
 
+/* Filters and tests Jinja2 cannot fold: they take the render's context. */
+static bool needs_context(const Str *name) {
+    static const char *const names[] = {"map", "select", "reject", "selectattr", "rejectattr", "random"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (strcmp(name->data, names[i]) == 0) return true;
+    return false;
+}
+
 /* An expression Jinja2 evaluates while compiling (its as_const): literals,
- * and containers and operators of them. (Jinja2 also folds filters and
- * tests of constants; those count as run-time values here.) */
-static bool compile_time_constant(const Node *n) {
+ * and containers and operators of them; with `calls`, also filters and
+ * tests of constants (Jinja2 folds those unless autoescape is being
+ * decided at run time there). */
+static bool foldable(Parser *P, const Node *n, bool calls);
+
+/* The truth of a foldable operand, evaluated now; false when it fails. */
+static bool folds_to_truth(Parser *P, const Node *n, bool calls, bool *truth) {
+    Value v;
+    if (!foldable(P, n, calls) || !interp_eval_constant(P->rt, P->t, n, &v)) return false;
+    *truth = v_truthy(v);
+    return true;
+}
+
+static bool foldable(Parser *P, const Node *n, bool calls) {
     switch (n->kind) {
     case N_CONST: return true;
     case N_LIST: case N_TUPLE: case N_CONCAT:
         for (int i = 0; i < n->items.n; i++)
-            if (!compile_time_constant(n->items.v[i])) return false;
+            if (!foldable(P, n->items.v[i], calls)) return false;
         return true;
     case N_DICT:
         for (int i = 0; i < n->items.n; i++)
-            if (!compile_time_constant(n->items.v[i]) || !compile_time_constant(n->alt.v[i])) return false;
+            if (!foldable(P, n->items.v[i], calls) || !foldable(P, n->alt.v[i], calls)) return false;
         return true;
-    case N_NEG: case N_POS: case N_NOT: case N_GETATTR: return compile_time_constant(n->a);
-    case N_BINOP: case N_AND: case N_OR: case N_GETITEM:
-        return compile_time_constant(n->a) && compile_time_constant(n->b);
+    case N_NEG: case N_POS: case N_NOT: case N_GETATTR: return foldable(P, n->a, calls);
+    case N_BINOP: case N_GETITEM:
+        return foldable(P, n->a, calls) && foldable(P, n->b, calls);
+    case N_AND: case N_OR: {   /* Jinja2 folds `true or x` without looking at x */
+        bool truth;
+        if (!folds_to_truth(P, n->a, calls, &truth)) return false;
+        return truth == (n->kind == N_OR) || foldable(P, n->b, calls);
+    }
+    case N_CONDEXPR: {
+        bool truth;
+        if (!folds_to_truth(P, n->a, calls, &truth)) return false;
+        if (truth) return foldable(P, n->b, calls);
+        return n->c && foldable(P, n->c, calls);   /* (no else: Undefined, left to run time) */
+    }
     case N_SLICE:   /* (no object: a slice among several subscripts, itself a constant) */
-        return (!n->a || compile_time_constant(n->a)) && (!n->b || compile_time_constant(n->b)) &&
-               (!n->c || compile_time_constant(n->c)) && (!n->d || compile_time_constant(n->d));
+        return (!n->a || foldable(P, n->a, calls)) && (!n->b || foldable(P, n->b, calls)) &&
+               (!n->c || foldable(P, n->c, calls)) && (!n->d || foldable(P, n->d, calls));
     case N_COMPARE:
         for (int i = 0; i < n->items.n; i++)
-            if (!compile_time_constant(n->items.v[i])) return false;
-        return compile_time_constant(n->a);
+            if (!foldable(P, n->items.v[i], calls)) return false;
+        return foldable(P, n->a, calls);
+    case N_FILTER: case N_TEST:
+        if (!calls || !n->a || !foldable(P, n->a, calls) || needs_context(n->attr)) return false;
+        if ((n->b && !foldable(P, n->b, calls)) || (n->c && !foldable(P, n->c, calls))) return false;
+        for (int i = 0; i < n->items.n; i++)
+            if (!foldable(P, n->items.v[i], calls)) return false;
+        for (int i = 0; i < n->kwvals.n; i++)
+            if (!foldable(P, n->kwvals.v[i], calls)) return false;
+        return true;
     default: return false;
     }
 }
+
+/* (filters and tests never fold where output escaping is decided at run
+ * time, the one place the answer matters to escape_mode) */
+static bool compile_time_constant(Parser *P, const Node *n) { return foldable(P, n, false); }
 
 /* ESC_* of output at this point (ast.h): Jinja2 escapes a constant when
  * it compiles it, by the enclosing blocks' constant; other values too,
@@ -423,8 +465,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 arg->a = node;
                 /* Jinja2 folds an all-constant slice through the sandbox's
                  * getitem, which turns its TypeError into Undefined */
-                arg->flag = node->kind == N_CONST && (!arg->b || arg->b->kind == N_CONST) &&
-                            (!arg->c || arg->c->kind == N_CONST) && (!arg->d || arg->d->kind == N_CONST);
+                arg->flag = foldable(P, arg, !P->escape_volatile);
                 node = arg;
             } else {
                 Node *g = new_node(P, N_GETITEM, t);
@@ -435,7 +476,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                  * (x[1:, y] -> getitem(x, (1:, y))), which does not compile
                  * unless the whole expression was folded as a constant */
                 for (int i = 0; arg->kind == N_TUPLE && i < arg->items.n; i++)
-                    if (arg->items.v[i]->kind == N_SLICE && !compile_time_constant(g)) {
+                    if (arg->items.v[i]->kind == N_SLICE && !compile_time_constant(P, g)) {
                         P->rt->line = t->line;
                         P->rt->col = t->col;
                         rt_throw(P->rt, CF_ERR_TEMPLATE_SYNTAX, "invalid syntax (<template>, line %d)", t->line);
@@ -1096,7 +1137,8 @@ static Node *parse_statement(Parser *P) {
         n->a = parse_expression(P, true);
         bool outer = P->escape, outer_volatile = P->escape_volatile;
         Value on;
-        if (compile_time_constant(n->a) && interp_eval_constant(P->rt, P->t, n->a, &on)) P->escape = v_truthy(on);
+        if (foldable(P, n->a, !P->escape_volatile) && interp_eval_constant(P->rt, P->t, n->a, &on))
+            P->escape = v_truthy(on);
         else P->escape_volatile = true;
         n->body = parse_statements(P, endautoescape, true);
         P->escape = outer;
@@ -1145,7 +1187,7 @@ static NodeList subparse_body(Parser *P, const char *const *end_tokens) {
             advance(P);
             Node *o = new_node(P, N_OUTPUT, t);
             o->a = parse_tuple(P, false, true, false, false);
-            o->flag = escape_mode(P, compile_time_constant(o->a));
+            o->flag = escape_mode(P, compile_time_constant(P, o->a));
             nl_push(P, &body, o);
             if (cur(P)->type != T_VAR_END) expect_failed(P, "end of print statement");
             advance(P);

@@ -564,6 +564,14 @@ add_all("block", [
     "{% autoescape no %}{% for i in xs %}{% autoescape true %}{% continue %}{% endautoescape %}{% endfor %}{{ d }}{% endautoescape %}{{ d }}",
     "{% autoescape no %}{% macro m() %}{% for i in xs %}{% autoescape t %}{% break %}{% endautoescape %}{% endfor %}{% endmacro %}"
     "{{ m() }}{{ msg }}{% endautoescape %}",
+    # Jinja2 folds tests and filters of constants, and `or`/`and`/`if` as far as it must look
+    "{% autoescape ('x' is lower) %}{{ ['<'][0] }}{{ s }}{% endautoescape %}",
+    "{% autoescape ('<'|length) > 0 %}{{ s ~ '<' }}{% endautoescape %}{% autoescape xs|map('string')|list %}{{ '<' }}{{ s }}{% endautoescape %}",
+    "{% autoescape (true or t) %}{{ ['<'] }}{% endautoescape %}{% autoescape (false and t) %}{{ ['<'] }}{{ s ~ '<' }}{% endautoescape %}",
+    "{% autoescape (t or true) %}{{ ['<'] }}{% endautoescape %}{% autoescape (1 if 0 else 2) %}{{ ['<'] }}{% endautoescape %}",
+    "{% autoescape (1 if t else 0) %}{{ ['<'] }}{% endautoescape %}{% autoescape (1 if 0) %}{{ ['<'] }}{% endautoescape %}",
+    "[{{ ({'a': 1}|default('x'))[1:2] }}][{{ (d|default('x'))[1:2] }}]", "[{{ [1, 2][1:'a'] }}]",
+    "{% autoescape t %}[{{ ({'a': 1}|default('x'))[1:2] }}]{% endautoescape %}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
