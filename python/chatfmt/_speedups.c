@@ -336,81 +336,157 @@ static PyObject *sp_setup(PyObject *self, PyObject *const *args, Py_ssize_t narg
     Py_RETURN_NONE;
 }
 
-/* Which parameter a keyword names (-1: a template variable). Keywords from
- * a ** dict are seldom the interned names: compared by length and bytes. */
-static int param_index(PyObject *name) {
-    for (int i = 0; i < 6; i++)
+/* Which parameter a keyword names (-1: a template variable), among
+ * param_names[first..5]. Keywords from a ** dict are seldom the interned
+ * names: compared by length and bytes. */
+static int param_index(PyObject *name, int first) {
+    for (int i = first; i < 6; i++)
         if (name == param_names[i]) return i;
     Py_ssize_t n = PyUnicode_GET_LENGTH(name);
     if (!PyUnicode_IS_COMPACT_ASCII(name)) return -1;   /* the six are ASCII */
     const char *s = (const char *)PyUnicode_DATA(name);
-    for (int i = 0; i < 6; i++)
+    for (int i = first; i < 6; i++)
         if (PyUnicode_GET_LENGTH(param_names[i]) == n && memcmp(PyUnicode_DATA(param_names[i]), s, (size_t)n) == 0)
             return i;
     return -1;
 }
 
-static PyObject *sp_apply(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    PyObject *param[6] = {NULL, NULL, Py_None, Py_None, Py_False, Py_False};
-    bool given[6] = {false};
+/* One call of apply_chat_template (first = 0) or of Template.render
+ * (first = 1: the template is the instance), its arguments sorted out. */
+typedef struct ChatCall {
+    PyObject *const *args;
+    Py_ssize_t nargs, nkw, nvars;
+    PyObject *kwnames;
+    PyObject *param[6];   /* template, messages, tools, documents, add_generation_prompt, continue_final_message */
     signed char kw_param[MAX_KEYWORDS];
-    Py_ssize_t nvars = 0;
-    if (!general_apply || nargs > 6 || nkw > MAX_KEYWORDS) goto general;
-    for (Py_ssize_t i = 0; i < nargs; i++) {
-        param[i] = args[i];
-        given[i] = true;
+} ChatCall;
+
+/* False when the general function must answer: arguments it would reject
+ * (it raises Python's TypeError), or not one conversation. */
+static bool parse_chat_call(ChatCall *c, PyObject *const *args, size_t nargsf, PyObject *kwnames, int first) {
+    c->args = args;
+    c->nargs = PyVectorcall_NARGS(nargsf);
+    c->nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    c->kwnames = kwnames;
+    c->nvars = 0;
+    PyObject *defaults[6] = {NULL, NULL, Py_None, Py_None, Py_False, Py_False};
+    memcpy(c->param, defaults, sizeof defaults);
+    bool given[6] = {false};
+    if (!param_names[0] || c->nargs > 6 - first || c->nkw > MAX_KEYWORDS) return false;
+    for (Py_ssize_t i = 0; i < c->nargs; i++) {
+        c->param[first + i] = args[i];
+        given[first + i] = true;
     }
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        int p = kw_param[i] = (signed char)param_index(PyTuple_GET_ITEM(kwnames, i));
+    for (Py_ssize_t i = 0; i < c->nkw; i++) {
+        int p = c->kw_param[i] = (signed char)param_index(PyTuple_GET_ITEM(kwnames, i), first);
         if (p < 0) {
-            nvars++;
+            c->nvars++;
             continue;
         }
-        if (given[p]) goto general;   /* (the general path raises Python's TypeError) */
-        param[p] = args[nargs + i];
+        if (given[p]) return false;
+        c->param[p] = args[c->nargs + i];
         given[p] = true;
     }
-    if (!given[0] || !given[1] || !PyUnicode_CheckExact(param[0])) goto general;
-    PyObject *messages = param[1];
-    if (!PyList_CheckExact(messages) || (PyList_GET_SIZE(messages) && !PyDict_CheckExact(PyList_GET_ITEM(messages, 0))))
-        goto general;   /* a batch of conversations, or not a list */
-    SeenText *k = find_known(param[0]);
-    if (!k) goto general;
+    if (!given[1] || (first == 0 && !given[0])) return false;
+    PyObject *messages = c->param[1];
+    return PyList_CheckExact(messages) &&   /* (else a batch of conversations, or not a list) */
+           (!PyList_GET_SIZE(messages) || PyDict_CheckExact(PyList_GET_ITEM(messages, 0)));
+}
 
-    PyObject *tmpl = new_ref(k->tmpl);   /* held while the GIL is let go in the render */
-    const cf_template *t = k->ptr;
-    const cf_render_options *opt = k->opt;
+/* Render the call with this compiled template: the text; NULL with the
+ * exception raised as the general path raises it; or a new reference to
+ * DECLINED (the general path decides what such data becomes). */
+static PyObject *render_chat_call(const ChatCall *c, PyObject *tmpl, const cf_template *t, const cf_render_options *opt) {
     Walk w;
-    if (!start_walk(&w, opt)) {
-        Py_DECREF(tmpl);
-        return PyErr_NoMemory();
-    }
-    next_item(&w, CF_ITEM_DICT)->n = (size_t)nvars + 5;
+    if (!start_walk(&w, opt)) return PyErr_NoMemory();
+    next_item(&w, CF_ITEM_DICT)->n = (size_t)c->nvars + 5;
     bool walked = true;
-    for (Py_ssize_t i = 0; walked && i < nkw; i++) {
-        if (kw_param[i] >= 0) continue;
-        walked = walk(&w, PyTuple_GET_ITEM(kwnames, i), 1) && walk(&w, args[nargs + i], 1);
+    for (Py_ssize_t i = 0; walked && i < c->nkw; i++) {
+        if (c->kw_param[i] >= 0) continue;
+        walked = walk(&w, PyTuple_GET_ITEM(c->kwnames, i), 1) && walk(&w, c->args[c->nargs + i], 1);
     }
     for (int i = 0; walked && i < 5; i++)
-        walked = walk(&w, param_names[1 + i], 1) && walk(&w, param[1 + i], 1);
+        walked = walk(&w, param_names[1 + i], 1) && walk(&w, c->param[1 + i], 1);
     PyObject *out = render_walked(&w, walked, t, opt, true);
-    if (out && !PyUnicode_CheckExact(out)) {
-        if (out == declined) {
-            Py_DECREF(out);
-            Py_DECREF(tmpl);
-            goto general;
-        }
+    if (out && !PyUnicode_CheckExact(out) && out != declined) {
         PyObject *raised = PyObject_CallFunctionObjArgs(raise_native, tmpl, out, NULL);   /* raises */
         Py_XDECREF(raised);
         Py_DECREF(out);
         out = NULL;
     }
-    Py_DECREF(tmpl);
     return out;
-general:
+}
+
+static PyObject *sp_apply(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    ChatCall c;
+    if (!general_apply || !parse_chat_call(&c, args, nargsf, kwnames, 0) || !PyUnicode_CheckExact(c.param[0]))
+        return PyObject_Vectorcall(general_apply, args, nargsf, kwnames);
+    SeenText *k = find_known(c.param[0]);
+    if (!k) return PyObject_Vectorcall(general_apply, args, nargsf, kwnames);
+    PyObject *tmpl = new_ref(k->tmpl);   /* held while the GIL is let go in the render */
+    PyObject *out = render_chat_call(&c, tmpl, k->ptr, k->opt);
+    Py_DECREF(tmpl);
+    if (out != declined) return out;
+    Py_DECREF(out);
     return PyObject_Vectorcall(general_apply, args, nargsf, kwnames);
+}
+
+/* Template.render in C (a method descriptor of the class, made by
+ * render_method): the instance's _front is (template_ptr, options_ptr)
+ * when one compiled template serves every call, else None; any call this
+ * path does not take goes to Template._render_py. */
+static PyObject *general_render;     /* Template._render_py */
+static PyObject *front_name;         /* "_front" */
+
+static PyObject *render_general(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), n = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject **stack = PyMem_Malloc((size_t)(n + 1) * sizeof(PyObject *));
+    if (!stack) return PyErr_NoMemory();
+    stack[0] = self;
+    if (n) memcpy(stack + 1, args, (size_t)n * sizeof(PyObject *));
+    PyObject *out = PyObject_Vectorcall(general_render, stack, (size_t)nargs + 1, kwnames);
+    PyMem_Free(stack);
+    return out;
+}
+
+static PyObject *sp_template_render(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    ChatCall c;
+    PyObject *front = NULL;
+    if (!general_render || !parse_chat_call(&c, args, (size_t)nargs, kwnames, 1) ||
+        !(front = PyObject_GetAttr(self, front_name)) || !PyTuple_Check(front) || PyTuple_GET_SIZE(front) != 2) {
+        Py_XDECREF(front);
+        PyErr_Clear();
+        return render_general(self, args, (size_t)nargs, kwnames);
+    }
+    const cf_template *t = PyLong_AsVoidPtr(PyTuple_GET_ITEM(front, 0));
+    const cf_render_options *opt = PyLong_AsVoidPtr(PyTuple_GET_ITEM(front, 1));
+    Py_DECREF(front);   /* (self holds it, and the caller holds self) */
+    if (PyErr_Occurred() || !t) {
+        PyErr_Clear();
+        return render_general(self, args, (size_t)nargs, kwnames);
+    }
+    PyObject *out = render_chat_call(&c, self, t, opt);
+    if (out != declined) return out;
+    Py_DECREF(out);
+    return render_general(self, args, (size_t)nargs, kwnames);
+}
+
+static PyMethodDef render_def = {
+    "render", (PyCFunction)(void (*)(void))sp_template_render, METH_FASTCALL | METH_KEYWORDS,
+    "render($self, messages, tools=None, documents=None, add_generation_prompt=False, continue_final_message=False, "
+    "**kwargs)\n--\n\n"
+    "Render a conversation as transformers' apply_chat_template(..., tokenize=False) does; other keyword "
+    "arguments become template variables (enable_thinking=False, bos_token=..., ...)."};
+
+/* render_method(Template, Template._render_py) -> the descriptor to install as Template.render */
+static PyObject *sp_render_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "render_method(Template, general_render)");
+        return NULL;
+    }
+    if (!front_name && !(front_name = PyUnicode_InternFromString("_front"))) return NULL;
+    Py_XSETREF(general_render, new_ref(args[1]));
+    return PyDescr_NewMethod((PyTypeObject *)args[0], &render_def);
 }
 
 static PyMethodDef methods[] = {
@@ -423,6 +499,8 @@ static PyMethodDef methods[] = {
     {"register", (PyCFunction)(void (*)(void))sp_register, METH_FASTCALL,
      "register(text, template, template_ptr, options_ptr): a text template apply_chat_template may take"},
     {"setup", (PyCFunction)(void (*)(void))sp_setup, METH_FASTCALL, "setup(general_apply, raise_native)"},
+    {"render_method", (PyCFunction)(void (*)(void))sp_render_method, METH_FASTCALL,
+     "render_method(Template, general_render) -> Template.render as a C method"},
     {"apply_chat_template", (PyCFunction)(void (*)(void))sp_apply, METH_FASTCALL | METH_KEYWORDS,
      "apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False, "
      "continue_final_message=False, **kwargs)\n--\n\n"

@@ -183,6 +183,9 @@ class Template:
         self._raw_options_ref = ctypes.byref(self._raw_options)
         self._options_addr = ctypes.addressof(self._options)
         self._raw_options_addr = ctypes.addressof(self._raw_options)
+        # What the C Template.render needs: set when one compiled template serves every call
+        self._front = (self._plain.ptr, self._options_addr) \
+            if self._with_tools is None and self._tools_error is None else None
 
     def _load(self, what, template_name, repair, name):
         src = _load_source(what, template_name, False, repair, self._limits)
@@ -462,8 +465,11 @@ def apply_chat_template(template, messages, tools=None, documents=None, add_gene
 # With _speedups, chatfmt.apply_chat_template is its C front door: the usual
 # call (a template text seen before, one conversation) is walked and rendered
 # there without a Python frame; every other call comes to the function above.
+# Template.render likewise, for calls on a compiled template.
 _apply_general = apply_chat_template
-_native_apply = _native is not None and hasattr(_native, "apply_chat_template")
+_native_apply = _native is not None and hasattr(_native, "render_method")
 if _native_apply:
     _native.setup(_apply_general, _raise_native)
     apply_chat_template = _native.apply_chat_template
+    Template._render_py = Template.render
+    Template.render = _native.render_method(Template, Template._render_py)

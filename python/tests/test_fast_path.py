@@ -219,6 +219,33 @@ class NativePath(unittest.TestCase):
                     self.assertEqual(outcome(lambda: front(*args, **kwargs)), want)
 
     @unittest.skipIf(not getattr(template_module, "_native_apply", False), "_speedups not built or disabled")
+    def test_template_render_in_c_answers_as_the_python_method(self):
+        """Template.render is a C method too: every call answers as the
+        Python method it stands in for (Template._render_py)."""
+        general = chatfmt.Template._render_py
+        self.assertIsNot(chatfmt.Template.render, general)
+        for tname, text in templates("seeds"):
+            t = chatfmt.compile(text)
+            for cname, ctx in conversations():
+                with self.subTest(case=f"{tname}|{cname}"):
+                    self.assertEqual(outcome(lambda: t.render(**ctx)), outcome(lambda: general(t, **ctx)))
+        t = chatfmt.compile("{{ messages|length }}|{{ tools }}|{{ documents }}|{{ add_generation_prompt }}|"
+                            "{{ continue_final_message }}|{{ template | default('-') }}|{{ y is defined }}")
+        msgs = [{"role": "user", "content": "hi"}]
+        calls = [
+            ((msgs,), {}), ((), {"messages": msgs, "template": "a variable here"}),
+            ((msgs, [{"a": 1}], [{"d": 1}], True, False), {"y": 1}), ((msgs, None, None, False, False, 6), {}),
+            ((msgs,), {"messages": msgs}), ((), {}), (([msgs, msgs],), {}), (([],), {}),
+            ((msgs,), {"y": float("nan")}), ((msgs,), {"y": 2 ** 70}), (((m for m in msgs),), {}),
+        ]
+        for args, kwargs in calls:
+            with self.subTest(args=repr(args)[:80], kwargs=repr(kwargs)[:80]):
+                self.assertEqual(outcome(lambda: t.render(*args, **kwargs)), outcome(lambda: general(t, *args, **kwargs)))
+        bad = chatfmt.compile("{{ 1 / 0 }}")
+        self.assertEqual(outcome(lambda: bad.render(msgs)), outcome(lambda: general(bad, msgs)))
+        self.assertEqual(outcome(lambda: bad.render(msgs))[1], "ZeroDivisionError")
+
+    @unittest.skipIf(not getattr(template_module, "_native_apply", False), "_speedups not built or disabled")
     def test_front_door_keeps_its_templates_alive(self):
         """The front door holds what it renders: texts registered and then
         forgotten by Python, renders from threads while others register."""
