@@ -11,11 +11,15 @@
 #include "json.h"
 #include "unicode.h"
 
+/* A list or dict being filled: allocated when opened with its final size
+ * (the host says how many items come), filled in place. */
 typedef struct OpenContainer {
-    bool is_dict;
+    Value v;            /* the list or dict */
     size_t remaining;   /* values still to come (a dict's keys count too) */
-    size_t base;        /* where its items start on the value stack */
+    Value *slot;        /* a dict's: where the value of the key just placed goes */
 } OpenContainer;
+
+enum { OPEN_INLINE = 16 };   /* nesting that needs no allocation */
 
 struct cf_builder {
     cf_context *ctx;
@@ -26,10 +30,9 @@ struct cf_builder {
     Value root;
     bool have_root;
     size_t bytes;            /* string bytes so far, bounded by max_json_bytes */
-    Value *stack;            /* items of the open containers */
-    size_t top, cap;
-    OpenContainer *open;
+    OpenContainer *open;     /* open_inline, or a heap array when nesting is deeper */
     size_t depth, open_cap;
+    OpenContainer open_inline[OPEN_INLINE];
     StrCarver carver;
     /* Short strings already made (keys mostly: "role", "content"...): one
      * Str each, which also keeps its hash for the dict building. */
@@ -50,9 +53,9 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     cf_builder *b = malloc(sizeof *b);
     if (!b) return NULL;
     b->failed = b->have_root = false;
-    b->bytes = b->top = b->cap = b->depth = b->open_cap = 0;
-    b->stack = NULL;
-    b->open = NULL;
+    b->bytes = b->depth = 0;
+    b->open = b->open_inline;
+    b->open_cap = OPEN_INLINE;
     b->carver.at = b->carver.end = NULL;
     memset(b->recent, 0, sizeof b->recent);
     memset(&b->rt, 0, sizeof b->rt);
@@ -74,36 +77,17 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
 CF_API void cf_builder_free(cf_builder *b) {
     if (!b) return;
     if (b->ctx) cf_context_free(b->ctx);
-    free(b->stack);
-    free(b->open);
+    if (b->open != b->open_inline) free(b->open);
     free(b);
 }
 
-static void *grow_array(cf_builder *b, void *p, size_t *cap, size_t item) {
-    size_t ncap = *cap ? *cap * 2 : 64;
-    void *q = realloc(p, ncap * item);
+static NOINLINE void grow_open(cf_builder *b) {
+    size_t ncap = b->open_cap * 2;
+    OpenContainer *q = b->open == b->open_inline ? malloc(ncap * sizeof *q) : realloc(b->open, ncap * sizeof *q);
     if (!q) rt_throw(&b->rt, CF_ERR_MEMORY, "out of memory");
-    *cap = ncap;
-    return q;
-}
-
-static inline void place(cf_builder *b, Value v);
-
-/* The innermost container got its last item: build it, hand it up. */
-static NOINLINE void close_container(cf_builder *b) {
-    OpenContainer *c = &b->open[--b->depth];
-    size_t n = b->top - c->base;
-    Value v;
-    if (c->is_dict) {
-        v = v_dict_of(dict_from_str_pairs(&b->rt, b->stack + c->base, n / 2));
-    } else {
-        List *l = list_new(&b->rt, n);
-        memcpy(l->items, b->stack + c->base, n * sizeof(Value));
-        l->len = n;
-        v = v_list_of(l);
-    }
-    b->top = c->base;
-    place(b, v);
+    if (b->open == b->open_inline) memcpy(q, b->open_inline, sizeof b->open_inline);
+    b->open = q;
+    b->open_cap = ncap;
 }
 
 static NOINLINE void place_root(cf_builder *b, Value v) {
@@ -117,17 +101,28 @@ static COLD _Noreturn void key_not_string(cf_builder *b) {
 }
 
 /* The next item of the innermost open container (inline: every value
- * passes here; the rare cases are calls). */
+ * passes here; the rare cases are calls). A container that gets its last
+ * item is itself the next item of the one around it. */
 static inline void place(cf_builder *b, Value v) {
-    if (!b->depth) {
-        place_root(b, v);
-        return;
+    for (;;) {
+        if (!b->depth) {
+            place_root(b, v);
+            return;
+        }
+        OpenContainer *c = &b->open[b->depth - 1];
+        if (c->v.type == VT_LIST) {
+            List *l = c->v.u.list;
+            l->items[l->len++] = v;
+        } else if (c->remaining & 1) {
+            *c->slot = v;
+        } else {
+            if (v.type != VT_STR) key_not_string(b);
+            c->slot = dict_str_slot(&b->rt, c->v.u.dict, v);
+        }
+        if (--c->remaining) return;
+        v = c->v;
+        b->depth--;
     }
-    OpenContainer *c = &b->open[b->depth - 1];
-    if (c->is_dict && (c->remaining & 1) == 0 && v.type != VT_STR) key_not_string(b);
-    if (b->top == b->cap) b->stack = grow_array(b, b->stack, &b->cap, sizeof(Value));
-    b->stack[b->top++] = v;
-    if (--c->remaining == 0) close_container(b);
 }
 
 static void open_container(cf_builder *b, bool is_dict, size_t n) {
@@ -142,11 +137,10 @@ static void open_container(cf_builder *b, bool is_dict, size_t n) {
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
                  (unsigned)b->rt.lim.max_json_depth);
-    if (b->depth == b->open_cap) b->open = grow_array(b, b->open, &b->open_cap, sizeof(OpenContainer));
+    if (b->depth == b->open_cap) grow_open(b);
     OpenContainer *c = &b->open[b->depth++];
-    c->is_dict = is_dict;
+    c->v = is_dict ? v_dict_of(dict_new_str_pairs(&b->rt, n)) : v_list_of(list_new(&b->rt, n));
     c->remaining = is_dict ? 2 * n : n;
-    c->base = b->top;
 }
 
 static inline void push_str(cf_builder *b, const char *s, size_t n) {

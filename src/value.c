@@ -335,6 +335,38 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
     return d;
 }
 
+Dict *dict_new_str_pairs(Rt *rt, size_t npairs) {
+    if (npairs > DICT_LINEAR_MAX) return dict_new(rt, npairs);
+    Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry));
+    d->len = 0;
+    d->cap = npairs;
+    d->entries = npairs ? (DictEntry *)(void *)(d + 1) : NULL;
+    d->index = NULL;
+    d->index_mask = 0;
+    return d;
+}
+
+Value *dict_str_slot(Rt *rt, Dict *d, Value key) {
+    Str *k = key.u.s;
+    uint32_t h = str_hash(k);
+    if (d->index) {   /* (a big one: as dict_set, which appends a new key) */
+        long pos = dict_find_str(d, h, k);
+        if (pos < 0) {
+            dict_set(rt, d, key, v_none());
+            pos = (long)d->len - 1;
+        }
+        return &d->entries[pos].val;
+    }
+    size_t j = 0;
+    while (j < d->len && !entry_is_str(&d->entries[j], h, k)) j++;
+    if (j == d->len) {
+        d->entries[j].key = key;
+        d->entries[j].hash = h;
+        d->len++;
+    }
+    return &d->entries[j].val;
+}
+
 bool dict_get(const Dict *d, Value key, Value *out) {
     if (!d->len || unhashable_type_name(key, 0)) return false;
     long pos = dict_find(d, v_hash(key), entry_key_equals_value, &key);

@@ -131,6 +131,13 @@ void list_push(Rt *rt, List *l, Value v);               /* enforces lim.max_item
 
 /* ---- dicts (insertion ordered, any hashable key) ---- */
 Dict *dict_new(Rt *rt, size_t cap);
+/* A dict filled pair by pair with at most npairs str keys, whose count is
+ * known up front (the builder's): dict_str_slot adds the key, or finds it
+ * again as dict_set would (first position kept, last value wins), and
+ * answers where its value goes. The dict never grows, so the slot stays
+ * valid until the value is written. */
+Dict *dict_new_str_pairs(Rt *rt, size_t npairs);
+Value *dict_str_slot(Rt *rt, Dict *d, Value key);
 Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT_STR only */
 size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
