@@ -850,7 +850,7 @@ static Value f_last(Rt *rt, Value self, const Args *args) {
         return str_slice(rt, plain_str(rt, self), n - 1, n);
     }
     case VT_LIST:
-        if (self.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "'generator' object is not reversible");
+        if (self.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "'%s' object is not reversible", v_type_name(self));
         /* fall through */
     case VT_TUPLE:
         if (!self.u.list->len) break;
@@ -1298,7 +1298,16 @@ static Value f_reverse(Rt *rt, Value self, const Args *args) {
     List *out = new_list(rt, items->len);
     for (size_t i = items->len; i-- > 0;) list_push(rt, out, items->items[i]);
     /* reversed() gives an iterator; list(value).reverse() a real list */
-    return reversible ? generator_of(out) : v_list_of(out);
+    if (!reversible) return v_list_of(out);
+    Value it = generator_of(out);
+    it.iter = ITER_REVERSED;   /* a tuple, Undefined */
+    if (self.type == VT_DICT) it.iter = ITER_DICT_REVERSE_KEYS;
+    else if (self.type == VT_LIST)
+        it.iter = self.flags & VF_VIEW_ITEMS    ? ITER_DICT_REVERSE_ITEMS
+                  : self.flags & VF_VIEW_KEYS   ? ITER_DICT_REVERSE_KEYS
+                  : self.flags & VF_VIEW_VALUES ? ITER_DICT_REVERSE_VALUES
+                                                : ITER_LIST_REVERSE;
+    return it;
 }
 
 /* ---- round ---- */

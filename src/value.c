@@ -584,7 +584,12 @@ const char *v_type_name(Value v) {
     case VT_FLOAT: return "float";
     case VT_STR: return (v.flags & VF_MARKUP) ? "Markup" : "str";
     case VT_LIST:
-        if (v.flags & VF_GENERATOR) return "generator";
+        if (v.flags & VF_GENERATOR) {
+            static const char *const names[] = {"generator", "list_reverseiterator", "reversed",
+                                                "dict_reversekeyiterator", "dict_reverseitemiterator",
+                                                "dict_reversevalueiterator"};
+            return v.iter < sizeof names / sizeof *names ? names[v.iter] : "generator";
+        }
         if (v.flags & VF_VIEW_ITEMS) return "dict_items";
         if (v.flags & VF_VIEW_KEYS) return "dict_keys";
         if (v.flags & VF_VIEW_VALUES) return "dict_values";
@@ -1048,7 +1053,12 @@ static void write_common(Rt *rt, StrBuf *sb, Value v, int depth) {
     case VT_LIST:
         if (v.flags & VF_GENERATOR) {
             /* CPython prints an address; ours is a fixed placeholder */
-            sb_puts(sb, "<generator object <genexpr> at 0x0>");
+            if (v.iter == ITER_GENERATOR) sb_puts(sb, "<generator object <genexpr> at 0x0>");
+            else {
+                sb_putc(sb, '<');
+                sb_puts(sb, v_type_name(v));
+                sb_puts(sb, " object at 0x0>");
+            }
             return;
         }
         if (is_view(v)) {
@@ -1400,7 +1410,7 @@ int64_t v_len(Rt *rt, Value v) {
     case VT_UNDEFINED: return 0;
     case VT_STR: return (int64_t)str_nchars(v.u.s);
     case VT_LIST:
-        if (v.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "object of type 'generator' has no len()");
+        if (v.flags & VF_GENERATOR) rt_throw(rt, CF_ERR_TYPE, "object of type '%s' has no len()", v_type_name(v));
         return (int64_t)v.u.list->len;
     case VT_TUPLE: return (int64_t)v.u.list->len;
     case VT_DICT: return (int64_t)v.u.dict->len;

@@ -43,6 +43,12 @@ enum { VF_MARKUP = 1, VF_VIEW_ITEMS = 2, VF_VIEW_KEYS = 4, VF_VIEW_VALUES = 8,
  * json.dumps, printed as <generator object ...>. VF_GROUP_TUPLE marks
  * groupby's (grouper, list) 2-tuples, whose attributes .grouper and .list
  * name the two items. (filters.c sets both; value.c/json.c honour them.) */
+/* Value.iter: what a VF_GENERATOR list is in Python, whose type name
+ * messages show ('list_reverseiterator' object is not reversible): a
+ * generator, or what reversed() gives for a list, a tuple (or Undefined),
+ * and a dict and its views. */
+enum { ITER_GENERATOR, ITER_LIST_REVERSE, ITER_REVERSED, ITER_DICT_REVERSE_KEYS, ITER_DICT_REVERSE_ITEMS,
+       ITER_DICT_REVERSE_VALUES };
 /* For VT_UNDEFINED, flags holds the cf_error_kind its use raises (0 means
  * CF_ERR_UNDEFINED); the sandbox's "unsafe" undefineds raise SecurityError. */
 
@@ -61,6 +67,7 @@ typedef struct Obj Obj;
 struct Value {
     uint8_t type;      /* ValueType */
     uint8_t flags;     /* VF_MARKUP */
+    uint8_t iter;      /* a VF_GENERATOR list: the ITER_* Python type it stands for */
     union {
         bool b;
         int64_t i;

@@ -572,6 +572,10 @@ add_all("block", [
     "{% autoescape (1 if t else 0) %}{{ ['<'] }}{% endautoescape %}{% autoescape (1 if 0) %}{{ ['<'] }}{% endautoescape %}",
     "[{{ ({'a': 1}|default('x'))[1:2] }}][{{ (d|default('x'))[1:2] }}]", "[{{ [1, 2][1:'a'] }}]",
     "{% autoescape t %}[{{ ({'a': 1}|default('x'))[1:2] }}]{% endautoescape %}",
+    # reverse gives the iterator reversed() gives, named in messages by its Python type
+    "{{ (xs|reverse)|last }}", "{{ ((1, 2)|reverse)|last }}", "{{ (d|reverse)|last }}", "{{ (d.items()|reverse)|last }}",
+    "{{ (d.values()|reverse)|length }}", "{{ (d.keys()|reverse)|tojson }}", "{{ (nope|reverse)|length }}",
+    "{{ (xs|reverse)[0] }}", "{{ (xs|map('string'))|last }}|{{ (xs|reverse|reverse)|list }}|{{ xs|reverse|list }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
