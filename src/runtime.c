@@ -187,7 +187,9 @@ _Noreturn void rt_steps_exhausted(Rt *rt) {
 
 /* Defaults: the corpus's heaviest render takes ~23k steps and a few MB, so
  * real templates stay far below these; hostile ones stop within a second
- * and well under 1 GiB (tests/hostile_test.sh checks both). */
+ * and well under 1 GiB (tests/hostile_test.sh checks both). Memory is
+ * 128 MiB: room for a 60 MB prompt, while a template that only makes
+ * garbage meets it in a fraction of a second even where page faults are slow. */
 void limits_resolve(cf_limits *l) {
     if (!l->max_steps) l->max_steps = 10000000ull;
     if (!l->max_recursion) l->max_recursion = 500;
@@ -195,7 +197,7 @@ void limits_resolve(cf_limits *l) {
     if (!l->max_output) l->max_output = (size_t)64 << 20;
     if (!l->max_string) l->max_string = (size_t)16 << 20;
     if (!l->max_items) l->max_items = 4000000;
-    if (!l->max_memory) l->max_memory = (size_t)256 << 20;
+    if (!l->max_memory) l->max_memory = (size_t)128 << 20;
     if (!l->max_range) l->max_range = 100000;
     if (!l->max_json_depth) l->max_json_depth = 512;
     if (!l->max_json_bytes) l->max_json_bytes = (size_t)256 << 20;
