@@ -92,6 +92,7 @@ struct Node {
     union {
         FilterFn filter;    /* N_FILTER */
         TestFn test;        /* N_TEST */
+        const struct Method *str_method;   /* N_GETATTR called as a method: str's method of that name */
     };
     int line, col;
     /* line 2 */

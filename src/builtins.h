@@ -27,6 +27,12 @@ TestFn test_lookup(const char *name, size_t n);
  * Returns false when the type has no such method (caller: Undefined). */
 bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
                  Value *out);
+/* A str method by name (NULL if str has none), resolved once by the parser
+ * for calls such as content.strip(), and called with str_method_invoke
+ * when the receiver is a str: as method_call, without the lookup. */
+typedef struct Method Method;
+const Method *str_method_find(const char *name, size_t n);
+Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args);
 /* Whether `self` has a method called name (for attribute access without a
  * call, e.g. `d.items` printed or tested `is callable`). */
 bool method_exists(Value self, const char *name, size_t n);

@@ -171,7 +171,7 @@ static void set_pos(Interp *I, const Node *n) {
  * escaped the body (the caller then drops the text, as Jinja2 does). */
 static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
     StrBuf buf, *saved = I->out;
-    sb_init(I->rt, &buf, 64);
+    sb_init_lazy(I->rt, &buf);
     I->out = &buf;
     Ctl c = exec_body(I, body, f);
     I->out = saved;
@@ -639,6 +639,15 @@ static Value make_macro(Interp *I, const Node *node, Frame *closure) {
     return v_object(I->rt, VT_CALLABLE, &MACRO_OBJ, m);
 }
 
+/* The macro's body, its parameters bound in f; leaves the macro's level. */
+static Value macro_body(Interp *I, const Node *node, Frame *f, int saved_line, int saved_col) {
+    Value out = capture(I, &node->body, f);
+    I->depth--;
+    I->rt->line = saved_line;
+    I->rt->col = saved_col;
+    return out;
+}
+
 static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     Interp *I = INTERP(rt);
     Macro *m = self->data;
@@ -650,6 +659,18 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     depth_enter(I);
     Frame *f = frame_new(I, m->closure);
     int np = node->nparams;
+    if (args->npos == np && !args->nkw && np <= FRAME_INLINE &&
+        !(node->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER))) {
+        /* the usual call, visible_text(m.content): one positional per
+         * parameter, nothing to match by name, no defaults to run (the last
+         * of two same-named parameters wins here too: lookups scan down) */
+        for (int j = 0; j < np; j++) {
+            f->syms[j] = node->param_syms[j];
+            f->vals[j] = args->pos[j];
+        }
+        f->n = np;
+        return macro_body(I, node, f, saved_line, saved_col);
+    }
     Value bound_small[8];
     Value *bound = np <= 8 ? bound_small : rt_alloc(rt, (size_t)np * sizeof(Value));
     memset(bound, 0, (size_t)(np <= 8 ? 8 : np) * sizeof(Value));
@@ -722,11 +743,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     if (node->flag & MF_KWARGS) frame_set(I, f, I->t->sym_kwargs, v_dict_of(kwargs));
     if (node->flag & MF_CALLER)
         frame_set(I, f, I->t->sym_caller, caller.type == VT_MISSING ? v_undef_msg(rt, "No caller defined") : caller);
-    Value out = capture(I, &node->body, f);
-    I->depth--;
-    rt->line = saved_line;
-    rt->col = saved_col;
-    return out;
+    return macro_body(I, node, f, saved_line, saved_col);
 }
 
 /* ---- loop object ---- */
@@ -803,7 +820,7 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
     if (args->npos != 1 || args->nkw) rt_throw(rt, CF_ERR_TYPE, "loop() takes exactly one argument");
     depth_enter(I);
     StrBuf buf, *saved = I->out;
-    sb_init(rt, &buf, 256);
+    sb_init_lazy(rt, &buf);
     I->out = &buf;
     loop_run(I, l->node, args->pos[0], l->outer, l->depth0 + 1);
     I->out = saved;
@@ -906,6 +923,7 @@ static NOINLINE Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_
             set_pos(I, n);
             Value out;
             charge_operand(rt, obj);
+            if (t == VT_STR && fn->str_method) return str_method_invoke(rt, fn->str_method, obj, &ab.args);
             if (method_call(rt, obj, fn->attr->data, fn->attr->len, &ab.args, &out)) return out;
             Value callee = eval_getattr(I, obj, fn->attr);
             return interp_call(rt, callee, &ab.args);
@@ -1259,7 +1277,7 @@ static NOINLINE void write_value_slow(Interp *I, Value v, bool escape) {
 /* The top-level buffer enforces max_output itself (StrBuf.is_output). */
 static inline void write_escaped(Interp *I, Value v, bool escape) {
     I->root_writes += I->out == I->root;
-    if (v.type == VT_STR && !escape) sb_put(I->out, v.u.s->data, v.u.s->len);
+    if (v.type == VT_STR && !escape) sb_put_str(I->out, v.u.s);
     else write_value_slow(I, v, escape);
 }
 
@@ -1433,6 +1451,7 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     const Node *spine[ADD_CHAIN_MAX], *x;
     int k = add_spine(n, spine, &x);
     StrBuf *out = I->out;
+    sb_materialize(out);   /* (pieces are read back from out->p) */
     size_t mark = out->len;
     Value acc = operand(I, x, f);
     bool direct = plain_str(acc);
@@ -1465,7 +1484,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         switch (n->kind) {
         case N_DATA:
             I->root_writes += I->out == I->root;
-            sb_put(I->out, n->v.u.s->data, n->v.u.s->len);
+            sb_put_str(I->out, n->v.u.s);
             continue;
         case N_OUTPUT: {
             bool escape = n->flag == ESC_RUNTIME ? I->autoescape : n->flag == ESC_ON;

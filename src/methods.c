@@ -1032,18 +1032,23 @@ static const Method str_methods[] = {
     {"format_map", SIG_KEYWORDS, 0, 0, FORMAT_MAP, NULL, NULL},
 };
 
-static bool str_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
-                     Value *out) {
-    const Method *m = find_method(str_methods, sizeof str_methods / sizeof *str_methods, name, n);
-    if (!m) return false;
-    if (!m->fn) {
-        /* py_str_format escapes fields itself when self is Markup */
-        *out = m->op == FORMAT_MAP ? format_map(rt, self, args) : py_str_format(rt, self, args);
-        return true;
-    }
+const Method *str_method_find(const char *name, size_t n) {
+    return find_method(str_methods, sizeof str_methods / sizeof *str_methods, name, n);
+}
+
+Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args) {
+    if (!m->fn)   /* py_str_format escapes fields itself when self is Markup */
+        return m->op == FORMAT_MAP ? format_map(rt, self, args) : py_str_format(rt, self, args);
     Value argv[MAX_PARAMS];
     bind_args(rt, "str", m, args, argv);
-    *out = m->fn(rt, self, argv, m);
+    return m->fn(rt, self, argv, m);
+}
+
+static bool str_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
+                     Value *out) {
+    const Method *m = str_method_find(name, n);
+    if (!m) return false;
+    *out = str_method_invoke(rt, m, self, args);
     return true;
 }
 

@@ -418,6 +418,16 @@ static Node *parse_subscribed(Parser *P) {
     return s;
 }
 
+/* callee(args...); a method call such as content.strip() gets str's method
+ * of that name resolved now (used when the receiver is a str). */
+static Node *new_call(Parser *P, Token *t, Node *callee) {
+    Node *c = new_node(P, N_CALL, t);
+    c->a = callee;
+    if (callee->kind == N_GETATTR) callee->str_method = str_method_find(callee->attr->data, callee->attr->len);
+    parse_call_args(P, c);
+    return c;
+}
+
 static Node *parse_postfix(Parser *P, Node *node) {
     int links = 0;
     for (;;) {
@@ -483,10 +493,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                     }
             }
         } else if (is_op(t, OP_LPAREN)) {
-            Node *c = new_node(P, N_CALL, t);
-            c->a = node;
-            parse_call_args(P, c);
-            node = c;
+            node = new_call(P, t, node);
         } else {
             chain_end(P, links);
             return node;
@@ -511,10 +518,7 @@ static Node *parse_filter_expr(Parser *P, Node *node) {
         else if (is_name(t, "is")) { chain_link(P, &links); node = parse_test(P, node); }
         else if (is_op(t, OP_LPAREN)) {
             chain_link(P, &links);
-            Node *c = new_node(P, N_CALL, t);
-            c->a = node;
-            parse_call_args(P, c);
-            node = c;
+            node = new_call(P, t, node);
         } else {
             chain_end(P, links);
             return node;

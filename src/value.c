@@ -451,6 +451,7 @@ static void sb_begin(Rt *rt, StrBuf *sb, size_t cap, bool is_output) {
     sb->rt = rt;
     sb->len = 0;
     sb->is_output = is_output;
+    sb->whole = NULL;
     sb->cap = cap < 16 ? 16 : cap;
     if (sb->cap > max) sb->cap = max;
 }
@@ -459,6 +460,12 @@ void sb_init(Rt *rt, StrBuf *sb, size_t cap) {
     sb_begin(rt, sb, cap, false);
     Str *s = rt_alloc(rt, sb_block_size(sb->cap));
     sb->p = s->data;
+}
+
+void sb_init_lazy(Rt *rt, StrBuf *sb) {
+    sb_begin(rt, sb, 0, false);
+    sb->p = NULL;
+    sb->cap = 0;
 }
 
 /* The render's output lives on the heap, not in the arena, so that the
@@ -481,8 +488,13 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
     }
     size_t need = sb->len + extra;
     if (sb->p && need <= sb->cap) return;
-    if (!sb->p) {            /* finished by sb_to_str, or never initialised with a buffer */
+    if (!sb->p) {            /* finished by sb_to_str, lazy, or holding a string whole */
+        Str *whole = sb->whole;
         sb_init(rt, sb, need);
+        if (whole) {
+            memcpy(sb->p, whole->data, whole->len);
+            sb->len = whole->len;
+        }
         return;
     }
     size_t cap = sb->cap * 2;
@@ -548,7 +560,17 @@ void sb_put_cp(StrBuf *sb, uint32_t cp) {
     sb_put(sb, buf, (size_t)utf8_encode(cp, buf));
 }
 
+void sb_materialize(StrBuf *sb) {
+    if (!sb->p) sb_reserve(sb, 0);
+}
+
 Str *sb_to_str(StrBuf *sb) {
+    if (!sb->p && sb->whole) {
+        Str *s = sb->whole;
+        sb->whole = NULL;
+        sb->len = sb->cap = 0;
+        return s;
+    }
     if (!sb->p) sb_init(sb->rt, sb, 0);
     Str *s = rt_realloc(sb->rt, sb_header(sb), sb_block_size(sb->cap), sb_block_size(sb->len));
     s->len = sb->len;

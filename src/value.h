@@ -161,8 +161,18 @@ Value dict_val_at(const Dict *d, size_t i);
 typedef struct StrBuf {
     Rt *rt; char *p; size_t len, cap;
     bool is_output;     /* the render's output: max_output applies, not max_string */
+    /* A capture's text while it is one string written whole (a macro whose
+     * body outputs its argument): held, not copied; p is NULL until a second
+     * piece comes (sb_reserve copies it in) and sb_to_str returns it as is. */
+    Str *whole;
 } StrBuf;
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
+/* An empty buffer that allocates on its first write (captures). */
+void sb_init_lazy(Rt *rt, StrBuf *sb);
+/* Writes s into sb: held whole if sb is a lazy buffer still empty. */
+static inline void sb_put_str(StrBuf *sb, Str *s);
+/* Gives sb a real buffer (a held string copied in), for direct writes. */
+void sb_materialize(StrBuf *sb);
 /* A heap buffer for a render's output (max_output applies); the caller owns
  * and frees sb->p, also after an error. */
 void sb_init_output(Rt *rt, StrBuf *sb, size_t cap);
@@ -226,6 +236,14 @@ static inline void sb_put(StrBuf *sb, const char *p, size_t n) {
     } else {
         sb_put_grow(sb, p, n);
     }
+}
+static inline void sb_put_str(StrBuf *sb, Str *s) {
+    if (!sb->p && !sb->len) {   /* a lazy capture, nothing written yet */
+        sb->whole = s;
+        sb->len = s->len;
+        return;
+    }
+    sb_put(sb, s->data, s->len);
 }
 static inline void sb_putc(StrBuf *sb, char c) {
     if (sb->p && sb->len < sb->cap) sb->p[sb->len++] = c;
