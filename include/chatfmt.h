@@ -96,7 +96,7 @@ typedef struct cf_limits {
     size_t max_output;         /* bytes of rendered output (default 64 MiB) */
     size_t max_string;         /* bytes of any single string (default 16 MiB) */
     size_t max_items;          /* items of any single list/dict (default 4M) */
-    size_t max_memory;         /* bytes of working memory per render (default 128 MiB) */
+    size_t max_memory;         /* bytes of working memory per render (default 256 MiB) */
     uint32_t max_range;        /* range() length (default 100000, Jinja2 sandbox) */
     uint32_t max_json_depth;   /* JSON nesting (default 512) */
     size_t max_json_bytes;     /* JSON document size (default 256 MiB) */

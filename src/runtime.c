@@ -1,8 +1,14 @@
 /* runtime.c — arena allocator, error unwinding and limits. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_POPULATE */
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime.h"
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 /* ---- arena ---- */
 
@@ -22,14 +28,25 @@ void arena_init_borrowed(Arena *a, size_t limit, void *buf, size_t size) {
     c->next = NULL;
     c->size = size - sizeof(ArenaChunk);
     c->used = 0;
+    c->mapped = 0;
     a->head = a->borrowed = c;
+}
+
+static void chunk_free(ArenaChunk *c) {
+#if defined(MAP_POPULATE)
+    if (c->mapped) {
+        munmap(c, c->mapped);
+        return;
+    }
+#endif
+    free(c);
 }
 
 void arena_release(Arena *a) {
     ArenaChunk *c = a->head;
     while (c) {
         ArenaChunk *next = c->next;
-        if (c != a->borrowed) free(c);
+        if (c != a->borrowed) chunk_free(c);
         c = next;
     }
     a->head = a->borrowed = NULL;
@@ -41,12 +58,38 @@ static bool arena_over_limit(const Arena *a, size_t n) {
     return a->limit && (n > a->limit || a->used_total > a->limit - n);
 }
 
-static ArenaChunk *chunk_new(Arena *a, size_t size) {
+/* A big chunk, its pages populated by the kernel in one go (NULL where that
+ * is not available or fails: malloc then serves). */
+static ArenaChunk *chunk_map(size_t size) {
+#if defined(MAP_POPULATE)
+    size_t page = 4096, bytes = sizeof(ArenaChunk) + size;
+    if (bytes > SIZE_MAX - page) return NULL;
+    bytes = (bytes + page - 1) & ~(page - 1);
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    ArenaChunk *c = p;
+    c->mapped = bytes;
+    c->size = bytes - sizeof(ArenaChunk);
+    return c;
+#else
+    (void)size;
+    return NULL;
+#endif
+}
+
+/* heavy: the render is past ARENA_BIG_AFTER; its chunks of 256 KiB and more
+ * are mapped populated, as are the chunks of 4 MiB and more of any render. */
+static ArenaChunk *chunk_new(Arena *a, size_t size, bool heavy) {
     if (size > SIZE_MAX - sizeof(ArenaChunk)) return NULL;
     if (arena_over_limit(a, sizeof(ArenaChunk))) return NULL;
-    ArenaChunk *c = malloc(sizeof(ArenaChunk) + size);
-    if (!c) return NULL;
-    c->size = size;
+    bool map = size >= ARENA_BIG_CHUNK || (heavy && size >= ((size_t)256 << 10));
+    ArenaChunk *c = map ? chunk_map(size) : NULL;
+    if (!c) {
+        c = malloc(sizeof(ArenaChunk) + size);
+        if (!c) return NULL;
+        c->mapped = 0;
+        c->size = size;
+    }
     c->used = 0;
     a->used_total += sizeof(ArenaChunk);
     return c;
@@ -60,8 +103,12 @@ void *arena_try_alloc(Arena *a, size_t n) {
     if (!c || c->size - c->used < n) {
         /* A big request gets its own chunk, linked behind the head so the
          * head's free tail stays usable for the small allocations. */
-        bool dedicated = c && n > ARENA_CHUNK_MIN / 4;
-        c = chunk_new(a, n > ARENA_CHUNK_MIN ? n : ARENA_CHUNK_MIN);
+        bool heavy = a->used_total >= ARENA_BIG_AFTER;
+        size_t least = heavy ? ARENA_BIG_CHUNK : ARENA_CHUNK_MIN;
+        bool dedicated = c && n > least / 4;
+        size_t size = n > least ? n : least;
+        if (dedicated && n < size) size = n > ARENA_CHUNK_MIN ? n : ARENA_CHUNK_MIN;
+        c = chunk_new(a, size, heavy);
         if (!c) return NULL;
         if (dedicated) {
             c->next = a->head->next;
@@ -107,9 +154,21 @@ static void *arena_try_grow_alone(Arena *a, void *p, size_t old_n, size_t new_n)
     while (*link && (*link)->data != (unsigned char *)p) link = &(*link)->next;
     ArenaChunk *c = *link;
     if (!c || c == a->borrowed || c->used != old_sz) return NULL;
-    c = realloc(c, sizeof(ArenaChunk) + new_sz);
-    if (!c) return NULL;
-    c->size = c->used = new_sz;
+    if (c->mapped) {
+        if (new_sz > c->size) {   /* beyond the mapping's page slack: a new mapping */
+            ArenaChunk *grown = chunk_map(new_sz);
+            if (!grown) return NULL;
+            memcpy(grown->data, c->data, old_sz);
+            grown->next = c->next;
+            chunk_free(c);
+            c = grown;
+        }
+        c->used = new_sz;
+    } else {
+        c = realloc(c, sizeof(ArenaChunk) + new_sz);
+        if (!c) return NULL;
+        c->size = c->used = new_sz;
+    }
     *link = c;
     a->used_total += new_sz - old_sz;
     return c->data;
@@ -187,9 +246,7 @@ _Noreturn void rt_steps_exhausted(Rt *rt) {
 
 /* Defaults: the corpus's heaviest render takes ~23k steps and a few MB, so
  * real templates stay far below these; hostile ones stop within a second
- * and well under 1 GiB (tests/hostile_test.sh checks both). Memory is
- * 128 MiB: room for a 60 MB prompt, while a template that only makes
- * garbage meets it in a fraction of a second even where page faults are slow. */
+ * and well under 1 GiB (tests/hostile_test.sh checks both). */
 void limits_resolve(cf_limits *l) {
     if (!l->max_steps) l->max_steps = 10000000ull;
     if (!l->max_recursion) l->max_recursion = 500;
@@ -197,7 +254,7 @@ void limits_resolve(cf_limits *l) {
     if (!l->max_output) l->max_output = (size_t)64 << 20;
     if (!l->max_string) l->max_string = (size_t)16 << 20;
     if (!l->max_items) l->max_items = 4000000;
-    if (!l->max_memory) l->max_memory = (size_t)128 << 20;
+    if (!l->max_memory) l->max_memory = (size_t)256 << 20;
     if (!l->max_range) l->max_range = 100000;
     if (!l->max_json_depth) l->max_json_depth = 512;
     if (!l->max_json_bytes) l->max_json_bytes = (size_t)256 << 20;

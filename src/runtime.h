@@ -28,10 +28,19 @@
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_MIN (64u * 1024u)
 typedef struct ArenaChunk ArenaChunk;
+/* Past ARENA_BIG_AFTER bytes a render is a heavy one (a huge prompt, or a
+ * hostile template filling memory): its chunks are then ARENA_BIG_CHUNK at
+ * least and, where the system allows, mapped with their pages populated at
+ * once (as are blocks of ARENA_BIG_CHUNK and more in any render) — on
+ * virtual machines a page fault can cost ~10 us, so touching 128 MiB page
+ * by page took 0.4 s of system time. */
+#define ARENA_BIG_AFTER ((size_t)4 << 20)
+#define ARENA_BIG_CHUNK ((size_t)4 << 20)
 struct ArenaChunk {
     ArenaChunk *next;
     size_t size;       /* usable bytes in data[] */
     size_t used;       /* bytes handed out from data[] */
+    size_t mapped;     /* bytes mapped (munmap'd on release), or 0: malloc'd */
     _Alignas(ARENA_ALIGN) unsigned char data[];
 };
 typedef struct Arena {

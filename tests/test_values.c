@@ -184,7 +184,7 @@ static void test_runtime(Rt *rt) {
     cf_limits_default(&l);
     tv_check(l.max_steps == 10000000 && l.max_recursion == 500 && l.max_items == 4000000 &&
                  l.max_string == ((size_t)16 << 20) &&
-                 l.max_memory == ((size_t)128 << 20) && l.max_range == 100000 && l.max_json_depth == 512 &&
+                 l.max_memory == ((size_t)256 << 20) && l.max_range == 100000 && l.max_json_depth == 512 &&
                  l.max_json_bytes == ((size_t)256 << 20) && l.max_output == ((size_t)64 << 20),
              "limits default", "", "");
 
