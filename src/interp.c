@@ -1145,9 +1145,10 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
 }
 
 /* name.attr, the commonest compound expression, without entering eval. */
-static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
+static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Frame *f) {
     return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_inline(I, f, n->sym));
 }
+static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) { return getattr_of_name_inline(I, n, f); }
 
 static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
@@ -1160,7 +1161,8 @@ static bool plain_test(const Node *test) {             /* x is defined */
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
-    Value left = operand(I, n->a, f);
+    const Node *a = n->a;   /* m.role, looked up here rather than by a call */
+    Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
     if (left.type == VT_STR && right.type == VT_STR) {
         const Str *x = left.u.s, *y = right.u.s;
