@@ -259,24 +259,27 @@ static PyObject *sp_chat(PyObject *self, PyObject *const *args, Py_ssize_t nargs
  * this path declines, goes to template.py's apply_chat_template, which also
  * registers the templates this path may take. */
 /* Registered texts, by value (a dict: text -> (template, ptr, options));
- * and the str objects lately seen, by identity (direct-mapped: a server
- * passes the same str every time, and then no text is compared). */
-enum { KNOWN_MAX = 64, SEEN_SLOTS = 256, MAX_KEYWORDS = 64 };
+ * and the str objects lately seen, by identity (two ways per set, the one
+ * used last first: a server passes the same str every time, and then no
+ * text is compared; equal texts read into many str objects mostly stay
+ * apart too, where one way per set had them evict each other). */
+enum { KNOWN_MAX = 64, SEEN_SETS = 256, MAX_KEYWORDS = 64 };
 typedef struct SeenText {
     PyObject *text;                  /* the str, held (so its address is not reused) */
     PyObject *tmpl;                  /* its Template, held: keeps ptr and opt alive */
     const cf_template *ptr;          /* the compiled template for every render (no tool_use variant) */
     const cf_render_options *opt;
 } SeenText;
-static SeenText seen[SEEN_SLOTS];
+static SeenText seen[SEEN_SETS][2];
 static PyObject *known;              /* dict */
 static PyObject *general_apply;      /* template.py's apply_chat_template */
 static PyObject *raise_native;       /* template.py's _raise_native(template, error_tuple) */
 static PyObject *param_names[6];     /* template, messages, tools, documents, add_generation_prompt, continue_final_message */
 
-static SeenText *seen_slot(PyObject *text) {
-    uintptr_t h = (uintptr_t)text >> 4;
-    return &seen[(h ^ (h >> 7)) & (SEEN_SLOTS - 1)];
+static SeenText *seen_set(PyObject *text) {
+    uint64_t h = (uint64_t)(uintptr_t)text * 0x9E3779B97F4A7C15ull;   /* addresses differ in the middle bits */
+    _Static_assert(SEEN_SETS == 256, "the set is the hash's top 8 bits");
+    return seen[h >> 56];
 }
 
 /* register(text, template, template_ptr, options_ptr): a text template the
@@ -297,8 +300,9 @@ static PyObject *sp_register(PyObject *self, PyObject *const *args, Py_ssize_t n
 
 /* The registered template of this text, or NULL (no exception set). */
 static SeenText *find_known(PyObject *text) {
-    SeenText *slot = seen_slot(text);
-    if (slot->text == text) return slot;
+    SeenText *set = seen_set(text);
+    if (set[0].text == text) return &set[0];
+    if (set[1].text == text) return &set[1];
     PyObject *entry = PyDict_GetItemWithError(known, text);   /* borrowed */
     if (!entry) {
         PyErr_Clear();
@@ -310,7 +314,10 @@ static SeenText *find_known(PyObject *text) {
         PyErr_Clear();
         return NULL;
     }
-    PyObject *old_text = slot->text, *old_tmpl = slot->tmpl;
+    /* the new text takes the first way; the first way's moves to the second */
+    PyObject *old_text = set[1].text, *old_tmpl = set[1].tmpl;
+    set[1] = set[0];
+    SeenText *slot = &set[0];
     slot->text = new_ref(text);
     slot->tmpl = new_ref(PyTuple_GET_ITEM(entry, 0));
     slot->ptr = ptr;
