@@ -77,13 +77,10 @@ static ArenaChunk *chunk_map(size_t size) {
 #endif
 }
 
-/* heavy: the render is past ARENA_BIG_AFTER; its chunks of 256 KiB and more
- * are mapped populated, as are the chunks of 4 MiB and more of any render. */
-static ArenaChunk *chunk_new(Arena *a, size_t size, bool heavy) {
+static ArenaChunk *chunk_new(Arena *a, size_t size) {
     if (size > SIZE_MAX - sizeof(ArenaChunk)) return NULL;
     if (arena_over_limit(a, sizeof(ArenaChunk))) return NULL;
-    bool map = size >= ARENA_BIG_CHUNK || (heavy && size >= ((size_t)256 << 10));
-    ArenaChunk *c = map ? chunk_map(size) : NULL;
+    ArenaChunk *c = size >= ARENA_MAP_MIN ? chunk_map(size) : NULL;
     if (!c) {
         c = malloc(sizeof(ArenaChunk) + size);
         if (!c) return NULL;
@@ -108,7 +105,7 @@ void *arena_try_alloc(Arena *a, size_t n) {
         bool dedicated = c && n > least / 4;
         size_t size = n > least ? n : least;
         if (dedicated && n < size) size = n > ARENA_CHUNK_MIN ? n : ARENA_CHUNK_MIN;
-        c = chunk_new(a, size, heavy);
+        c = chunk_new(a, size);
         if (!c) return NULL;
         if (dedicated) {
             c->next = a->head->next;

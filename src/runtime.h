@@ -28,12 +28,14 @@
 #define ARENA_ALIGN 16
 #define ARENA_CHUNK_MIN (64u * 1024u)
 typedef struct ArenaChunk ArenaChunk;
-/* Past ARENA_BIG_AFTER bytes a render is a heavy one (a huge prompt, or a
- * hostile template filling memory): its chunks are then ARENA_BIG_CHUNK at
- * least and, where the system allows, mapped with their pages populated at
- * once (as are blocks of ARENA_BIG_CHUNK and more in any render) — on
- * virtual machines a page fault can cost ~10 us, so touching 128 MiB page
- * by page took 0.4 s of system time. */
+/* Chunks of ARENA_MAP_MIN bytes and more are mapped, where the system
+ * allows, with their pages populated at once: on virtual machines a page
+ * fault can cost ~10 us, so touching 128 MiB page by page took 0.4 s of
+ * system time, and malloc hands freed big blocks back to the system, so
+ * each 1 MB reply parsed faulted its memory in anew (~100 MB/s, not 340).
+ * Past ARENA_BIG_AFTER bytes an arena is a heavy one (a huge prompt, or a
+ * hostile template filling memory): its chunks are then ARENA_BIG_CHUNK. */
+#define ARENA_MAP_MIN ((size_t)256 << 10)
 #define ARENA_BIG_AFTER ((size_t)4 << 20)
 #define ARENA_BIG_CHUNK ((size_t)4 << 20)
 struct ArenaChunk {
