@@ -576,6 +576,18 @@ add_all("block", [
     "{{ (xs|reverse)|last }}", "{{ ((1, 2)|reverse)|last }}", "{{ (d|reverse)|last }}", "{{ (d.items()|reverse)|last }}",
     "{{ (d.values()|reverse)|length }}", "{{ (d.keys()|reverse)|tojson }}", "{{ (nope|reverse)|length }}",
     "{{ (xs|reverse)[0] }}", "{{ (xs|map('string'))|last }}|{{ (xs|reverse|reverse)|list }}|{{ xs|reverse|list }}",
+    # a capture that holds its one string whole, then gets more pieces of every kind
+    "{% macro m(a) %}{{ a }}{% endmacro %}[{{ m(s) }}][{{ m(s)|length }}][{{ m(s) ~ m('') }}][{{ m(1) }}]",
+    "{% macro m(a) %}{{ a }}{{ a + '!' }}{{ a ~ 1 }}{% endmacro %}[{{ m(s) }}][{{ m('') }}]",
+    "{% macro m(a, b) %}{{ a }}{{ b|tojson }}{% endmacro %}[{{ m(s, d) }}][{{ m('', '') }}]",
+    "{% set x %}{{ s }}{% endset %}{% set y %}{{ '' }}{{ s }}{% endset %}{% set z %}{{ s }}{{ xs }}{% endset %}[{{ x }}|{{ y }}|{{ z }}|{{ x|upper }}]",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{% autoescape true %}[{{ m('<b>') }}][{{ m(s)|e }}]{% endautoescape %}",
+    "{% filter upper %}{{ s }}{% endfilter %}|{% for x in xs recursive %}{{ s if loop.depth > 1 else loop([x]) }}{% endfor %}",
+    "{% macro m(a) %}{{ a }}{% endmacro %}{% set r = m(s) %}{{ r is string }}|{{ r.upper() }}|{{ r == s }}",
+    "{% macro m(a=1, b=2) %}{{ a }}{{ b }}{% endmacro %}[{{ m(s) }}][{{ m(s, 3) }}][{{ m(b=s) }}][{{ m() }}]",
+    # str's method resolved at parse time, and the same name on other receivers
+    "{{ s.upper() }}|{{ xs.count(1) }}|{{ d.get('a') }}|{{ (1).upper }}", "{{ nope.upper() }}",
+    "{{ s.format(1) }}|{{ '{}-{}'.format(s, 2) }}", "{{ s.nope() }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
