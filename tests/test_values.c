@@ -234,6 +234,47 @@ static void test_runtime(Rt *rt) {
     bool same = grown->len == (1u << 20);
     for (size_t i = 0; same && i < grown->len; i++) same = grown->data[i] == (char)('a' + i % 26);
     tv_check(same && rt->arena->used_total - before < (3u << 20), "big strbuf", "", "");
+
+    /* a block of 256 KiB or more has a mapped chunk: it grows in the page
+     * slack in place, beyond it into a new mapping, its bytes kept */
+    Arena m;
+    arena_init(&m, 0);
+    Rt r4 = *rt;
+    r4.arena = &m;
+    unsigned char *blk = rt_alloc(&r4, 300000);
+    for (size_t i = 0; i < 300000; i++) blk[i] = (unsigned char)(i * 7);
+    unsigned char *slack = rt_realloc(&r4, blk, 300000, 300100);
+    unsigned char *moved = rt_realloc(&r4, slack, 300100, 900000);
+    bool kept = slack == blk && moved != NULL;
+    for (size_t i = 0; kept && i < 300000; i++) kept = moved[i] == (unsigned char)(i * 7);
+    memset(moved + 300000, 1, 600000);
+    tv_check(kept, "mapped chunk grows, bytes kept", "", "");
+    /* past 4 MiB an arena is heavy: small blocks then come from 4 MiB chunks */
+    for (int i = 0; i < 80; i++) rt_alloc(&r4, 60000);
+    char *h1 = rt_alloc(&r4, 9000), *h2 = rt_alloc(&r4, 9000), *h3 = rt_alloc(&r4, 600000);
+    char *h4 = rt_alloc(&r4, 3000000), *h5 = rt_alloc(&r4, 9000);   /* (h4: no room in the head; its own chunk) */
+    tv_check(m.used_total > ((size_t)4 << 20) && h2 - h1 == 9008 && h3 - h2 == 9008 && h5 - h3 == 600000 && h4,
+             "heavy arena chunks", "", "");
+    memset(h3, 2, 600000);
+    memset(h4, 3, 3000000);
+    arena_release(&m);
+
+    /* a lazy buffer holds one string whole; a second piece copies it in */
+    Str *word = str_new(rt, "whole", 5);
+    StrBuf lz;
+    sb_init_lazy(rt, &lz);
+    sb_put_str(&lz, word);
+    tv_check(sb_to_str(&lz) == word, "lazy buffer: one string, no copy", "", "");
+    sb_init_lazy(rt, &lz);
+    sb_put_str(&lz, word);
+    sb_put_str(&lz, word);
+    sb_put(&lz, "!", 1);
+    Str *two = sb_to_str(&lz);
+    tv_check(two != word && two->len == 11 && memcmp(two->data, "wholewhole!", 12) == 0, "lazy buffer: pieces",
+             two->data, "wholewhole!");
+    sb_init_lazy(rt, &lz);
+    Str *none = sb_to_str(&lz);
+    tv_check(none->len == 0 && none->data[0] == 0, "lazy buffer: nothing written", "", "");
 }
 
 static void test_dict(Rt *rt) {
