@@ -554,6 +554,16 @@ typedef struct ArgBuf {
 static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
                       Str *extra_kw_name, Value extra_kw) {
     Rt *rt = I->rt;
+    if (!call->b && !call->c && !call->kwvals.n && !extra_kw_name && extra_first.type == VT_MISSING &&
+        call->items.n <= 8) {   /* the usual call: positionals only (content.strip(), f(m.content)) */
+        for (int i = 0; i < call->items.n; i++) ab->pos_small[i] = operand(I, call->items.v[i], f);
+        ab->args.npos = call->items.n;
+        ab->args.pos = ab->pos_small;
+        ab->args.nkw = 0;
+        ab->args.kwnames = ab->kwn_small;
+        ab->args.kwvals = ab->kw_small;
+        return;
+    }
     int npos = call->items.n + (extra_first.type != VT_MISSING ? 1 : 0);
     int nkw = call->kwvals.n + (extra_kw_name ? 1 : 0);
     List *star = NULL;
@@ -1479,9 +1489,9 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
+    rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
     for (int i = 0; i < body->n; i++) {
         const Node *n = body->v[i];
-        rt_step(I->rt, 1);
         Ctl c;
         switch (n->kind) {
         case N_DATA:
