@@ -672,8 +672,8 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     if (args->npos == np && !args->nkw && np <= FRAME_INLINE &&
         !(node->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER))) {
         /* the usual call, visible_text(m.content): one positional per
-         * parameter, nothing to match by name, no defaults to run (the last
-         * of two same-named parameters wins here too: lookups scan down) */
+         * parameter (their names are distinct: the parser saw to it),
+         * nothing to match by name, no defaults to run */
         for (int j = 0; j < np; j++) {
             f->syms[j] = node->param_syms[j];
             f->vals[j] = args->pos[j];
