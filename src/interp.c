@@ -523,7 +523,11 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool 
         r.flags = obj.flags & VF_MARKUP;
         return r;
     }
-    if (obj.type == VT_LIST || obj.type == VT_TUPLE) {
+    /* generators, reversed() and dict views are not subscriptable, slices
+     * included (a slice goes straight to Python's subscript, no getitem) */
+    bool sequence = obj.type == VT_TUPLE ||
+                    (obj.type == VT_LIST && !(obj.flags & (VF_GENERATOR | VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES)));
+    if (sequence) {
         List *src = obj.u.list;
         if (!slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step)) goto not_subscriptable;
         List *l = list_new(rt, 0);
@@ -538,7 +542,7 @@ not_subscriptable:
     /* A constant-folded slice went through the sandbox's getitem, which turns
      * the TypeError into an Undefined; a runtime slice raises it. */
     if (folded) return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
-    if (obj.type == VT_STR || obj.type == VT_LIST || obj.type == VT_TUPLE)
+    if (obj.type == VT_STR || sequence)
         rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
     if (obj.type == VT_DICT) rt_throw(rt, CF_ERR_TYPE, "unhashable type: 'slice'");   /* a dict hashes its key */
     rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
