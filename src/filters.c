@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "builtins.h"
+#include "html_entities.h"
 #include "json.h"
 #include "unicode.h"
 
@@ -1501,19 +1502,8 @@ static bool is_hex_digit(char c) {
 
 static int hex_value(char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; }
 
-/* html.unescape for the common entities (numeric ones fully). */
+/* html.unescape: numeric references, and HTML5's named ones (all 2231). */
 static void html_unescape(StrBuf *out, const char *s, size_t n) {
-    static const char *const named[][2] = {
-        {"amp;", "&"}, {"amp", "&"}, {"lt;", "<"}, {"lt", "<"}, {"gt;", ">"}, {"gt", ">"},
-        {"quot;", "\""}, {"quot", "\""}, {"apos;", "'"}, {"nbsp;", "\xc2\xa0"}, {"nbsp", "\xc2\xa0"},
-        {"copy;", "\xc2\xa9"}, {"copy", "\xc2\xa9"}, {"reg;", "\xc2\xae"}, {"reg", "\xc2\xae"},
-        {"hellip;", "\xe2\x80\xa6"}, {"mdash;", "\xe2\x80\x94"}, {"ndash;", "\xe2\x80\x93"},
-        {"lsquo;", "\xe2\x80\x98"}, {"rsquo;", "\xe2\x80\x99"}, {"ldquo;", "\xe2\x80\x9c"},
-        {"rdquo;", "\xe2\x80\x9d"}, {"laquo;", "\xc2\xab"}, {"laquo", "\xc2\xab"},
-        {"raquo;", "\xc2\xbb"}, {"raquo", "\xc2\xbb"}, {"middot;", "\xc2\xb7"}, {"middot", "\xc2\xb7"},
-        {"times;", "\xc3\x97"}, {"times", "\xc3\x97"}, {"deg;", "\xc2\xb0"}, {"deg", "\xc2\xb0"},
-        {"euro;", "\xe2\x82\xac"}, {"trade;", "\xe2\x84\xa2"}, {"bull;", "\xe2\x80\xa2"},
-    };
     /* cp1252 meanings html.unescape gives to &#128; .. &#159; */
     static const uint16_t cp1252[32] = {
         0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039,
@@ -1549,18 +1539,17 @@ static void html_unescape(StrBuf *out, const char *s, size_t n) {
                 continue;
             }
         }
-        size_t best = 0;
+        /* Python takes up to 32 bytes that are not \t\n\f <&#; (and a ';'),
+         * then the longest name among them and their prefixes of 2 and more */
+        size_t run = 0;
+        while (run < 32 && j + run < n && !strchr("\t\n\f <&#;", s[j + run]) && s[j + run]) run++;
+        if (run && j + run < n && s[j + run] == ';') run++;
         const char *rep = NULL;
-        for (size_t e = 0; e < sizeof named / sizeof named[0]; e++) {
-            size_t len = strlen(named[e][0]);
-            if (len > best && j + len <= n && memcmp(s + j, named[e][0], len) == 0) {
-                best = len;
-                rep = named[e][1];
-            }
-        }
+        size_t len = run;
+        for (; len >= 2 && !(rep = html_entity(s + j, len)); len--) {}
         if (rep) {
             sb_puts(out, rep);
-            i = j + best;
+            i = j + len;
         } else {
             sb_putc(out, '&');
             i = j;

@@ -292,6 +292,10 @@ many("striptags", [
     "{{ 'x &amp; y &lt;z&gt; &#65;&#x42; &copy; &nbsp;'|striptags }}", "{{ html|striptags }}", "{{ html|e|striptags }}",
     "{{ 'a < b'|striptags }}", "{{ '<a href=\"x\">link</a>'|striptags }}", "{{ n|striptags }}", "{{ undef|striptags }}",
     "{{ '<!<!---->-- x -->y'|striptags }}", "{{ 'a &ampx &#128; &#0; &#x110000;'|striptags }}",
+    # every HTML5 name html.unescape knows, the longest one first, in any case
+    "{{ '&amp;'|upper|striptags }}|{{ '&hearts;&spades &fjlig; &NotNestedGreaterGreater;'|striptags }}",
+    "{{ '&notin; &notit; &frac12 &sup2x &ampamp; &Aacute&AAcute; &a;'|striptags }}",
+    "{{ '&CounterClockwiseContourIntegral; &aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; &;'|striptags }}",
 ])
 many("sum", [
     "{{ xs|sum }}", "{{ fs|sum }}", "{{ users|sum(attribute='age') }}", "{{ xs|sum(start=10) }}", "{{ el|sum }}",

@@ -588,6 +588,9 @@ add_all("block", [
     # str's method resolved at parse time, and the same name on other receivers
     "{{ s.upper() }}|{{ xs.count(1) }}|{{ d.get('a') }}|{{ (1).upper }}", "{{ nope.upper() }}",
     "{{ s.format(1) }}|{{ '{}-{}'.format(s, 2) }}", "{{ s.nope() }}",
+    # a slice goes straight to Python's subscript: iterators and dict views refuse it
+    "{{ (xs|reverse)[0:1] }}", "{{ (xs|map('string'))[1:] }}", "{{ d.items()[:1] }}", "{{ (d|reverse)[::2] }}",
+    "[{{ (['a', 'b']|reverse)[0:1] }}][{{ ((1, 2)|reverse)[:] }}]|{{ (xs|list)[1:] }}|{{ (1, 2, 3)[1:] }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
