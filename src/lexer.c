@@ -554,6 +554,9 @@ static void lex_all(Rt *rt, const Str *src, TokenList *out) {
             size_t tag_at = 0;
             char esign = 0;
             size_t e = find_raw_end(&L, raw_end, &tag_at, &esign);
+            /* a raw tag that ends the source leaves nothing for Jinja2's
+             * failure rule (it needs one character): the lexer just stops */
+            if (!e && raw_end >= n) break;
             if (!e) lex_error(&L, t, "%s", "Missing end of raw directive");
             L.line_starting = s[raw_end - 1] == '\n';
             size_t k = strip_before_tag(&L, raw_end, tag_at - raw_end, esign, false);

@@ -591,6 +591,8 @@ add_all("block", [
     # a slice goes straight to Python's subscript: iterators and dict views refuse it
     "{{ (xs|reverse)[0:1] }}", "{{ (xs|map('string'))[1:] }}", "{{ d.items()[:1] }}", "{{ (d|reverse)[::2] }}",
     "[{{ (['a', 'b']|reverse)[0:1] }}][{{ ((1, 2)|reverse)[:] }}]|{{ (xs|list)[1:] }}|{{ (1, 2, 3)[1:] }}",
+    # a raw tag that ends the source is no lexer error (Jinja2's failure rule needs a character)
+    "x{%- raw %}", "{% raw -%}  \n ", "{% raw %} ", "{% for x in xs %}{% raw %}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
