@@ -33,6 +33,11 @@ typedef struct Parser {
      * the autoescape constant of the innermost block that set one, and
      * whether a block with a value known only at run time encloses them. */
     bool escape, escape_volatile;
+    /* Expression roots: how deep parse_expression/parse_tuple are nested,
+     * whether the root being parsed is a {{ }} child, and whether a slice
+     * flagged to fold (N_SLICE) waits for settle_slices. */
+    int expr_nesting;
+    bool output_root, slices_to_settle;
 } Parser;
 
 static Token *cur(Parser *P) { return &P->tok[P->pos]; }
@@ -476,6 +481,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 /* Jinja2 folds an all-constant slice through the sandbox's
                  * getitem, which turns its TypeError into Undefined */
                 arg->flag = foldable(P, arg, !P->escape_volatile);
+                P->slices_to_settle |= arg->flag;
                 node = arg;
             } else {
                 Node *g = new_node(P, N_GETITEM, t);
@@ -788,11 +794,62 @@ static Node *parse_condexpr(Parser *P) {
     return expr1;
 }
 
+/* Whether Jinja2 can write v into the compiled code as a literal (its
+ * has_safe_repr): its optimizer folds a subtree only then. */
+static bool safe_repr(Value v) {
+    switch (v.type) {
+    case VT_NONE: case VT_BOOL: case VT_INT: case VT_BIGINT: case VT_FLOAT: case VT_STR: return true;
+    case VT_LIST: case VT_TUPLE:
+        if (v.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR | VF_GROUP_TUPLE)) return false;
+        for (size_t i = 0; i < v.u.list->len; i++)
+            if (!safe_repr(v.u.list->items[i])) return false;
+        return true;
+    case VT_DICT:
+        for (size_t i = 0; i < dict_len(v.u.dict); i++)
+            if (!safe_repr(dict_key_at(v.u.dict, i)) || !safe_repr(dict_val_at(v.u.dict, i))) return false;
+        return true;
+    default: return false;
+    }
+}
+
+/* A slice of constants folds through the sandbox's getitem, which turns
+ * its TypeError into Undefined — but only inside a subtree Jinja2 folds as
+ * a whole: the optimizer's (a value with a safe repr), or a {{ }} child's
+ * (any value). Elsewhere the slice runs at run time and raises. Settle the
+ * flags of one expression root, top down as the folding goes. */
+static void settle_slices(Parser *P, Node *n, bool output) {
+    if (!n) return;
+    Value v;
+    if (foldable(P, n, !P->escape_volatile) && interp_eval_constant(P->rt, P->t, n, &v) &&
+        (output || safe_repr(v)))
+        return;
+    if (n->kind == N_SLICE) n->flag = 0;
+    /* (an expression's children are all expressions; N_COMPARE's b is
+     * items.v[0] again, settled twice alike) */
+    settle_slices(P, n->a, false);
+    settle_slices(P, n->b, false);
+    settle_slices(P, n->c, false);
+    settle_slices(P, n->d, false);
+    for (int i = 0; i < n->items.n; i++) settle_slices(P, n->items.v[i], false);
+    for (int i = 0; i < n->alt.n; i++) settle_slices(P, n->alt.v[i], false);
+    for (int i = 0; i < n->kwvals.n; i++) settle_slices(P, n->kwvals.v[i], false);
+}
+
+/* The end of parsing an expression: at a statement's root, settle. */
+static Node *expression_parsed(Parser *P, Node *n) {
+    if (--P->expr_nesting == 0 && P->slices_to_settle) {
+        settle_slices(P, n, P->output_root);
+        P->slices_to_settle = false;
+    }
+    return n;
+}
+
 static Node *parse_expression(Parser *P, bool with_condexpr) {
     enter(P);
+    P->expr_nesting++;
     Node *n = with_condexpr ? parse_condexpr(P) : parse_or(P);
     leave(P);
-    return n;
+    return expression_parsed(P, n);
 }
 
 /* Jinja2 also passes "extra end rules" (`in` after a for target,
@@ -804,8 +861,17 @@ static bool is_tuple_end(Parser *P) {
     return t->type == T_VAR_END || t->type == T_BLOCK_END || is_op(t, OP_RPAREN);
 }
 
+static Node *parse_tuple_items(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
+                               bool with_namespace);
 static Node *parse_tuple(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
                          bool with_namespace) {
+    P->expr_nesting++;
+    Node *n = parse_tuple_items(P, simplified, with_condexpr, explicit_parens, with_namespace);
+    return expression_parsed(P, n);
+}
+
+static Node *parse_tuple_items(Parser *P, bool simplified, bool with_condexpr, bool explicit_parens,
+                               bool with_namespace) {
     Token *at = cur(P);
     NodeList args = {0};
     bool is_tuple = false;
@@ -1190,7 +1256,9 @@ static NodeList subparse_body(Parser *P, const char *const *end_tokens) {
         } else if (t->type == T_VAR_BEGIN) {
             advance(P);
             Node *o = new_node(P, N_OUTPUT, t);
+            P->output_root = true;
             o->a = parse_tuple(P, false, true, false, false);
+            P->output_root = false;
             o->flag = escape_mode(P, compile_time_constant(P, o->a));
             nl_push(P, &body, o);
             if (cur(P)->type != T_VAR_END) expect_failed(P, "end of print statement");

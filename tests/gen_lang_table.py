@@ -592,7 +592,17 @@ add_all("block", [
     "{{ (xs|reverse)[0:1] }}", "{{ (xs|map('string'))[1:] }}", "{{ d.items()[:1] }}", "{{ (d|reverse)[::2] }}",
     "[{{ (['a', 'b']|reverse)[0:1] }}][{{ ((1, 2)|reverse)[:] }}]|{{ (xs|list)[1:] }}|{{ (1, 2, 3)[1:] }}",
     # a raw tag that ends the source is no lexer error (Jinja2's failure rule needs a character)
-    "x{%- raw %}", "{% raw -%}  \n ", "{% raw %} ", "{% for x in xs %}{% raw %}",
+    "x{%- raw %}", "{% raw -%}  \n ", "{% raw %} ", "{% for x in xs %}{% raw %}",    # a failed slice of constants is Undefined only inside what Jinja2 folds whole: a {{ }}
+    # child, or a subtree whose value it can write as a literal; elsewhere it raises
+    "{% set v = (3|default('x'))[1:] %}ok", "{% set v = (3)[1:] %}ok", "{{ (3)[1:] }}ok",
+    "{% set v = (3)[1:]|default('z') %}{{ v }}", "{% set v = [(3)[1:]] %}{{ v }}",
+    "{% if (3)[1:] %}a{% endif %}b", "{% for x in (3)[1:] %}{% endfor %}b", "{{ [(3)[1:]] }}b",
+    "{% set v = (3)[1:] is defined %}{{ v }}", "{% set v = (3)[1:] ~ 'a' %}{{ v }}",
+    "{% set v = ((3)[1:], 1) %}{{ v }}", "{% set v = 2 if (3)[1:] else 4 %}{{ v }}",
+    "{% macro m(a=(3)[1:]) %}{{ a }}{% endmacro %}{{ m() }}", "{{ m((3)[1:]) }}",
+    "{% set v = {'a': (3)[1:]} %}{{ v }}", "{% set v = (3)[1:]|string %}{{ v }}",
+    "{% set v = (3)[1:][2:] %}{{ v }}", "{% set v = ([1, 2]|reverse|list)[1:] %}{{ v }}",
+    "{% set v = (3)[1:]|reverse %}x", "{% set v = [1][1:]|reverse %}{{ v|list }}",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------
