@@ -2,7 +2,7 @@
 """Edge-case variants of the public conversations, for a differential of real
 templates (seeds and corpus) on data they rarely see.
 
-usage: gen_conversation_variants.py CONVERSATIONS_DIR OUT_DIR
+usage: gen_conversation_variants.py CONVERSATIONS_DIR OUT_DIR [SEED PER MIX]
 
 Three variants of each conversation, each one change picked by a fixed
 random stream (so the set is the same on every run): assistant content None,
@@ -12,6 +12,9 @@ integer, an assistant turn last without a generation prompt, Unicode and
 escapes in every text, extra message keys, odd enable_thinking /
 reasoning_effort values, an empty tools list, a message without a role.
 The reference decides what each template makes of them.
+
+SEED PER MIX (exploration, not the committed test): another random stream,
+PER variants of each conversation, each with up to MIX changes at once.
 """
 import copy
 import json
@@ -75,18 +78,24 @@ def vary(conv, kind, r):
 
 def main():
     src, out = sys.argv[1], sys.argv[2]
+    seed, per, mix = (int(a) for a in sys.argv[3:6]) if len(sys.argv) >= 6 else (7, 3, 1)
     os.makedirs(out, exist_ok=True)
-    r = random.Random(7)
+    r = random.Random(seed)
     n = 0
     for name in sorted(os.listdir(src)):
         if not name.endswith(".json"):
             continue
         with open(os.path.join(src, name), encoding="utf-8") as f:
             conv = json.load(f)
-        for v in range(3):
+        for v in range(per):
             kind = r.choice(KINDS)
+            d = vary(conv, kind, r)
+            for _ in range(r.randint(1, mix) - 1 if mix > 1 else 0):   # (mix 1 draws nothing: the committed set)
+                more = r.choice(KINDS)
+                d = vary(d, more, r)
+                kind += "+" + more
             with open(os.path.join(out, f"{name[:-5]}-{kind}-{v}.json"), "w", encoding="utf-8") as f:
-                json.dump(vary(conv, kind, r), f, ensure_ascii=False)
+                json.dump(d, f, ensure_ascii=False)
             n += 1
     print(f"{n} variants -> {out}", file=sys.stderr)
 
