@@ -518,8 +518,10 @@ static Value f_attr(Rt *rt, Value self, const Args *args) {
             return v_undef_msg(rt, "%s", "'Undefined' has no attribute");
         v_undefined_fail(rt, self);
     }
-    /* Python containers have methods as attributes but their items are not */
-    bool has_items = self.type == VT_DICT || self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_STR;
+    /* Python containers have methods as attributes but their items are not
+     * (a range's start/stop/step and groupby's grouper/list are attributes) */
+    bool has_items = (self.type == VT_DICT || self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_STR) &&
+                     !(self.flags & (VF_RANGE | VF_GROUP_TUPLE));
     if (has_items && !method_exists(self, n, len) && !(len >= 1 && n[0] == '_')) {
         StrBuf m;
         sb_init(rt, &m, 64);
@@ -754,7 +756,7 @@ static Value f_indent(Rt *rt, Value self, const Args *args) {
         newline = v_markup(newline);
     }
     if (self.type == VT_UNDEFINED) v_undefined_fail(rt, self);
-    if (self.type == VT_LIST)  /* list += "\n" extends it; then no splitlines */
+    if (v_is_list(self))  /* list += "\n" extends it; then no splitlines */
         rt_throw(rt, CF_ERR_ATTRIBUTE, "'list' object has no attribute 'splitlines'");
     if (self.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"str\") to tuple");
     if (self.type != VT_STR)
@@ -1307,6 +1309,7 @@ static Value f_reverse(Rt *rt, Value self, const Args *args) {
         it.iter = self.flags & VF_VIEW_ITEMS    ? ITER_DICT_REVERSE_ITEMS
                   : self.flags & VF_VIEW_KEYS   ? ITER_DICT_REVERSE_KEYS
                   : self.flags & VF_VIEW_VALUES ? ITER_DICT_REVERSE_VALUES
+                  : self.flags & VF_RANGE       ? ITER_RANGE
                                                 : ITER_LIST_REVERSE;
     return it;
 }

@@ -14,7 +14,7 @@ static int64_t int_arg(Rt *rt, Value v) {
     rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
 }
 
-/* Jinja2's sandbox safe_range: a list, refused beyond max_range items. */
+/* Jinja2's sandbox safe_range: a range, refused beyond max_range items. */
 static Value g_range(Rt *rt, Obj *self, const Args *a) {
     if (a->nkw) rt_throw(rt, CF_ERR_TYPE, "range() takes no keyword arguments");
     if (a->npos < 1 || a->npos > 3)
@@ -27,17 +27,12 @@ static Value g_range(Rt *rt, Obj *self, const Args *a) {
         if (a->npos == 3) step = int_arg(rt, a->pos[2]);
     }
     if (step == 0) rt_throw(rt, CF_ERR_VALUE, "range() arg 3 must not be zero");
-    uint64_t n = 0;
-    if (step > 0 && stop > start) n = ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
-    else if (step < 0 && start > stop) n = ((uint64_t)start - (uint64_t)stop - 1) / (uint64_t)(-(step + 1) + 1) + 1;
+    uint64_t n = range_length(start, stop, step);
     if (n > rt->lim.max_range)
         rt_throw(rt, CF_ERR_OVERFLOW, "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%u).",
                  rt->lim.max_range);   /* (cf_limits.max_range raises it) */
-    List *l = list_new(rt, (size_t)n);
-    int64_t v = start;
-    for (uint64_t i = 0; i < n; i++, v += step) list_push(rt, l, v_int(v));
     rt_step(rt, n / 8);
-    return v_list_of(l);
+    return v_range(rt, start, stop, step);
 }
 
 static void dict_update_from(Rt *rt, Dict *d, Value src) {

@@ -401,16 +401,15 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
         if (a.type == VT_LIST && !a.flags) rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
         if (a.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
     }
-    if (op == OP_MUL) {
-        bool a_seq = a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE;
-        bool b_seq = b.type == VT_STR || b.type == VT_LIST || b.type == VT_TUPLE;
+    if (op == OP_MUL) {   /* (a range, a generator or a dict view is no sequence to repeat) */
+        bool a_seq = a.type == VT_STR || v_is_list(a) || a.type == VT_TUPLE;
+        bool b_seq = b.type == VT_STR || v_is_list(b) || b.type == VT_TUPLE;
         if ((a_seq && b.type == VT_BIGINT) || (b_seq && a.type == VT_BIGINT))
             rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
-        if ((a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE) && is_intlike(b)) return repeat(I, a, as_int(b));
-        if ((b.type == VT_STR || b.type == VT_LIST || b.type == VT_TUPLE) && is_intlike(a)) return repeat(I, b, as_int(a));
-        if (a.type == VT_STR || b.type == VT_STR || a.type == VT_LIST || b.type == VT_LIST)
-            rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'",
-                     v_type_name((a.type == VT_STR || a.type == VT_LIST || a.type == VT_TUPLE) ? b : a));
+        if (a_seq && is_intlike(b)) return repeat(I, a, as_int(b));
+        if (b_seq && is_intlike(a)) return repeat(I, b, as_int(a));
+        if (a.type == VT_STR || b.type == VT_STR || v_is_list(a) || v_is_list(b))
+            rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(a_seq ? b : a));
     }
     if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
     rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for %s: '%s' and '%s'", names[op], v_type_name(a), v_type_name(b));
@@ -496,6 +495,18 @@ static bool slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
     return true;
 }
 
+/* range(...)[start:stop:step] with the slice's indices resolved: another
+ * range (Python computes its bounds from the indices). */
+static Value range_slice(Interp *I, const RangeList *r, int64_t start, int64_t stop, int64_t step) {
+    int64_t a, b, c;
+    if (__builtin_mul_overflow(start, r->step, &a) || __builtin_add_overflow(a, r->start, &a) ||
+        __builtin_mul_overflow(stop, r->step, &b) || __builtin_add_overflow(b, r->start, &b) ||
+        __builtin_mul_overflow(step, r->step, &c))
+        rt_throw(I->rt, CF_ERR_OVERFLOW, "Python int too large to convert to C ssize_t");
+    rt_step(I->rt, range_length(a, b, c) / 16);
+    return v_range(I->rt, a, b, c);
+}
+
 static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool folded) {
     Rt *rt = I->rt;
     int64_t start, stop, step;
@@ -530,6 +541,7 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool 
     if (sequence) {
         List *src = obj.u.list;
         if (!slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step)) goto not_subscriptable;
+        if (obj.flags & VF_RANGE) return range_slice(I, v_range_of(obj), start, stop, step);
         List *l = list_new(rt, 0);
         for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(rt, l, src->items[i]);
         rt_step(rt, l->len / 16);

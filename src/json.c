@@ -815,7 +815,7 @@ static void dump_value(Dumper *d, Value v, unsigned depth) {
     case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
     case VT_FLOAT: dump_float(sb, v.u.f); return;
     case VT_LIST:
-        if (v.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR)) not_serializable(d, v);
+        if (v.flags & VF_NOT_A_LIST) not_serializable(d, v);
         dump_list(d, v.u.list, depth);
         return;
     case VT_TUPLE: dump_list(d, v.u.list, depth); return;

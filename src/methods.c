@@ -1098,6 +1098,24 @@ static const Method list_methods[] = {
 /* tuple has the same index/count and no copy */
 static const size_t tuple_method_count = 2;
 
+/* range.index takes the value alone */
+static Value m_range_index(Rt *rt, Value self, const Value *argv, const Method *m) {
+    List *l = self.u.list;
+    for (size_t i = 0; i < l->len; i++) {
+        rt_step(rt, 1);
+        if (v_equal(l->items[i], argv[0])) return v_int((int64_t)i);
+    }
+    StrBuf sb;
+    sb_init(rt, &sb, 32);
+    v_write_repr(rt, &sb, argv[0]);
+    rt_throw(rt, CF_ERR_VALUE, "%s is not in range", sb_to_str(&sb)->data);
+}
+
+static const Method range_methods[] = {
+    ONE("index", m_range_index, 0),
+    ONE("count", m_seq_count, 0),
+};
+
 /* ======================================================================
  * dict
  * ====================================================================== */
@@ -1168,10 +1186,6 @@ static const char *const list_mutators[] = {"append", "clear", "extend", "insert
 static const char *const dict_mutators[] = {"clear", "pop", "popitem", "setdefault", "update",
                                             NULL};
 
-static bool is_plain_list(Value v) {
-    return v.type == VT_LIST && !(v.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES));
-}
-
 static bool name_in(const char *const *names, const char *name, size_t n) {
     for (; *names; names++)
         if (name_is(*names, name, n)) return true;
@@ -1179,7 +1193,7 @@ static bool name_in(const char *const *names, const char *name, size_t n) {
 }
 
 bool method_is_unsafe(Value self, const char *name, size_t n) {
-    if (is_plain_list(self)) return name_in(list_mutators, name, n);
+    if (v_is_list(self)) return name_in(list_mutators, name, n);
     if (self.type == VT_DICT) return name_in(dict_mutators, name, n);
     return false;
 }
@@ -1192,7 +1206,12 @@ static const Method *methods_of(Value self, size_t *count, const char **owner) {
         *owner = "str";
         return str_methods;
     case VT_LIST:
-        if (!is_plain_list(self)) return NULL;  /* dict views have none we support */
+        if (self.flags & VF_RANGE) {
+            *count = sizeof range_methods / sizeof *range_methods;
+            *owner = "range";
+            return range_methods;
+        }
+        if (!v_is_list(self)) return NULL;  /* dict views and generators have none we support */
         *count = sizeof list_methods / sizeof *list_methods;
         *owner = "list";
         return list_methods;

@@ -158,6 +158,28 @@ List *list_new(Rt *rt, size_t cap) {
     return l;
 }
 
+uint64_t range_length(int64_t start, int64_t stop, int64_t step) {
+    if (step > 0 && stop > start) return ((uint64_t)stop - (uint64_t)start - 1) / (uint64_t)step + 1;
+    if (step < 0 && start > stop) return ((uint64_t)start - (uint64_t)stop - 1) / ((uint64_t)-(step + 1) + 1) + 1;
+    return 0;
+}
+
+Value v_range(Rt *rt, int64_t start, int64_t stop, int64_t step) {
+    uint64_t n = range_length(start, stop, step);
+    if (n > rt->lim.max_items) throw_too_many_items(rt);
+    RangeList *r = rt_alloc(rt, sizeof *r + (size_t)n * sizeof(Value));
+    r->list.len = r->list.cap = (size_t)n;
+    r->list.items = n ? (Value *)(void *)(r + 1) : NULL;
+    r->start = start;
+    r->stop = stop;
+    r->step = step;
+    for (uint64_t i = 0; i < n; i++)   /* (no step past the last item: it could overflow) */
+        r->list.items[i] = v_int((int64_t)((uint64_t)start + i * (uint64_t)step));
+    Value v = v_list_of(&r->list);
+    v.flags = VF_RANGE;
+    return v;
+}
+
 void list_push(Rt *rt, List *l, Value v) {
     if (l->len == l->cap) {
         if (l->len >= rt->lim.max_items) throw_too_many_items(rt);
@@ -592,8 +614,6 @@ static bool is_view(Value v) {
     return v.type == VT_LIST && (v.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES));
 }
 
-/* A real Python list (not a tuple, not a dict view). */
-static bool is_plain_list(Value v) { return v.type == VT_LIST && !is_view(v); }
 
 const char *v_type_name(Value v) {
     switch ((ValueType)v.type) {
@@ -606,10 +626,11 @@ const char *v_type_name(Value v) {
     case VT_FLOAT: return "float";
     case VT_STR: return (v.flags & VF_MARKUP) ? "Markup" : "str";
     case VT_LIST:
+        if (v.flags & VF_RANGE) return "range";
         if (v.flags & VF_GENERATOR) {
             static const char *const names[] = {"generator", "list_reverseiterator", "reversed",
                                                 "dict_reversekeyiterator", "dict_reverseitemiterator",
-                                                "dict_reversevalueiterator"};
+                                                "dict_reversevalueiterator", "range_iterator"};
             return v.iter < sizeof names / sizeof *names ? names[v.iter] : "generator";
         }
         if (v.flags & VF_VIEW_ITEMS) return "dict_items";
@@ -770,6 +791,8 @@ static bool equal_depth(Value a, Value b, int depth) {
     case VT_STR: return str_eq(a.u.s, b.u.s);
     case VT_LIST:
         if (is_view(a) || is_view(b)) return is_view(a) && is_view(b) && views_equal(a, b, depth);
+        if ((a.flags | b.flags) & VF_GENERATOR) return a.u.list == b.u.list;   /* (by identity) */
+        if ((a.flags ^ b.flags) & VF_RANGE) return false;   /* a range equals only a range */
         return lists_equal(a.u.list, b.u.list, depth);
     case VT_TUPLE: return lists_equal(a.u.list, b.u.list, depth);
     case VT_DICT: return dicts_equal(a.u.dict, b.u.dict, depth);
@@ -785,8 +808,8 @@ bool v_equal(Value a, Value b) { return equal_depth(a, b, 0); }
 /* Name of the first unhashable type inside v (tuples recurse), or NULL. */
 static const char *unhashable_type_name(Value v, int depth) {
     switch ((ValueType)v.type) {
-    case VT_LIST:
-        return (v.flags & VF_VIEW_VALUES) ? NULL : v_type_name(v);   /* dict_values hash by identity */
+    case VT_LIST:   /* dict_values and generators hash by identity, a range by its items */
+        return (v.flags & (VF_VIEW_VALUES | VF_GENERATOR | VF_RANGE)) ? NULL : v_type_name(v);
     case VT_DICT: return v_type_name(v);
     case VT_TUPLE:
         if (depth > VALUE_MAX_DEPTH) return "tuple";
@@ -833,6 +856,10 @@ static uint32_t hash_depth(Value v, int depth) {
         return hash_u64(bits ^ 0x5555555555555555ull);
     }
     case VT_STR: return str_hash(v.u.s);
+    case VT_LIST:
+        /* dict_values and generators by identity; a range as a tuple (equal ranges have equal items) */
+        if (!(v.flags & VF_RANGE)) return hash_u64((uint64_t)(uintptr_t)v.u.list);
+        /* fall through */
     case VT_TUPLE: {
         uint32_t h = 0x345678u;
         if (depth > VALUE_MAX_DEPTH) return h;
@@ -842,7 +869,6 @@ static uint32_t hash_depth(Value v, int depth) {
     case VT_NAMESPACE: return hash_u64((uint64_t)(uintptr_t)v.u.dict);
     case VT_CALLABLE:
     case VT_OBJECT: return hash_u64((uint64_t)(uintptr_t)v.u.obj);
-    case VT_LIST: return hash_u64((uint64_t)(uintptr_t)v.u.list);   /* dict_values */
     case VT_DICT: return 0;   /* unhashable */
     }
     return 0;
@@ -907,7 +933,7 @@ static int compare_depth(Rt *rt, Value a, Value b, const char *op, int depth) {
         if (c) return c < 0 ? -1 : 1;
         return x->len < y->len ? -1 : x->len > y->len;
     }
-    if ((is_plain_list(a) && is_plain_list(b)) || (a.type == VT_TUPLE && b.type == VT_TUPLE)) {
+    if ((v_is_list(a) && v_is_list(b)) || (a.type == VT_TUPLE && b.type == VT_TUPLE)) {
         const List *x = a.u.list, *y = b.u.list;
         size_t n = x->len < y->len ? x->len : y->len;
         for (size_t i = 0; i < n; i++) {
@@ -1073,6 +1099,12 @@ static void write_common(Rt *rt, StrBuf *sb, Value v, int depth) {
     case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
     case VT_FLOAT: fmt_float_repr(sb, v.u.f); return;
     case VT_LIST:
+        if (v.flags & VF_RANGE) {
+            const RangeList *r = v_range_of(v);
+            if (r->step == 1) sb_printf(sb, "range(%lld, %lld)", (long long)r->start, (long long)r->stop);
+            else sb_printf(sb, "range(%lld, %lld, %lld)", (long long)r->start, (long long)r->stop, (long long)r->step);
+            return;
+        }
         if (v.flags & VF_GENERATOR) {
             /* CPython prints an address; ours is a fixed placeholder */
             if (v.iter == ITER_GENERATOR) sb_puts(sb, "<generator object <genexpr> at 0x0>");
@@ -1206,7 +1238,7 @@ static bool modifies_known_mutable(Value obj, const char *name, size_t n) {
     static const char *const list_mutators[] = {"append", "clear", "pop", "reverse", "insert",
                                                 "sort", "extend", "remove", NULL};
     static const char *const dict_mutators[] = {"clear", "pop", "popitem", "setdefault", "update", NULL};
-    if (is_plain_list(obj)) return name_in(name, n, list_mutators);
+    if (v_is_list(obj)) return name_in(name, n, list_mutators);
     if (obj.type == VT_DICT) return name_in(name, n, dict_mutators);
     return false;
 }
@@ -1312,6 +1344,14 @@ static bool lookup_attr(Rt *rt, Value obj, const char *name, size_t n, Value *ou
         else if (!is_float && name_is(name, n, "denominator")) { found = v_int(1); exists = true; }
         break;
     }
+    case VT_LIST:
+        if (obj.flags & VF_RANGE) {
+            const RangeList *r = v_range_of(obj);
+            if (name_is(name, n, "start")) { found = v_int(r->start); exists = true; }
+            else if (name_is(name, n, "stop")) { found = v_int(r->stop); exists = true; }
+            else if (name_is(name, n, "step")) { found = v_int(r->step); exists = true; }
+        }
+        break;
     case VT_TUPLE:
         /* groupby's _GroupTuple(grouper, list) namedtuple */
         if ((obj.flags & VF_GROUP_TUPLE) && obj.u.list->len == 2) {

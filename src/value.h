@@ -36,7 +36,14 @@ typedef enum ValueType {
  * is really a dict view (d.items()/keys()/values()): it iterates and
  * measures as a list but prints as dict_items([...]) etc. */
 enum { VF_MARKUP = 1, VF_VIEW_ITEMS = 2, VF_VIEW_KEYS = 4, VF_VIEW_VALUES = 8,
-       VF_GENERATOR = 16, VF_GROUP_TUPLE = 32 };
+       VF_GENERATOR = 16, VF_GROUP_TUPLE = 32, VF_RANGE = 64 };
+/* VF_RANGE marks a VT_LIST that is a Python range (what range() and a slice
+ * of a range give): it iterates, measures, indexes and tests membership as
+ * the list of its items, which it holds; it prints as range(0, 3), equals
+ * only a range, refuses + and *, json.dumps and ordering, and has .start,
+ * .stop, .step. Its List is the head of a RangeList. */
+/* The VT_LIST flags of things that are not a Python list. */
+#define VF_NOT_A_LIST (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR | VF_RANGE)
 /* VF_GENERATOR marks a VT_LIST that stands for a Python generator (what
  * map/select/reject/selectattr/rejectattr/unique/batch/slice/items/reverse
  * return): iterable once, no len(), no indexing, always truthy, rejected by
@@ -48,7 +55,7 @@ enum { VF_MARKUP = 1, VF_VIEW_ITEMS = 2, VF_VIEW_KEYS = 4, VF_VIEW_VALUES = 8,
  * generator, or what reversed() gives for a list, a tuple (or Undefined),
  * and a dict and its views. */
 enum { ITER_GENERATOR, ITER_LIST_REVERSE, ITER_REVERSED, ITER_DICT_REVERSE_KEYS, ITER_DICT_REVERSE_ITEMS,
-       ITER_DICT_REVERSE_VALUES };
+       ITER_DICT_REVERSE_VALUES, ITER_RANGE };
 /* For VT_UNDEFINED, flags holds the cf_error_kind its use raises (0 means
  * CF_ERR_UNDEFINED); the sandbox's "unsafe" undefineds raise SecurityError. */
 
@@ -115,6 +122,8 @@ static inline Value v_float(double f) { Value v = {0}; v.type = VT_FLOAT; v.u.f 
 static inline Value v_undef(Str *hint) { Value v = {0}; v.type = VT_UNDEFINED; v.u.s = hint; return v; }
 static inline Value v_str_of(Str *s) { Value v = {0}; v.type = VT_STR; v.u.s = s; return v; }
 static inline Value v_list_of(List *l) { Value v = {0}; v.type = VT_LIST; v.u.list = l; return v; }
+/* A Python list: not a tuple, dict view, generator or range. */
+static inline bool v_is_list(Value v) { return v.type == VT_LIST && !(v.flags & VF_NOT_A_LIST); }
 static inline Value v_tuple_of(List *l) { Value v = {0}; v.type = VT_TUPLE; v.u.list = l; return v; }
 static inline Value v_dict_of(Dict *d) { Value v = {0}; v.type = VT_DICT; v.u.dict = d; return v; }
 static inline Value v_markup(Value s) { s.flags |= VF_MARKUP; return s; }
@@ -134,6 +143,13 @@ bool str_eqz(const Str *a, const char *z);
 
 /* ---- lists ---- */
 List *list_new(Rt *rt, size_t cap);
+/* A VF_RANGE list: range(start, stop, step) with its items (step != 0;
+ * the caller has bounded their number). */
+typedef struct RangeList { List list; int64_t start, stop, step; } RangeList;
+Value v_range(Rt *rt, int64_t start, int64_t stop, int64_t step);
+static inline const RangeList *v_range_of(Value v) { return (const RangeList *)(const void *)v.u.list; }
+/* How many items range(start, stop, step) has (step != 0). */
+uint64_t range_length(int64_t start, int64_t stop, int64_t step);
 void list_push(Rt *rt, List *l, Value v);               /* enforces lim.max_items */
 
 /* ---- dicts (insertion ordered, any hashable key) ---- */

@@ -81,7 +81,8 @@ oracle_run() {
     local cached=$ORACLE_CACHE/$key.jsonl
     if [ ! -s "$cached" ]; then
         mkdir -p "$ORACLE_CACHE" || return 1
-        if ! python3 "$ORACLE" --batch "$cases" > "$cached.tmp.$$"; then
+        # (Python warns while compiling what Jinja2 generates for `3[1:]`: noise, not a result)
+        if ! PYTHONWARNINGS=ignore::SyntaxWarning python3 "$ORACLE" --batch "$cases" > "$cached.tmp.$$"; then
             rm -f "$cached.tmp.$$"
             return 1
         fi
