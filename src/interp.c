@@ -876,10 +876,19 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     Rt *rt = I->rt;
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
-        if (ns.type != VT_NAMESPACE)
-            rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "cannot assign attribute on non-namespace object");
-        dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
-        return;
+        if (ns.type == VT_NAMESPACE) {
+            dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
+            return;
+        }
+        /* Only a block set gets here with another value (a set tested it
+         * first): Jinja2 compiles it to Python's ns['attr'] = value. */
+        if (v_is_list(ns)) rt_throw(rt, CF_ERR_TYPE, "list indices must be integers or slices, not str");
+        if (ns.type == VT_DICT)   /* Python would change the dict: values are immutable here */
+            rt_throw(rt, CF_ERR_SECURITY, "a block set cannot assign an item of a dict (values are immutable)");
+        const char *type = v_type_name(ns);
+        if (ns.type == VT_UNDEFINED && ns.u.s == I->t->sym_undef[target->sym].u.s)
+            type = "_MissingType";   /* the name itself is undefined: Jinja2 holds its `missing` marker */
+        rt_throw(rt, CF_ERR_TYPE, "'%s' object does not support item assignment", type);
     }
     /* tuple target */
     switch ((ValueType)v.type) {
@@ -1371,6 +1380,19 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     return CTL_NONE;
 }
 
+/* `set ns.attr = value` (also inside a tuple target): Jinja2 tests that
+ * each ns is a namespace before it evaluates the value. (A block set tests
+ * nothing: see unpack_assign_slow.) */
+static void namespace_targets(Interp *I, const Node *set, const Node *target, Frame *f) {
+    if (target->kind == N_TUPLE) {
+        for (int i = 0; i < target->items.n; i++) namespace_targets(I, set, target->items.v[i], f);
+        return;
+    }
+    if (target->kind != N_NSREF || lookup(I, f, target->sym).type == VT_NAMESPACE) return;
+    set_pos(I, set);
+    rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "cannot assign attribute on non-namespace object");
+}
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
@@ -1378,6 +1400,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_FOR:
         return loop_run(I, n, operand(I, n->b, f), f, 0);
     case N_SET: {
+        if (n->a->kind == N_NSREF || n->a->kind == N_TUPLE) namespace_targets(I, n, n->a, f);
         Value v = operand(I, n->b, f);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);

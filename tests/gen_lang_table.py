@@ -440,7 +440,24 @@ add_all("set", [
     "{% set ns = namespace(n=0) %}{% for m in msgs %}{% if m.role == 'user' %}{% set ns.n = loop.index0 %}{% endif %}{% endfor %}{{ ns.n }}",
     "{% set ns = namespace(x=1) %}{% set ns.y = 2 %}{{ ns.y }}", "{% set ns = namespace(x=1) %}{{ ns.missing }}",
     "{% set ns = namespace(x=1) %}{{ ns['x'] }}", "{% set x = [1, 2] %}{{ x.append(3) }}", "{% set x = {} %}{% set x.a = 1 %}",
-    "{% set x = nope %}{{ x is defined }}", "{% set %}", "{% set x %}unclosed", "{% set x = %}",
+    "{% set x = nope %}{{ x is defined }}", "{% set %}", "{% set x %}unclosed", "{% set x = %}",    # set ns.a = ... tests ns (every ns of a tuple target) before the value; a block set tests
+    # nothing and assigns ns['a'] as Python, whose errors name the type (a dict: known difference)
+    "{% set ns.a = x.y %}", "{% set ns = 1 %}{% set ns.a = 1/0 %}",
+    "{% for i in [1] %}{% set ns.a = x.y %}{% endfor %}", "{% set ns.a %}{{ x.y }}{% endset %}",
+    "{% set ns.a | upper(1) %}x{% endset %}", "{% set ns = namespace() %}{% set ns.a | upper(1) %}x{% endset %}",
+    "{% set ns = namespace() %}{% set ns.a = x.y %}", "{% set ns.a = 1 %}",
+    "{% set ns = namespace() %}{% set ns.a = 1/0 %}", "{% set ns = namespace() %}{% set ns.a %}{{ 1/0 }}{% endset %}",
+    "{% set ns = 2 %}{% set ns.a %}{{ 1/0 }}{% endset %}", "{% set ns.a %}x{% endset %}",
+    "{% set ns = 2 %}{% set ns.a %}x{% endset %}", "{% set ns = [] %}{% set ns.a %}x{% endset %}",
+    "{% set ns = 'ab' %}{% set ns.a %}x{% endset %}", "{% set ns = none %}{% set ns.a %}x{% endset %}",
+    "{% set ns = {} %}{% set ns.a %}x{% endset %}{{ ns }}", "{% set ns = (1,) %}{% set ns.a %}x{% endset %}",
+    "{% set ns = namespace() %}{% set ns.a %}x{% endset %}{{ ns.a }}", "{% set ns.a %}{{ 1/0 }}{% endset %}",
+    "{% set ns = cycler(1) %}{% set ns.a %}x{% endset %}", "{% macro m() %}{% endmacro %}{% set m.a %}x{% endset %}",
+    "{% set ns.a, b = 1, 2 %}", "{% set b, ns.a = 1, 2 %}",
+    "{% set ns = namespace() %}{% set ns.a, b = 1, 2 %}{{ ns.a }}{{ b }}", "{% set ns = 1 %}{% set b, ns.a = x.y %}",
+    "{% set ns.a = ns.a %}", "{% set ns = namespace(a=1) %}{% set ns.a = ns.a + 1 %}{{ ns.a }}",
+    "{% set ns = 3 %}{% set ns.a | upper %}x{% endset %}", "{% set ns = range(2) %}{% set ns.a %}x{% endset %}",
+    "{% set ns = true %}{% set ns.a %}x{% endset %}", "{% set ns = 1.5 %}{% set ns.a %}x{% endset %}",
 ])
 
 # ---- macros, call blocks ---------------------------------------------------------------------
