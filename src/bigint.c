@@ -518,3 +518,15 @@ Value bigint_neg(Rt *rt, Value a) {
     if (a.type == VT_FLOAT) return v_float(-a.u.f);
     rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary -: '%s'", v_type_name(a));
 }
+
+size_t bigint_bit_length(Rt *rt, Value a) {
+    Big b = big_of(rt, a);
+    return mag_bits(b.d, b.n);
+}
+
+uint64_t bigint_bit_count(Rt *rt, Value a) {
+    Big b = big_of(rt, a);
+    uint64_t ones = 0;
+    for (size_t i = 0; i < b.n; i++) ones += (uint64_t)__builtin_popcount(b.d[i]);
+    return ones;
+}

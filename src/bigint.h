@@ -31,4 +31,9 @@ double bigint_to_double(Value a);
  * Python does where it converts an int operand to float. */
 double bigint_to_float(Rt *rt, Value a);
 
+/* int.bit_length() and int.bit_count() of an int, bool or bigint (of
+ * its absolute value, as Python). */
+size_t bigint_bit_length(Rt *rt, Value a);
+uint64_t bigint_bit_count(Rt *rt, Value a);
+
 #endif

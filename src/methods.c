@@ -9,7 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "bigint.h"
 #include "builtins.h"
+#include "lexer.h"
 #include "unicode.h"
 
 /* ======================================================================
@@ -1172,8 +1174,68 @@ static Value m_is_integer(Rt *rt, Value self, const Value *argv, const Method *m
     return v_bool(isfinite(self.u.f) && floor(self.u.f) == self.u.f);
 }
 
+/* ---- numbers: the methods that return numbers (no bytes, no classmethods) ---- */
+
+enum { NUM_BIT_LENGTH, NUM_BIT_COUNT, NUM_CONJUGATE, NUM_RATIO };
+
+static Value ratio_tuple(Rt *rt, Value num, Value den) {
+    List *l = list_new(rt, 2);
+    list_push(rt, l, num);
+    list_push(rt, l, den);
+    return v_tuple_of(l);
+}
+
+static Value int_of(Value v) { return v.type == VT_BOOL ? v_int(v.u.b) : v; }
+
+static Value m_int(Rt *rt, Value self, const Value *argv, const Method *m) {
+    switch (m->op) {
+    case NUM_BIT_LENGTH: return v_int((int64_t)bigint_bit_length(rt, self));
+    case NUM_BIT_COUNT: return v_int((int64_t)bigint_bit_count(rt, self));
+    case NUM_CONJUGATE: return int_of(self);
+    default: return ratio_tuple(rt, int_of(self), v_int(1));   /* as_integer_ratio: (self, 1) */
+    }
+}
+
+static Value pow2(Rt *rt, int k) {
+    if (k < 63) return v_int(INT64_C(1) << k);
+    Value out = v_int(0);
+    bigint_arith(rt, OP_POW, v_int(2), v_int(k), &out);
+    return out;
+}
+
+/* float.as_integer_ratio(): the exact fraction, lowest terms. */
+static Value float_ratio(Rt *rt, double x) {
+    if (isinf(x)) rt_throw(rt, CF_ERR_OVERFLOW, "cannot convert Infinity to integer ratio");
+    if (isnan(x)) rt_throw(rt, CF_ERR_VALUE, "cannot convert NaN to integer ratio");
+    if (x == 0) return ratio_tuple(rt, v_int(0), v_int(1));
+    int e;
+    double f = frexp(fabs(x), &e);   /* |x| = f * 2^e, 0.5 <= f < 1 */
+    uint64_t mant = (uint64_t)ldexp(f, 53);
+    e -= 53;
+    while (mant && !(mant & 1)) mant >>= 1, e++;
+    Value num = v_int((int64_t)mant), den = v_int(1);
+    if (e > 0) bigint_arith(rt, OP_MUL, num, pow2(rt, e), &num);
+    else if (e < 0) den = pow2(rt, -e);
+    if (x < 0) num = bigint_neg(rt, num);
+    return ratio_tuple(rt, num, den);
+}
+
+static Value m_float(Rt *rt, Value self, const Value *argv, const Method *m) {
+    if (m->op == NUM_CONJUGATE) return self;
+    return float_ratio(rt, self.u.f);
+}
+
+static const Method int_methods[] = {
+    NOARGS("bit_length", m_int, NUM_BIT_LENGTH),
+    NOARGS("bit_count", m_int, NUM_BIT_COUNT),
+    NOARGS("conjugate", m_int, NUM_CONJUGATE),
+    NOARGS("as_integer_ratio", m_int, NUM_RATIO),
+};
+
 static const Method float_methods[] = {
     NOARGS("is_integer", m_is_integer, 0),
+    NOARGS("conjugate", m_float, NUM_CONJUGATE),
+    NOARGS("as_integer_ratio", m_float, NUM_RATIO),
 };
 
 /* ======================================================================
@@ -1223,6 +1285,10 @@ static const Method *methods_of(Value self, size_t *count, const char **owner) {
         *count = sizeof dict_methods / sizeof *dict_methods;
         *owner = "dict";
         return dict_methods;
+    case VT_INT: case VT_BOOL: case VT_BIGINT:
+        *count = sizeof int_methods / sizeof *int_methods;
+        *owner = "int";
+        return int_methods;
     case VT_FLOAT:
         *count = sizeof float_methods / sizeof *float_methods;
         *owner = "float";

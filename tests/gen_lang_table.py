@@ -253,7 +253,23 @@ prints("lookup", [
     "d[nope]", "xs[1.0]", "xs[true]", "'abc'[-4]", "nested.a['b'].c", "msgs|map(attribute='role')|list",
     "{'a b': 1}['a b']", "msg['role'][0]", "(1, 2)[1]", "range(5)[2]", "big.bit_length()",
     "f.is_integer()", "msg.keys()|list", "msg.__dict__", "xs._private", "d.get('zz') is none",
-    "msg.content.upper()", "el[0]", "ed.x",
+    "msg.content.upper()", "el[0]", "ed.x",    # int and float methods that return numbers
+    "big.bit_count()", "(-big).bit_length()", "(1.5).as_integer_ratio()", "(0.1).as_integer_ratio()",
+    "(-2.5).conjugate()", "(1e300).as_integer_ratio()", "(5e-324).as_integer_ratio()[1]|string|length",
+    "(0.0).as_integer_ratio()", "(-0.0).as_integer_ratio()", "(3).bit_length(1)", "(3).is_integer()",
+    "(1.0e16).as_integer_ratio()", "(-(2**63)).bit_length()", "(3.0).conjugate(1)",
+    "(123).bit_length|string|length > 5",
+])
+
+add_all("lookup", [
+    "{{ (5).bit_length() }}{{ (-5).bit_length() }}{{ (0).bit_length() }}",
+    "{{ (255).bit_count() }}{{ (-7).bit_count() }}",
+    "{{ true.bit_length() }}{{ false.bit_count() }}",
+    "{{ (3).conjugate() }}{{ true.conjugate() }}",
+    "{{ (3).as_integer_ratio() }}{{ true.as_integer_ratio() }}{{ big.as_integer_ratio() }}",
+    "{{ (2**70).bit_length() }}{{ (2**64 - 1).bit_count() }}",
+    "{{ (7).real }}{{ (7).imag }}",
+    "{{ (1.5).is_integer() }}{{ (2.0).is_integer() }}",
 ])
 
 # ---- slicing -------------------------------------------------------------------
