@@ -23,7 +23,9 @@ typedef enum NodeKind {
     N_WITH,        /* items: N_SET assignments; body */
     N_BREAK, N_CONTINUE,
     N_GENERATION,  /* body; its output span is recorded */
-    N_SCOPE_BLOCK, /* {% block name %}: body rendered in place */
+    N_SCOPE_BLOCK, /* {% block name %}: body rendered in place, in a scope of
+                      its own (flag: BLOCK_*; scoped: it sees the
+                      enclosing names) */
     N_AUTOESCAPE,  /* a: on/off expression; body */
     N_FAIL,        /* statement Jinja2 accepts but cannot run here: v = message,
                       op = error kind (raised when executed) */
@@ -110,6 +112,9 @@ struct Node {
     Str *name;              /* N_NAME / N_NSREF / N_MACRO */
 };
 
+/* N_SCOPE_BLOCK.flag */
+enum { BLOCK_SCOPED = 1, BLOCK_REQUIRED = 2 };
+
 /* Extra comparison operators beyond the lexer's OpCode range. */
 enum { OP_IN = 100, OP_NOTIN = 101 };
 
@@ -129,6 +134,9 @@ struct cf_template {
     int sym_chat[CHAT_NVARS];  /* symbol of each chat variable, -1 if unused */
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
+    int sym_self, sym_super;                            /* -1 if unused */
+    const Node **blocks;    /* the {% block %} nodes (self.name() renders one) */
+    int nblocks;
     cf_limits lim;
     bool uses_generation;
     /* What the polyfills must do for this template (src/polyfill.c): 0 until

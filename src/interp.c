@@ -110,6 +110,8 @@ static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     else I->globals[sym] = v;
 }
 
+static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
+
 /* A top-level name's value on first use: chat variable, caller variable,
  * default (special token), builtin global, else Undefined. Cached. */
 static Value resolve_global(Interp *I, int sym) {
@@ -117,6 +119,8 @@ static Value resolve_global(Interp *I, int sym) {
     const struct cf_template *t = I->t;
     Str *name = t->syms[sym];
     Value v;
+    if (sym == t->sym_self)   /* Jinja2 binds `self` itself, over any variable of that name */
+        return I->globals[sym] = v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
     if (in->chat_mode) {
         for (int k = 0; k < CHAT_NVARS; k++) {
             if (t->sym_chat[k] != sym) continue;
@@ -1393,6 +1397,64 @@ static void namespace_targets(Interp *I, const Node *set, const Node *target, Fr
     rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "cannot assign attribute on non-namespace object");
 }
 
+/* ---- blocks: without a parent template a block renders in place, and
+ * self.name() renders it again ---- */
+
+/* The scope a block's body runs in: Jinja2 compiles it to a function of the
+ * render's context (only top-level names), or of the enclosing names when
+ * `scoped`; `super` there is an Undefined (no parent template). */
+static Frame *block_frame(Interp *I, const Node *block, Frame *parent) {
+    if (block->flag & BLOCK_REQUIRED) {   /* no child template overrides it */
+        set_pos(I, block);
+        rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "Required block '%s' not found", block->name->data);
+    }
+    Frame *bf = frame_new(I, parent);
+    if (I->t->sym_super >= 0)
+        frame_set(I, bf, I->t->sym_super, v_undef_msg(I->rt, "there is no parent block called '%s'.", block->name->data));
+    return bf;
+}
+
+static Value block_ref_call(Rt *rt, Obj *self, const Args *a) {
+    Interp *I = INTERP(rt);
+    if (a->nkw) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() got an unexpected keyword argument '%s'", a->kwnames[0]->data);
+    if (a->npos) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() takes 1 positional argument but %d were given", a->npos + 1);
+    const Node *block = self->data;
+    depth_enter(I);
+    Value v = capture(I, &block->body, block_frame(I, block, NULL));   /* Markup under autoescape */
+    I->depth--;
+    return v;
+}
+
+static bool block_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
+    if (n != 5 || memcmp(name, "super", 5) != 0) return false;
+    *out = v_undef_msg(rt, "there is no parent block called '%s'.", ((const Node *)self->data)->name->data);
+    return true;
+}
+
+static void block_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
+    sb_puts(sb, "<jinja2.runtime.BlockReference object at 0x0>");   /* (CPython prints an address) */
+}
+
+static const ObjType BLOCK_REF_TYPE = {"BlockReference", block_ref_getattr, block_ref_call, block_ref_repr};
+
+static bool template_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
+    const struct cf_template *t = INTERP(rt)->t;
+    for (int i = 0; i < t->nblocks; i++) {
+        const Str *bname = t->blocks[i]->name;
+        if (bname->len == n && memcmp(bname->data, name, n) == 0) {
+            *out = v_object(rt, VT_OBJECT, &BLOCK_REF_TYPE, (void *)t->blocks[i]);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void template_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
+    sb_puts(sb, "<TemplateReference None>");   /* (the name of a template made from a string) */
+}
+
+static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr};
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
@@ -1467,7 +1529,9 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         write_value(I, body);
         return CTL_NONE;
     }
-    case N_SCOPE_BLOCK: return exec_body(I, &n->body, f);
+    case N_SCOPE_BLOCK:   /* (a break inside cannot leave it: the parser refuses one) */
+        exec_body(I, &n->body, block_frame(I, n, (n->flag & BLOCK_SCOPED) ? f : NULL));
+        return CTL_NONE;
     case N_AUTOESCAPE: {
         bool saved = I->autoescape;
         I->autoescape = v_truthy(eval(I, n->a, f));

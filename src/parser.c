@@ -3,6 +3,7 @@
 #include "ast.h"
 #include "lexer.h"
 #include "interp.h"
+#include "unicode.h"
 #include <string.h>
 #include <stdio.h>
 
@@ -202,6 +203,14 @@ static int intern_sym(Parser *P, Str *name) {
 }
 
 static Str *tok_str(Token *t) { return t->v.u.s; }
+
+/* Python's str.isspace(): not empty, and whitespace throughout. */
+static bool all_whitespace(const Str *s) {
+    size_t i = 0;
+    while (i < s->len)
+        if (!uc_isspace(utf8_next(s->data, s->len, &i))) return false;
+    return s->len > 0;
+}
 
 /* ---- expressions ---- */
 static Node *parse_expression(Parser *P, bool with_condexpr);
@@ -1197,10 +1206,26 @@ static Node *parse_statement(Parser *P) {
                 rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "block '%s' defined twice", bname->data);
             }
         if (P->nblocks < 64) P->blocks[P->nblocks++] = bname;
-        if (is_name(cur(P), "scoped")) advance(P);
-        if (is_name(cur(P), "required")) advance(P);
+        n->name = bname;
+        if (is_name(cur(P), "scoped")) {
+            advance(P);
+            n->flag |= BLOCK_SCOPED;
+        }
+        if (is_name(cur(P), "required")) {
+            advance(P);
+            n->flag |= BLOCK_REQUIRED;
+        }
+        if (is_op(cur(P), OP_SUB))
+            fail_at(P, cur(P), "Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.", NULL, NULL);
+        int saved_loops = P->loop_depth;
+        P->loop_depth = 0;     /* the body is a function of its own: no break out of it */
         n->body = parse_statements(P, endblock, true);
-        if (cur(P)->type == T_NAME) advance(P);
+        P->loop_depth = saved_loops;
+        if (n->flag & BLOCK_REQUIRED)
+            for (int i = 0; i < n->body.n; i++)
+                if (n->body.v[i]->kind != N_DATA || !all_whitespace(n->body.v[i]->v.u.s))
+                    fail_at(P, cur(P), "Required blocks can only contain comments or whitespace", NULL, NULL);
+        if (cur(P)->type == T_NAME && str_eq(tok_str(cur(P)), bname)) advance(P);   /* {% endblock name %} */
     } else if (is_name(t, "autoescape")) {
         advance(P);
         n = new_node(P, N_AUTOESCAPE, t);
@@ -1411,6 +1436,9 @@ static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
         for (int i = 0; i < n->items.n; i++) mark_target(n->items.v[i]->a, framed);
         mark_bindings_list(&n->body, framed, true);
         return;
+    case N_SCOPE_BLOCK:         /* a function of its own */
+        mark_bindings_list(&n->body, framed, true);
+        return;
     case N_AUTOESCAPE:          /* a scope of its own, as a with block */
         mark_bindings_list(&n->body, framed, true);
         return;
@@ -1431,7 +1459,7 @@ static void flag_top_level_name(Node *n, void *framed) {
 
 static void mark_top_level_names(Rt *rt, struct cf_template *t) {
     uint8_t *framed = rt_alloc0(rt, (size_t)(t->nsyms ? t->nsyms : 1));
-    const int implicit[] = {t->sym_loop, t->sym_caller, t->sym_varargs, t->sym_kwargs};
+    const int implicit[] = {t->sym_loop, t->sym_caller, t->sym_varargs, t->sym_kwargs, t->sym_super};
     for (size_t i = 0; i < sizeof implicit / sizeof implicit[0]; i++)
         if (implicit[i] >= 0) framed[implicit[i]] = 1;
     mark_bindings_list(&t->body, framed, false);
@@ -1450,7 +1478,7 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
         t->chat_key[k] = str_new(rt, chat_names[k], strlen(chat_names[k]));
         freeze_str(t->chat_key[k]);
     }
-    t->sym_loop = t->sym_caller = t->sym_varargs = t->sym_kwargs = -1;
+    t->sym_loop = t->sym_caller = t->sym_varargs = t->sym_kwargs = t->sym_self = t->sym_super = -1;
     for (int i = 0; i < t->nsyms; i++) {
         Str *name = t->syms[i];
         freeze_str(name);
@@ -1463,6 +1491,8 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
         else if (str_eqz(name, "caller")) t->sym_caller = i;
         else if (str_eqz(name, "varargs")) t->sym_varargs = i;
         else if (str_eqz(name, "kwargs")) t->sym_kwargs = i;
+        else if (str_eqz(name, "self")) t->sym_self = i;
+        else if (str_eqz(name, "super")) t->sym_super = i;
     }
 }
 
@@ -1564,6 +1594,14 @@ static void pack_template(Rt *rt, struct cf_template *t) {
     pack_list(&pk, &t->body);
 }
 
+static void count_block(Node *n, void *t) {
+    if (n->kind == N_SCOPE_BLOCK) ((struct cf_template *)t)->nblocks++;
+}
+static void collect_block(Node *n, void *t) {
+    struct cf_template *tt = t;
+    if (n->kind == N_SCOPE_BLOCK) tt->blocks[tt->nblocks++] = n;
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1580,4 +1618,8 @@ void parse_template(Rt *rt, struct cf_template *t) {
     resolve_symbols(rt, t);
     mark_top_level_names(rt, t);
     pack_template(rt, t);
+    walk_list(&t->body, count_block, t);   /* (after packing: the nodes a render reads) */
+    t->blocks = rt_alloc(rt, (size_t)(t->nblocks ? t->nblocks : 1) * sizeof *t->blocks);
+    t->nblocks = 0;
+    walk_list(&t->body, collect_block, t);
 }

@@ -1250,6 +1250,7 @@ static void write_object_type_repr(StrBuf *sb, Value obj, bool quoted) {
         {"LoopContext", "jinja2.runtime.LoopContext"}, {"Macro", "jinja2.runtime.Macro"},
         {"Cycler", "jinja2.utils.Cycler"}, {"Joiner", "jinja2.utils.Joiner"},
         {"Namespace", "jinja2.utils.Namespace"}, {"Markup", "markupsafe.Markup"},
+        {"TemplateReference", "jinja2.runtime.TemplateReference"}, {"BlockReference", "jinja2.runtime.BlockReference"},
     };
     const char *q = quoted ? "'" : "";
     if (obj.type == VT_NONE) {

@@ -253,7 +253,8 @@ prints("lookup", [
     "d[nope]", "xs[1.0]", "xs[true]", "'abc'[-4]", "nested.a['b'].c", "msgs|map(attribute='role')|list",
     "{'a b': 1}['a b']", "msg['role'][0]", "(1, 2)[1]", "range(5)[2]", "big.bit_length()",
     "f.is_integer()", "msg.keys()|list", "msg.__dict__", "xs._private", "d.get('zz') is none",
-    "msg.content.upper()", "el[0]", "ed.x",    # int and float methods that return numbers
+    "msg.content.upper()", "el[0]", "ed.x",
+    # int and float methods that return numbers
     "big.bit_count()", "(-big).bit_length()", "(1.5).as_integer_ratio()", "(0.1).as_integer_ratio()",
     "(-2.5).conjugate()", "(1e300).as_integer_ratio()", "(5e-324).as_integer_ratio()[1]|string|length",
     "(0.0).as_integer_ratio()", "(-0.0).as_integer_ratio()", "(3).bit_length(1)", "(3).is_integer()",
@@ -456,7 +457,8 @@ add_all("set", [
     "{% set ns = namespace(n=0) %}{% for m in msgs %}{% if m.role == 'user' %}{% set ns.n = loop.index0 %}{% endif %}{% endfor %}{{ ns.n }}",
     "{% set ns = namespace(x=1) %}{% set ns.y = 2 %}{{ ns.y }}", "{% set ns = namespace(x=1) %}{{ ns.missing }}",
     "{% set ns = namespace(x=1) %}{{ ns['x'] }}", "{% set x = [1, 2] %}{{ x.append(3) }}", "{% set x = {} %}{% set x.a = 1 %}",
-    "{% set x = nope %}{{ x is defined }}", "{% set %}", "{% set x %}unclosed", "{% set x = %}",    # set ns.a = ... tests ns (every ns of a tuple target) before the value; a block set tests
+    "{% set x = nope %}{{ x is defined }}", "{% set %}", "{% set x %}unclosed", "{% set x = %}",
+    # set ns.a = ... tests ns (every ns of a tuple target) before the value; a block set tests
     # nothing and assigns ns['a'] as Python, whose errors name the type (a dict: known difference)
     "{% set ns.a = x.y %}", "{% set ns = 1 %}{% set ns.a = 1/0 %}",
     "{% for i in [1] %}{% set ns.a = x.y %}{% endfor %}", "{% set ns.a %}{{ x.y }}{% endset %}",
@@ -625,7 +627,8 @@ add_all("block", [
     "{{ (xs|reverse)[0:1] }}", "{{ (xs|map('string'))[1:] }}", "{{ d.items()[:1] }}", "{{ (d|reverse)[::2] }}",
     "[{{ (['a', 'b']|reverse)[0:1] }}][{{ ((1, 2)|reverse)[:] }}]|{{ (xs|list)[1:] }}|{{ (1, 2, 3)[1:] }}",
     # a raw tag that ends the source is no lexer error (Jinja2's failure rule needs a character)
-    "x{%- raw %}", "{% raw -%}  \n ", "{% raw %} ", "{% for x in xs %}{% raw %}",    # a failed slice of constants is Undefined only inside what Jinja2 folds whole: a {{ }}
+    "x{%- raw %}", "{% raw -%}  \n ", "{% raw %} ", "{% for x in xs %}{% raw %}",
+    # a failed slice of constants is Undefined only inside what Jinja2 folds whole: a {{ }}
     # child, or a subtree whose value it can write as a literal; elsewhere it raises
     "{% set v = (3|default('x'))[1:] %}ok", "{% set v = (3)[1:] %}ok", "{{ (3)[1:] }}ok",
     "{% set v = (3)[1:]|default('z') %}{{ v }}", "{% set v = [(3)[1:]] %}{{ v }}",
@@ -635,7 +638,8 @@ add_all("block", [
     "{% macro m(a=(3)[1:]) %}{{ a }}{% endmacro %}{{ m() }}", "{{ m((3)[1:]) }}",
     "{% set v = {'a': (3)[1:]} %}{{ v }}", "{% set v = (3)[1:]|string %}{{ v }}",
     "{% set v = (3)[1:][2:] %}{{ v }}", "{% set v = ([1, 2]|reverse|list)[1:] %}{{ v }}",
-    "{% set v = (3)[1:]|reverse %}x", "{% set v = [1][1:]|reverse %}{{ v|list }}",    # range() is a range: prints as range(0, 3), equals only a range, refuses + * and json, slices to a range;
+    "{% set v = (3)[1:]|reverse %}x", "{% set v = [1][1:]|reverse %}{{ v|list }}",
+    # range() is a range: prints as range(0, 3), equals only a range, refuses + * and json, slices to a range;
     # generators compare by identity and repeat nothing
     "{{ range(3) }}", "{{ range(1, 10, 3) }}", "{{ range(5, 2) }}", "{{ range(3) == [0, 1, 2] }}",
     "{{ range(3) | tojson }}", "{{ [1] + range(2) }}", "{{ range(2) + [1] }}", "{{ range(3)|string }}",
@@ -689,6 +693,24 @@ add_all("block", [
     "{{ range(3)|truncate(3) }}", "{{ range(3)|urlencode }}", "{{ range(3)|abs }}", "{{ range(3)|round }}",
     "{{ range(3)|min }}{{ range(3)|max }}", "{{ range(3)|reject('odd')|list }}",
     "{{ range(3)|groupby('real')|list }}",
+    # blocks: a scope of their own (scoped: the enclosing names); self.name() renders one again,
+    # super is an Undefined (no parent), required blocks fail, {% endblock name %} must match
+    "{% block b %}x{% endblock %}{{ self.b() }}", "{{ self }}", "{{ self.nope }}", "{{ self.nope() }}",
+    "{% block b %}{{ super() }}y{% endblock %}",
+    "{% set v = 1 %}{% block b %}[{{ v }}]{% endblock %}{% set v = 2 %}{{ self.b() }}",
+    "{% for i in [1] %}{% block b %}[{{ i }}]{% endblock %}{% endfor %}{{ self.b() }}",
+    "{% block b %}<{% endblock %}{% autoescape true %}{{ self.b() }}{% endautoescape %}",
+    "{{ self.b() }}{% block b %}x{% endblock %}",
+    "{% block a %}A{% block b %}B{% endblock %}{% endblock %}{{ self.b() }}{{ self.a() }}",
+    "{% block b %}x{% endblock %}{{ self.b() is string }}", "{% block b %}x{% endblock %}{{ self.b()|length }}",
+    "{% block b scoped %}x{% endblock %}{{ self.b() }}",
+    "{% macro m() %}{{ self.b() }}{% endmacro %}{% block b %}x{% endblock %}{{ m() }}", "{{ self is defined }}",
+    "{% set self = 1 %}{{ self }}", "{% block b %}x{% endblock %}{{ self['b']() }}",
+    "{% block b %}x{% endblock %}{{ self.b.super }}", "{% block b required %}  {# c #}\n{% endblock %}",
+    "{% block b required %}x{% endblock %}", "{% block b required %}{{ 1 }}{% endblock %}",
+    "{% block a-b %}{% endblock %}", "{% block b required %}{% endblock %}{{ self.b() }}",
+    "{% if false %}{% block b required %}{% endblock %}{% endif %}ok", "{% block b scoped required %}{% endblock %}",
+    "{% block b required scoped %}{% endblock %}", "{% block b %}{% endblock b %}{% block c %}{% endblock  c  %}ok",
 ])
 
 # ---- scoping ------------------------------------------------------------------------------

@@ -287,7 +287,7 @@ class Gen:
             lambda: f"{self.expr('list:int', d)}|count", lambda: f"{i()} if {self.expr('bool', d)} else {i()}",
             lambda: f"{self.atom('int')} + {self.atom('int')} * {self.atom('int')} - {self.atom('int')}",
             lambda: f"-{self.pick(['2', '3', 'count'])} ** 2", lambda: f"{self.atom('int')} // 2 * 2 + {self.atom('int')} % 3",
-            lambda: f"{self.atom('list:int')}|length + 1",
+            lambda: f"{self.atom('list:int')}|length + 1", lambda: f"({i()}).bit_length()",
         ]
         if self.loops:
             choices += [lambda: f"loop.{self.pick(['index', 'index0', 'revindex', 'revindex0', 'length', 'depth'])}"] * 3
@@ -372,6 +372,8 @@ class Gen:
             lambda: f"{self.expr('list:msg', d)}|rejectattr('tool_calls', 'defined')|map(attribute='content')|list",
             lambda: f"{self.expr('list:msg', d)}|groupby('role')|map(attribute='grouper')|list",
             lambda: f"{self.expr('list:any', d)}|map('string')|list",
+            lambda: f"range({self.pick(['3', '0', '1, 5', '10, 0, -3', '-2, 2'])})",
+            lambda: f"range({self.pick(['6', '2, 9', '10, 0, -2'])})[{self.slice()}]",
         ])()
 
     def e_dict(self, d):
