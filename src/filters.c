@@ -835,11 +835,23 @@ static Value f_join(Rt *rt, Value self, const Args *args) {
     StrBuf sb;
     sb_init(rt, &sb, 64);
     rt_step(rt, items->len / 64 + 1);
+    /* Under autoescape, Jinja2 joins as Markup when the separator or an item
+     * is Markup: the separator and every other item are escaped then. */
+    bool as_markup = false;
+    if (interp_autoescape(rt)) {
+        as_markup = is_markup(a[0]);
+        for (size_t i = 0; i < items->len && !as_markup; i++)
+            as_markup = is_markup(by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+        if (as_markup && !is_markup(a[0])) d = markup_escape(rt, d);
+    }
     for (size_t i = 0; i < items->len; i++) {
         if (i) sb_put(&sb, d.u.s->data, d.u.s->len);
-        v_write_str(rt, &sb, by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+        Value item = by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i];
+        if (as_markup && !is_markup(item)) item = markup_escape(rt, item);
+        v_write_str(rt, &sb, item);
     }
-    return sb_to_value(&sb);
+    Value r = sb_to_value(&sb);
+    return as_markup ? v_markup(r) : r;
 }
 
 static const Sig SIG_LAST = {"do_last", 1, 0, 0, {0}};
@@ -2066,7 +2078,8 @@ static Value f_xmlattr(Rt *rt, Value self, const Args *args) {
         sb_putc(&sb, '"');
         any = true;
     }
-    return sb_to_value(&sb);
+    Value r = sb_to_value(&sb);
+    return interp_autoescape(rt) ? v_markup(r) : r;   /* (keys and values are escaped already) */
 }
 
 /* ---- urlize (jinja2.utils.urlize with the default policies) ---- */
@@ -2346,7 +2359,8 @@ static Value f_urlize(Rt *rt, Value self, const Args *args) {
         }
         sb_put(&out, m + core, mn - core);
     }
-    return sb_to_value(&out);
+    Value r = sb_to_value(&out);
+    return interp_autoescape(rt) ? v_markup(r) : r;   /* (its words are escaped already) */
 }
 
 /* ------------------------------------------------------------------ */

@@ -682,12 +682,14 @@ static Node *parse_concat(Parser *P) {
     Node *first = parse_math2(P);
     if (!is_op(cur(P), OP_TILDE)) return first;
     Node *c = new_node(P, N_CONCAT, at);
-    c->op = escape_mode(P, false);   /* markup_join or str_join (a constant folds to the same str) */
     nl_push(P, &c->items, first);
     while (is_op(cur(P), OP_TILDE)) {
         advance(P);
         nl_push(P, &c->items, parse_math2(P));
     }
+    /* markup_join or str_join; a concat of constants Jinja2 folds with str()
+     * of each part, so a Markup part ('<'|safe ~ x) is plain text then */
+    c->op = foldable(P, c, !P->escape_volatile) ? ESC_OFF : escape_mode(P, false);
     return c;
 }
 

@@ -263,6 +263,13 @@ class Gen:
             lambda: f"{x()}|urlencode",
             lambda: f"{self.expr('list:str', d)}|first|default('')",
             lambda: f"{x()}.title().split()|join(' ')",
+            lambda: f"{x()}|{self.pick(['escape', 'forceescape', 'safe'])}{self.pick(['', '|string', ' ~ ' + repr('<&>')])}",
+            lambda: f"{self.expr(self.pick(['int', 'float']), d)}|filesizeformat{self.pick(['', '(true)'])}",
+            lambda: f"{x()}|urlize{self.pick(['', '(10)', '(nofollow=true)'])}",
+            lambda: f"'%s-%s'|format({a()}, {x()})", lambda: f"{a()}|pprint",
+            lambda: f"{self.expr('dict', d)}|xmlattr{self.pick(['', '(false)'])}",
+            lambda: f"{self.expr('msg', d)}|attr({self.pick(['role', 'content', 'nope'])!r})",
+            lambda: f"{self.expr('dict', d)}|items|list|string", lambda: f"{a()}|d({x()})",
         ]
         if self.vars_of("macro"):
             choices.append(lambda: self.macro_call(d))
@@ -330,6 +337,11 @@ class Gen:
             lambda: f"not {self.atom('int')} == {self.atom('int')}",
             lambda: f"{self.atom('bool')} and not {self.atom('bool')} or {self.atom('bool')}",
             lambda: f"{self.atom('str')} in {self.atom('str')} ~ {self.atom('str')}",
+            lambda: f"{self.expr(same, d)} is {self.pick(['eq', 'ne', 'lt', 'le', 'gt', 'ge', 'greaterthan', 'lessthan', '==', '<'])} {self.expr(same, d)}",
+            lambda: f"{self.expr('str', d)} is in {self.expr(self.pick(['str', 'list:str', 'dict']), d)}",
+            lambda: f"{a()} is {self.pick(['undefined', 'escaped', 'true', 'false'])}",
+            lambda: f"{literal(self.pick(['upper', 'nope', 'odd', 'tojson']), self.r)} is {self.pick(['filter', 'test'])}",
+            lambda: f"{self.expr('str', d)}|e is escaped",
         ]
         if self.loops:
             choices += [lambda: f"loop.{self.pick(['first', 'last'])}", lambda: "loop.previtem is defined",
