@@ -448,13 +448,15 @@ CF_API void cf_builder_float(cf_builder *b, double v);
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t len);   /* UTF-8, copied */
 CF_API void cf_builder_list(cf_builder *b, size_t n);
 CF_API void cf_builder_dict(cf_builder *b, size_t npairs);
+CF_API void cf_builder_tuple(cf_builder *b, size_t n);   /* a Python tuple: prints (1, 2) */
 /* The same pushes in bulk: many values in one call (a binding fills an
  * array while it walks its objects and feeds it a chunk at a time). Each
  * item is what the matching call above would push: STR takes u.s and n
- * bytes (copied), LIST n items, DICT n pairs, BOOL n != 0, INT u.i, FLOAT
- * u.f. */
+ * bytes (copied), LIST and TUPLE n items, DICT n pairs, BOOL n != 0, INT
+ * u.i, FLOAT u.f. */
 typedef enum {
-    CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT
+    CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT,
+    CF_ITEM_TUPLE
 } cf_builder_item_kind;
 typedef struct cf_builder_item {
     cf_builder_item_kind kind;
@@ -487,7 +489,8 @@ typedef struct cf_render_buffer {
 enum {
     CF_DATA_JSON = 0,          /* a JSON object, read as cf_context_from_json_limits does */
     CF_DATA_MARSHAL = 1,       /* Python's marshal.dumps(variables, 4) of JSON-like data:
-                                  str keys; str, int, float, bool, None, list, tuple, dict */
+                                  str keys; str, int, float, bool, None, list, tuple (kept a
+                                  tuple), dict */
     CF_DATA_FORMAT_MASK = 0xff,
     CF_DATA_CHAT = 0x100       /* chat mode (cf_render_chat); else raw mode (cf_render) */
 };

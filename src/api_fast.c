@@ -5,7 +5,8 @@
  *
  * The marshal reader accepts exactly the data whose JSON spelling
  * cf_context_from_json would read into the same values (str keys; str, int,
- * float, bool, None, list, tuple, dict values). Anything else — NaN, a
+ * float, bool, None, list, dict values), and tuples, which stay tuples (JSON
+ * would make them lists). Anything else — NaN, a
  * non-str key, a lone surrogate, bytes, a set, a cycle, a limit — is not an
  * error here but CF_RENDER_UNSUPPORTED: the caller encodes the data as JSON
  * and calls again, and the JSON path reports what is wrong in its own words.
@@ -127,7 +128,7 @@ static Value read_sequence(Unmarshal *m, size_t n) {
     List *l = list_new(m->rt, n);
     for (size_t i = 0; i < n; i++) l->items[i] = read_value(m);
     l->len = n;
-    return v_list_of(l);   /* tuples too: JSON has only arrays */
+    return v_list_of(l);
 }
 
 static Value read_dict(Unmarshal *m) {
@@ -176,6 +177,7 @@ static Value read_value(Unmarshal *m) {
         if (flagged) slot = ref_reserve(m);
         if (++m->depth > m->rt->lim.max_json_depth) unsupported(m);
         v = code == M_DICT ? read_dict(m) : read_sequence(m, read_count(m, code == M_SMALL_TUPLE));
+        if (code == M_TUPLE || code == M_SMALL_TUPLE) v.type = VT_TUPLE;   /* as Jinja2 sees it: (1, 2) */
         m->depth--;
         if (flagged) m->refs[slot] = v;
         return v;

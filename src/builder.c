@@ -110,7 +110,7 @@ static inline void place(cf_builder *b, Value v) {
             return;
         }
         OpenContainer *c = &b->open[b->depth - 1];
-        if (c->v.type == VT_LIST) {
+        if (c->v.type != VT_DICT) {   /* a list or a tuple */
             List *l = c->v.u.list;
             l->items[l->len++] = v;
         } else if (c->remaining & 1) {
@@ -125,12 +125,16 @@ static inline void place(cf_builder *b, Value v) {
     }
 }
 
-static void open_container(cf_builder *b, bool is_dict, size_t n) {
+enum { OPEN_LIST, OPEN_DICT, OPEN_TUPLE };
+
+static void open_container(cf_builder *b, int kind, size_t n) {
+    bool is_dict = kind == OPEN_DICT;
     if (n > b->rt.lim.max_items)
         rt_throw(&b->rt, CF_ERR_LIMIT, "more than %zu items in one value (raise it with --max-items / cf_limits.max_items)",
                  (size_t)b->rt.lim.max_items);
     if (n == 0) {
-        place(b, is_dict ? v_dict_of(dict_new(&b->rt, 0)) : v_list_of(list_new(&b->rt, 0)));
+        place(b, is_dict ? v_dict_of(dict_new(&b->rt, 0))
+                         : kind == OPEN_TUPLE ? v_tuple_of(list_new(&b->rt, 0)) : v_list_of(list_new(&b->rt, 0)));
         return;
     }
     if (b->depth >= b->rt.lim.max_json_depth)
@@ -140,6 +144,7 @@ static void open_container(cf_builder *b, bool is_dict, size_t n) {
     if (b->depth == b->open_cap) grow_open(b);
     OpenContainer *c = &b->open[b->depth++];
     c->v = is_dict ? v_dict_of(dict_new_str_pairs(&b->rt, n)) : v_list_of(list_new(&b->rt, n));
+    if (kind == OPEN_TUPLE) c->v.type = VT_TUPLE;
     c->remaining = is_dict ? 2 * n : n;
 }
 
@@ -180,7 +185,7 @@ static void push_float(cf_builder *b, double v) {
 
 static void push_dict(cf_builder *b, size_t npairs) {
     if (npairs > SIZE_MAX / 2) rt_throw(&b->rt, CF_ERR_LIMIT, "cf_builder_dict: too many pairs");
-    open_container(b, true, npairs);
+    open_container(b, OPEN_DICT, npairs);
 }
 
 CF_API void cf_builder_null(cf_builder *b) {
@@ -210,7 +215,12 @@ CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
     GUARDED(b);
-    open_container(b, false, n);
+    open_container(b, OPEN_LIST, n);
+}
+
+CF_API void cf_builder_tuple(cf_builder *b, size_t n) {
+    GUARDED(b);
+    open_container(b, OPEN_TUPLE, n);
 }
 
 CF_API void cf_builder_dict(cf_builder *b, size_t npairs) {
@@ -228,7 +238,8 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
         switch (it->kind) {
         case CF_ITEM_STR: push_str(b, it->u.s, it->n); break;
         case CF_ITEM_DICT: push_dict(b, it->n); break;
-        case CF_ITEM_LIST: open_container(b, false, it->n); break;
+        case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
+        case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
         case CF_ITEM_NULL: place(b, v_none()); break;
         case CF_ITEM_BOOL: place(b, v_bool(it->n != 0)); break;
         case CF_ITEM_INT: place(b, v_int(it->u.i)); break;

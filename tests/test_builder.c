@@ -328,6 +328,39 @@ static void errors(void) {
         cf_context_free(c);
     }
 
+    /* tuples stay tuples (what a binding's Python tuple is to Jinja2), by call and by feed */
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 3);
+    cf_builder_str(b, "t", 1);
+    cf_builder_tuple(b, 2);
+    cf_builder_int(b, 1);
+    cf_builder_tuple(b, 1);
+    cf_builder_str(b, "x", 1);
+    cf_builder_str(b, "e", 1);
+    cf_builder_tuple(b, 0);
+    cf_builder_item tuple_items[] = {{CF_ITEM_STR, 1, {.s = "f"}}, {CF_ITEM_TUPLE, 2, {0}}, {CF_ITEM_NULL, 0, {0}},
+                                     {CF_ITEM_LIST, 0, {0}}};
+    cf_builder_feed(b, tuple_items, 4);
+    c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "tuples: %s", err.message);
+    if (c) {
+        const char *src = "{{ t }} {{ e }} {{ f }} {{ t + (2,) }} {{ t|tojson }} {{ t is sequence }}";
+        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+        cf_result r;
+        bool ok = t && cf_render(t, c, NULL, &r, &err);
+        CHECK(ok && strcmp(r.text, "(1, ('x',)) () (None, []) (1, ('x',), 2) [1, [\"x\"]] True") == 0, "tuples render: %s",
+              ok ? r.text : err.message);
+        if (ok) cf_result_free(&r);
+        const char *bad_src = "{{ t + [2] }}";
+        cf_template *t2 = cf_compile(bad_src, strlen(bad_src), NULL, &err);
+        CHECK(t2 && !cf_render(t2, c, NULL, &r, &err) && err.kind == CF_ERR_TYPE &&
+                  strstr(err.message, "can only concatenate tuple (not \"list\") to tuple"),
+              "tuple + list refused: %s", err.message);
+        cf_template_free(t2);
+        cf_template_free(t);
+        cf_context_free(c);
+    }
+
     /* NULL builder (allocation failed) is safe everywhere */
     cf_builder_null(NULL);
     cf_builder_dict(NULL, 1);

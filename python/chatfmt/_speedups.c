@@ -88,7 +88,7 @@ static bool walk(Walk *w, PyObject *o, int depth) {
         if (depth >= MAX_DEPTH) return false;
         Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
         PyObject **items = PySequence_Fast_ITEMS(o);
-        next_item(w, CF_ITEM_LIST)->n = (size_t)n;
+        next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
         for (Py_ssize_t i = 0; i < n; i++)
             if (!walk(w, items[i], depth + 1)) return false;
         return true;
