@@ -829,9 +829,13 @@ static Value f_join(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_JOIN, a);
     Value d = a[0].type == VT_MISSING ? empty_str(rt) : plain_str(rt, a[0]);
     List *items = v_iterate(rt, self);
-    Getter g;
-    bool by_attr = a[1].type != VT_MISSING && !is_none(a[1]);
-    if (by_attr) g = make_getter(rt, a[1], false, v_missing());
+    const Value *vals = items->items;
+    if (a[1].type != VT_MISSING && !is_none(a[1])) {   /* join(attribute=...): each item's attribute, once */
+        Getter g = make_getter(rt, a[1], false, v_missing());
+        Value *got = rt_alloc(rt, (items->len ? items->len : 1) * sizeof(Value));
+        for (size_t i = 0; i < items->len; i++) got[i] = get_attr(rt, &g, items->items[i]);
+        vals = got;
+    }
     StrBuf sb;
     sb_init(rt, &sb, 64);
     rt_step(rt, items->len / 64 + 1);
@@ -840,13 +844,12 @@ static Value f_join(Rt *rt, Value self, const Args *args) {
     bool as_markup = false;
     if (interp_autoescape(rt)) {
         as_markup = is_markup(a[0]);
-        for (size_t i = 0; i < items->len && !as_markup; i++)
-            as_markup = is_markup(by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+        for (size_t i = 0; i < items->len && !as_markup; i++) as_markup = is_markup(vals[i]);
         if (as_markup && !is_markup(a[0])) d = markup_escape(rt, d);
     }
     for (size_t i = 0; i < items->len; i++) {
         if (i) sb_put(&sb, d.u.s->data, d.u.s->len);
-        Value item = by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i];
+        Value item = vals[i];
         if (as_markup && !is_markup(item)) item = markup_escape(rt, item);
         v_write_str(rt, &sb, item);
     }
