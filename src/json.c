@@ -34,7 +34,20 @@ typedef struct Parser {
      * thousands of times, and a shared Str also keeps its cached hash. */
     Str *recent[256];
     StrCarver carver;
+    /* JsonSource: the text is a copy the values may point into (NULL: too
+     * big to keep), and a count of what json.dumps(ensure_ascii=False)
+     * would write otherwise (other spacing, escapes, numbers, a repeated
+     * key): a container is kept verbatim when it did not move. */
+    const char *kept_text;
+    size_t not_verbatim;
+    size_t items;             /* values read inside containers so far */
+    unsigned deepest;         /* the deepest such value of the open container */
 } Parser;
+
+/* Documents up to this size are copied for their JsonSources (requests and
+ * dataset rows are a few KB; the copy costs a memcpy, and no more than the
+ * document again in memory). */
+#define JSON_SOURCE_MAX ((size_t)1 << 20)
 
 
 /* 1: bytes that end a run of plain string content; 2: non-ASCII. */
@@ -55,6 +68,14 @@ static inline size_t skip_ws(const Parser *ps, size_t i) {
     if (i + 1 < ps->n && ps->s[i] == ' ' && ps->s[i + 1] > ' ') return i + 1;
     while (i < ps->n && is_ws(ps->s[i])) i++;
     return i;
+}
+
+/* skip_ws inside a container, noting spacing json.dumps would not write:
+ * `spaces` is 1 after ',' and ':', else 0. */
+static inline size_t skip_ws_in(Parser *ps, size_t i, size_t spaces) {
+    size_t j = skip_ws(ps, i);
+    if (j - i != spaces || (spaces && ps->s[i] != ' ')) ps->not_verbatim++;
+    return j;
 }
 
 /* Python decodes the whole document before parsing, so an invalid byte
@@ -228,7 +249,7 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
     switch (ps->s[i + 1]) {
     case '"': c = '"'; break;
     case '\\': c = '\\'; break;
-    case '/': c = '/'; break;
+    case '/': c = '/'; ps->not_verbatim++; break;
     case 'b': c = '\b'; break;
     case 'f': c = '\f'; break;
     case 'n': c = '\n'; break;
@@ -237,6 +258,11 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
     case 'u': {
         uint32_t cp = parse_hex4(ps, i + 1);
         size_t next = i + 6;
+        /* json.dumps(ensure_ascii=False) spells only the controls without
+         * a short escape this way, in lower case */
+        if (!(cp < 0x20 && cp != '\b' && cp != '\t' && cp != '\n' && cp != '\f' && cp != '\r') ||
+            (ps->s[i + 5] >= 'A' && ps->s[i + 5] <= 'F'))
+            ps->not_verbatim++;
         if (cp >= 0xD800 && cp <= 0xDBFF && next + 6 < ps->n && ps->s[next] == '\\' &&
             ps->s[next + 1] == 'u') {
             uint32_t low = parse_hex4(ps, next + 1);
@@ -354,6 +380,8 @@ static Value parse_number(Parser *ps, size_t *pos) {
     }
     *pos = i;
     size_t len = i - start;
+    /* json.dumps writes -0 as 0, and a float as its repr: not kept verbatim */
+    if (is_float || (len == 2 && s[start] == '-')) ps->not_verbatim++;
     if (!is_float) {
         bool neg = s[start] == '-';
         if (len - neg <= 18) {
@@ -383,26 +411,61 @@ static void enter_container(Parser *ps, size_t i) {
     }
 }
 
+/* A container's reading, for its JsonSource: what the parser had counted
+ * when it opened (after enter_container). */
+typedef struct Opened { size_t start, mark, items; unsigned deepest; } Opened;
+
+static inline Opened container_open(Parser *ps, size_t start) {
+    Opened o = {start, ps->not_verbatim, ps->items, ps->deepest};
+    ps->deepest = ps->depth - 1;   /* its own depth: an empty one reaches no deeper */
+    return o;
+}
+
+/* One value read inside the open container. */
+static inline void container_item(Parser *ps) {
+    ps->items++;
+    if (ps->depth > ps->deepest) ps->deepest = ps->depth;
+}
+
+/* The JsonSource of the container opened as o and read up to `end`, or NULL
+ * unless it reads exactly as json.dumps would write it (no not_verbatim
+ * since it opened). Its dump charges a step per value it holds, at any
+ * depth, and descends as deep as its deepest value. */
+static const JsonSource *container_close(Parser *ps, Opened o, size_t end) {
+    unsigned own = ps->depth - 1, deepest = ps->deepest;
+    ps->deepest = deepest > o.deepest ? deepest : o.deepest;
+    if (!ps->kept_text || ps->not_verbatim != o.mark) return NULL;
+    JsonSource *js = rt_alloc(ps->rt, sizeof *js);
+    js->text = ps->kept_text + o.start;
+    js->len = end - o.start;
+    js->steps = ps->items - o.items;
+    js->height = deepest - own;
+    return js;
+}
+
 static Value parse_array(Parser *ps, size_t *pos) {
     enter_container(ps, *pos);
     size_t base = ps->top;
-    size_t i = skip_ws(ps, *pos + 1);
+    Opened opened = container_open(ps, *pos);
+    size_t i = skip_ws_in(ps, *pos + 1, 0);
     if (i < ps->n && ps->s[i] == ']') {
         i++;
     } else {
         for (;;) {
             Value item = parse_value(ps, &i);
+            container_item(ps);
             stack_push(ps, item);
-            i = skip_ws(ps, i);
+            i = skip_ws_in(ps, i, 0);
             if (i < ps->n && ps->s[i] == ']') { i++; break; }
             if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws(ps, i + 1);
+            i = skip_ws_in(ps, i + 1, 1);
         }
     }
     size_t len = ps->top - base;
     List *l = list_new(ps->rt, len);
     if (len) memcpy(l->items, ps->stack + base, len * sizeof(Value));
     l->len = len;
+    l->json = container_close(ps, opened, i);
     ps->top = base;
     ps->depth--;
     *pos = i;
@@ -412,7 +475,8 @@ static Value parse_array(Parser *ps, size_t *pos) {
 static Value parse_object(Parser *ps, size_t *pos) {
     enter_container(ps, *pos);
     size_t base = ps->top;
-    size_t i = skip_ws(ps, *pos + 1);
+    Opened opened = container_open(ps, *pos);
+    size_t i = skip_ws_in(ps, *pos + 1, 0);
     if (i < ps->n && ps->s[i] == '}') {
         i++;
     } else {
@@ -421,19 +485,22 @@ static Value parse_object(Parser *ps, size_t *pos) {
                 json_fail(ps, i, "Expecting property name enclosed in double quotes");
             Value key = parse_string(ps, &i);
             stack_push(ps, key);
-            i = skip_ws(ps, i);
+            i = skip_ws_in(ps, i, 0);
             if (i >= ps->n || ps->s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
-            i = skip_ws(ps, i + 1);
+            i = skip_ws_in(ps, i + 1, 1);
             Value val = parse_value(ps, &i);
+            container_item(ps);
             stack_push(ps, val);
-            i = skip_ws(ps, i);
+            i = skip_ws_in(ps, i, 0);
             if (i < ps->n && ps->s[i] == '}') { i++; break; }
             if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws(ps, i + 1);
+            i = skip_ws_in(ps, i + 1, 1);
         }
     }
     size_t npairs = (ps->top - base) / 2;   /* repeated keys: last value, first position */
     Dict *d = dict_from_str_pairs(ps->rt, npairs ? ps->stack + base : NULL, npairs);
+    if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
+    dict_set_json_source(d, container_close(ps, opened, i));
     ps->top = base;
     ps->depth--;
     *pos = i;
@@ -484,11 +551,17 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
     ps.s = (const unsigned char *)s;
     ps.n = n;
     ps.unpaired_at = SIZE_MAX;
+    if (n <= JSON_SOURCE_MAX) {   /* read a copy the values may point into */
+        char *copy = rt_alloc(rt, n ? n : 1);
+        memcpy(copy, s, n);
+        ps.s = (const unsigned char *)copy;
+    }
     if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {   /* as json.loads(bytes) */
         ps.s += 3;
         ps.n -= 3;
         ps.base = 3;
     }
+    if (n <= JSON_SOURCE_MAX) ps.kept_text = (const char *)ps.s;
     size_t i = skip_ws(&ps, 0);
     Value v = parse_value(&ps, &i);
     i = skip_ws(&ps, i);
@@ -674,6 +747,7 @@ typedef struct Dumper {
     size_t indent_len;
     const char *item_sep, *key_sep;
     size_t item_sep_len, key_sep_len;
+    bool verbatim;           /* the options JsonSources are kept for */
 } Dumper;
 
 static void dump_value(Dumper *d, Value v, unsigned depth);
@@ -800,6 +874,16 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
     rt_step(d->rt, n);
 }
 
+/* A container read from JSON text that json.dumps would write again as it
+ * was: copied, charging the steps and reaching the depth its dump would
+ * (one too deep is left to the dump, to fail where it fails). */
+static bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
+    if (!js || !d->verbatim || (uint64_t)depth + js->height > d->rt->lim.max_json_depth) return false;
+    sb_put(d->sb, js->text, js->len);
+    rt_step(d->rt, js->steps);
+    return true;
+}
+
 static void dump_value(Dumper *d, Value v, unsigned depth) {
     if (depth > d->rt->lim.max_json_depth) {
         rt_throw(d->rt, CF_ERR_LIMIT,
@@ -816,10 +900,14 @@ static void dump_value(Dumper *d, Value v, unsigned depth) {
     case VT_FLOAT: dump_float(sb, v.u.f); return;
     case VT_LIST:
         if (v.flags & VF_NOT_A_LIST) not_serializable(d, v);
-        dump_list(d, v.u.list, depth);
+        if (!dump_verbatim(d, v.u.list->json, depth)) dump_list(d, v.u.list, depth);
         return;
-    case VT_TUPLE: dump_list(d, v.u.list, depth); return;
-    case VT_DICT: dump_dict(d, v.u.dict, depth); return;
+    case VT_TUPLE:
+        if (!dump_verbatim(d, v.u.list->json, depth)) dump_list(d, v.u.list, depth);
+        return;
+    case VT_DICT:
+        if (!dump_verbatim(d, dict_json_source(v.u.dict), depth)) dump_dict(d, v.u.dict, depth);
+        return;
     default: not_serializable(d, v);
     }
 }
@@ -830,7 +918,7 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
         json_opts_default(&defaults);
         o = &defaults;
     }
-    Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, NULL, 0, NULL, NULL, 0, 0};
+    Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, NULL, 0, NULL, NULL, 0, 0, false};
     if (o->indent_str) {
         d.indent = o->indent_str;
         d.indent_len = strlen(o->indent_str);
@@ -845,5 +933,7 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
     d.key_sep = o->key_sep ? o->key_sep : ": ";
     d.item_sep_len = strlen(d.item_sep);
     d.key_sep_len = strlen(d.key_sep);
+    d.verbatim = !d.ensure_ascii && !d.sort_keys && !d.indent && strcmp(d.item_sep, ", ") == 0 &&
+                 strcmp(d.key_sep, ": ") == 0;
     dump_value(&d, v, 0);
 }

@@ -155,6 +155,7 @@ List *list_new(Rt *rt, size_t cap) {
     l->len = 0;
     l->cap = cap;
     l->items = cap ? (Value *)(void *)(l + 1) : NULL;
+    l->json = NULL;
     return l;
 }
 
@@ -170,6 +171,7 @@ Value v_range(Rt *rt, int64_t start, int64_t stop, int64_t step) {
     RangeList *r = rt_alloc(rt, sizeof *r + (size_t)n * sizeof(Value));
     r->list.len = r->list.cap = (size_t)n;
     r->list.items = n ? (Value *)(void *)(r + 1) : NULL;
+    r->list.json = NULL;
     r->start = start;
     r->stop = stop;
     r->step = step;
@@ -181,6 +183,7 @@ Value v_range(Rt *rt, int64_t start, int64_t stop, int64_t step) {
 }
 
 void list_push(Rt *rt, List *l, Value v) {
+    l->json = NULL;
     if (l->len == l->cap) {
         if (l->len >= rt->lim.max_items) throw_too_many_items(rt);
         size_t cap = l->cap ? l->cap * 2 : 4;
@@ -206,7 +209,11 @@ struct Dict {
     DictEntry *entries;
     uint32_t *index;      /* NULL while len <= DICT_LINEAR_MAX */
     size_t index_mask;    /* slots - 1 (slots are a power of two) */
+    const JsonSource *json;   /* see List */
 };
+
+const JsonSource *dict_json_source(const Dict *d) { return d->json; }
+void dict_set_json_source(Dict *d, const JsonSource *js) { d->json = js; }
 
 static void index_rebuild(Rt *rt, Dict *d, size_t want_len);
 
@@ -288,6 +295,7 @@ static long dict_find_str(const Dict *d, uint32_t h, const Str *key) {
 }
 
 void dict_set(Rt *rt, Dict *d, Value key, Value val) {
+    d->json = NULL;
     uint32_t hash;
     long pos;
     if (key.type == VT_STR) {   /* a str hashes and compares as its bytes (Markup too) */
@@ -354,6 +362,7 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
     d->entries = entries;
     d->index = NULL;
     d->index_mask = 0;
+    d->json = NULL;
     return d;
 }
 
@@ -365,10 +374,12 @@ Dict *dict_new_str_pairs(Rt *rt, size_t npairs) {
     d->entries = npairs ? (DictEntry *)(void *)(d + 1) : NULL;
     d->index = NULL;
     d->index_mask = 0;
+    d->json = NULL;
     return d;
 }
 
 Value *dict_str_slot(Rt *rt, Dict *d, Value key) {
+    d->json = NULL;   /* (the caller writes the slot) */
     Str *k = key.u.s;
     uint32_t h = str_hash(k);
     if (d->index) {   /* (a big one: as dict_set, which appends a new key) */
@@ -445,6 +456,7 @@ bool dict_get_key(const Dict *d, Str *key, Value *out) {
 }
 
 bool dict_del(Dict *d, Value key) {
+    d->json = NULL;
     if (!d->len || unhashable_type_name(key, 0)) return false;
     long pos = dict_find(d, v_hash(key), entry_key_equals_value, &key);
     if (pos < 0) return false;

@@ -67,7 +67,13 @@ typedef struct Str {
 } Str;
 
 typedef struct Value Value;
-typedef struct List { size_t len, cap; Value *items; } List;
+/* The text a list or dict was read from, kept when it is exactly what
+ * json.dumps(value, ensure_ascii=False) writes (Python's separators, no
+ * indent): tojson with those options copies it rather than writing the value
+ * again (json.c). steps: what that dump charges (rt_step); height: how far
+ * below the container its dump descends. Cleared by any change. */
+typedef struct JsonSource { const char *text; size_t len; uint64_t steps; uint32_t height; } JsonSource;
+typedef struct List { size_t len, cap; Value *items; const JsonSource *json; } List;
 typedef struct Dict Dict;
 typedef struct Obj Obj;
 
@@ -168,6 +174,9 @@ bool dict_get(const Dict *d, Value key, Value *out);
 bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
 /* The hot path of `msg.role`: key is a Str whose hash is cached. */
 bool dict_get_key(const Dict *d, Str *key, Value *out);
+/* A dict's JsonSource (see List), or NULL; set by the JSON reader. */
+const JsonSource *dict_json_source(const Dict *d);
+void dict_set_json_source(Dict *d, const JsonSource *js);
 bool dict_del(Dict *d, Value key);                       /* internal use only */
 /* i-th entry in insertion order, 0 <= i < dict_len */
 Value dict_key_at(const Dict *d, size_t i);
