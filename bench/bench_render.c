@@ -2,7 +2,10 @@
  * JSONL the reference benchmark reads): templates compiled and contexts
  * parsed once, then every case rendered REPEAT times; prints the median
  * microseconds per case over 5 runs, and peak heap of one render of an
- * optional --peak case. Uses internal headers to reuse the JSON reader. */
+ * optional --peak case. Uses internal headers to reuse the JSON reader.
+ * CHATFMT_BENCH_NO_JSON_SOURCE=1 drops the JSON text the reader keeps with
+ * each list and dict (JsonSource), so tojson dumps every value as it does
+ * for contexts built without JSON (the Python binding's). */
 #include "chatfmt.h"
 #include "context.h"
 #include "json.h"
@@ -40,6 +43,16 @@ static char *slurp(const char *path, size_t *n) {
     return b;
 }
 
+static void drop_json_sources(Value v) {
+    if (v.type == VT_LIST || v.type == VT_TUPLE) {
+        v.u.list->json = NULL;
+        for (size_t i = 0; i < v.u.list->len; i++) drop_json_sources(v.u.list->items[i]);
+    } else if (v.type == VT_DICT) {
+        dict_set_json_source(v.u.dict, NULL);
+        for (size_t i = 0; i < dict_len(v.u.dict); i++) drop_json_sources(dict_val_at(v.u.dict, i));
+    }
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -68,6 +81,7 @@ int main(int argc, char **argv) {
         limits_resolve(&rt.lim);
         if (setjmp(jb)) { fprintf(stderr, "bad case: %s\n", err.message); return 1; }
         Value v = json_parse(&rt, line, strlen(line));
+        if (getenv("CHATFMT_BENCH_NO_JSON_SOURCE")) drop_json_sources(v);
         Value tp, tt, cv, raw;
         char *text = NULL;
         size_t tlen = 0;

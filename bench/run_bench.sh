@@ -43,6 +43,10 @@ cf=$(echo "$cfs" | min_of)
 echo "jinja2_us_per_render $py   (rounds:$pys)"
 echo "chatfmt_us_per_render $cf   (rounds:$cfs)"
 echo "render_speedup ${py:+$(ratio "$py" "$cf")}x   (target >= 100x; per-round ratios:$ratios)"
+# The same contexts without the JSON text the reader keeps for tojson to copy
+# (JsonSource): as contexts built in memory render (the Python binding's).
+cfn=$(for _ in $(seq "$ROUNDS"); do CHATFMT_BENCH_NO_JSON_SOURCE=1 "$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}'; done | min_of)
+echo "chatfmt_us_per_render_without_json_source $cfn   (speedup $(ratio "$py" "$cfn")x: tojson dumps every value)"
 
 echo "== chatfmt render --batch end-to-end (JSON in + render + JSON out)"
 rep=400   # 30000 cases: a batch job long enough that process start and template compiles are amortised (3000 left them ~10% of the time)
