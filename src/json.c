@@ -19,20 +19,24 @@ Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len) {
     return json_str_carve(rt, c, p, len);
 }
 
+enum { RECENT_BITS = 7 };
+
 typedef struct Parser {
     Rt *rt;
     const unsigned char *s;   /* document, after any UTF-8 BOM */
     size_t n;
     size_t base;              /* bytes skipped before s (the BOM) */
-    unsigned depth;
     size_t unpaired_at;       /* first lone surrogate escape, or SIZE_MAX */
+    size_t end;               /* where the string or number just read ends */
     /* Items of the open arrays/objects, copied into exact-size containers
-     * when each closes (no growth garbage in the arena). */
+     * when each closes (no growth garbage in the arena); each container's
+     * items follow a marker that remembers the enclosing one. */
     Value *stack;
-    size_t top, cap;
+    size_t cap;
+    size_t max_short;         /* strings up to this long take the inline path */
     /* Short strings seen so far (keys mostly): documents repeat them
      * thousands of times, and a shared Str also keeps its cached hash. */
-    Str *recent[256];
+    Str *recent[1 << RECENT_BITS];
     StrCarver carver;
 } Parser;
 
@@ -105,17 +109,12 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
     rt_throw(ps->rt, CF_ERR_JSON, "%s: line %zu column %zu (char %zu)", msg, line, column, chars);
 }
 
-static Value parse_value(Parser *ps, size_t *pos);
-
-static void stack_grow(Parser *ps) {
+/* Room for at least one more item at top. */
+static NOINLINE Value *stack_grow(Parser *ps) {
     size_t cap = ps->cap ? ps->cap * 2 : 256;
     ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
     ps->cap = cap;
-}
-
-static inline void stack_push(Parser *ps, Value v) {
-    if (ps->top == ps->cap) stack_grow(ps);
-    ps->stack[ps->top++] = v;
+    return ps->stack;
 }
 
 /* ---- scanning strings a block of bytes at a time ----
@@ -260,23 +259,14 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
     return i + 2;
 }
 
-/* s[*pos] is the opening quote. Strings without escapes are copied in one
- * memcpy; the code point count is cached on the way. */
-/* A string with escapes, or one the first block did not finish: from its
- * opening quote at *pos. */
-static NOINLINE Value parse_string_slow(Parser *ps, size_t *pos) {
+/* The checked path, byte for byte as Python reports: errors, limits, and
+ * what the quick paths below leave to it. From the opening quote at begin;
+ * sets ps->end. */
+static NOINLINE Value parse_string_checked(Parser *ps, size_t begin) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0;
+    size_t n = ps->n, run = begin + 1, continuation = 0;
     bool non_ascii = false;
     size_t i = scan_plain(ps, run, &continuation, &non_ascii);
-    if (i < n && s[i] == '"') {
-        size_t len = i - run;
-        *pos = i + 1;
-        if (non_ascii) check_utf8(ps, run, i);
-        Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
-        str->nchars = (int64_t)(len - continuation);
-        return v_str_of(str);
-    }
     StrBuf sb;
     sb_init(ps->rt, &sb, i - run + 16);
     size_t chars = 0;
@@ -294,41 +284,223 @@ static NOINLINE Value parse_string_slow(Parser *ps, size_t *pos) {
         non_ascii = false;
         i = scan_plain(ps, i, &continuation, &non_ascii);
     }
-    *pos = i + 1;
+    ps->end = i + 1;
     Str *str = sb_to_str(&sb);
     str->nchars = (int64_t)chars;
     return v_str_of(str);
 }
 
+/* The high bit of each byte of the block at p (SSE2: bit k for byte k;
+ * else in place), to tell non-ASCII content. */
+#if SCAN_BYTES == 16
+static inline ScanMask scan_high(const unsigned char *p) {
+    return (ScanMask)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+#else
+static inline ScanMask scan_high(const unsigned char *p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x & 0x8080808080808080ULL;
+}
+#endif
+
+/* The first '"', '\\' or control byte from i on, or n. *high turns nonzero
+ * if a byte >= 0x80 comes before it (or, harmlessly, shortly after it). */
+static inline size_t scan_run(const unsigned char *s, size_t n, size_t i, ScanMask *high) {
+    for (; i + SCAN_BYTES <= n; i += SCAN_BYTES) {
+        *high |= scan_high(s + i);
+        ScanMask m = scan_block(s + i, SCAN_PLAIN);
+        if (m) return i + scan_first(m);
+    }
+    for (; i < n; i++) {
+        if (STRING_BYTE[s[i]] == 1) return i;
+        *high |= s[i] & 0x80;
+    }
+    return n;
+}
+
+/* Value of each simple escape's letter; 0: not one ('u' is apart). */
+static const char ESCAPED[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+static bool is_hex4(const unsigned char *p) {
+    return hex_value(p[0]) >= 0 && hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0;
+}
+
+static uint32_t hex4(const unsigned char *p) {
+    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 | hex_value(p[3]));
+}
+
+/* A string with escapes whose content starts at run, the first backslash
+ * at i: decoded straight into a Str sized by its raw length (which no
+ * escape's decoding exceeds), with runs copied whole. First a pass that
+ * finds the closing quote; anything Python would refuse (or a string over
+ * max_string) is left to the checked path, which reports it. */
+static bool parse_escaped(Parser *ps, size_t run, size_t i, ScanMask high, Value *out) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n;
+    bool wide = false;   /* a \u escape: may write non-ASCII */
+    for (;;) {   /* s[i] is a backslash */
+        if (i + 1 >= n) return false;
+        if (s[i + 1] == 'u') {
+            if (i + 6 >= n || !is_hex4(s + i + 2)) return false;
+            wide = true;
+            i += 6;
+        } else {
+            if (!ESCAPED[s[i + 1]]) return false;
+            i += 2;
+        }
+        i = scan_run(s, n, i, &high);
+        if (i >= n) return false;
+        if (s[i] == '"') break;
+        if (s[i] != '\\') return false;
+    }
+    size_t end = i, raw = end - run;
+    if (raw > ps->rt->lim.max_string) return false;
+    if (high) check_utf8(ps, run, end);   /* (escapes are ASCII: as run by run) */
+
+    Str *str;
+    StrCarver *c = &ps->carver;
+    size_t room = (sizeof(Str) + raw + 1 + 7) & ~(size_t)7;
+    bool carved = raw <= CARVE_BLOCK / 8;
+    if (carved) {
+        if (room > (size_t)(c->end - c->at)) {
+            c->at = rt_alloc(ps->rt, CARVE_BLOCK);
+            c->end = c->at + CARVE_BLOCK;
+        }
+        str = (Str *)(void *)c->at;
+    } else {
+        str = str_alloc(ps->rt, raw);
+    }
+    char *o = str->data;
+    i = run;
+    for (;;) {
+        ScanMask ignored = 0;
+        size_t k = scan_run(s, end, i, &ignored);   /* only backslashes before end */
+        memcpy(o, s + i, k - i);
+        o += k - i;
+        if (k == end) break;
+        if (s[k + 1] != 'u') {
+            *o++ = ESCAPED[s[k + 1]];
+            i = k + 2;
+            continue;
+        }
+        uint32_t cp = hex4(s + k + 2);
+        i = k + 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < n && s[i] == '\\' && s[i + 1] == 'u') {
+            uint32_t low = hex4(s + i + 2);   /* (checked by the first pass) */
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                i += 6;
+            }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {   /* lone: as parse_escape */
+            if (ps->unpaired_at == SIZE_MAX) ps->unpaired_at = k;
+            cp = 0xFFFD;
+        }
+        o += utf8_encode(cp, o);
+    }
+    size_t len = (size_t)(o - str->data);
+    str->len = len;
+    str->nchars = (int64_t)(high || wide ? utf8_count(str->data, len) : len);
+    str->hash = 0;
+    str->data[len] = '\0';
+    if (carved) c->at += (sizeof(Str) + len + 1 + 7) & ~(size_t)7;
+    else str = rt_realloc(ps->rt, str, sizeof(Str) + raw + 1, sizeof(Str) + len + 1);
+    ps->end = end + 1;
+    *out = v_str_of(str);
+    return true;
+}
+
+/* A string the first block did not finish (long, non-ASCII or escaped):
+ * from its opening quote at begin; sets ps->end. */
+static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n, run = begin + 1;
+    ScanMask high = 0;
+    size_t i = scan_run(s, n, run, &high);
+    if (i < n && s[i] == '"') {
+        size_t len = i - run, chars = len;
+        if (high) {
+            check_utf8(ps, run, i);
+            chars = utf8_count((const char *)s + run, len);
+        }
+        ps->end = i + 1;
+        Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
+        str->nchars = (int64_t)chars;
+        return v_str_of(str);
+    }
+    Value v;
+    if (i < n && s[i] == '\\' && parse_escaped(ps, run, i, high, &v)) return v;
+    return parse_string_checked(ps, begin);
+}
+
+/* Carving a short string takes 16 data bytes, zero-padded past its
+ * length (no content byte is zero): recent-table hits compare two words. */
+enum { SHORT_ROOM = (offsetof(Str, data) + 16 + 7) & ~(size_t)7 };
+
+static NOINLINE void carve_block(Parser *ps) {
+    ps->carver.at = rt_alloc(ps->rt, CARVE_BLOCK);
+    ps->carver.end = ps->carver.at + CARVE_BLOCK;
+}
+
+/* The first len bytes of 16: PREFIX_MASK + 16 - len. */
+static const unsigned char PREFIX_MASK[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+};
+
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table or carved, inline. */
-static inline Value parse_string(Parser *ps, size_t *pos) {
+static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     const unsigned char *s = ps->s;
-    size_t run = *pos + 1;
+    size_t run = *pos + 1, len;
     ScanMask m;
-    if (run + SCAN_BYTES > ps->n || !(m = scan_block(s + run, SCAN_HIGH)) || s[run + scan_first(m)] != '"')
-        return parse_string_slow(ps, pos);
-    size_t len = scan_first(m), i = run + len;
-    *pos = i + 1;
-    if (!len) {
-        Str *empty = json_str_carve(ps->rt, &ps->carver, "", 0);
-        empty->nchars = 0;
-        return v_str_of(empty);
+    if (run + 16 > ps->n || !(m = scan_block(s + run, SCAN_HIGH)) || s[run + (len = scan_first(m))] != '"' ||
+        len > ps->max_short) {
+        Value v = parse_string_slow(ps, *pos);
+        *pos = ps->end;
+        return v;
     }
-    Str **slot = &ps->recent[(len * 31 + s[run] * 7 + s[i - 1]) & 255];
-    Str *hit = *slot;
-    if (hit && hit->len == len && mem_equal(hit->data, (const char *)s + run, len)) return v_str_of(hit);
-    Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
+    *pos = run + len + 1;
+    uint64_t k0, k1, m0, m1;
+    memcpy(&k0, s + run, 8);
+    memcpy(&k1, s + run + 8, 8);
+    memcpy(&m0, PREFIX_MASK + 16 - len, 8);
+    memcpy(&m1, PREFIX_MASK + 24 - len, 8);
+    k0 &= m0;
+    k1 &= m1;
+    /* two ways a set: a document's few dozen strings collide often */
+    Str **slot = &ps->recent[((k0 ^ k1 * 31) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) & ~(uint64_t)1];
+    for (int way = 0; way < 2; way++) {
+        Str *hit = slot[way];
+        if (!hit) {
+            slot += way;
+            break;
+        }
+        uint64_t d0, d1;
+        memcpy(&d0, hit->data, 8);
+        memcpy(&d1, hit->data + 8, 8);
+        if (d0 == k0 && d1 == k1) return v_str_of(hit);
+        if (way) slot++;   /* both taken: the second goes */
+    }
+    if ((size_t)(ps->carver.end - ps->carver.at) < SHORT_ROOM) carve_block(ps);
+    Str *str = (Str *)(void *)ps->carver.at;
+    ps->carver.at += SHORT_ROOM;
+    str->len = len;
     str->nchars = (int64_t)len;
-    *slot = str;   /* (keys get their hash cached by dict_set) */
+    str->hash = 0;   /* (keys get theirs cached by the dict) */
+    memcpy(str->data, &k0, 8);
+    memcpy(str->data + 8, &k1, 8);
+    *slot = str;
     return v_str_of(str);
 }
 
 /* Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? — a '.' or 'e'
  * not followed by digits is left for the caller ("Extra data"). */
-static Value parse_number(Parser *ps, size_t *pos) {
+static Value parse_number(Parser *ps, size_t start) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, start = *pos, i = start;
+    size_t n = ps->n, i = start;
     if (s[i] == '-') i++;
     if (i < n && s[i] == '0') {
         i++;
@@ -352,7 +524,7 @@ static Value parse_number(Parser *ps, size_t *pos) {
             is_float = true;
         }
     }
-    *pos = i;
+    ps->end = i;
     size_t len = i - start;
     if (!is_float) {
         bool neg = s[start] == '-';
@@ -374,101 +546,130 @@ static Value parse_number(Parser *ps, size_t *pos) {
     return v_float(strtod(buf, NULL));
 }
 
-static void enter_container(Parser *ps, size_t i) {
-    if (++ps->depth > ps->rt->lim.max_json_depth) {
-        ps->rt->err->offset = ps->base + i;
-        rt_throw(ps->rt, CF_ERR_LIMIT,
-                 "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
-                 (unsigned)ps->rt->lim.max_json_depth);
-    }
-}
-
-static Value parse_array(Parser *ps, size_t *pos) {
-    enter_container(ps, *pos);
-    size_t base = ps->top;
-    size_t i = skip_ws(ps, *pos + 1);
-    if (i < ps->n && ps->s[i] == ']') {
-        i++;
-    } else {
-        for (;;) {
-            Value item = parse_value(ps, &i);
-            stack_push(ps, item);
-            i = skip_ws(ps, i);
-            if (i < ps->n && ps->s[i] == ']') { i++; break; }
-            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws(ps, i + 1);
-        }
-    }
-    size_t len = ps->top - base;
-    List *l = list_new(ps->rt, len);
-    if (len) memcpy(l->items, ps->stack + base, len * sizeof(Value));
-    l->len = len;
-    ps->top = base;
-    ps->depth--;
-    *pos = i;
-    return v_list_of(l);
-}
-
-static Value parse_object(Parser *ps, size_t *pos) {
-    enter_container(ps, *pos);
-    size_t base = ps->top;
-    size_t i = skip_ws(ps, *pos + 1);
-    if (i < ps->n && ps->s[i] == '}') {
-        i++;
-    } else {
-        for (;;) {
-            if (i >= ps->n || ps->s[i] != '"')
-                json_fail(ps, i, "Expecting property name enclosed in double quotes");
-            Value key = parse_string(ps, &i);
-            stack_push(ps, key);
-            i = skip_ws(ps, i);
-            if (i >= ps->n || ps->s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
-            i = skip_ws(ps, i + 1);
-            Value val = parse_value(ps, &i);
-            stack_push(ps, val);
-            i = skip_ws(ps, i);
-            if (i < ps->n && ps->s[i] == '}') { i++; break; }
-            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws(ps, i + 1);
-        }
-    }
-    size_t npairs = (ps->top - base) / 2;   /* repeated keys: last value, first position */
-    Dict *d = dict_from_str_pairs(ps->rt, npairs ? ps->stack + base : NULL, npairs);
-    ps->top = base;
-    ps->depth--;
-    *pos = i;
-    return v_dict_of(d);
+static _Noreturn void too_deep(Parser *ps, size_t i) {
+    ps->rt->err->offset = ps->base + i;
+    rt_throw(ps->rt, CF_ERR_LIMIT,
+             "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
+             (unsigned)ps->rt->lim.max_json_depth);
 }
 
 static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
     return ps->n - i >= n && memcmp(ps->s + i, word, n) == 0;
 }
 
-static Value parse_value(Parser *ps, size_t *pos) {
-    size_t i = *pos;
-    if (i >= ps->n) json_fail(ps, i, "Expecting value");
-    switch (ps->s[i]) {
-    case '"': return parse_string(ps, pos);
-    case '[': return parse_array(ps, pos);
-    case '{': return parse_object(ps, pos);
+enum { IN_TOP, IN_ARRAY, IN_OBJECT };
+
+/* One value from i (after any whitespace); sets ps->end. A loop over an
+ * explicit stack rather than recursion: the stack holds the items of the
+ * open containers, each run of them after a marker (VT_MISSING) that keeps
+ * the enclosing container's kind and where its items start. Errors come in
+ * document order, as a recursive descent meets them. */
+static Value parse_tree(Parser *ps, size_t i) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n;
+    Value *stack = ps->stack;
+    size_t top = 0, cap = ps->cap;
+    size_t base = 0;      /* where the open container's items start */
+    int in = IN_TOP;      /* what the open container is */
+    size_t depth = 0;
+    size_t max_depth = ps->rt->lim.max_json_depth;
+    Value v;
+
+value:
+    if (i >= n) json_fail(ps, i, "Expecting value");
+    switch (s[i]) {
+    case '"':
+        v = parse_string(ps, &i);
+        break;
+    case '[':
+    case '{': {
+        if (++depth > max_depth) too_deep(ps, i);
+        bool object = s[i] == '{';
+        Value mark = {0};
+        mark.type = VT_MISSING;
+        mark.flags = (uint8_t)in;
+        mark.u.i = (int64_t)base;
+        if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+        stack[top++] = mark;
+        base = top;
+        in = object ? IN_OBJECT : IN_ARRAY;
+        i = skip_ws(ps, i + 1);
+        if (i < n && s[i] == (object ? '}' : ']')) {
+            i++;
+            goto close;
+        }
+        if (object) goto key;
+        goto value;
+    }
     case 'n':
-        if (!match_word(ps, i, "null", 4)) break;
-        *pos = i + 4;
-        return v_none();
+        if (!match_word(ps, i, "null", 4)) json_fail(ps, i, "Expecting value");
+        i += 4;
+        v = v_none();
+        break;
     case 't':
-        if (!match_word(ps, i, "true", 4)) break;
-        *pos = i + 4;
-        return v_bool(true);
+        if (!match_word(ps, i, "true", 4)) json_fail(ps, i, "Expecting value");
+        i += 4;
+        v = v_bool(true);
+        break;
     case 'f':
-        if (!match_word(ps, i, "false", 5)) break;
-        *pos = i + 5;
-        return v_bool(false);
+        if (!match_word(ps, i, "false", 5)) json_fail(ps, i, "Expecting value");
+        i += 5;
+        v = v_bool(false);
+        break;
     case '-': case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
-        return parse_number(ps, pos);
-    default: break;
+        v = parse_number(ps, i);
+        i = ps->end;
+        break;
+    default:
+        json_fail(ps, i, "Expecting value");
     }
-    json_fail(ps, i, "Expecting value");
+
+    /* v is complete: it is the document, or the open container's item. */
+item:
+    if (in == IN_TOP) {
+        ps->end = i;
+        return v;
+    }
+    if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+    stack[top++] = v;
+    i = skip_ws(ps, i);
+    if (i < n && s[i] == (in == IN_OBJECT ? '}' : ']')) {
+        i++;
+        goto close;
+    }
+    if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+    i = skip_ws(ps, i + 1);
+    if (in == IN_ARRAY) goto value;
+
+key:
+    if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
+    v = parse_string(ps, &i);
+    if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+    stack[top++] = v;
+    i = skip_ws(ps, i);
+    if (i >= n || s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
+    i = skip_ws(ps, i + 1);
+    goto value;
+
+    /* The open container's items are complete (i is past its bracket). */
+close:
+    if (in == IN_OBJECT) {
+        size_t npairs = (top - base) / 2;   /* repeated keys: last value, first position */
+        v = v_dict_of(dict_from_str_pairs(ps->rt, npairs ? stack + base : NULL, npairs));
+    } else {
+        size_t len = top - base;
+        List *l = list_new(ps->rt, len);
+        if (len) memcpy(l->items, stack + base, len * sizeof(Value));
+        l->len = len;
+        v = v_list_of(l);
+    }
+    Value mark = stack[base - 1];
+    top = base - 1;
+    base = (size_t)mark.u.i;
+    in = mark.flags;
+    depth--;
+    goto item;
 }
 
 Value json_parse(Rt *rt, const char *s, size_t n) {
@@ -484,14 +685,14 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
     ps.s = (const unsigned char *)s;
     ps.n = n;
     ps.unpaired_at = SIZE_MAX;
+    ps.max_short = rt->lim.max_string < SCAN_BYTES - 1 ? rt->lim.max_string : SCAN_BYTES - 1;
     if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {   /* as json.loads(bytes) */
         ps.s += 3;
         ps.n -= 3;
         ps.base = 3;
     }
-    size_t i = skip_ws(&ps, 0);
-    Value v = parse_value(&ps, &i);
-    i = skip_ws(&ps, i);
+    Value v = parse_tree(&ps, skip_ws(&ps, 0));
+    size_t i = skip_ws(&ps, ps.end);
     if (i != ps.n) json_fail(&ps, i, "Extra data");
     if (ps.unpaired_at != SIZE_MAX) json_fail(&ps, ps.unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;
