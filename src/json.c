@@ -53,11 +53,11 @@ static const unsigned char STRING_BYTE[256] = {
 static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static inline size_t skip_ws(const Parser *ps, size_t i) {
+static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
     /* the usual cases: no whitespace, or the one space of ", " and ": " */
-    if (i < ps->n && ps->s[i] > ' ') return i;
-    if (i + 1 < ps->n && ps->s[i] == ' ' && ps->s[i + 1] > ' ') return i + 1;
-    while (i < ps->n && is_ws(ps->s[i])) i++;
+    if (i < n && s[i] > ' ') return i;
+    if (i + 1 < n && s[i] == ' ' && s[i + 1] > ' ') return i + 1;
+    while (i < n && is_ws(s[i])) i++;
     return i;
 }
 
@@ -577,10 +577,11 @@ static Value parse_tree(Parser *ps, size_t i) {
 
 value:
     if (i >= n) json_fail(ps, i, "Expecting value");
-    switch (s[i]) {
-    case '"':
+    if (s[i] == '"') {   /* the commonest value */
         v = parse_string(ps, &i);
-        break;
+        goto item;
+    }
+    switch (s[i]) {
     case '[':
     case '{': {
         if (++depth > max_depth) too_deep(ps, i);
@@ -593,7 +594,7 @@ value:
         stack[top++] = mark;
         base = top;
         in = object ? IN_OBJECT : IN_ARRAY;
-        i = skip_ws(ps, i + 1);
+        i = skip_ws(s, n, i + 1);
         if (i < n && s[i] == (object ? '}' : ']')) {
             i++;
             goto close;
@@ -625,31 +626,53 @@ value:
         json_fail(ps, i, "Expecting value");
     }
 
-    /* v is complete: it is the document, or the open container's item. */
+    /* v is complete: the document, or the open container's next item. */
 item:
+    if (in == IN_OBJECT) {
+        if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+        stack[top++] = v;
+        /* the usual separator, ", " before the next key: as skip_ws would */
+        if (i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
+            i += 2;
+            goto key;
+        }
+        i = skip_ws(s, n, i);
+        if (i < n && s[i] == '}') {
+            i++;
+            goto close;
+        }
+        if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+        i = skip_ws(s, n, i + 1);
+        goto key;
+    }
     if (in == IN_TOP) {
         ps->end = i;
         return v;
     }
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
-    i = skip_ws(ps, i);
-    if (i < n && s[i] == (in == IN_OBJECT ? '}' : ']')) {
+    i = skip_ws(s, n, i);
+    if (i < n && s[i] == ']') {
         i++;
         goto close;
     }
     if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-    i = skip_ws(ps, i + 1);
-    if (in == IN_ARRAY) goto value;
+    i = skip_ws(s, n, i + 1);
+    goto value;
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
     v = parse_string(ps, &i);
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
-    i = skip_ws(ps, i);
+    /* the usual ": " before a value: as skip_ws would */
+    if (i + 2 < n && s[i] == ':' && s[i + 1] == ' ' && s[i + 2] > ' ') {
+        i += 2;
+        goto value;
+    }
+    i = skip_ws(s, n, i);
     if (i >= n || s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
-    i = skip_ws(ps, i + 1);
+    i = skip_ws(s, n, i + 1);
     goto value;
 
     /* The open container's items are complete (i is past its bracket). */
@@ -691,8 +714,8 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
         ps.n -= 3;
         ps.base = 3;
     }
-    Value v = parse_tree(&ps, skip_ws(&ps, 0));
-    size_t i = skip_ws(&ps, ps.end);
+    Value v = parse_tree(&ps, skip_ws(ps.s, ps.n, 0));
+    size_t i = skip_ws(ps.s, ps.n, ps.end);
     if (i != ps.n) json_fail(&ps, i, "Extra data");
     if (ps.unpaired_at != SIZE_MAX) json_fail(&ps, ps.unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;
