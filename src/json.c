@@ -290,6 +290,19 @@ static NOINLINE Value parse_string_checked(Parser *ps, size_t begin) {
     return v_str_of(str);
 }
 
+/* scan_block(p, SCAN_HIGH) for the reader's inline path: with SSE2, one
+ * signed compare flags control bytes and bytes >= 0x80 together. */
+#if SCAN_BYTES == 16
+static inline ScanMask scan_special(const unsigned char *p) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+    hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    return (ScanMask)_mm_movemask_epi8(hit);
+}
+#else
+static inline ScanMask scan_special(const unsigned char *p) { return scan_block(p, SCAN_HIGH); }
+#endif
+
 /* The high bit of each byte of the block at p (SSE2: bit k for byte k;
  * else in place), to tell non-ASCII content. */
 #if SCAN_BYTES == 16
@@ -456,7 +469,7 @@ static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     const unsigned char *s = ps->s;
     size_t run = *pos + 1, len;
     ScanMask m;
-    if (run + 16 > ps->n || !(m = scan_block(s + run, SCAN_HIGH)) || s[run + (len = scan_first(m))] != '"' ||
+    if (run + 16 > ps->n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
         len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
@@ -471,7 +484,7 @@ static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     k0 &= m0;
     k1 &= m1;
     /* two ways a set: a document's few dozen strings collide often */
-    Str **slot = &ps->recent[((k0 ^ k1 * 31) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) & ~(uint64_t)1];
+    Str **slot = &ps->recent[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) & ~(uint64_t)1];
     for (int way = 0; way < 2; way++) {
         Str *hit = slot[way];
         if (!hit) {
