@@ -19,20 +19,24 @@ Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len) {
     return json_str_carve(rt, c, p, len);
 }
 
+enum { RECENT_BITS = 7 };
+
 typedef struct Parser {
     Rt *rt;
     const unsigned char *s;   /* document, after any UTF-8 BOM */
     size_t n;
     size_t base;              /* bytes skipped before s (the BOM) */
-    unsigned depth;
     size_t unpaired_at;       /* first lone surrogate escape, or SIZE_MAX */
+    size_t end;               /* where the string or number just read ends */
     /* Items of the open arrays/objects, copied into exact-size containers
-     * when each closes (no growth garbage in the arena). */
+     * when each closes (no growth garbage in the arena); each container's
+     * items follow a marker that remembers the enclosing one. */
     Value *stack;
-    size_t top, cap;
+    size_t cap;
+    size_t max_short;         /* strings up to this long take the inline path */
     /* Short strings seen so far (keys mostly): documents repeat them
      * thousands of times, and a shared Str also keeps its cached hash. */
-    Str *recent[256];
+    Str *recent[1 << RECENT_BITS];
     StrCarver carver;
     /* JsonSource: the text is a copy the values may point into (NULL: too
      * big to keep), and a count of what json.dumps(ensure_ascii=False)
@@ -40,14 +44,25 @@ typedef struct Parser {
      * key): a container is kept verbatim when it did not move. */
     const char *kept_text;
     size_t not_verbatim;
-    size_t items;             /* values read inside containers so far */
-    unsigned deepest;         /* the deepest such value of the open container */
+    struct Opened *opened;    /* per open container (by depth) */
+    size_t opened_cap;
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
  * dataset rows are a few KB; the copy costs a memcpy, and no more than the
  * document again in memory). */
 #define JSON_SOURCE_MAX ((size_t)1 << 20)
+
+/* What a container's JsonSource needs from when it opened. */
+typedef struct Opened { size_t start, mark, items; size_t deepest; } Opened;
+
+/* \uXXXX (at u_pos, the 'u') for code point cp: json.dumps(ensure_ascii=
+ * False) spells only the controls without a short escape this way, in
+ * lower case. */
+static inline bool verbatim_u_escape(const unsigned char *u_pos, uint32_t cp) {
+    return cp < 0x20 && cp != '\b' && cp != '\t' && cp != '\n' && cp != '\f' && cp != '\r' &&
+           !(u_pos[4] >= 'A' && u_pos[4] <= 'F');
+}
 
 
 /* 1: bytes that end a run of plain string content; 2: non-ASCII. */
@@ -62,20 +77,12 @@ static const unsigned char STRING_BYTE[256] = {
 static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static inline size_t skip_ws(const Parser *ps, size_t i) {
+static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
     /* the usual cases: no whitespace, or the one space of ", " and ": " */
-    if (i < ps->n && ps->s[i] > ' ') return i;
-    if (i + 1 < ps->n && ps->s[i] == ' ' && ps->s[i + 1] > ' ') return i + 1;
-    while (i < ps->n && is_ws(ps->s[i])) i++;
+    if (i < n && s[i] > ' ') return i;
+    if (i + 1 < n && s[i] == ' ' && s[i + 1] > ' ') return i + 1;
+    while (i < n && is_ws(s[i])) i++;
     return i;
-}
-
-/* skip_ws inside a container, noting spacing json.dumps would not write:
- * `spaces` is 1 after ',' and ':', else 0. */
-static inline size_t skip_ws_in(Parser *ps, size_t i, size_t spaces) {
-    size_t j = skip_ws(ps, i);
-    if (j - i != spaces || (spaces && ps->s[i] != ' ')) ps->not_verbatim++;
-    return j;
 }
 
 /* Python decodes the whole document before parsing, so an invalid byte
@@ -126,17 +133,12 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
     rt_throw(ps->rt, CF_ERR_JSON, "%s: line %zu column %zu (char %zu)", msg, line, column, chars);
 }
 
-static Value parse_value(Parser *ps, size_t *pos);
-
-static void stack_grow(Parser *ps) {
+/* Room for at least one more item at top. */
+static NOINLINE Value *stack_grow(Parser *ps) {
     size_t cap = ps->cap ? ps->cap * 2 : 256;
     ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
     ps->cap = cap;
-}
-
-static inline void stack_push(Parser *ps, Value v) {
-    if (ps->top == ps->cap) stack_grow(ps);
-    ps->stack[ps->top++] = v;
+    return ps->stack;
 }
 
 /* ---- scanning strings a block of bytes at a time ----
@@ -258,11 +260,7 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
     case 'u': {
         uint32_t cp = parse_hex4(ps, i + 1);
         size_t next = i + 6;
-        /* json.dumps(ensure_ascii=False) spells only the controls without
-         * a short escape this way, in lower case */
-        if (!(cp < 0x20 && cp != '\b' && cp != '\t' && cp != '\n' && cp != '\f' && cp != '\r') ||
-            (ps->s[i + 5] >= 'A' && ps->s[i + 5] <= 'F'))
-            ps->not_verbatim++;
+        if (!verbatim_u_escape(ps->s + i + 1, cp)) ps->not_verbatim++;
         if (cp >= 0xD800 && cp <= 0xDBFF && next + 6 < ps->n && ps->s[next] == '\\' &&
             ps->s[next + 1] == 'u') {
             uint32_t low = parse_hex4(ps, next + 1);
@@ -286,23 +284,14 @@ static size_t parse_escape(Parser *ps, size_t begin, size_t i, StrBuf *sb) {
     return i + 2;
 }
 
-/* s[*pos] is the opening quote. Strings without escapes are copied in one
- * memcpy; the code point count is cached on the way. */
-/* A string with escapes, or one the first block did not finish: from its
- * opening quote at *pos. */
-static NOINLINE Value parse_string_slow(Parser *ps, size_t *pos) {
+/* The checked path, byte for byte as Python reports: errors, limits, and
+ * what the quick paths below leave to it. From the opening quote at begin;
+ * sets ps->end. */
+static NOINLINE Value parse_string_checked(Parser *ps, size_t begin) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, begin = *pos, run = begin + 1, continuation = 0;
+    size_t n = ps->n, run = begin + 1, continuation = 0;
     bool non_ascii = false;
     size_t i = scan_plain(ps, run, &continuation, &non_ascii);
-    if (i < n && s[i] == '"') {
-        size_t len = i - run;
-        *pos = i + 1;
-        if (non_ascii) check_utf8(ps, run, i);
-        Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
-        str->nchars = (int64_t)(len - continuation);
-        return v_str_of(str);
-    }
     StrBuf sb;
     sb_init(ps->rt, &sb, i - run + 16);
     size_t chars = 0;
@@ -320,41 +309,262 @@ static NOINLINE Value parse_string_slow(Parser *ps, size_t *pos) {
         non_ascii = false;
         i = scan_plain(ps, i, &continuation, &non_ascii);
     }
-    *pos = i + 1;
+    ps->end = i + 1;
     Str *str = sb_to_str(&sb);
     str->nchars = (int64_t)chars;
     return v_str_of(str);
 }
 
+/* scan_block(p, SCAN_HIGH) for the reader's inline path: with SSE2, one
+ * signed compare flags control bytes and bytes >= 0x80 together. */
+#if SCAN_BYTES == 16
+static inline ScanMask scan_special(const unsigned char *p) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')), _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+    hit = _mm_or_si128(hit, _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+    return (ScanMask)_mm_movemask_epi8(hit);
+}
+#else
+static inline ScanMask scan_special(const unsigned char *p) { return scan_block(p, SCAN_HIGH); }
+#endif
+
+/* The high bit of each byte of the block at p (SSE2: bit k for byte k;
+ * else in place), to tell non-ASCII content. */
+#if SCAN_BYTES == 16
+static inline ScanMask scan_high(const unsigned char *p) {
+    return (ScanMask)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+#else
+static inline ScanMask scan_high(const unsigned char *p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x & 0x8080808080808080ULL;
+}
+#endif
+
+/* The first '"', '\\' or control byte from i on, or n. *high turns nonzero
+ * if a byte >= 0x80 comes before it (or, harmlessly, shortly after it). */
+static inline size_t scan_run(const unsigned char *s, size_t n, size_t i, ScanMask *high) {
+    for (; i + SCAN_BYTES <= n; i += SCAN_BYTES) {
+        *high |= scan_high(s + i);
+        ScanMask m = scan_block(s + i, SCAN_PLAIN);
+        if (m) return i + scan_first(m);
+    }
+    for (; i < n; i++) {
+        if (STRING_BYTE[s[i]] == 1) return i;
+        *high |= s[i] & 0x80;
+    }
+    return n;
+}
+
+/* Value of each simple escape's letter; 0: not one ('u' is apart). */
+static const char ESCAPED[256] = {
+    ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
+};
+
+static bool is_hex4(const unsigned char *p) {
+    return hex_value(p[0]) >= 0 && hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0;
+}
+
+static uint32_t hex4(const unsigned char *p) {
+    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 | hex_value(p[3]));
+}
+
+/* A string with escapes whose content starts at run, the first backslash
+ * at i: decoded straight into a Str sized by its raw length (which no
+ * escape's decoding exceeds), with runs copied whole. First a pass that
+ * finds the closing quote; anything Python would refuse (or a string over
+ * max_string) is left to the checked path, which reports it. */
+static bool parse_escaped(Parser *ps, size_t run, size_t i, ScanMask high, Value *out) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n;
+    bool wide = false;   /* a \u escape: may write non-ASCII */
+    for (;;) {   /* s[i] is a backslash */
+        if (i + 1 >= n) return false;
+        if (s[i + 1] == 'u') {
+            if (i + 6 >= n || !is_hex4(s + i + 2)) return false;
+            wide = true;
+            i += 6;
+        } else {
+            if (!ESCAPED[s[i + 1]]) return false;
+            i += 2;
+        }
+        i = scan_run(s, n, i, &high);
+        if (i >= n) return false;
+        if (s[i] == '"') break;
+        if (s[i] != '\\') return false;
+    }
+    size_t end = i, raw = end - run;
+    if (raw > ps->rt->lim.max_string) return false;
+    if (high) check_utf8(ps, run, end);   /* (escapes are ASCII: as run by run) */
+
+    Str *str;
+    StrCarver *c = &ps->carver;
+    size_t room = (sizeof(Str) + raw + 1 + 7) & ~(size_t)7;
+    bool carved = raw <= CARVE_BLOCK / 8;
+    if (carved) {
+        if (room > (size_t)(c->end - c->at)) {
+            c->at = rt_alloc(ps->rt, CARVE_BLOCK);
+            c->end = c->at + CARVE_BLOCK;
+        }
+        str = (Str *)(void *)c->at;
+    } else {
+        str = str_alloc(ps->rt, raw);
+    }
+    char *o = str->data;
+    i = run;
+    for (;;) {
+        ScanMask ignored = 0;
+        size_t k = scan_run(s, end, i, &ignored);   /* only backslashes before end */
+        memcpy(o, s + i, k - i);
+        o += k - i;
+        if (k == end) break;
+        if (s[k + 1] != 'u') {
+            *o++ = ESCAPED[s[k + 1]];
+            ps->not_verbatim += s[k + 1] == '/';   /* json.dumps leaves '/' as it is */
+            i = k + 2;
+            continue;
+        }
+        uint32_t cp = hex4(s + k + 2);
+        if (!verbatim_u_escape(s + k + 1, cp)) ps->not_verbatim++;
+        i = k + 6;
+        if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 < n && s[i] == '\\' && s[i + 1] == 'u') {
+            uint32_t low = hex4(s + i + 2);   /* (checked by the first pass) */
+            if (low >= 0xDC00 && low <= 0xDFFF) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                i += 6;
+            }
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {   /* lone: as parse_escape */
+            if (ps->unpaired_at == SIZE_MAX) ps->unpaired_at = k;
+            cp = 0xFFFD;
+        }
+        o += utf8_encode(cp, o);
+    }
+    size_t len = (size_t)(o - str->data);
+    str->len = len;
+    str->nchars = (int64_t)(high || wide ? utf8_count(str->data, len) : len);
+    str->hash = 0;
+    str->data[len] = '\0';
+    if (carved) c->at += (sizeof(Str) + len + 1 + 7) & ~(size_t)7;
+    else str = rt_realloc(ps->rt, str, sizeof(Str) + raw + 1, sizeof(Str) + len + 1);
+    ps->end = end + 1;
+    *out = v_str_of(str);
+    return true;
+}
+
+/* A string the first block did not finish (long, non-ASCII or escaped):
+ * from its opening quote at begin; sets ps->end. */
+static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n, run = begin + 1;
+    ScanMask high = 0;
+    size_t i = scan_run(s, n, run, &high);
+    if (i < n && s[i] == '"') {
+        size_t len = i - run, chars = len;
+        if (high) {
+            check_utf8(ps, run, i);
+            chars = utf8_count((const char *)s + run, len);
+        }
+        ps->end = i + 1;
+        Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
+        str->nchars = (int64_t)chars;
+        return v_str_of(str);
+    }
+    Value v;
+    if (i < n && s[i] == '\\' && parse_escaped(ps, run, i, high, &v)) return v;
+    return parse_string_checked(ps, begin);
+}
+
+/* Carving a short string takes 16 data bytes, zero-padded past its
+ * length (no content byte is zero): recent-table hits compare two words. */
+enum { SHORT_ROOM = (offsetof(Str, data) + 16 + 7) & ~(size_t)7 };
+
+static NOINLINE void carve_block(Parser *ps) {
+    ps->carver.at = rt_alloc(ps->rt, CARVE_BLOCK);
+    ps->carver.end = ps->carver.at + CARVE_BLOCK;
+}
+
+/* The first len bytes of 16: PREFIX_MASK + 16 - len. */
+static const unsigned char PREFIX_MASK[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+};
+
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table or carved, inline. */
-static inline Value parse_string(Parser *ps, size_t *pos) {
+static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     const unsigned char *s = ps->s;
-    size_t run = *pos + 1;
+    size_t run = *pos + 1, len;
     ScanMask m;
-    if (run + SCAN_BYTES > ps->n || !(m = scan_block(s + run, SCAN_HIGH)) || s[run + scan_first(m)] != '"')
-        return parse_string_slow(ps, pos);
-    size_t len = scan_first(m), i = run + len;
-    *pos = i + 1;
-    if (!len) {
-        Str *empty = json_str_carve(ps->rt, &ps->carver, "", 0);
-        empty->nchars = 0;
-        return v_str_of(empty);
+    if (run + 16 > ps->n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
+        len > ps->max_short) {
+        Value v = parse_string_slow(ps, *pos);
+        *pos = ps->end;
+        return v;
     }
-    Str **slot = &ps->recent[(len * 31 + s[run] * 7 + s[i - 1]) & 255];
-    Str *hit = *slot;
-    if (hit && hit->len == len && mem_equal(hit->data, (const char *)s + run, len)) return v_str_of(hit);
-    Str *str = json_str_carve(ps->rt, &ps->carver, (const char *)s + run, len);
+    *pos = run + len + 1;
+    uint64_t k0, k1, m0, m1;
+    memcpy(&k0, s + run, 8);
+    memcpy(&k1, s + run + 8, 8);
+    memcpy(&m0, PREFIX_MASK + 16 - len, 8);
+    memcpy(&m1, PREFIX_MASK + 24 - len, 8);
+    k0 &= m0;
+    k1 &= m1;
+    /* two ways a set: a document's few dozen strings collide often */
+    Str **slot = &ps->recent[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) & ~(uint64_t)1];
+    for (int way = 0; way < 2; way++) {
+        Str *hit = slot[way];
+        if (!hit) {
+            slot += way;
+            break;
+        }
+        uint64_t d0, d1;
+        memcpy(&d0, hit->data, 8);
+        memcpy(&d1, hit->data + 8, 8);
+        if (d0 == k0 && d1 == k1) return v_str_of(hit);
+        if (way) slot++;   /* both taken: the second goes */
+    }
+    if ((size_t)(ps->carver.end - ps->carver.at) < SHORT_ROOM) carve_block(ps);
+    Str *str = (Str *)(void *)ps->carver.at;
+    ps->carver.at += SHORT_ROOM;
+    str->len = len;
     str->nchars = (int64_t)len;
-    *slot = str;   /* (keys get their hash cached by dict_set) */
+    str->hash = 0;   /* (keys get theirs cached by the dict) */
+    memcpy(str->data, &k0, 8);
+    memcpy(str->data + 8, &k1, 8);
+    *slot = str;
     return v_str_of(str);
+}
+
+/* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
+ * writes for its value? Conservatively: no exponent, at most 15 significant
+ * digits (so no shorter string reads back as the same double: DBL_DIG),
+ * no trailing zero after the point but a lone one, and a value from 1e-4
+ * to below 1e16, which repr writes positionally. */
+static bool float_token_verbatim(const unsigned char *t, size_t len) {
+    size_t i = t[0] == '-', int_start = i;
+    while (i < len && is_digit(t[i])) i++;
+    size_t int_len = i - int_start;
+    if (i == len || t[i] != '.') return false;
+    size_t frac_start = ++i;
+    while (i < len && is_digit(t[i])) i++;
+    size_t frac_len = i - frac_start;
+    if (i != len || (frac_len > 1 && t[len - 1] == '0')) return false;
+    bool frac_zero = frac_len == 1 && t[frac_start] == '0';
+    if (int_len == 1 && t[int_start] == '0') {   /* 0.xxx */
+        if (frac_zero) return true;
+        size_t zeros = 0;
+        while (t[frac_start + zeros] == '0') zeros++;
+        return zeros <= 3 && frac_len - zeros <= 15;
+    }
+    return int_len <= 16 && int_len + (frac_zero ? 0 : frac_len) <= 15;
 }
 
 /* Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? — a '.' or 'e'
  * not followed by digits is left for the caller ("Extra data"). */
-static Value parse_number(Parser *ps, size_t *pos) {
+static Value parse_number(Parser *ps, size_t start) {
     const unsigned char *s = ps->s;
-    size_t n = ps->n, start = *pos, i = start;
+    size_t n = ps->n, i = start;
     if (s[i] == '-') i++;
     if (i < n && s[i] == '0') {
         i++;
@@ -378,10 +588,11 @@ static Value parse_number(Parser *ps, size_t *pos) {
             is_float = true;
         }
     }
-    *pos = i;
+    ps->end = i;
     size_t len = i - start;
-    /* json.dumps writes -0 as 0, and a float as its repr: not kept verbatim */
-    if (is_float || (len == 2 && s[start] == '-')) ps->not_verbatim++;
+    /* json.dumps writes -0 as 0, and a float as its repr */
+    if (is_float ? !float_token_verbatim(s + start, len) : (len == 2 && s[start] == '-' && s[start + 1] == '0'))
+        ps->not_verbatim++;
     if (!is_float) {
         bool neg = s[start] == '-';
         if (len - neg <= 18) {
@@ -402,140 +613,207 @@ static Value parse_number(Parser *ps, size_t *pos) {
     return v_float(strtod(buf, NULL));
 }
 
-static void enter_container(Parser *ps, size_t i) {
-    if (++ps->depth > ps->rt->lim.max_json_depth) {
-        ps->rt->err->offset = ps->base + i;
-        rt_throw(ps->rt, CF_ERR_LIMIT,
-                 "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
-                 (unsigned)ps->rt->lim.max_json_depth);
-    }
-}
-
-/* A container's reading, for its JsonSource: what the parser had counted
- * when it opened (after enter_container). */
-typedef struct Opened { size_t start, mark, items; unsigned deepest; } Opened;
-
-static inline Opened container_open(Parser *ps, size_t start) {
-    Opened o = {start, ps->not_verbatim, ps->items, ps->deepest};
-    ps->deepest = ps->depth - 1;   /* its own depth: an empty one reaches no deeper */
-    return o;
-}
-
-/* One value read inside the open container. */
-static inline void container_item(Parser *ps) {
-    ps->items++;
-    if (ps->depth > ps->deepest) ps->deepest = ps->depth;
-}
-
-/* The JsonSource of the container opened as o and read up to `end`, or NULL
- * unless it reads exactly as json.dumps would write it (no not_verbatim
- * since it opened). Its dump charges a step per value it holds, at any
- * depth, and descends as deep as its deepest value. */
-static const JsonSource *container_close(Parser *ps, Opened o, size_t end) {
-    unsigned own = ps->depth - 1, deepest = ps->deepest;
-    ps->deepest = deepest > o.deepest ? deepest : o.deepest;
-    if (!ps->kept_text || ps->not_verbatim != o.mark) return NULL;
-    JsonSource *js = rt_alloc(ps->rt, sizeof *js);
-    js->text = ps->kept_text + o.start;
-    js->len = end - o.start;
-    js->steps = ps->items - o.items;
-    js->height = deepest - own;
-    return js;
-}
-
-static Value parse_array(Parser *ps, size_t *pos) {
-    enter_container(ps, *pos);
-    size_t base = ps->top;
-    Opened opened = container_open(ps, *pos);
-    size_t i = skip_ws_in(ps, *pos + 1, 0);
-    if (i < ps->n && ps->s[i] == ']') {
-        i++;
-    } else {
-        for (;;) {
-            Value item = parse_value(ps, &i);
-            container_item(ps);
-            stack_push(ps, item);
-            i = skip_ws_in(ps, i, 0);
-            if (i < ps->n && ps->s[i] == ']') { i++; break; }
-            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws_in(ps, i + 1, 1);
-        }
-    }
-    size_t len = ps->top - base;
-    List *l = list_new(ps->rt, len);
-    if (len) memcpy(l->items, ps->stack + base, len * sizeof(Value));
-    l->len = len;
-    l->json = container_close(ps, opened, i);
-    ps->top = base;
-    ps->depth--;
-    *pos = i;
-    return v_list_of(l);
-}
-
-static Value parse_object(Parser *ps, size_t *pos) {
-    enter_container(ps, *pos);
-    size_t base = ps->top;
-    Opened opened = container_open(ps, *pos);
-    size_t i = skip_ws_in(ps, *pos + 1, 0);
-    if (i < ps->n && ps->s[i] == '}') {
-        i++;
-    } else {
-        for (;;) {
-            if (i >= ps->n || ps->s[i] != '"')
-                json_fail(ps, i, "Expecting property name enclosed in double quotes");
-            Value key = parse_string(ps, &i);
-            stack_push(ps, key);
-            i = skip_ws_in(ps, i, 0);
-            if (i >= ps->n || ps->s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
-            i = skip_ws_in(ps, i + 1, 1);
-            Value val = parse_value(ps, &i);
-            container_item(ps);
-            stack_push(ps, val);
-            i = skip_ws_in(ps, i, 0);
-            if (i < ps->n && ps->s[i] == '}') { i++; break; }
-            if (i >= ps->n || ps->s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-            i = skip_ws_in(ps, i + 1, 1);
-        }
-    }
-    size_t npairs = (ps->top - base) / 2;   /* repeated keys: last value, first position */
-    Dict *d = dict_from_str_pairs(ps->rt, npairs ? ps->stack + base : NULL, npairs);
-    if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
-    dict_set_json_source(d, container_close(ps, opened, i));
-    ps->top = base;
-    ps->depth--;
-    *pos = i;
-    return v_dict_of(d);
+static _Noreturn void too_deep(Parser *ps, size_t i) {
+    ps->rt->err->offset = ps->base + i;
+    rt_throw(ps->rt, CF_ERR_LIMIT,
+             "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
+             (unsigned)ps->rt->lim.max_json_depth);
 }
 
 static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
     return ps->n - i >= n && memcmp(ps->s + i, word, n) == 0;
 }
 
-static Value parse_value(Parser *ps, size_t *pos) {
-    size_t i = *pos;
-    if (i >= ps->n) json_fail(ps, i, "Expecting value");
-    switch (ps->s[i]) {
-    case '"': return parse_string(ps, pos);
-    case '[': return parse_array(ps, pos);
-    case '{': return parse_object(ps, pos);
+enum { IN_TOP, IN_ARRAY, IN_OBJECT };
+
+static NOINLINE void opened_grow(Parser *ps) {
+    size_t cap = ps->opened_cap ? ps->opened_cap * 2 : 16;
+    ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
+    ps->opened_cap = cap;
+}
+
+/* The JsonSource of a container opened as o and closed at end (its own
+ * depth `own`, its deepest value at `deepest`), or NULL unless it reads
+ * exactly as json.dumps would write it: no not_verbatim since it opened.
+ * Its dump charges a step per value it holds, at any depth. */
+static const JsonSource *container_source(Parser *ps, const Opened *o, size_t end, size_t items,
+                                          size_t own, size_t deepest) {
+    if (!ps->kept_text || ps->not_verbatim != o->mark) return NULL;
+    JsonSource *js = rt_alloc(ps->rt, sizeof *js);
+    js->text = ps->kept_text + o->start;
+    js->len = end - o->start;
+    js->steps = items - o->items;
+    js->height = (uint32_t)(deepest - own);
+    return js;
+}
+
+/* Whitespace from `from` to `to` inside a container where json.dumps
+ * writes `spaces` (1 after ',' and ':', else 0). */
+#define VERBATIM_WS(from, to, spaces) \
+    (ps->not_verbatim += (to) - (from) != (spaces) || ((spaces) && s[from] != ' '))
+
+/* One value from i (after any whitespace); sets ps->end. A loop over an
+ * explicit stack rather than recursion: the stack holds the items of the
+ * open containers, each run of them after a marker (VT_MISSING) that keeps
+ * the enclosing container's kind and where its items start. Errors come in
+ * document order, as a recursive descent meets them. */
+static Value parse_tree(Parser *ps, size_t i) {
+    const unsigned char *s = ps->s;
+    size_t n = ps->n;
+    Value *stack = ps->stack;
+    size_t top = 0, cap = ps->cap;
+    size_t base = 0;      /* where the open container's items start */
+    int in = IN_TOP;      /* what the open container is */
+    size_t depth = 0;
+    size_t max_depth = ps->rt->lim.max_json_depth;
+    size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
+    Value v;
+
+value:
+    if (i >= n) json_fail(ps, i, "Expecting value");
+    if (s[i] == '"') {   /* the commonest value */
+        v = parse_string(ps, &i);
+        goto item;
+    }
+    switch (s[i]) {
+    case '[':
+    case '{': {
+        if (++depth > max_depth) too_deep(ps, i);
+        if (depth >= ps->opened_cap) opened_grow(ps);
+        ps->opened[depth] = (Opened){i, ps->not_verbatim, items, deepest};
+        deepest = depth - 1;   /* its own depth: an empty one reaches no deeper */
+        bool object = s[i] == '{';
+        Value mark = {0};
+        mark.type = VT_MISSING;
+        mark.flags = (uint8_t)in;
+        mark.u.i = (int64_t)base;
+        if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+        stack[top++] = mark;
+        base = top;
+        in = object ? IN_OBJECT : IN_ARRAY;
+        i = skip_ws(s, n, i + 1);
+        VERBATIM_WS(ps->opened[depth].start + 1, i, 0);
+        if (i < n && s[i] == (object ? '}' : ']')) {
+            i++;
+            goto close;
+        }
+        if (object) goto key;
+        goto value;
+    }
     case 'n':
-        if (!match_word(ps, i, "null", 4)) break;
-        *pos = i + 4;
-        return v_none();
+        if (!match_word(ps, i, "null", 4)) json_fail(ps, i, "Expecting value");
+        i += 4;
+        v = v_none();
+        break;
     case 't':
-        if (!match_word(ps, i, "true", 4)) break;
-        *pos = i + 4;
-        return v_bool(true);
+        if (!match_word(ps, i, "true", 4)) json_fail(ps, i, "Expecting value");
+        i += 4;
+        v = v_bool(true);
+        break;
     case 'f':
-        if (!match_word(ps, i, "false", 5)) break;
-        *pos = i + 5;
-        return v_bool(false);
+        if (!match_word(ps, i, "false", 5)) json_fail(ps, i, "Expecting value");
+        i += 5;
+        v = v_bool(false);
+        break;
     case '-': case '0': case '1': case '2': case '3': case '4':
     case '5': case '6': case '7': case '8': case '9':
-        return parse_number(ps, pos);
-    default: break;
+        v = parse_number(ps, i);
+        i = ps->end;
+        break;
+    default:
+        json_fail(ps, i, "Expecting value");
     }
-    json_fail(ps, i, "Expecting value");
+
+    /* v is complete: the document, or the open container's next item. */
+item:
+    if (in != IN_TOP) {
+        items++;
+        if (depth > deepest) deepest = depth;
+    }
+    if (in == IN_OBJECT) {
+        if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+        stack[top++] = v;
+        /* the usual separator, ", " before the next key: as skip_ws would */
+        if (i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
+            i += 2;
+            goto key;
+        }
+        size_t at = i;
+        i = skip_ws(s, n, i);
+        VERBATIM_WS(at, i, 0);
+        if (i < n && s[i] == '}') {
+            i++;
+            goto close;
+        }
+        if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+        at = i + 1;
+        i = skip_ws(s, n, at);
+        VERBATIM_WS(at, i, 1);
+        goto key;
+    }
+    if (in == IN_TOP) {
+        ps->end = i;
+        return v;
+    }
+    if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+    stack[top++] = v;
+    size_t at = i;
+    i = skip_ws(s, n, i);
+    VERBATIM_WS(at, i, 0);
+    if (i < n && s[i] == ']') {
+        i++;
+        goto close;
+    }
+    if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
+    at = i + 1;
+    i = skip_ws(s, n, at);
+    VERBATIM_WS(at, i, 1);
+    goto value;
+
+key:
+    if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
+    v = parse_string(ps, &i);
+    if (top == cap) stack = stack_grow(ps), cap = ps->cap;
+    stack[top++] = v;
+    /* the usual ": " before a value: as skip_ws would */
+    if (i + 2 < n && s[i] == ':' && s[i + 1] == ' ' && s[i + 2] > ' ') {
+        i += 2;
+        goto value;
+    }
+    size_t key_end = i;
+    i = skip_ws(s, n, i);
+    VERBATIM_WS(key_end, i, 0);
+    if (i >= n || s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
+    key_end = i + 1;
+    i = skip_ws(s, n, key_end);
+    VERBATIM_WS(key_end, i, 1);
+    goto value;
+
+    /* The open container's items are complete (i is past its bracket). */
+close: {
+    const Opened *o = &ps->opened[depth];
+    if (in == IN_OBJECT) {
+        size_t npairs = (top - base) / 2;   /* repeated keys: last value, first position */
+        Dict *d = dict_from_str_pairs(ps->rt, npairs ? stack + base : NULL, npairs);
+        if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
+        dict_set_json_source(d, container_source(ps, o, i, items, depth - 1, deepest));
+        v = v_dict_of(d);
+    } else {
+        size_t len = top - base;
+        List *l = list_new(ps->rt, len);
+        if (len) memcpy(l->items, stack + base, len * sizeof(Value));
+        l->len = len;
+        l->json = container_source(ps, o, i, items, depth - 1, deepest);
+        v = v_list_of(l);
+    }
+    if (o->deepest > deepest) deepest = o->deepest;
+    }
+    Value mark = stack[base - 1];
+    top = base - 1;
+    base = (size_t)mark.u.i;
+    in = mark.flags;
+    depth--;
+    goto item;
 }
 
 Value json_parse(Rt *rt, const char *s, size_t n) {
@@ -551,6 +829,7 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
     ps.s = (const unsigned char *)s;
     ps.n = n;
     ps.unpaired_at = SIZE_MAX;
+    ps.max_short = rt->lim.max_string < SCAN_BYTES - 1 ? rt->lim.max_string : SCAN_BYTES - 1;
     if (n <= JSON_SOURCE_MAX) {   /* read a copy the values may point into */
         char *copy = rt_alloc(rt, n ? n : 1);
         memcpy(copy, s, n);
@@ -562,9 +841,8 @@ Value json_parse(Rt *rt, const char *s, size_t n) {
         ps.base = 3;
     }
     if (n <= JSON_SOURCE_MAX) ps.kept_text = (const char *)ps.s;
-    size_t i = skip_ws(&ps, 0);
-    Value v = parse_value(&ps, &i);
-    i = skip_ws(&ps, i);
+    Value v = parse_tree(&ps, skip_ws(ps.s, ps.n, 0));
+    size_t i = skip_ws(ps.s, ps.n, ps.end);
     if (i != ps.n) json_fail(&ps, i, "Extra data");
     if (ps.unpaired_at != SIZE_MAX) json_fail(&ps, ps.unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;

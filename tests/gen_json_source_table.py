@@ -72,6 +72,16 @@ ROWS = [
      '{"messages": [{"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": '
      '{"name": "f", "arguments": {"city": "Paris", "n": [1, {"x": "y"}]}}}]}], "tools": [{"type": "function", '
      '"function": {"name": "f", "description": "d\\n", "parameters": {"type": "object", "properties": {}}}}]}'),
+    # floats that repr() spells as they are (copied) and otherwise (dumped)
+    (TOJSON_ALL, '{"x": [0.5, 100.0, -0.0, 0.0, 0.0001, 0.00012, 12.25, -3.5, 123456789012345.0, 0.1]}'),
+    (TOJSON_ALL, '{"x": [0.00001]}'),
+    (TOJSON_ALL, '{"x": [1.10]}'),
+    (TOJSON_ALL, '{"x": [123456789012345.6]}'),
+    (TOJSON_ALL, '{"x": [1234567890123456.0]}'),
+    (TOJSON_ALL, '{"x": [12345678901234567.0]}'),
+    (TOJSON_ALL, '{"x": [0.1000000000000000055511151231257827]}'),
+    (TOJSON_ALL, '{"x": [1.5e3, 1E2]}'),
+    (TOJSON_ALL, '{"x": {"t": 0.7, "p": 0.95, "n": -5, "z": -10}}'),
 ]
 
 
