@@ -986,18 +986,22 @@ static Value format_map(Rt *rt, Value self, const Args *args) {
 #define KEYWORDS(name, hi, fn, op, kw) {name, SIG_KEYWORDS, 0, hi, op, fn, kw}
 
 static const Method str_methods[] = {
-    /* hot in chat templates first */
+    /* those the filters call by number first (StrMethodId), then hot in
+     * chat templates */
+    [SM_STRIP] = CLINIC("strip", 0, 1, m_strip, STRIP_BOTH),
+    [SM_SPLIT] = KEYWORDS("split", 2, m_split, 0, split_kw),
+    [SM_RSPLIT] = KEYWORDS("rsplit", 2, m_split, 1, split_kw),
+    [SM_SPLITLINES] = KEYWORDS("splitlines", 1, m_splitlines, 0, splitlines_kw),
+    [SM_REPLACE] = CLINIC("replace", 2, 3, m_replace, 0),
+    [SM_UPPER] = NOARGS("upper", m_case, CASE_UPPER),
+    [SM_LOWER] = NOARGS("lower", m_case, CASE_LOWER),
+    [SM_CAPITALIZE] = NOARGS("capitalize", m_case, CASE_CAPITALIZE),
+    [SM_CENTER] = CLINIC("center", 1, 2, m_pad, PAD_CENTER),
     TUPLE("startswith", 1, 3, m_affix, 0),
     TUPLE("endswith", 1, 3, m_affix, 1),
-    CLINIC("strip", 0, 1, m_strip, STRIP_BOTH),
-    KEYWORDS("split", 2, m_split, 0, split_kw),
-    CLINIC("replace", 2, 3, m_replace, 0),
     CLINIC("lstrip", 0, 1, m_strip, STRIP_LEFT),
     CLINIC("rstrip", 0, 1, m_strip, STRIP_RIGHT),
-    NOARGS("upper", m_case, CASE_UPPER),
-    NOARGS("lower", m_case, CASE_LOWER),
     NOARGS("title", m_case, CASE_TITLE),
-    NOARGS("capitalize", m_case, CASE_CAPITALIZE),
     NOARGS("casefold", m_case, CASE_CASEFOLD),
     NOARGS("swapcase", m_case, CASE_SWAPCASE),
     TUPLE("find", 1, 3, m_find, FIND),
@@ -1006,13 +1010,10 @@ static const Method str_methods[] = {
     TUPLE("rindex", 1, 3, m_find, RINDEX),
     TUPLE("count", 1, 3, m_find, COUNT),
     ONE("join", m_join, 0),
-    KEYWORDS("rsplit", 2, m_split, 1, split_kw),
-    KEYWORDS("splitlines", 1, m_splitlines, 0, splitlines_kw),
     ONE("partition", m_partition, 0),
     ONE("rpartition", m_partition, 1),
     ONE("removeprefix", m_affix_remove, 0),
     ONE("removesuffix", m_affix_remove, 1),
-    CLINIC("center", 1, 2, m_pad, PAD_CENTER),
     CLINIC("ljust", 1, 2, m_pad, PAD_LJUST),
     CLINIC("rjust", 1, 2, m_pad, PAD_RJUST),
     ONE("zfill", m_zfill, 0),
@@ -1044,6 +1045,14 @@ Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args) {
     Value argv[MAX_PARAMS];
     bind_args(rt, "str", m, args, argv);
     return m->fn(rt, self, argv, m);
+}
+
+Value str_method_call(Rt *rt, StrMethodId id, Value self, int npos, const Value *pos) {
+    const Method *m = &str_methods[id];
+    if (self.type != VT_STR)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute '%s'", v_type_name(self), m->name);
+    Args a = {npos, pos, 0, NULL, NULL};
+    return str_method_invoke(rt, m, self, &a);
 }
 
 static bool str_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
