@@ -1733,7 +1733,10 @@ static Value f_tojson(Rt *rt, Value self, const Args *args) {
         o.key_sep = l->items[1].u.s->data;
     }
     StrBuf sb;
-    sb_init(rt, &sb, 256);
+    /* room for a tool's JSON: the writer quotes a string in place only when
+     * the buffer has room for its worst case (the buffer is the arena's
+     * last block, so the unused end is given back when it is finished) */
+    sb_init(rt, &sb, 1024);
     json_dump(rt, &sb, self, &o);
     return sb_to_value(&sb);
 }
