@@ -118,24 +118,39 @@ static int64_t as_index(Rt *rt, Value v) {
     rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
 }
 
-/* An ASCII string with no letter in [lo, hi] is its own lower()/upper(). */
+static const uint64_t ONES = 0x0101010101010101u;   /* a 1 in each byte */
+
+/* Whether one of the eight bytes of w is non-ASCII or in [lo, hi], given
+ * add_lo = ONES * (0x80 - lo) and add_hi = ONES * (0x7f - hi): for ASCII
+ * bytes b (no carry between bytes), b + (0x80 - lo) has its top bit set
+ * when b >= lo, and b + (0x7f - hi) when b > hi. Zero bytes pass. */
+static inline bool word_flagged(uint64_t w, uint64_t add_lo, uint64_t add_hi) {
+    return ((w | ((w + add_lo) & ~(w + add_hi))) & ONES * 0x80) != 0;
+}
+
+/* An ASCII string with no letter in [lo, hi] is its own lower()/upper().
+ * Eight bytes a step. */
 static bool ascii_without(Value s, char lo, char hi) {
     if (s.type != VT_STR) return false;
-    const Str *p = s.u.s;
-    size_t i = 0;
-    /* eight bytes a step: for ASCII bytes b (no carry between bytes),
-     * b + (0x80 - lo) has its top bit set when b >= lo, and
-     * b + (0x7f - hi) when b > hi */
-    const uint64_t ones = 0x0101010101010101u, tops = ones * 0x80;
-    const uint64_t add_lo = ones * (uint64_t)(0x80 - lo), add_hi = ones * (uint64_t)(0x7f - hi);
-    for (; i + 8 <= p->len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p->data + i, 8);
-        if (w & tops) return false;
-        if ((w + add_lo) & ~(w + add_hi) & tops) return false;
+    const char *d = s.u.s->data;
+    size_t n = s.u.s->len;
+    const uint64_t add_lo = ONES * (uint64_t)(0x80 - lo), add_hi = ONES * (uint64_t)(0x7f - hi);
+    uint64_t w = 0;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&w, d + i, 8);
+            if (word_flagged(w, add_lo, add_hi)) return false;
+        }
+        memcpy(&w, d + n - 8, 8);   /* the tail, overlapping what was seen */
+    } else if (n >= 4) {   /* roles and names: two overlapping halves */
+        uint32_t a, b;
+        memcpy(&a, d, 4);
+        memcpy(&b, d + n - 4, 4);
+        w = (uint64_t)a | (uint64_t)b << 32;
+    } else {
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)d[i] << (8 * i);
     }
-    while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= lo && p->data[i] <= hi)) i++;
-    return i == p->len;
+    return !word_flagged(w, add_lo, add_hi);
 }
 
 static Value str_lower(Rt *rt, Value s) {
