@@ -33,6 +33,15 @@ bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *arg
 typedef struct Method Method;
 const Method *str_method_find(const char *name, size_t n);
 Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args);
+/* The str methods filters call (trim, lower, replace, wordwrap...), by
+ * number: no lookup by name. Arguments positional, as the method takes them.
+ * A self that is no str raises AttributeError ("'int' object has no
+ * attribute 'strip'"), as Python's getattr. */
+typedef enum StrMethodId {
+    SM_STRIP, SM_SPLIT, SM_RSPLIT, SM_SPLITLINES, SM_REPLACE, SM_UPPER, SM_LOWER, SM_CAPITALIZE,
+    SM_CENTER
+} StrMethodId;
+Value str_method_call(Rt *rt, StrMethodId id, Value self, int npos, const Value *pos);
 /* Whether `self` has a method called name (for attribute access without a
  * call, e.g. `d.items` printed or tested `is callable`). */
 bool method_exists(Value self, const char *name, size_t n);

@@ -30,7 +30,7 @@ typedef struct Sig {
     const char *names[MAX_PARAMS];
 } Sig;
 
-static void bind(Rt *rt, const Args *args, const Sig *sig, Value *out) {
+static void bind_slow(Rt *rt, const Args *args, const Sig *sig, Value *out) {
     int lead = sig->hidden + 1;  /* Python counts these as positional too */
     for (int i = 0; i < sig->nparams; i++) out[i] = v_missing();
     if (args->npos > sig->nparams) {
@@ -71,6 +71,19 @@ static void bind(Rt *rt, const Args *args, const Sig *sig, Value *out) {
     }
 }
 
+/* out[0..sig->nparams) from args, VT_MISSING where not given. Most calls
+ * pass a fitting number of positional arguments and no keyword: copied
+ * here; the rest (keywords, errors) go through bind_slow. */
+static inline void bind(Rt *rt, const Args *args, const Sig *sig, Value *out) {
+    int npos = args->npos;
+    if (args->nkw || npos < sig->nreq || npos > sig->nparams) {
+        bind_slow(rt, args, sig, out);
+        return;
+    }
+    for (int i = 0; i < npos; i++) out[i] = args->pos[i];
+    for (int i = npos; i < sig->nparams; i++) out[i] = v_missing();
+}
+
 /* Builtins written in C (len, abs, escape): one positional argument only. */
 static void bind_c_builtin(Rt *rt, const Args *args, const char *fname) {
     if (args->nkw) rt_throw(rt, CF_ERR_TYPE, "%s() takes no keyword arguments", fname);
@@ -105,38 +118,44 @@ static int64_t as_index(Rt *rt, Value v) {
     rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
 }
 
-/* Call a str method (methods.c) with positional arguments. */
-static Value str_method(Rt *rt, Value self, const char *name, int n, const Value *argv) {
-    Args a = {n, argv, 0, NULL, NULL};
-    Value out = v_none();
-    if (!method_call(rt, self, name, strlen(name), &a, &out))
-        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute '%s'", v_type_name(self), name);
-    return out;
+static const uint64_t ONES = 0x0101010101010101u;   /* a 1 in each byte */
+
+/* Whether one of the eight bytes of w is non-ASCII or in [lo, hi], given
+ * add_lo = ONES * (0x80 - lo) and add_hi = ONES * (0x7f - hi): for ASCII
+ * bytes b (no carry between bytes), b + (0x80 - lo) has its top bit set
+ * when b >= lo, and b + (0x7f - hi) when b > hi. Zero bytes pass. */
+static inline bool word_flagged(uint64_t w, uint64_t add_lo, uint64_t add_hi) {
+    return ((w | ((w + add_lo) & ~(w + add_hi))) & ONES * 0x80) != 0;
 }
 
-/* An ASCII string with no letter in [lo, hi] is its own lower()/upper(). */
+/* An ASCII string with no letter in [lo, hi] is its own lower()/upper().
+ * Eight bytes a step. */
 static bool ascii_without(Value s, char lo, char hi) {
     if (s.type != VT_STR) return false;
-    const Str *p = s.u.s;
-    size_t i = 0;
-    /* eight bytes a step: for ASCII bytes b (no carry between bytes),
-     * b + (0x80 - lo) has its top bit set when b >= lo, and
-     * b + (0x7f - hi) when b > hi */
-    const uint64_t ones = 0x0101010101010101u, tops = ones * 0x80;
-    const uint64_t add_lo = ones * (uint64_t)(0x80 - lo), add_hi = ones * (uint64_t)(0x7f - hi);
-    for (; i + 8 <= p->len; i += 8) {
-        uint64_t w;
-        memcpy(&w, p->data + i, 8);
-        if (w & tops) return false;
-        if ((w + add_lo) & ~(w + add_hi) & tops) return false;
+    const char *d = s.u.s->data;
+    size_t n = s.u.s->len;
+    const uint64_t add_lo = ONES * (uint64_t)(0x80 - lo), add_hi = ONES * (uint64_t)(0x7f - hi);
+    uint64_t w = 0;
+    if (n >= 8) {
+        for (size_t i = 0; i + 8 <= n; i += 8) {
+            memcpy(&w, d + i, 8);
+            if (word_flagged(w, add_lo, add_hi)) return false;
+        }
+        memcpy(&w, d + n - 8, 8);   /* the tail, overlapping what was seen */
+    } else if (n >= 4) {   /* roles and names: two overlapping halves */
+        uint32_t a, b;
+        memcpy(&a, d, 4);
+        memcpy(&b, d + n - 4, 4);
+        w = (uint64_t)a | (uint64_t)b << 32;
+    } else {
+        for (size_t i = 0; i < n; i++) w |= (uint64_t)(unsigned char)d[i] << (8 * i);
     }
-    while (i < p->len && (unsigned char)p->data[i] < 0x80 && !(p->data[i] >= lo && p->data[i] <= hi)) i++;
-    return i == p->len;
+    return !word_flagged(w, add_lo, add_hi);
 }
 
 static Value str_lower(Rt *rt, Value s) {
     if (ascii_without(s, 'A', 'Z')) return s;   /* message.role|lower */
-    return str_method(rt, s, "lower", 0, NULL);
+    return str_method_call(rt, SM_LOWER, s, 0, NULL);
 }
 
 /* Python's `a + b` on two strs, with Markup's escaping of the plain side. */
@@ -368,7 +387,7 @@ static Getter make_multi_getter(Rt *rt, Value attr, bool lower) {
         return g;
     }
     Value comma = v_str(rt, ",", 1);
-    Value parts = str_method(rt, plain_str(rt, attr), "split", 1, &comma);
+    Value parts = str_method_call(rt, SM_SPLIT, plain_str(rt, attr), 1, &comma);
     g.npaths = parts.u.list->len;
     g.paths = rt_alloc(rt, g.npaths * sizeof(Path));
     for (size_t i = 0; i < g.npaths; i++) g.paths[i] = attr_path(rt, parts.u.list->items[i]);
@@ -563,7 +582,7 @@ static const Sig SIG_STR1 = {"do_capitalize", 0, 0, 0, {0}};
 
 static Value f_capitalize(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_STR1, NULL);
-    return str_method(rt, soft_str(rt, self), "capitalize", 0, NULL);
+    return str_method_call(rt, SM_CAPITALIZE, soft_str(rt, self), 0, NULL);
 }
 
 static const Sig SIG_CENTER = {"do_center", 0, 0, 1, {"width"}};
@@ -572,7 +591,7 @@ static Value f_center(Rt *rt, Value self, const Args *args) {
     Value a[1];
     bind(rt, args, &SIG_CENTER, a);
     Value width = or_default(a[0], v_int(80));
-    return str_method(rt, soft_str(rt, self), "center", 1, &width);
+    return str_method_call(rt, SM_CENTER, soft_str(rt, self), 1, &width);
 }
 
 static Value f_length(Rt *rt, Value self, const Args *args) {
@@ -762,7 +781,7 @@ static Value f_indent(Rt *rt, Value self, const Args *args) {
     if (self.type != VT_STR)
         rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +=: '%s' and 'str'", v_type_name(self));
     Value s = str_concat(rt, self, newline);  /* the quirk that makes splitlines keep a last empty line */
-    List *lines = str_method(rt, s, "splitlines", 0, NULL).u.list;
+    List *lines = str_method_call(rt, SM_SPLITLINES, s, 0, NULL).u.list;
     Value rv;
     if (blank) {
         rv = str_join(rt, str_concat(rt, newline, indention), lines);
@@ -905,7 +924,7 @@ static Value f_upper(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_UPPER, NULL);
     Value s = soft_str(rt, self);
     if (ascii_without(s, 'a', 'z')) return s;
-    return str_method(rt, s, "upper", 0, NULL);
+    return str_method_call(rt, SM_UPPER, s, 0, NULL);
 }
 
 /* environment.call_filter / call_test: look the name up at call time. */
@@ -1139,7 +1158,7 @@ static Str *repr_str(Rt *rt, Value v) {
 static void pp_str(Pretty *pp, Value v, int64_t indent, int64_t allowance, int level) {
     Rt *rt = pp->rt;
     Value keepends = v_bool(true);
-    List *lines = str_method(rt, v, "splitlines", 1, &keepends).u.list;
+    List *lines = str_method_call(rt, SM_SPLITLINES, v, 1, &keepends).u.list;
     if (level == 1) {
         indent++;
         allowance++;
@@ -1283,11 +1302,11 @@ static Value f_replace(Rt *rt, Value self, const Args *args) {
     Value count = is_none(a[2]) ? v_int(-1) : a[2];
     if (!interp_autoescape(rt)) {
         Value argv[3] = {plain_str(rt, a[0]), plain_str(rt, a[1]), count};
-        return str_method(rt, plain_str(rt, self), "replace", 3, argv);
+        return str_method_call(rt, SM_REPLACE, plain_str(rt, self), 3, argv);
     }
     Value s = is_markup(a[0]) || (is_markup(a[1]) && !is_markup(self)) ? markup_escape(rt, self) : soft_str(rt, self);
     Value argv[3] = {soft_str(rt, a[0]), soft_str(rt, a[1]), count};
-    return str_method(rt, s, "replace", 3, argv);
+    return str_method_call(rt, SM_REPLACE, s, 3, argv);
 }
 
 static const Sig SIG_REVERSE = {"do_reverse", 0, 0, 0, {0}};
@@ -1680,7 +1699,7 @@ static Value f_title(Rt *rt, Value self, const Args *args) {
             end = j;
         }
         /* item[0].upper() + item[1:].lower() */
-        Value first = str_method(rt, v_str(rt, s + i, k - i), "upper", 0, NULL);
+        Value first = str_method_call(rt, SM_UPPER, v_str(rt, s + i, k - i), 0, NULL);
         Value rest = str_lower(rt, v_str(rt, s + k, end - k));
         sb_put(&sb, first.u.s->data, first.u.s->len);
         sb_put(&sb, rest.u.s->data, rest.u.s->len);
@@ -1729,7 +1748,10 @@ static Value f_tojson(Rt *rt, Value self, const Args *args) {
         o.key_sep = l->items[1].u.s->data;
     }
     StrBuf sb;
-    sb_init(rt, &sb, 256);
+    /* room for a tool's JSON: the writer quotes a string in place only when
+     * the buffer has room for its worst case (the buffer is the arena's
+     * last block, so the unused end is given back when it is finished) */
+    sb_init(rt, &sb, 1024);
     json_dump(rt, &sb, self, &o);
     return sb_to_value(&sb);
 }
@@ -1740,7 +1762,7 @@ static Value f_trim(Rt *rt, Value self, const Args *args) {
     Value a[1];
     bind(rt, args, &SIG_TRIM, a);
     Value chars = or_default(a[0], v_none());
-    return str_method(rt, soft_str(rt, self), "strip", 1, &chars);
+    return str_method_call(rt, SM_STRIP, soft_str(rt, self), 1, &chars);
 }
 
 static const Sig SIG_TRUNCATE = {"do_truncate", 1, 0, 4, {"length", "killwords", "end", "leeway"}};
@@ -1778,7 +1800,7 @@ static Value f_truncate(Rt *rt, Value self, const Args *args) {
     Value head = str_slice(rt, self, 0, (size_t)(as_index(rt, length) - end_len.u.i));
     if (!killwords) {
         Value argv[2] = {v_str(rt, " ", 1), v_int(1)};
-        head = str_method(rt, head, "rsplit", 2, argv).u.list->items[0];
+        head = str_method_call(rt, SM_RSPLIT, head, 2, argv).u.list->items[0];
     }
     return str_concat(rt, head, end);
 }
@@ -2017,7 +2039,7 @@ static Value f_wordwrap(Rt *rt, Value self, const Args *args) {
         rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'splitlines'", v_type_name(self));
     if (wrapstring.type != VT_STR)
         rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'join'", v_type_name(wrapstring));
-    List *paragraphs = str_method(rt, self, "splitlines", 0, NULL).u.list;
+    List *paragraphs = str_method_call(rt, SM_SPLITLINES, self, 0, NULL).u.list;
     List *joined = new_list(rt, paragraphs->len);
     for (size_t p = 0; p < paragraphs->len; p++) {
         const Str *line = paragraphs->items[p].u.s;
@@ -2246,7 +2268,7 @@ static Value f_urlize(Rt *rt, Value self, const Args *args) {
     /* rel: the given words, nofollow, and the policy's "noopener", sorted */
     bool nofollow = a[1].type != VT_MISSING && v_truthy(a[1]);
     Value relv = is_none(a[3]) ? empty_str(rt) : plain_str(rt, a[3]);
-    List *given = str_method(rt, relv, "split", 0, NULL).u.list;
+    List *given = str_method_call(rt, SM_SPLIT, relv, 0, NULL).u.list;
     StrBuf rel;
     sb_init(rt, &rel, 32);
     List *parts = new_list(rt, given->len + 2);

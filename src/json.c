@@ -949,15 +949,32 @@ static inline bool short_run_plain(const unsigned char *p, size_t k) {
     return word_plain((uint64_t)a | (uint64_t)b << 32);
 }
 
-size_t json_quote_to(char *out, const char *s, size_t n) {
-    const unsigned char *u = (const unsigned char *)s;
-    char *o = out;
-    *o++ = '"';
+/* The escape of the character at u[*i] that a scan stopped at: an ASCII
+ * byte (2 or 6 bytes), or with ensure_ascii a non-ASCII character as
+ * \uXXXX, a surrogate pair above the BMP. Returns the end of what it wrote:
+ * never more than 6 bytes a byte of input. */
+static char *escape_at(char *o, const unsigned char *u, size_t n, size_t *i) {
+    unsigned char c = u[*i];
+    if (c < 0x80) {
+        (*i)++;
+        return o + json_escape_byte(c, o);
+    }
+    uint32_t cp = utf8_next((const char *)u, n, i);
+    if (cp >= 0x10000) {
+        cp -= 0x10000;
+        o += u_escape(0xD800 | (cp >> 10), o);
+        return o + u_escape(0xDC00 | (cp & 0x3FF), o);
+    }
+    return o + u_escape(cp, o);
+}
+
+/* The literal's text between its quotes, at o, which has room for 6 * n
+ * bytes (the most escapes take); returns its end. Whole blocks are stored
+ * while a block of input is left: the room for them is there. */
+static char *quote_body(char *o, const unsigned char *u, size_t n, bool ensure_ascii) {
     size_t i = 0;
-    /* out has room for SCAN_BYTES more whenever that many input bytes are
-     * left (each input byte takes at least one): whole blocks are stored */
     while (i + SCAN_BYTES <= n) {
-        ScanMask m = scan_block(u + i, SCAN_PLAIN);
+        ScanMask m = scan_block(u + i, ensure_ascii ? SCAN_ASCII : SCAN_PLAIN);
         memcpy(o, u + i, SCAN_BYTES);
         if (!m) {
             o += SCAN_BYTES;
@@ -967,30 +984,59 @@ size_t json_quote_to(char *out, const char *s, size_t n) {
         unsigned k = scan_first(m);
         o += k;
         i += k;
-        o += json_escape_byte(u[i++], o);
+        o = escape_at(o, u, n, &i);
     }
     size_t left = n - i;   /* < SCAN_BYTES */
-    if (left >= 4 && short_run_plain(u + i, left)) {
+    if (!ensure_ascii && left >= 4 && short_run_plain(u + i, left)) {
         copy_bytes(o, (const char *)u + i, left);
-        o += left;
-        i = n;
+        return o + left;
     }
-    for (; i < n; i++) {
-        if (ESCAPE_UTF8[u[i]]) o += json_escape_byte(u[i], o);
-        else *o++ = (char)u[i];
+    const char *table = ensure_ascii ? ESCAPE_ASCII : ESCAPE_UTF8;
+    while (i < n) {
+        if (table[u[i]]) o = escape_at(o, u, n, &i);
+        else *o++ = (char)u[i++];
     }
+    return o;
+}
+
+size_t json_quote_to(char *out, const char *s, size_t n) {
+    char *o = out;
+    *o++ = '"';
+    o = quote_body(o, (const unsigned char *)s, n, false);
     *o++ = '"';
     return (size_t)(o - out);
 }
 
+/* Strings up to this long are quoted on the stack when the buffer lacks
+ * room for their worst case, and appended (growing it) in one piece. */
+enum { QUOTE_ON_STACK = 64 };
+
 void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii) {
-    /* In one pass straight into the buffer when it has room (the room is
-     * within the buffer's limit already); else piece by piece, growing it. */
+    const unsigned char *u = (const unsigned char *)s;
+    /* Room for the worst case (within the buffer's limit already): in one
+     * pass straight into the buffer. */
     size_t room = sb->p ? sb->cap - sb->len : 0;
-    if (!ensure_ascii && room >= 2 && (room / 6 > n || json_quoted_len(s, n) <= room)) {
+    if (room / 6 > n) {
+        char *o = sb->p + sb->len;
+        *o++ = '"';
+        o = quote_body(o, u, n, ensure_ascii);
+        *o++ = '"';
+        sb->len = (size_t)(o - sb->p);
+        return;
+    }
+    if (n <= QUOTE_ON_STACK) {
+        char tmp[6 * QUOTE_ON_STACK + 2], *o = tmp;
+        *o++ = '"';
+        o = quote_body(o, u, n, ensure_ascii);
+        *o++ = '"';
+        sb_put(sb, tmp, (size_t)(o - tmp));
+        return;
+    }
+    if (!ensure_ascii && room >= 2 && json_quoted_len(s, n) <= room) {
         sb->len += json_quote_to(sb->p + sb->len, s, n);
         return;
     }
+    /* else piece by piece, growing the buffer */
     sb_putc(sb, '"');
     size_t i = 0;
     for (;;) {
@@ -999,20 +1045,7 @@ void json_write_string(StrBuf *sb, const char *s, size_t n, bool ensure_ascii) {
         i += run;
         if (i >= n) break;
         char esc[12];
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x80) {
-            sb_put(sb, esc, json_escape_byte(c, esc));
-            i++;
-            continue;
-        }
-        uint32_t cp = utf8_next(s, n, &i);   /* ensure_ascii: \\uXXXX, a surrogate pair above the BMP */
-        if (cp >= 0x10000) {
-            cp -= 0x10000;
-            u_escape(0xD800 | (cp >> 10), esc);
-            sb_put(sb, esc, u_escape(0xDC00 | (cp & 0x3FF), esc + 6) + 6);
-        } else {
-            sb_put(sb, esc, u_escape(cp, esc));
-        }
+        sb_put(sb, esc, (size_t)(escape_at(esc, u, n, &i) - esc));
     }
     sb_putc(sb, '"');
 }
@@ -1021,16 +1054,76 @@ typedef struct Dumper {
     Rt *rt;
     StrBuf *sb;
     bool ensure_ascii, sort_keys;
+    uint32_t max_depth;      /* rt->lim.max_json_depth */
     const char *indent;      /* NULL = single line */
     size_t indent_len;
     const char *item_sep, *key_sep;
     size_t item_sep_len, key_sep_len;
+    /* "\n" and the indent nl_levels times: a line break and the indentation
+     * of any level up to that, in one piece */
+    const char *nl;
+    unsigned nl_levels;
     bool verbatim;           /* the options JsonSources are kept for */
 } Dumper;
 
+/* Whether a byte of the string s, shorter than a scan block, needs an
+ * escape. With SSE2, one scan of the block that ends where s does: it lies
+ * within the Str, whose header comes first, and the flags of the header's
+ * bytes are shifted out. */
+#if SCAN_BYTES == 16
+_Static_assert(offsetof(Str, data) >= SCAN_BYTES, "a Str's header holds a scan block");
+static inline bool short_str_flagged(const Str *s, bool ensure_ascii) {
+    const unsigned char *end = (const unsigned char *)s + offsetof(Str, data) + s->len;
+    ScanMask m = scan_block(end - SCAN_BYTES, ensure_ascii ? SCAN_ASCII : SCAN_PLAIN);
+    return (m >> (SCAN_BYTES - s->len)) != 0;
+}
+#else
+static inline bool short_str_flagged(const Str *s, bool ensure_ascii) {
+    const char *table = ensure_ascii ? ESCAPE_ASCII : ESCAPE_UTF8;
+    for (size_t i = 0; i < s->len; i++)
+        if (table[(unsigned char)s->data[i]]) return true;
+    return false;
+}
+#endif
+
+/* A string value or key. Most are short and need no escape: checked with
+ * one scan and copied, straight into the buffer when it has room for any
+ * string that long. */
+static inline void dump_string(Dumper *d, const Str *s) {
+    StrBuf *sb = d->sb;
+    size_t n = s->len;
+    /* room for the worst case, 6 * n + 2 (what room / 6 > n says, without
+     * the division; in 64 bits it cannot overflow) */
+    if (!sb->p || (uint64_t)n * 6 + 6 > sb->cap - sb->len) {
+        json_write_string(sb, s->data, n, d->ensure_ascii);
+        return;
+    }
+    char *o = sb->p + sb->len;
+    *o++ = '"';
+    if (n < SCAN_BYTES && !short_str_flagged(s, d->ensure_ascii)) {
+        copy_bytes(o, s->data, n);
+        o += n;
+    } else {
+        o = quote_body(o, (const unsigned char *)s->data, n, d->ensure_ascii);
+    }
+    *o++ = '"';
+    sb->len = (size_t)(o - sb->p);
+}
+
 static void dump_value(Dumper *d, Value v, unsigned depth);
 
+/* A list item or dict value: a string, the most common, written without
+ * the call (after the depth check dump_value makes first). */
+static inline void dump_item(Dumper *d, Value v, unsigned depth) {
+    if (v.type == VT_STR && depth <= d->max_depth) dump_string(d, v.u.s);
+    else dump_value(d, v, depth);
+}
+
 static void newline_indent(Dumper *d, unsigned level) {
+    if (level <= d->nl_levels) {
+        sb_put(d->sb, d->nl, 1 + level * d->indent_len);
+        return;
+    }
     sb_putc(d->sb, '\n');
     for (unsigned k = 0; k < level; k++) sb_put(d->sb, d->indent, d->indent_len);
 }
@@ -1059,7 +1152,7 @@ static void dump_list(Dumper *d, const List *l, unsigned depth) {
     if (d->indent) newline_indent(d, depth + 1);
     for (size_t i = 0; i < l->len; i++) {
         if (i) item_separator(d, depth + 1);
-        dump_value(d, l->items[i], depth + 1);
+        dump_item(d, l->items[i], depth + 1);
     }
     if (d->indent) newline_indent(d, depth);
     sb_putc(d->sb, ']');
@@ -1070,7 +1163,7 @@ static void dump_list(Dumper *d, const List *l, unsigned depth) {
 static void dump_key(Dumper *d, Value k) {
     StrBuf *sb = d->sb;
     switch ((ValueType)k.type) {
-    case VT_STR: json_write_string(sb, k.u.s->data, k.u.s->len, d->ensure_ascii); return;
+    case VT_STR: dump_string(d, k.u.s); return;
     case VT_FLOAT: sb_putc(sb, '"'); dump_float(sb, k.u.f); sb_putc(sb, '"'); return;
     case VT_BOOL: sb_puts(sb, k.u.b ? "\"true\"" : "\"false\""); return;
     case VT_NONE: sb_puts(sb, "\"null\""); return;
@@ -1145,7 +1238,7 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
         if (i) item_separator(d, depth + 1);
         dump_key(d, dict_key_at(dict, at));
         sb_put(d->sb, d->key_sep, d->key_sep_len);
-        dump_value(d, dict_val_at(dict, at), depth + 1);
+        dump_item(d, dict_val_at(dict, at), depth + 1);
     }
     if (d->indent) newline_indent(d, depth);
     sb_putc(d->sb, '}');
@@ -1156,21 +1249,21 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
  * was: copied, charging the steps and reaching the depth its dump would
  * (one too deep is left to the dump, to fail where it fails). */
 static bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
-    if (!js || !d->verbatim || (uint64_t)depth + js->height > d->rt->lim.max_json_depth) return false;
+    if (!js || !d->verbatim || (uint64_t)depth + js->height > d->max_depth) return false;
     sb_put(d->sb, js->text, js->len);
     rt_step(d->rt, js->steps);
     return true;
 }
 
 static void dump_value(Dumper *d, Value v, unsigned depth) {
-    if (depth > d->rt->lim.max_json_depth) {
+    if (depth > d->max_depth) {
         rt_throw(d->rt, CF_ERR_LIMIT,
                  "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
-                 (unsigned)d->rt->lim.max_json_depth);
+                 (unsigned)d->max_depth);
     }
     StrBuf *sb = d->sb;
     switch ((ValueType)v.type) {
-    case VT_STR: json_write_string(sb, v.u.s->data, v.u.s->len, d->ensure_ascii); return;
+    case VT_STR: dump_string(d, v.u.s); return;
     case VT_NONE: sb_put(sb, "null", 4); return;
     case VT_BOOL: sb_puts(sb, v.u.b ? "true" : "false"); return;
     case VT_INT: sb_put_int(sb, v.u.i); return;
@@ -1196,22 +1289,34 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
         json_opts_default(&defaults);
         o = &defaults;
     }
-    Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, NULL, 0, NULL, NULL, 0, 0, false};
-    if (o->indent_str) {
-        d.indent = o->indent_str;
-        d.indent_len = strlen(o->indent_str);
-    } else if (o->indent >= 0) {
-        char *spaces = rt_alloc(rt, (size_t)o->indent + 1);
-        memset(spaces, ' ', (size_t)o->indent);
-        spaces[o->indent] = '\0';
-        d.indent = spaces;
-        d.indent_len = (size_t)o->indent;
+    Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, rt->lim.max_json_depth, NULL, 0, NULL, NULL, 0, 0,
+                NULL, 0, false};
+    enum { NL_LEVELS = 16 };
+    char nl[256];   /* d.nl: up to NL_LEVELS levels, fewer of a long indent */
+    if (o->indent_str || o->indent >= 0) {
+        d.indent_len = o->indent_str ? strlen(o->indent_str) : (size_t)o->indent;
+        size_t levels = d.indent_len ? (sizeof nl - 1) / d.indent_len : NL_LEVELS;
+        d.nl_levels = levels < NL_LEVELS ? (unsigned)levels : NL_LEVELS;
+        d.nl = nl;
+        nl[0] = '\n';
+        if (o->indent_str) {
+            d.indent = o->indent_str;
+            for (unsigned k = 0; k < d.nl_levels; k++) memcpy(nl + 1 + k * d.indent_len, d.indent, d.indent_len);
+        } else if (d.nl_levels) {
+            memset(nl + 1, ' ', d.nl_levels * d.indent_len);
+            d.indent = nl + 1;   /* indent_len spaces */
+        } else {
+            char *spaces = rt_alloc(rt, d.indent_len + 1);
+            memset(spaces, ' ', d.indent_len);
+            spaces[d.indent_len] = '\0';
+            d.indent = spaces;
+        }
     }
     d.item_sep = o->item_sep ? o->item_sep : d.indent ? "," : ", ";
     d.key_sep = o->key_sep ? o->key_sep : ": ";
-    d.item_sep_len = strlen(d.item_sep);
-    d.key_sep_len = strlen(d.key_sep);
-    d.verbatim = !d.ensure_ascii && !d.sort_keys && !d.indent && strcmp(d.item_sep, ", ") == 0 &&
-                 strcmp(d.key_sep, ": ") == 0;
+    d.item_sep_len = o->item_sep ? strlen(d.item_sep) : d.indent ? 1 : 2;
+    d.key_sep_len = o->key_sep ? strlen(d.key_sep) : 2;
+    d.verbatim = !d.ensure_ascii && !d.sort_keys && !d.indent && d.item_sep_len == 2 && memcmp(d.item_sep, ", ", 2) == 0 &&
+                 d.key_sep_len == 2 && memcmp(d.key_sep, ": ", 2) == 0;
     dump_value(&d, v, 0);
 }

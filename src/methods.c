@@ -43,8 +43,9 @@ static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
 static bool str_is(const Str *s, const char *z) { return strcmp(s->data, z) == 0; }
 
-/* Fill argv[0..m->max) from args (VT_MISSING where not given). */
-static void bind_args(Rt *rt, const char *owner, const Method *m, const Args *a, Value *argv) {
+/* Bind args into argv[0..m->max): keywords, or a count out of range (then
+ * it throws). arg_vector takes the usual calls without it. */
+static void bind_args_slow(Rt *rt, const char *owner, const Method *m, const Args *a, Value *argv) {
     for (int i = 0; i < m->max; i++) argv[i] = v_missing();
     int npos = a->npos, nkw = a->nkw;
     if (m->style != SIG_KEYWORDS && nkw > 0) {
@@ -102,6 +103,32 @@ static void bind_args(Rt *rt, const char *owner, const Method *m, const Args *a,
         break;
     }
     for (int i = 0; i < npos; i++) argv[i] = a->pos[i];
+}
+
+/* The argument vector m's handler reads, argv[0..m->max) (VT_MISSING
+ * where not given). Almost every call passes a few positional arguments
+ * within m's range (every style's min and max bound the positional count)
+ * and no keyword. Those need no binding: with none, a shared all-missing
+ * vector (VT_MISSING is 0); with all, the args' own; else the given ones
+ * copied into buf (MAX_PARAMS slots, straight-line). The rest (keywords,
+ * a count out of range) are bound, or refused, by bind_args_slow. */
+static const Value none_given[MAX_PARAMS];
+
+static inline const Value *arg_vector(Rt *rt, const char *owner, const Method *m, const Args *a,
+                                      Value *buf) {
+    int npos = a->npos;
+    if (a->nkw || npos < m->min || npos > m->max) {
+        bind_args_slow(rt, owner, m, a, buf);
+        return buf;
+    }
+    if (npos == 0) return none_given;
+    if (npos == m->max) return a->pos;
+    _Static_assert(MAX_PARAMS == 3, "arg_vector fills three slots");
+    Value missing = v_missing();
+    buf[0] = a->pos[0];
+    buf[1] = npos > 1 ? a->pos[1] : missing;
+    buf[2] = missing;   /* npos < max <= 3 */
+    return buf;
 }
 
 /* Is the C string `known` exactly the n bytes at name? (A name read from a
@@ -230,7 +257,9 @@ static Value keep_kind(Value self, Value result) {
 
 static Value slice_value(Rt *rt, Value self, Text t, size_t from, size_t to) {
     if (from == 0 && to == t.n) return self;
-    return keep_kind(self, v_str(rt, t.p + from, to - from));
+    Str *r = str_alloc(rt, to - from);   /* copy_bytes: slices are mostly short */
+    copy_bytes(r->data, t.p + from, to - from);
+    return keep_kind(self, v_str_of(r));
 }
 
 /* The searches below are naive, O(n*m) on adversarial input: charge the
@@ -249,6 +278,10 @@ static int64_t find_bytes(Rt *rt, const char *hay, size_t from, size_t to, const
     if (nlen == 0) return from <= to ? (int64_t)from : -1;
     if (to < from || to - from < nlen) return -1;
     const char *p = hay + from, *last = hay + to - nlen;
+    if (nlen == 1) {   /* replace('\n', ...), split(','): memchr finds it whole */
+        p = memchr(p, needle[0], to - from);
+        return p ? p - hay : -1;
+    }
     size_t work = 0;
     while (p <= last) {
         p = memchr(p, needle[0], (size_t)(last - p) + 1);
@@ -344,21 +377,31 @@ static void put_mapped(StrBuf *sb, const uint32_t *cps, int n) {
 
 enum { CASE_UPPER, CASE_LOWER, CASE_CASEFOLD, CASE_SWAPCASE, CASE_TITLE, CASE_CAPITALIZE };
 
+/* d = s with the case of the ASCII letters in [lo, hi] swapped. */
+static void ascii_flip(char *d, const char *s, size_t n, char lo, char hi) {
+    for (size_t i = 0; i < n; i++) d[i] = s[i] >= lo && s[i] <= hi ? s[i] ^ 32 : s[i];
+}
+
 static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
     Text t = text_of(self);
     charge(rt, t.n);
-    if (t.ascii && m->op <= CASE_SWAPCASE) {
-        /* ASCII maps byte for byte: fill the result directly */
+    if (t.ascii) {
+        /* ASCII maps byte for byte: fill the result directly (the cased
+         * characters are the letters; title case is upper case) */
         Str *r = str_alloc(rt, t.n);
-        for (size_t i = 0; i < t.n; i++) {
-            char c = t.p[i];
-            bool up = c >= 'A' && c <= 'Z', low = c >= 'a' && c <= 'z';
-            switch (m->op) {
-            case CASE_UPPER: if (low) c -= 32; break;
-            case CASE_SWAPCASE: if (low) c -= 32; else if (up) c += 32; break;
-            default: if (up) c += 32; break;
+        if (m->op == CASE_UPPER) ascii_flip(r->data, t.p, t.n, 'a', 'z');
+        else if (m->op == CASE_LOWER || m->op == CASE_CASEFOLD) ascii_flip(r->data, t.p, t.n, 'A', 'Z');
+        else {
+            bool previous_is_cased = false;
+            for (size_t i = 0; i < t.n; i++) {
+                char c = t.p[i];
+                bool up = c >= 'A' && c <= 'Z', low = c >= 'a' && c <= 'z', flip;
+                if (m->op == CASE_SWAPCASE) flip = up || low;
+                else if (m->op == CASE_TITLE) flip = previous_is_cased ? up : low;
+                else flip = i == 0 ? low : up;   /* capitalize */
+                previous_is_cased = up || low;
+                r->data[i] = flip ? c ^ 32 : c;
             }
-            r->data[i] = c;
         }
         return keep_kind(self, v_str_of(r));
     }
@@ -523,7 +566,7 @@ static Value m_affix(Rt *rt, Value self, const Value *argv, const Method *m) {
     if (!given(argv[1]) && !given(argv[2]) && argv[0].type == VT_STR) {
         /* the common s.startswith('x'): whole string, bytes suffice */
         Str *s = self.u.s, *a = argv[0].u.s;
-        return v_bool(a->len <= s->len && memcmp(s->data + (ends ? s->len - a->len : 0), a->data, a->len) == 0);
+        return v_bool(a->len <= s->len && mem_equal(s->data + (ends ? s->len - a->len : 0), a->data, a->len));
     }
     Text t = text_of(self);
     int64_t start, end;
@@ -558,12 +601,16 @@ enum { STRIP_LEFT = 1, STRIP_RIGHT = 2, STRIP_BOTH = 3 };
 
 /* The set of code points to strip: whitespace (chars is None), or chars. */
 typedef struct StripSet {
-    bool whitespace;
-    uint8_t ascii_bits[16];  /* bitmap for ASCII members of chars */
+    bool whitespace;         /* non-ASCII members: uc_isspace, not wide */
+    uint8_t ascii_bits[16];  /* bitmap of the ASCII members */
     uint32_t *wide;          /* sorted non-ASCII members: binary searched, so a
                                 long `chars` cannot make stripping quadratic */
     size_t nwide;
 } StripSet;
+
+/* Python's ASCII whitespace: \t \n \v \f \r, 0x1C..0x1F and space (the
+ * bitmap spares a uc_isspace call per ASCII byte). */
+static const StripSet strip_whitespace = {true, {0, 0x3E, 0, 0xF0, 0x01}, NULL, 0};
 
 static int compare_cp(const void *a, const void *b) {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -582,9 +629,8 @@ static void strip_set_init(Rt *rt, StripSet *set, Value chars) {
     if (set->nwide > 1) qsort(set->wide, set->nwide, sizeof *set->wide, compare_cp);
 }
 
-static bool strip_member(const StripSet *set, uint32_t cp) {
+static bool strip_wide_member(const StripSet *set, uint32_t cp) {
     if (set->whitespace) return uc_isspace(cp);
-    if (cp < 128) return set->ascii_bits[cp >> 3] & (1u << (cp & 7));
     size_t lo = 0, hi = set->nwide;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -595,16 +641,20 @@ static bool strip_member(const StripSet *set, uint32_t cp) {
     return false;
 }
 
+static inline bool strip_member(const StripSet *set, uint32_t cp) {
+    if (cp < 128) return set->ascii_bits[cp >> 3] & (1u << (cp & 7));
+    return strip_wide_member(set, cp);
+}
+
 static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
-    StripSet set;
-    memset(&set, 0, sizeof set);
+    const StripSet *set = &strip_whitespace;
+    StripSet given_set;
     Value chars = argv[0];
-    if (!given(chars) || chars.type == VT_NONE) {
-        set.whitespace = true;
-    } else if (chars.type == VT_STR) {
-        strip_set_init(rt, &set, chars);
-    } else {
-        rt_throw(rt, CF_ERR_TYPE, "%s arg must be None or str", m->name);
+    if (given(chars) && chars.type != VT_NONE) {
+        if (chars.type != VT_STR) rt_throw(rt, CF_ERR_TYPE, "%s arg must be None or str", m->name);
+        memset(&given_set, 0, sizeof given_set);
+        strip_set_init(rt, &given_set, chars);
+        set = &given_set;
     }
     /* no code point count needed: strip walks bytes from both ends */
     Text t = {self.u.s->data, self.u.s->len, 0, false};
@@ -613,14 +663,14 @@ static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     if (m->op & STRIP_LEFT) {
         while (from < to) {
             size_t next = from;
-            if (!strip_member(&set, text_cp(t, &next))) break;
+            if (!strip_member(set, text_cp(t, &next))) break;
             from = next;
         }
     }
     if (m->op & STRIP_RIGHT) {
         while (to > from) {
             size_t prev = (unsigned char)t.p[to - 1] < 0x80 ? to - 1 : utf8_prev(t.p, to), k = prev;
-            if (!strip_member(&set, text_cp(t, &k))) break;
+            if (!strip_member(set, text_cp(t, &k))) break;
             to = prev;
         }
     }
@@ -986,18 +1036,22 @@ static Value format_map(Rt *rt, Value self, const Args *args) {
 #define KEYWORDS(name, hi, fn, op, kw) {name, SIG_KEYWORDS, 0, hi, op, fn, kw}
 
 static const Method str_methods[] = {
-    /* hot in chat templates first */
+    /* those the filters call by number first (StrMethodId), then hot in
+     * chat templates */
+    [SM_STRIP] = CLINIC("strip", 0, 1, m_strip, STRIP_BOTH),
+    [SM_SPLIT] = KEYWORDS("split", 2, m_split, 0, split_kw),
+    [SM_RSPLIT] = KEYWORDS("rsplit", 2, m_split, 1, split_kw),
+    [SM_SPLITLINES] = KEYWORDS("splitlines", 1, m_splitlines, 0, splitlines_kw),
+    [SM_REPLACE] = CLINIC("replace", 2, 3, m_replace, 0),
+    [SM_UPPER] = NOARGS("upper", m_case, CASE_UPPER),
+    [SM_LOWER] = NOARGS("lower", m_case, CASE_LOWER),
+    [SM_CAPITALIZE] = NOARGS("capitalize", m_case, CASE_CAPITALIZE),
+    [SM_CENTER] = CLINIC("center", 1, 2, m_pad, PAD_CENTER),
     TUPLE("startswith", 1, 3, m_affix, 0),
     TUPLE("endswith", 1, 3, m_affix, 1),
-    CLINIC("strip", 0, 1, m_strip, STRIP_BOTH),
-    KEYWORDS("split", 2, m_split, 0, split_kw),
-    CLINIC("replace", 2, 3, m_replace, 0),
     CLINIC("lstrip", 0, 1, m_strip, STRIP_LEFT),
     CLINIC("rstrip", 0, 1, m_strip, STRIP_RIGHT),
-    NOARGS("upper", m_case, CASE_UPPER),
-    NOARGS("lower", m_case, CASE_LOWER),
     NOARGS("title", m_case, CASE_TITLE),
-    NOARGS("capitalize", m_case, CASE_CAPITALIZE),
     NOARGS("casefold", m_case, CASE_CASEFOLD),
     NOARGS("swapcase", m_case, CASE_SWAPCASE),
     TUPLE("find", 1, 3, m_find, FIND),
@@ -1006,13 +1060,10 @@ static const Method str_methods[] = {
     TUPLE("rindex", 1, 3, m_find, RINDEX),
     TUPLE("count", 1, 3, m_find, COUNT),
     ONE("join", m_join, 0),
-    KEYWORDS("rsplit", 2, m_split, 1, split_kw),
-    KEYWORDS("splitlines", 1, m_splitlines, 0, splitlines_kw),
     ONE("partition", m_partition, 0),
     ONE("rpartition", m_partition, 1),
     ONE("removeprefix", m_affix_remove, 0),
     ONE("removesuffix", m_affix_remove, 1),
-    CLINIC("center", 1, 2, m_pad, PAD_CENTER),
     CLINIC("ljust", 1, 2, m_pad, PAD_LJUST),
     CLINIC("rjust", 1, 2, m_pad, PAD_RJUST),
     ONE("zfill", m_zfill, 0),
@@ -1041,9 +1092,16 @@ const Method *str_method_find(const char *name, size_t n) {
 Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args) {
     if (!m->fn)   /* py_str_format escapes fields itself when self is Markup */
         return m->op == FORMAT_MAP ? format_map(rt, self, args) : py_str_format(rt, self, args);
-    Value argv[MAX_PARAMS];
-    bind_args(rt, "str", m, args, argv);
-    return m->fn(rt, self, argv, m);
+    Value buf[MAX_PARAMS];
+    return m->fn(rt, self, arg_vector(rt, "str", m, args, buf), m);
+}
+
+Value str_method_call(Rt *rt, StrMethodId id, Value self, int npos, const Value *pos) {
+    const Method *m = &str_methods[id];
+    if (self.type != VT_STR)
+        rt_throw(rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute '%s'", v_type_name(self), m->name);
+    Args a = {npos, pos, 0, NULL, NULL};
+    return str_method_invoke(rt, m, self, &a);
 }
 
 static bool str_call(Rt *rt, Value self, const char *name, size_t n, const Args *args,
@@ -1321,8 +1379,7 @@ bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *arg
                      (int)n, name, v_type_name(self));
         return false;
     }
-    Value argv[MAX_PARAMS];
-    bind_args(rt, owner, m, args, argv);
-    *out = m->fn(rt, self, argv, m);
+    Value buf[MAX_PARAMS];
+    *out = m->fn(rt, self, arg_vector(rt, owner, m, args, buf), m);
     return true;
 }
