@@ -730,37 +730,21 @@ item:
         items++;
         if (depth > deepest) deepest = depth;
     }
-    if (in == IN_OBJECT) {
-        if (top == cap) stack = stack_grow(ps), cap = ps->cap;
-        stack[top++] = v;
-        /* the usual separator, ", " before the next key: as skip_ws would */
-        if (i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
-            i += 2;
-            goto key;
-        }
-        size_t at = i;
-        i = skip_ws(s, n, i);
-        VERBATIM_WS(at, i, 0);
-        if (i < n && s[i] == '}') {
-            i++;
-            goto close;
-        }
-        if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
-        at = i + 1;
-        i = skip_ws(s, n, at);
-        VERBATIM_WS(at, i, 1);
-        goto key;
-    }
     if (in == IN_TOP) {
         ps->end = i;
         return v;
     }
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
+    /* the usual separator, ", " before the next key: as skip_ws would */
+    if (in == IN_OBJECT && i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
+        i += 2;
+        goto key;
+    }
     size_t at = i;
     i = skip_ws(s, n, i);
     VERBATIM_WS(at, i, 0);
-    if (i < n && s[i] == ']') {
+    if (i < n && s[i] == (in == IN_OBJECT ? '}' : ']')) {
         i++;
         goto close;
     }
@@ -768,6 +752,7 @@ item:
     at = i + 1;
     i = skip_ws(s, n, at);
     VERBATIM_WS(at, i, 1);
+    if (in == IN_OBJECT) goto key;
     goto value;
 
 key:
