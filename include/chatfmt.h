@@ -126,7 +126,11 @@ CF_API const char *cf_template_source(const cf_template *t, size_t *len);
 typedef struct cf_context cf_context;
 
 CF_API cf_context *cf_context_new(void);
-/* A JSON object whose keys become variables. NULL + err on bad JSON. */
+/* A JSON object whose keys become variables. NULL + err on bad JSON.
+ * The context keeps a copy of a text up to 1 MiB: a list or dict spelled
+ * there exactly as json.dumps(ensure_ascii=False) writes it (Python's
+ * ", " and ": ", no indent) is copied from it by `tojson` with those
+ * options, rather than written again. */
 CF_API cf_context *cf_context_from_json(const char *json, size_t len, cf_error *err);
 /* Set one variable from JSON text (any JSON value). false + err on failure. */
 CF_API bool cf_context_set_json(cf_context *c, const char *name, const char *json, size_t len,
