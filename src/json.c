@@ -230,17 +230,19 @@ static int hex_value(unsigned char c) {
     return -1;
 }
 
+static bool is_hex4(const unsigned char *p) {
+    return hex_value(p[0]) >= 0 && hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0;
+}
+
+static uint32_t hex4(const unsigned char *p) {
+    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 | hex_value(p[3]));
+}
+
 /* The 4 hex digits after the 'u' at u_pos. Like CPython, at least one byte
  * must follow them (the closing quote at the very least). */
 static uint32_t parse_hex4(Parser *ps, size_t u_pos) {
-    if (u_pos + 5 >= ps->n) json_fail(ps, u_pos, "Invalid \\uXXXX escape");
-    uint32_t cp = 0;
-    for (size_t k = 1; k <= 4; k++) {
-        int h = hex_value(ps->s[u_pos + k]);
-        if (h < 0) json_fail(ps, u_pos, "Invalid \\uXXXX escape");
-        cp = cp << 4 | (uint32_t)h;
-    }
-    return cp;
+    if (u_pos + 5 >= ps->n || !is_hex4(ps->s + u_pos + 1)) json_fail(ps, u_pos, "Invalid \\uXXXX escape");
+    return hex4(ps->s + u_pos + 1);
 }
 
 /* Decode the escape whose backslash is at i into sb; returns the position
@@ -361,14 +363,6 @@ static inline size_t scan_run(const unsigned char *s, size_t n, size_t i, ScanMa
 static const char ESCAPED[256] = {
     ['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b', ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t',
 };
-
-static bool is_hex4(const unsigned char *p) {
-    return hex_value(p[0]) >= 0 && hex_value(p[1]) >= 0 && hex_value(p[2]) >= 0 && hex_value(p[3]) >= 0;
-}
-
-static uint32_t hex4(const unsigned char *p) {
-    return (uint32_t)(hex_value(p[0]) << 12 | hex_value(p[1]) << 8 | hex_value(p[2]) << 4 | hex_value(p[3]));
-}
 
 /* A string with escapes whose content starts at run, the first backslash
  * at i: decoded straight into a Str sized by its raw length (which no
