@@ -19,6 +19,11 @@ FilterFn filter_lookup(const char *name, size_t n);
  * context read it. */
 bool interp_autoescape(Rt *rt);
 TestFn test_lookup(const char *name, size_t n);
+/* The tests that only look at a value's type (`x is string`), which the
+ * interpreter answers without calling them when they take no argument. */
+enum { TYPE_TEST_NONE, TYPE_TEST_DEFINED, TYPE_TEST_UNDEFINED, TYPE_TEST_IS_NONE, TYPE_TEST_STRING,
+       TYPE_TEST_MAPPING };
+uint8_t test_type_id(TestFn fn);
 
 /* Python method call self.name(args) allowed by the immutable sandbox.
  * Returns true and sets *out if `self` has such a method. Mutating methods

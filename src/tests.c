@@ -359,6 +359,12 @@ static const TestEntry TESTS[] = {
     {"<", t_lt}, {"lt", t_lt}, {"lessthan", t_lt}, {"<=", t_le}, {"le", t_le},
 };
 
+uint8_t test_type_id(TestFn fn) {
+    return fn == t_defined ? TYPE_TEST_DEFINED : fn == t_undefined ? TYPE_TEST_UNDEFINED
+         : fn == t_none ? TYPE_TEST_IS_NONE : fn == t_string ? TYPE_TEST_STRING
+         : fn == t_mapping ? TYPE_TEST_MAPPING : TYPE_TEST_NONE;
+}
+
 TestFn test_lookup(const char *name, size_t n) {
     for (size_t i = 0; i < sizeof TESTS / sizeof TESTS[0]; i++)
         if (strlen(TESTS[i].name) == n && memcmp(TESTS[i].name, name, n) == 0) return TESTS[i].fn;
