@@ -32,8 +32,9 @@ typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
  * them and attribute names are interned, so (dict, name) pointers identify
  * a result for the whole render: `m.role` tested in an elif chain is looked
  * up once. Hits are near in time, so a small table does (it is cleared for
- * every render: 32 entries cost less than 64 over seeds x conversations). */
-#define ATTR_CACHE_SIZE 32
+ * every render: 16 entries cost less than 8 or 32 over seeds x
+ * conversations), indexed by the dict's address plus the name's hash. */
+#define ATTR_CACHE_SIZE 16
 typedef struct AttrCacheEntry { const Dict *dict; const Str *attr; Value v; } AttrCacheEntry;
 
 typedef struct Interp {
@@ -1165,8 +1166,8 @@ static COLD Value condexpr_undefined(Interp *I, const Node *n) {
 /* obj.attr for an N_GETATTR whose object is evaluated. */
 static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
-        uintptr_t h = ((uintptr_t)obj.u.dict >> 4) ^ ((uintptr_t)n->attr >> 3);
-        AttrCacheEntry *c = &I->attr_cache[(h ^ (h >> 7)) & (ATTR_CACHE_SIZE - 1)];
+        uintptr_t h = ((uintptr_t)obj.u.dict >> 4) + n->attr->hash;   /* (attribute names are hashed when parsed) */
+        AttrCacheEntry *c = &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         Value v;
         if (!dict_get_key(obj.u.dict, n->attr, &v)) v = n->v;
