@@ -454,7 +454,7 @@ bool dict_get_key(const Dict *d, Str *key, Value *out) {
         const Str *k = e->key.u.s;
         if (k == key) { *out = e->val; return true; }
         if (k->len != key->len) continue;
-        if (k->len < 4 || k->len > 16) return dict_get_key_slow(d, key, out);
+        if (!k->len || k->len > 32) return dict_get_key_slow(d, key, out);
         if (mem_equal(k->data, key->data, k->len)) { *out = e->val; return true; }
     }
     return false;

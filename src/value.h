@@ -216,6 +216,9 @@ static inline bool mem_equal(const char *a, const char *b, size_t n) {
         memcpy(&b0, b, 4); memcpy(&b1, b + n - 4, 4);
         return ((a0 ^ b0) | (a1 ^ b1)) == 0;
     }
+    if (n > 16 && n <= 32)   /* reasoning_content, add_generation_prompt */
+        return mem_equal(a, b, 16) && mem_equal(a + n - 16, b + n - 16, 16);
+    if (n && n < 4) return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
     return memcmp(a, b, n) == 0;
 }
 
