@@ -778,6 +778,33 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     return macro_body(I, node, f, saved_line, saved_col);
 }
 
+/* visible_text(m.content): a macro called with one positional argument per
+ * parameter and nothing else binds them straight into its frame (the steps
+ * and checks of interp_call and macro_call, in their order). */
+static NOINLINE Value macro_call_positional(Interp *I, const Node *call, Frame *f, Value callee) {
+    const Macro *m = callee.u.obj->data;
+    const Node *node = m->node;
+    int np = node->nparams;
+    if (call->items.n != np || np > FRAME_INLINE || (node->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER))) {
+        ArgBuf ab;
+        eval_args(I, call, f, &ab, v_missing(), NULL, v_missing());
+        set_pos(I, call);
+        return interp_call(I->rt, callee, &ab.args);
+    }
+    Value args[FRAME_INLINE];
+    for (int j = 0; j < np; j++) args[j] = operand(I, call->items.v[j], f);
+    set_pos(I, call);
+    rt_step(I->rt, 1);
+    depth_enter(I);
+    Frame *mf = frame_new(I, m->closure);
+    for (int j = 0; j < np; j++) {
+        mf->syms[j] = node->param_syms[j];
+        mf->vals[j] = args[j];
+    }
+    mf->n = np;
+    return macro_body(I, node, mf, call->line, call->col);
+}
+
 /* ---- loop object ---- */
 static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0);
 
@@ -974,7 +1001,10 @@ static NOINLINE Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_
         set_pos(I, n);
         return interp_call(rt, callee, &ab.args);
     }
-    Value callee = eval(I, fn, f);
+    Value callee = operand(I, fn, f);
+    if (callee.type == VT_CALLABLE && callee.u.obj->type == &MACRO_OBJ && !caller_kw && !n->b && !n->c &&
+        !n->kwvals.n)
+        return macro_call_positional(I, n, f, callee);
     eval_args(I, n, f, &ab, v_missing(), caller_kw, caller);
     set_pos(I, n);
     return interp_call(rt, callee, &ab.args);
