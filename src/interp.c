@@ -1674,6 +1674,15 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_body(I, branch, f);
             break;
         }
+        case N_SET:
+            if (n->a->kind == N_NAME) {   /* set x = value: as exec_stmt, without entering it */
+                Value v = operand(I, n->b, f);
+                set_pos(I, n);
+                assign_sym(I, f, n->a->sym, v);
+                continue;
+            }
+            c = exec_stmt(I, n, f);
+            break;
         default:
             c = exec_stmt(I, n, f);
             break;
