@@ -1617,32 +1617,45 @@ static COLD _Noreturn void string_too_long(Interp *I) {
  * plain strings they go straight to the output; at the first other operand
  * the text so far becomes the left operand of a real `+`, as in Python.
  * Expressions never write output, so nothing interleaves with the pieces. */
+/* The rest of a sum once an operand is not a plain string: acc + b, then
+ * the remaining operands (spine[i-1] .. spine[0]) with real `+`s. */
+static NOINLINE void output_sum_rest(Interp *I, const Node *const *spine, int i, Value acc, Value b, Frame *f) {
+    for (;;) {
+        acc = binop(I, OP_ADD, acc, b);
+        if (--i < 0) break;
+        b = operand(I, spine[i]->b, f);
+        set_pos(I, spine[i]);
+    }
+    write_escaped(I, acc, false);   /* (only outputs that do not escape come here) */
+}
+
 static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     const Node *spine[ADD_CHAIN_MAX], *x;
     int k = add_spine(n, spine, &x);
     StrBuf *out = I->out;
     sb_materialize(out);   /* (pieces are read back from out->p) */
     size_t mark = out->len;
-    Value acc = operand(I, x, f);
-    bool direct = plain_str(acc);
-    if (direct) sb_put(out, acc.u.s->data, acc.u.s->len);
+    Value first = operand(I, x, f);
+    if (!plain_str(first)) {
+        Value b = operand(I, spine[k - 1]->b, f);
+        set_pos(I, spine[k - 1]);
+        output_sum_rest(I, spine, k - 1, first, b, f);
+        return;
+    }
+    sb_put(out, first.u.s->data, first.u.s->len);
     for (int i = k - 1; i >= 0; i--) {
         Value b = operand(I, spine[i]->b, f);
         set_pos(I, spine[i]);
-        if (direct && plain_str(b)) {
-            sb_put(out, b.u.s->data, b.u.s->len);
-            if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
-            continue;
-        }
-        if (direct) {
-            acc = v_str(I->rt, out->p + mark, out->len - mark);
+        if (!plain_str(b)) {   /* the text so far becomes the left operand */
+            Value acc = v_str(I->rt, out->p + mark, out->len - mark);
             out->len = mark;
-            direct = false;
+            output_sum_rest(I, spine, i, acc, b, f);
+            return;
         }
-        acc = binop(I, OP_ADD, acc, b);
+        sb_put(out, b.u.s->data, b.u.s->len);
+        if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
     }
-    if (direct) I->root_writes += out == I->root;
-    else write_escaped(I, acc, false);   /* (only outputs that do not escape come here) */
+    I->root_writes += out == I->root;
 }
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
