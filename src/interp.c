@@ -1193,18 +1193,27 @@ static COLD Value condexpr_undefined(Interp *I, const Node *n) {
     return v_undef_msg(I->rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
 }
 
+static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
+    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
+    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+}
+
+/* A plain key of a dict that missed the cache: looked up, and cached. */
+static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c) {
+    Value v;
+    if (!dict_get_key(d, n->attr, &v)) v = n->v;
+    c->dict = d;
+    c->attr = n->attr;
+    c->v = v;
+    return v;
+}
+
 /* obj.attr for an N_GETATTR whose object is evaluated. */
 static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
-        uintptr_t h = ((uintptr_t)obj.u.dict >> 4) + n->attr->hash;   /* (attribute names are hashed when parsed) */
-        AttrCacheEntry *c = &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-        Value v;
-        if (!dict_get_key(obj.u.dict, n->attr, &v)) v = n->v;
-        c->dict = obj.u.dict;
-        c->attr = n->attr;
-        c->v = v;
-        return v;
+        return getattr_dict_miss(n, obj.u.dict, c);
     }
     if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
         return loop_attr(obj.u.obj->data, n->op);
@@ -1219,8 +1228,33 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
 static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Frame *f) {
     return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_inline(I, f, n->sym));
 }
-static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) { return getattr_of_name_inline(I, n, f); }
 
+/* The object of name.attr when finding it needs no call (false: a global
+ * not resolved yet). */
+static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame *f, Value *obj) {
+    int sym = n->sym;
+    if (n->simple != GA_NAME_TOP)
+        for (; f; f = f->parent)
+            for (int i = f->n - 1; i >= 0; i--)
+                if (f->syms[i] == sym) { *obj = f->vals[i]; return true; }
+    *obj = I->globals[sym];
+    return obj->type != VT_MISSING;
+}
+
+static NOINLINE Value getattr_of_noinline(Interp *I, const Node *n, Value obj) { return getattr_of(I, n, obj); }
+
+/* Every path leaves by a tail call, so the usual one (a cached key) saves
+ * no registers. */
+static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
+    Value obj;
+    if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
+    if (obj.type == VT_DICT && n->flag) {
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
+        return getattr_dict_miss(n, obj.u.dict, c);
+    }
+    return getattr_of_noinline(I, n, obj);
+}
 static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
 }
@@ -1231,7 +1265,33 @@ static bool plain_test(const Node *test) {             /* x is defined */
 /* The truth of an expression where only its truth matters (if, inline if,
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
+static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
+static inline bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
+    const Str *x = left.u.s, *y = n->v.u.s;
+    bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
+    return eq == (n->op == OP_EQ);
+}
+static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
+    Value left = getattr_dict_miss(n->a, d, c);
+    if (left.type == VT_STR) return str_equality(n, left);
+    set_pos(I, n);
+    return compare(I, n->op, left, n->v);
+}
+/* m.role == 'user': every path but the cached one leaves by a tail call. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;
+    Value obj;
+    if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag && name_bound(I, a, f, &obj) &&
+        obj.type == VT_DICT) {
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
+        if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
+        Value left = c->v;
+        if (left.type == VT_STR) return str_equality(n, left);
+    }
+    return cond_equality_slow(I, n, f);
+}
+
+static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;   /* m.role, looked up here rather than by a call */
     Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
