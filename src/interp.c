@@ -55,6 +55,11 @@ typedef struct Interp {
     AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
 } Interp;
 
+static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
+    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
+    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+}
+
 /* Runtime objects */
 typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
 typedef struct Loop {
@@ -908,8 +913,10 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     Rt *rt = I->rt;
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
-        if (ns.type == VT_NAMESPACE) {
+        if (ns.type == VT_NAMESPACE) {   /* the one place a namespace changes: its cached value too */
             dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
+            AttrCacheEntry *c = attr_slot(I, ns.u.dict, target->attr);
+            if (c->dict == ns.u.dict && c->attr == target->attr) c->v = v;
             return;
         }
         /* Only a block set gets here with another value (a set tested it
@@ -1193,10 +1200,6 @@ static COLD Value condexpr_undefined(Interp *I, const Node *n) {
     return v_undef_msg(I->rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
 }
 
-static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
-    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
-    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
-}
 
 /* A plain key of a dict that missed the cache: looked up, and cached. */
 static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c) {
@@ -1217,9 +1220,16 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
     }
     if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
         return loop_attr(obj.u.obj->data, n->op);
-    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag */
+    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag: cached too (see unpack_assign_slow) */
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         Value v;
-        if (dict_get_key(obj.u.dict, n->attr, &v)) return v;
+        if (dict_get_key(obj.u.dict, n->attr, &v)) {
+            c->dict = obj.u.dict;
+            c->attr = n->attr;
+            c->v = v;
+            return v;
+        }
     }
     return eval_getattr_slow(I, n, obj);
 }

@@ -589,7 +589,10 @@ static Node *parse_primary(Parser *P, bool with_namespace) {
             node = new_node(P, N_NSREF, t);
             node->name = s;
             node->sym = intern_sym(P, s);
-            node->attr = tok_str(a);
+            /* the attribute's Str is the one ns.attr reads use: the attribute
+             * cache keeps namespace values up to date by it */
+            int attr_sym = intern_sym(P, tok_str(a));
+            node->attr = P->t->syms[attr_sym];
         } else {
             node = new_node(P, N_NAME, t);
             node->name = s;
