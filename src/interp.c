@@ -1263,6 +1263,15 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         return getattr_dict_miss(n, obj.u.dict, c);
     }
+    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE) {   /* the usual loop.* */
+        const Loop *l = obj.u.obj->data;
+        switch (n->op) {
+        case LA_INDEX0: return v_int(l->index0);
+        case LA_FIRST: return v_bool(l->index0 == 0);
+        case LA_LAST: return v_bool(l->index0 == (int64_t)l->items->len - 1);
+        default: break;
+        }
+    }
     return getattr_of_noinline(I, n, obj);
 }
 static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */

@@ -216,8 +216,12 @@ static inline bool mem_equal(const char *a, const char *b, size_t n) {
         memcpy(&b0, b, 4); memcpy(&b1, b + n - 4, 4);
         return ((a0 ^ b0) | (a1 ^ b1)) == 0;
     }
-    if (n > 16 && n <= 32)   /* reasoning_content, add_generation_prompt */
-        return mem_equal(a, b, 16) && mem_equal(a + n - 16, b + n - 16, 16);
+    if (n > 16 && n <= 32) {   /* reasoning_content, add_generation_prompt */
+        uint64_t a0, a1, a2, a3, b0, b1, b2, b3;
+        memcpy(&a0, a, 8); memcpy(&a1, a + 8, 8); memcpy(&a2, a + n - 16, 8); memcpy(&a3, a + n - 8, 8);
+        memcpy(&b0, b, 8); memcpy(&b1, b + 8, 8); memcpy(&b2, b + n - 16, 8); memcpy(&b3, b + n - 8, 8);
+        return ((a0 ^ b0) | (a1 ^ b1) | (a2 ^ b2) | (a3 ^ b3)) == 0;
+    }
     if (n && n < 4) return a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1];
     return memcmp(a, b, n) == 0;
 }
