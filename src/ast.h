@@ -62,6 +62,7 @@ enum { NAME_TOP_LEVEL = 1 };
  * where it was written, not where it is called. */
 enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
+enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
  * interpreter answers loop.index0 without comparing strings. */
@@ -84,7 +85,7 @@ struct Node {
     uint8_t op;
     uint8_t flag;
     uint8_t simple;         /* N_FILTER / N_TEST: no arguments and a known name;
-                               N_COMPARE: one == or != (op; b: the right operand,
+                               N_COMPARE: one operator, CMP_* (op; b: the right operand,
                                and if that is a constant, flag 1 and v: its value);
                                N_GETATTR: GA_NAME* when a is a name (sym: its symbol) */
     int sym;                /* symbol index of name */

@@ -1274,7 +1274,7 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     }
     return getattr_of_noinline(I, n, obj);
 }
-static bool single_equality(const Node *compare) {   /* m.role == 'user' (op: == or !=) */
+static bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
 }
 static bool plain_test(const Node *test) {             /* x is defined */
@@ -1323,6 +1323,25 @@ static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
     return compare(I, n->op, left, right);
 }
 
+/* One comparison other than ==/!= (loop.index0 > ns.last, 'x' in s): as
+ * eval_compare_chain, ints compared in place. */
+static NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
+    Value left = operand(I, n->a, f);
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    set_pos(I, n);
+    if (left.type == VT_INT && right.type == VT_INT) {
+        int64_t x = left.u.i, y = right.u.i;
+        switch (n->op) {
+        case OP_LT: return x < y;
+        case OP_LE: return x <= y;
+        case OP_GT: return x > y;
+        case OP_GE: return x >= y;
+        default: break;
+        }
+    }
+    return compare(I, n->op, left, right);
+}
+
 static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     static const Args no_args = {0, NULL, 0, NULL, NULL};
     Value v = operand(I, n->a, f);
@@ -1353,7 +1372,8 @@ static NOINLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
 static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f);
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
-    case N_COMPARE: return single_equality(n) ? cond_equality(I, n, f) : cond_value(I, n, f);
+    case N_COMPARE:
+        return n->simple == CMP_EQUALITY ? cond_equality(I, n, f) : n->simple ? cond_comparison(I, n, f) : cond_value(I, n, f);
     case N_NOT: case N_AND: case N_OR: return cond_logic(I, n, f);
     case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
     default: return cond_value(I, n, f);
@@ -1415,7 +1435,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         return v_truthy(a) ? a : operand(I, n->b, f);
     }
     case N_COMPARE:
-        if (single_equality(n)) return v_bool(cond(I, n, f));
+        if (single_comparison(n)) return v_bool(cond(I, n, f));
         return eval_compare_chain(I, n, f, operand(I, n->a, f));
     case N_CONCAT: return eval_concat(I, n, f);
     case N_CONDEXPR: {

@@ -741,8 +741,10 @@ static Node *parse_compare(Parser *P) {
         cmp->ops[cmp->items.n] = op;
         nl_push(P, &cmp->items, parse_math1(P));
     }
-    if (cmp && cmp->items.n == 1 && (cmp->ops[0] == OP_EQ || cmp->ops[0] == OP_NE)) {
-        cmp->simple = 1;   /* m.role == 'user': the interpreter's short path (ast.h) */
+    if (cmp && cmp->items.n == 1) {
+        /* m.role == 'user' (CMP_EQUALITY), loop.index0 > n (CMP_SINGLE):
+         * the interpreter's short paths (ast.h) */
+        cmp->simple = cmp->ops[0] == OP_EQ || cmp->ops[0] == OP_NE ? CMP_EQUALITY : CMP_SINGLE;
         cmp->op = cmp->ops[0];
         cmp->b = cmp->items.v[0];
         if (cmp->b->kind == N_CONST) {
