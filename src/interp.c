@@ -1783,6 +1783,12 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
                 rt_step(I->rt, 1);
             }
             if (!branch->n) continue;
+            if (i + 1 == body->n) {   /* the body's last statement: the branch runs in its place */
+                body = branch;
+                i = -1;
+                rt_step(I->rt, (uint64_t)body->n);
+                continue;
+            }
             c = exec_body(I, branch, f);
             break;
         }
