@@ -1590,6 +1590,23 @@ static Node *pack_tree(Packer *pk, Node *n) {
     return copy;
 }
 
+/* ((a and b) and c), as parsed, becomes (a and (b and c)): the same value
+ * and order of evaluation (and/or are associative in Python), but a false
+ * `a` ends the test at the top instead of at the bottom of the chain. New
+ * nodes, so that a subtree reached twice is never changed under a parent. */
+static void rotate_logic_chain(Node *n, void *ctx) {
+    Rt *rt = ctx;
+    while ((n->kind == N_AND || n->kind == N_OR) && n->a->kind == n->kind) {
+        Node *inner = n->a;
+        Node *right = rt_alloc(rt, sizeof(Node));
+        *right = *inner;
+        right->a = inner->b;
+        right->b = n->b;
+        n->a = inner->a;
+        n->b = right;
+    }
+}
+
 static void pack_template(Rt *rt, struct cf_template *t) {
     TreeSize sz = {0, 0, false};
     count_list(&t->body, &sz);
@@ -1625,6 +1642,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     walk_list(&t->body, freeze_node, NULL);
     resolve_symbols(rt, t);
     mark_top_level_names(rt, t);
+    walk_list(&t->body, rotate_logic_chain, rt);
     pack_template(rt, t);
     walk_list(&t->body, count_block, t);   /* (after packing: the nodes a render reads) */
     t->blocks = rt_alloc(rt, (size_t)(t->nblocks ? t->nblocks : 1) * sizeof *t->blocks);
