@@ -443,20 +443,26 @@ static NOINLINE bool dict_get_key_slow(const Dict *d, Str *key, Value *out) {
     return false;
 }
 
-/* The renderer's hottest lookup (message.role): a few entries scanned
- * without a call, so it stays a leaf; the rare cases leave by a tail call. */
+/* dict_get_key past its first entry of the key's hash: the key's string is
+ * compared there (a collision goes on scanning, through the slow path). */
+static NOINLINE bool dict_get_key_at(const Dict *d, const DictEntry *e, Str *key, Value *out) {
+    const Str *k = e->key.u.s;
+    if (k == key || (k->len == key->len && k->len - 1 < 32 && mem_equal(k->data, key->data, k->len))) {
+        *out = e->val;
+        return true;
+    }
+    return dict_get_key_slow(d, key, out);
+}
+
+/* The renderer's hottest lookup (message.role): the entries' hashes are
+ * scanned without a call, so it stays a leaf; the rest leaves by tail calls. */
 bool dict_get_key(const Dict *d, Str *key, Value *out) {
-    if (!d->len) return false;   /* (entries may be NULL) */
+    size_t n = d->len;
+    if (!n) return false;   /* (entries may be NULL) */
     uint32_t h = key->hash;
     if (d->index || !h) return dict_get_key_slow(d, key, out);
-    for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++) {
-        if (e->hash != h || e->key.type != VT_STR) continue;
-        const Str *k = e->key.u.s;
-        if (k == key) { *out = e->val; return true; }
-        if (k->len != key->len) continue;
-        if (!k->len || k->len > 32) return dict_get_key_slow(d, key, out);
-        if (mem_equal(k->data, key->data, k->len)) { *out = e->val; return true; }
-    }
+    for (const DictEntry *e = d->entries, *end = e + n; e < end; e++)
+        if (e->hash == h && e->key.type == VT_STR) return dict_get_key_at(d, e, key, out);
     return false;
 }
 
