@@ -63,6 +63,7 @@ enum { NAME_TOP_LEVEL = 1 };
 enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
 enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
+enum { FILTER_PURE = 1 };   /* N_FILTER.op: a simple filter whose result only its operand decides */
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
  * interpreter answers loop.index0 without comparing strings. */

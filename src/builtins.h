@@ -14,6 +14,9 @@ typedef bool (*TestFn)(Rt *rt, Value self, const Args *args);
 /* NULL when no such filter/test (the interpreter then raises Jinja2's
  * TemplateAssertionError-equivalent at compile time: "No filter named 'x'."). */
 FilterFn filter_lookup(const char *name, size_t n);
+/* Whether the filter, given no arguments, always gives the same result for
+ * the same operand, at a cost worth remembering it (lower, trim). */
+bool filter_is_pure(FilterFn fn);
 /* Jinja2's eval_ctx.autoescape during a render (interp.c): inside an
  * {% autoescape %} block that is on. The filters that take the eval
  * context read it. */

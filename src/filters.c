@@ -2412,6 +2412,14 @@ static const FilterEntry FILTERS[] = {
     {"wordwrap", f_wordwrap}, {"xmlattr", f_xmlattr}, {"tojson", f_tojson},
 };
 
+bool filter_is_pure(FilterFn fn) {
+    static const FilterFn pure[] = {f_lower, f_upper, f_trim, f_capitalize, f_title, f_wordcount,
+                                    f_striptags};
+    for (size_t i = 0; i < sizeof pure / sizeof pure[0]; i++)
+        if (fn == pure[i]) return true;
+    return false;
+}
+
 FilterFn filter_lookup(const char *name, size_t n) {
     for (size_t i = 0; i < sizeof FILTERS / sizeof FILTERS[0]; i++)
         if (strlen(FILTERS[i].name) == n && memcmp(FILTERS[i].name, name, n) == 0) return FILTERS[i].fn;

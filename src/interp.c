@@ -37,6 +37,10 @@ typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
 #define ATTR_CACHE_SIZE 16
 typedef struct AttrCacheEntry { const Dict *dict; const Str *attr; Value v; } AttrCacheEntry;
 
+/* Recent results of pure filters (filter_pure). */
+#define FILTER_MEMO_SIZE 8
+typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
+
 typedef struct Interp {
     Rt *rt;
     const struct cf_template *t;
@@ -53,6 +57,7 @@ typedef struct Interp {
     size_t root_writes;      /* top-level writes so far (generation spans) */
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
     AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
+    FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
@@ -1389,6 +1394,39 @@ static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
     }
 }
 
+/* message.role|lower in an elif chain, messages|length in a loop: a pure
+ * filter's result on an immutable operand (a str, list or dict, as it
+ * came) is remembered for the render, with the steps it charged, which a
+ * repeat charges again. Scalar results only: a new list or dict each time
+ * keeps `is sameas` as Jinja2 has it. Not under autoescape (str and escape
+ * depend on it). */
+static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Rt *rt = I->rt;
+    FilterMemo *m = NULL;
+    if (!v.flags && !v.iter && !I->autoescape &&
+        (v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {
+        if (!I->filter_memo) I->filter_memo = rt_alloc0(rt, FILTER_MEMO_SIZE * sizeof(FilterMemo));
+        uintptr_t h = (uintptr_t)v.u.s >> 4;
+        m = &I->filter_memo[h & (FILTER_MEMO_SIZE - 1)];
+        if (m->operand == v.u.s && m->filter == n->filter && m->type == v.type) {
+            rt_step(rt, m->steps);
+            return m->v;
+        }
+    }
+    uint64_t before = rt->steps;
+    charge_operand(rt, v);
+    Value r = n->filter(rt, v, &no_args);
+    if (m && (r.type == VT_STR || r.type == VT_INT || r.type == VT_BOOL || r.type == VT_FLOAT || r.type == VT_NONE)) {
+        m->operand = v.u.s;
+        m->filter = n->filter;
+        m->type = v.type;
+        m->v = r;
+        m->steps = rt->steps - before;
+    }
+    return r;
+}
+
 /* Expressions do not count steps: their work is bounded by the template's
  * size except in calls, filters and loops, which count their own. */
 static Value eval(Interp *I, const Node *n, Frame *f) {
@@ -1415,6 +1453,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
         if (n->simple) {   /* x|lower */
             static const Args no_args = {0, NULL, 0, NULL, NULL};
             set_pos(I, n);
+            if (n->op == FILTER_PURE) return filter_pure(I, n, v);
             charge_operand(I->rt, v);
             return n->filter(I->rt, v, &no_args);
         }
