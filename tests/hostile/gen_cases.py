@@ -150,9 +150,15 @@ def work(s):
     s.render("recursion_deep_expression",
              "{% macro f(n) %}{% if n < 490 %}{{ " + "not " * 450 + " f(n + 1) }}{% endif %}{% endmacro %}{{ f(0) }}",
              limit("max-recursion"), exit=[1])
+    # (text after each inner block: a branch that is its body's last statement runs without
+    # recursion, so the blocks would take no C stack)
     s.render("recursion_deep_blocks",
              "{% macro f(n) %}" + "{% if true %}" * 450 + "{% if n < 490 %}{{ f(n + 1) }}{% endif %}" +
-             "{% endif %}" * 450 + "{% endmacro %}{{ f(0) }}", limit("max-recursion"), exit=[1])
+             "{% endif %}." * 450 + "{% endmacro %}{{ f(0) }}", limit("max-recursion"), exit=[1])
+    # the same blocks as last statements: run in place, no stack per block, rendered
+    s.render("deep_tail_blocks",
+             "{% macro f(n) %}" + "{% if true %}" * 450 + "{% if n < 20 %}{{ f(n + 1) }}{% endif %}" +
+             "{% endif %}" * 450 + "{% endmacro %}{{ f(0) }}", None, exit=[0])
     s.render("cycler_many", "{% set c = cycler(*range(100000)) %}{% for i in range(100000) %}{{ c.next() }}{% endfor %}",
              None, exit=[0])
 
