@@ -583,9 +583,10 @@ typedef struct ArgBuf {
     Args args;
 } ArgBuf;
 
-static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
-                      Str *extra_kw_name, Value extra_kw) {
-    Rt *rt = I->rt;
+static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
+                                       Str *extra_kw_name, Value extra_kw);
+static ALWAYS_INLINE void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
+                                    Str *extra_kw_name, Value extra_kw) {
     if (!call->b && !call->c && !call->kwvals.n && !extra_kw_name && extra_first.type == VT_MISSING &&
         call->items.n <= 8) {   /* the usual call: positionals only (content.strip(), f(m.content)) */
         for (int i = 0; i < call->items.n; i++) ab->pos_small[i] = operand(I, call->items.v[i], f);
@@ -596,6 +597,12 @@ static void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value e
         ab->args.kwvals = ab->kw_small;
         return;
     }
+    eval_args_general(I, call, f, ab, extra_first, extra_kw_name, extra_kw);
+}
+
+static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
+                                       Str *extra_kw_name, Value extra_kw) {
+    Rt *rt = I->rt;
     int npos = call->items.n + (extra_first.type != VT_MISSING ? 1 : 0);
     int nkw = call->kwvals.n + (extra_kw_name ? 1 : 0);
     List *star = NULL;
