@@ -659,6 +659,12 @@ static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     /* no code point count needed: strip walks bytes from both ends */
     Text t = {self.u.s->data, self.u.s->len, 0, false};
     charge(rt, t.n);
+    if (set == &strip_whitespace) {   /* ends that are printable ASCII: nothing to strip */
+        unsigned char first = t.n ? (unsigned char)t.p[0] : 0, last = t.n ? (unsigned char)t.p[t.n - 1] : 0;
+        if ((!(m->op & STRIP_LEFT) || (first > 0x20 && first < 0x80)) &&
+            (!(m->op & STRIP_RIGHT) || (last > 0x20 && last < 0x80)))
+            return self;
+    }
     size_t from = 0, to = t.n;
     if (m->op & STRIP_LEFT) {
         while (from < to) {
