@@ -197,7 +197,10 @@ static int intern_sym(Parser *P, Str *name) {
         size_t nc = c ? (size_t)c * 2 : 16;
         t->syms = rt_realloc(P->rt, t->syms, (size_t)c * sizeof(Str *), nc * sizeof(Str *));
     }
-    t->syms[t->nsyms] = name;
+    /* a name that is a known key is its shared Str: message.role then
+     * finds a JSON dict's key by pointer (known_keys.c) */
+    Str *known = known_key(name, str_hash(name));
+    t->syms[t->nsyms] = known ? known : name;
     P->sym_slots[i] = t->nsyms;
     return t->nsyms++;
 }

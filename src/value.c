@@ -357,6 +357,8 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
         while (j < len && !entry_is_str(&entries[j], h, key)) j++;
         if (j == len) {
             entries[len].key = kv[2 * k];
+            Str *known = known_key(key, h);   /* (see known_keys.c) */
+            if (known) entries[len].key.u.s = known;
             entries[len].hash = h;
             len++;
         }
@@ -399,6 +401,8 @@ Value *dict_str_slot(Rt *rt, Dict *d, Value key) {
     while (j < d->len && !entry_is_str(&d->entries[j], h, k)) j++;
     if (j == d->len) {
         d->entries[j].key = key;
+        Str *known = known_key(k, h);   /* (see known_keys.c) */
+        if (known) d->entries[j].key.u.s = known;
         d->entries[j].hash = h;
         d->len++;
     }
@@ -461,8 +465,14 @@ bool dict_get_key(const Dict *d, Str *key, Value *out) {
     if (!n) return false;   /* (entries may be NULL) */
     uint32_t h = key->hash;
     if (d->index || !h) return dict_get_key_slow(d, key, out);
-    for (const DictEntry *e = d->entries, *end = e + n; e < end; e++)
-        if (e->hash == h && e->key.type == VT_STR) return dict_get_key_at(d, e, key, out);
+    for (const DictEntry *e = d->entries, *end = e + n; e < end; e++) {
+        if (e->hash != h || e->key.type != VT_STR) continue;
+        if (e->key.u.s == key) {   /* a known key (known_keys.c), or the same Str */
+            *out = e->val;
+            return true;
+        }
+        return dict_get_key_at(d, e, key, out);
+    }
     return false;
 }
 

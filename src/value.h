@@ -174,6 +174,13 @@ bool dict_get(const Dict *d, Value key, Value *out);
 bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
 /* The hot path of `msg.role`: key is a Str whose hash is cached. */
 bool dict_get_key(const Dict *d, Str *key, Value *out);
+/* known_keys.c (generated): the shared Str of a key chat data uses (role,
+ * content, tool_calls, ...) equal to s, whose hash is given, or NULL. The
+ * JSON reader keys its dicts with these and the parser names attributes
+ * with them, so attribute lookups match by pointer. Never written. */
+Str *known_key(const Str *s, uint32_t hash);
+size_t known_key_count(void);
+Str *known_key_at(size_t i);   /* for the tests */
 /* A dict's JsonSource (see List), or NULL; set by the JSON reader. */
 const JsonSource *dict_json_source(const Dict *d);
 void dict_set_json_source(Dict *d, const JsonSource *js);

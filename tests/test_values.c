@@ -320,10 +320,46 @@ static void test_dict(Rt *rt) {
     tv_check_str("v_undef_msg", u.u.s->data, "'x' is undefined");
 }
 
+/* known_keys.c is generated with its hashes and code point counts: they
+ * must be what str_hash and str_nchars compute, and a dict built from
+ * pairs (the JSON reader's) or by slot (the builder's) keys with them. */
+static void test_known_keys(Rt *rt) {
+    size_t n = known_key_count();
+    bool ok = n > 10;
+    for (size_t i = 0; i < n; i++) {
+        Str *k = known_key_at(i);
+        Str *copy = str_new(rt, k->data, k->len);
+        ok = ok && k->hash == str_hash(copy) && (size_t)k->nchars == str_nchars(copy) &&
+             known_key(copy, str_hash(copy)) == k;
+        if (!ok) {
+            tv_check(false, "known key", k->data, "hash, length or lookup");
+            return;
+        }
+    }
+    tv_check(ok, "known keys: hashes and lookups", "", "");
+    Str *other = str_new(rt, "rolex", 5);
+    tv_check(!known_key(other, str_hash(other)), "unknown key", "rolex", "");
+
+    Value kv[4] = {v_strz(rt, "role"), v_strz(rt, "user"), v_strz(rt, "rolex"), v_int(1)};
+    Dict *d = dict_from_str_pairs(rt, kv, 2);
+    Str *role = str_new(rt, "role", 4);
+    Str *known_role = known_key(role, str_hash(role));
+    Value got;
+    tv_check(known_role && dict_key_at(d, 0).u.s == known_role && dict_key_at(d, 1).u.s == kv[2].u.s &&
+                 dict_get_key(d, known_role, &got) && str_eqz(got.u.s, "user") && dict_get_key(d, role, &got),
+             "dict_from_str_pairs keys with known Strs", "", "");
+    Dict *b = dict_new_str_pairs(rt, 1);
+    *dict_str_slot(rt, b, v_strz(rt, "content")) = v_int(2);
+    Str *content = str_new(rt, "content", 7);
+    tv_check(dict_key_at(b, 0).u.s == known_key(content, str_hash(content)), "dict_str_slot keys with known Strs", "",
+             "");
+}
+
 static void direct_tests(Rt *rt) {
     test_args(rt);
     test_runtime(rt);
     test_dict(rt);
+    test_known_keys(rt);
 }
 
 int main(int argc, char **argv) {
