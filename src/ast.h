@@ -62,6 +62,9 @@ enum { NAME_TOP_LEVEL = 1 };
  * where it was written, not where it is called. */
 enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
+/* N_GETATTR.flag: on a dict, the attribute can only be a key (GA_KEY), and
+ * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
+enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
 enum { FILTER_PURE = 1 };   /* N_FILTER.op: a simple filter whose result only its operand decides */
 

@@ -1213,6 +1213,20 @@ static COLD Value condexpr_undefined(Interp *I, const Node *n) {
 }
 
 
+/* d.attr for a known key (GA_KEY_KNOWN): every dict holds such a key as
+ * its shared Str, so a scan by pointer finds it, or shows it is absent
+ * (missing: the Undefined). False for a dict big enough to be hashed. */
+static ALWAYS_INLINE bool known_key_get(const Dict *d, const Str *attr, Value missing, Value *out) {
+    if (d->index) return false;
+    for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++)
+        if (e->key.u.s == attr && e->key.type == VT_STR) {
+            *out = e->val;
+            return true;
+        }
+    *out = missing;
+    return true;
+}
+
 /* A plain key of a dict that missed the cache: looked up, and cached. */
 static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c) {
     Value v;
@@ -1226,6 +1240,8 @@ static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheE
 /* obj.attr for an N_GETATTR whose object is evaluated. */
 static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+        Value v;
+        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
         AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         return getattr_dict_miss(n, obj.u.dict, c);
@@ -1271,6 +1287,8 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     Value obj;
     if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
     if (obj.type == VT_DICT && n->flag) {
+        Value v;
+        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
         AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         return getattr_dict_miss(n, obj.u.dict, c);
@@ -1308,15 +1326,24 @@ static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d,
     set_pos(I, n);
     return compare(I, n->op, left, n->v);
 }
+static NOINLINE bool cond_equality_other(Interp *I, const Node *n, Value left) {   /* left not a str */
+    set_pos(I, n);
+    return compare(I, n->op, left, n->v);
+}
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
     Value obj;
     if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag && name_bound(I, a, f, &obj) &&
         obj.type == VT_DICT) {
+        Value left;
+        if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
+            if (left.type == VT_STR) return str_equality(n, left);
+            return cond_equality_other(I, n, left);
+        }
         AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
         if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
-        Value left = c->v;
+        left = c->v;
         if (left.type == VT_STR) return str_equality(n, left);
     }
     return cond_equality_slow(I, n, f);

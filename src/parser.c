@@ -464,6 +464,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 int attr_sym = intern_sym(P, tok_str(a));   /* may move t->syms */
                 g->attr = P->t->syms[attr_sym];
                 g->flag = attr_is_plain_key(g->attr);
+                if (g->flag && known_key(g->attr, str_hash(g->attr)) == g->attr) g->flag |= GA_KEY_KNOWN;
                 g->op = loop_attr_id(g->attr);
                 /* the Undefined a missing key gives, made once (not per miss) */
                 if (g->flag) g->v = v_undef_msg(P->rt, "'dict object' has no attribute '%s'", g->attr->data);

@@ -204,18 +204,7 @@ void list_push(Rt *rt, List *l, Value v) {
  * the dict outgrows a linear scan.
  * ====================================================================== */
 
-#define DICT_LINEAR_MAX 8
 #define SLOT_EMPTY UINT32_MAX
-
-typedef struct DictEntry { Value key, val; uint32_t hash; } DictEntry;
-
-struct Dict {
-    size_t len, cap;
-    DictEntry *entries;
-    uint32_t *index;      /* NULL while len <= DICT_LINEAR_MAX */
-    size_t index_mask;    /* slots - 1 (slots are a power of two) */
-    const JsonSource *json;   /* see List */
-};
 
 const JsonSource *dict_json_source(const Dict *d) { return d->json; }
 void dict_set_json_source(Dict *d, const JsonSource *js) { d->json = js; }
@@ -325,6 +314,10 @@ void dict_set(Rt *rt, Dict *d, Value key, Value val) {
     }
     DictEntry *e = &d->entries[d->len];
     e->key = key;
+    if (key.type == VT_STR) {
+        Str *known = known_key(key.u.s, hash);   /* (see known_keys.c) */
+        if (known) e->key.u.s = known;
+    }
     e->val = val;
     e->hash = hash;
     d->len++;

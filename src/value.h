@@ -174,10 +174,23 @@ bool dict_get(const Dict *d, Value key, Value *out);
 bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
 /* The hot path of `msg.role`: key is a Str whose hash is cached. */
 bool dict_get_key(const Dict *d, Str *key, Value *out);
+
+/* The dict's layout, for the interpreter's inline lookups only. */
+#define DICT_LINEAR_MAX 8
+typedef struct DictEntry { Value key, val; uint32_t hash; } DictEntry;
+struct Dict {
+    size_t len, cap;
+    DictEntry *entries;
+    uint32_t *index;      /* NULL while len <= DICT_LINEAR_MAX */
+    size_t index_mask;    /* slots - 1 (slots are a power of two) */
+    const JsonSource *json;   /* see List */
+};
+
 /* known_keys.c (generated): the shared Str of a key chat data uses (role,
- * content, tool_calls, ...) equal to s, whose hash is given, or NULL. The
- * JSON reader keys its dicts with these and the parser names attributes
- * with them, so attribute lookups match by pointer. Never written. */
+ * content, tool_calls, ...) equal to s, whose hash is given, or NULL. Every
+ * dict stores such a key as that Str (dict_set, dict_str_slot,
+ * dict_from_str_pairs see to it), and the parser names attributes with
+ * them: a known key is in a dict exactly when its Str is. Never written. */
 Str *known_key(const Str *s, uint32_t hash);
 size_t known_key_count(void);
 Str *known_key_at(size_t i);   /* for the tests */

@@ -353,6 +353,12 @@ static void test_known_keys(Rt *rt) {
     Str *content = str_new(rt, "content", 7);
     tv_check(dict_key_at(b, 0).u.s == known_key(content, str_hash(content)), "dict_str_slot keys with known Strs", "",
              "");
+    Dict *e = dict_new(rt, 0);
+    dict_set(rt, e, v_strz(rt, "x"), v_int(0));
+    dict_set(rt, e, v_strz(rt, "tool_calls"), v_int(3));
+    Str *tc = str_new(rt, "tool_calls", 10);
+    tv_check(dict_key_at(e, 1).u.s == known_key(tc, str_hash(tc)) && dict_key_at(e, 0).u.s != NULL,
+             "dict_set keys with known Strs", "", "");
 }
 
 static void direct_tests(Rt *rt) {
