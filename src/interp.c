@@ -1315,7 +1315,7 @@ static bool plain_test(const Node *test) {             /* x is defined */
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
-static inline bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
+static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
     const Str *x = left.u.s, *y = n->v.u.s;
     bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
     return eq == (n->op == OP_EQ);
