@@ -1833,8 +1833,10 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
-    for (int i = 0; i < body->n; i++) {
-        const Node *n = body->v[i];
+    Node *const *stmts = body->v;
+    int count = body->n;
+    for (int i = 0; i < count; i++) {
+        const Node *n = stmts[i];
         Ctl c;
         switch (n->kind) {
         case N_DATA:
@@ -1856,10 +1858,11 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
                 rt_step(I->rt, 1);
             }
             if (!branch->n) continue;
-            if (i + 1 == body->n) {   /* the body's last statement: the branch runs in its place */
-                body = branch;
+            if (i + 1 == count) {   /* the body's last statement: the branch runs in its place */
+                stmts = branch->v;
+                count = branch->n;
                 i = -1;
-                rt_step(I->rt, (uint64_t)body->n);
+                rt_step(I->rt, (uint64_t)count);
                 continue;
             }
             c = exec_body(I, branch, f);
