@@ -1805,7 +1805,7 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     const Node *spine[ADD_CHAIN_MAX], *x;
     int k = add_spine(n, spine, &x);
     StrBuf *out = I->out;
-    sb_materialize(out);   /* (pieces are read back from out->p) */
+    if (!out->p) sb_materialize(out);   /* (pieces are read back from out->p) */
     size_t mark = out->len;
     Value first = operand(I, x, f);
     if (!plain_str(first)) {
