@@ -204,7 +204,22 @@ static Value capture(Interp *I, const NodeList *body, Frame *f) { return capture
  * from overflowing, so the hubs also measure the stack actually used. */
 #define STACK_BASE_BUDGET ((size_t)256 << 10)
 #define STACK_PER_RECURSION ((size_t)8 << 10)
-#if defined(__GNUC__) || defined(__clang__)
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
+/* The stack pointer itself: real even when ASan moves locals to a heap
+ * "fake stack", and read without making the function set up a frame
+ * pointer (as __builtin_frame_address does), so that a dispatcher whose
+ * every case is a tail call (eval) saves nothing. */
+static inline uintptr_t stack_here(void) {
+    uintptr_t sp;
+#if defined(__x86_64__)
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+#else
+    __asm__("mov %0, sp" : "=r"(sp));
+#endif
+    return sp;
+}
+#define STACK_HERE() stack_here()
+#elif defined(__GNUC__) || defined(__clang__)
 /* the real frame, even when ASan moves locals to a heap "fake stack" */
 #define STACK_HERE() ((uintptr_t)__builtin_frame_address(0))
 #else
@@ -1463,68 +1478,99 @@ static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
 
 /* Expressions do not count steps: their work is bounded by the template's
  * size except in calls, filters and loops, which count their own. */
+/* The expression kinds that compute here rather than in a callee: each
+ * out of line, so that eval itself is a dispatcher whose every case is a
+ * tail call (no registers to save on the way through). */
+static NOINLINE Value eval_getattr_node(Interp *I, const Node *n, Frame *f) {
+    return getattr_of(I, n, operand(I, n->a, f));
+}
+
+static NOINLINE Value eval_getitem(Interp *I, const Node *n, Frame *f) {
+    Value obj = operand(I, n->a, f);
+    Value key = operand(I, n->b, f);
+    if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
+        Value v;
+        if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
+    }
+    return eval_getitem_slow(I, n, obj, key);
+}
+
+static NOINLINE Value eval_filter(Interp *I, const Node *n, Frame *f) {
+    Value v = operand(I, n->a, f);
+    if (n->simple) {   /* x|lower */
+        static const Args no_args = {0, NULL, 0, NULL, NULL};
+        set_pos(I, n);
+        if (n->op == FILTER_PURE) return filter_pure(I, n, v);
+        charge_operand(I->rt, v);
+        return n->filter(I->rt, v, &no_args);
+    }
+    return eval_filter_args(I, n, f, v);
+}
+
+static NOINLINE Value eval_truth(Interp *I, const Node *n, Frame *f) {   /* x is string, not x, a == b */
+    return v_bool(n->kind == N_NOT ? !cond(I, n->a, f) : cond(I, n, f));
+}
+
+static NOINLINE Value eval_test_node(Interp *I, const Node *n, Frame *f) {   /* x is divisibleby(3) */
+    return eval_test_args(I, n, f, operand(I, n->a, f));
+}
+
+static NOINLINE Value eval_unary_node(Interp *I, const Node *n, Frame *f) {
+    return eval_unary(I, n, operand(I, n->a, f));
+}
+
+static NOINLINE Value eval_and_or(Interp *I, const Node *n, Frame *f) {   /* Python's values, not bools */
+    Value a = operand(I, n->a, f);
+    if (v_truthy(a) == (n->kind == N_AND)) return operand(I, n->b, f);
+    return a;
+}
+
+static NOINLINE Value eval_compare(Interp *I, const Node *n, Frame *f) {
+    return eval_compare_chain(I, n, f, operand(I, n->a, f));
+}
+
+static NOINLINE Value eval_condexpr(Interp *I, const Node *n, Frame *f) {
+    if (cond(I, n->a, f)) return operand(I, n->b, f);
+    if (n->c) return operand(I, n->c, f);
+    return condexpr_undefined(I, n);
+}
+
+static NOINLINE Value eval_nsref(Interp *I, const Node *n, Frame *f) {
+    Value ns = lookup(I, f, n->sym);
+    Value v;
+    if (ns.type == VT_NAMESPACE && n->attr->data[0] != '_' && dict_get_key(ns.u.dict, n->attr, &v)) return v;
+    return v_getattr(I->rt, ns, n->attr->data, n->attr->len);
+}
+
+static COLD Value eval_not_expression(Interp *I, const Node *n) {
+    set_pos(I, n);
+    rt_throw(I->rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
+}
+
 static Value eval(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
     case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
-    case N_GETATTR: return getattr_of(I, n, operand(I, n->a, f));
-    case N_GETITEM: {
-        Value obj = operand(I, n->a, f);
-        Value key = operand(I, n->b, f);
-        if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
-            Value v;
-            if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
-        }
-        return eval_getitem_slow(I, n, obj, key);
-    }
+    case N_GETATTR: return eval_getattr_node(I, n, f);
+    case N_GETITEM: return eval_getitem(I, n, f);
     case N_SLICE: return eval_slice(I, n, f);
     case N_LIST: case N_TUPLE: return eval_sequence(I, n, f);
     case N_DICT: return eval_dict(I, n, f);
     case N_CALL: return eval_call(I, n, f, NULL, v_missing());
-    case N_FILTER: {
-        Value v = operand(I, n->a, f);
-        if (n->simple) {   /* x|lower */
-            static const Args no_args = {0, NULL, 0, NULL, NULL};
-            set_pos(I, n);
-            if (n->op == FILTER_PURE) return filter_pure(I, n, v);
-            charge_operand(I->rt, v);
-            return n->filter(I->rt, v, &no_args);
-        }
-        return eval_filter_args(I, n, f, v);
-    }
-    case N_TEST:
-        if (plain_test(n)) return v_bool(cond(I, n, f));
-        return eval_test_args(I, n, f, operand(I, n->a, f));
-    case N_NOT: return v_bool(!cond(I, n->a, f));
-    case N_NEG: case N_POS: return eval_unary(I, n, operand(I, n->a, f));
+    case N_FILTER: return eval_filter(I, n, f);
+    case N_TEST: return plain_test(n) ? eval_truth(I, n, f) : eval_test_node(I, n, f);
+    case N_NOT: return eval_truth(I, n, f);
+    case N_NEG: case N_POS: return eval_unary_node(I, n, f);
     case N_BINOP: return eval_binop(I, n, f);
-    case N_AND: {
-        Value a = operand(I, n->a, f);
-        return v_truthy(a) ? operand(I, n->b, f) : a;
-    }
-    case N_OR: {
-        Value a = operand(I, n->a, f);
-        return v_truthy(a) ? a : operand(I, n->b, f);
-    }
+    case N_AND: case N_OR: return eval_and_or(I, n, f);
     case N_COMPARE:
-        if (single_comparison(n)) return v_bool(cond(I, n, f));
-        return eval_compare_chain(I, n, f, operand(I, n->a, f));
+        if (single_comparison(n)) return eval_truth(I, n, f);
+        return eval_compare(I, n, f);
     case N_CONCAT: return eval_concat(I, n, f);
-    case N_CONDEXPR: {
-        if (cond(I, n->a, f)) return operand(I, n->b, f);
-        if (n->c) return operand(I, n->c, f);
-        return condexpr_undefined(I, n);
-    }
-    case N_NSREF: {
-        Value ns = lookup(I, f, n->sym);
-        Value v;
-        if (ns.type == VT_NAMESPACE && n->attr->data[0] != '_' && dict_get_key(ns.u.dict, n->attr, &v)) return v;
-        return v_getattr(I->rt, ns, n->attr->data, n->attr->len);
-    }
-    default:
-        set_pos(I, n);
-        rt_throw(I->rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
+    case N_CONDEXPR: return eval_condexpr(I, n, f);
+    case N_NSREF: return eval_nsref(I, n, f);
+    default: return eval_not_expression(I, n);
     }
 }
 
@@ -1901,7 +1947,7 @@ bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Va
     rt->err = &scratch;
     rt->interp = &I;
     rt->jb = &jb;
-    bool ok = false;
+    volatile bool ok = false;   /* (set between setjmp and a longjmp) */
     if (!setjmp(jb)) {
         *out = eval(&I, n, NULL);
         ok = true;
