@@ -1312,10 +1312,15 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
         const Loop *l = obj.u.obj->data;
         switch (n->op) {
         case LA_INDEX0: return v_int(l->index0);
+        case LA_INDEX: return v_int(l->index0 + 1);
         case LA_FIRST: return v_bool(l->index0 == 0);
         case LA_LAST: return v_bool(l->index0 == (int64_t)l->items->len - 1);
         default: break;
         }
+    }
+    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag, cached (see getattr_of) */
+        const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
     }
     return getattr_of_noinline(I, n, obj);
 }
