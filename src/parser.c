@@ -1490,6 +1490,8 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
         t->sym_chat[k] = -1;
         t->chat_key[k] = str_new(rt, chat_names[k], strlen(chat_names[k]));
         freeze_str(t->chat_key[k]);
+        Str *known = known_key(t->chat_key[k], t->chat_key[k]->hash);   /* found by pointer */
+        if (known) t->chat_key[k] = known;
     }
     t->sym_loop = t->sym_caller = t->sym_varargs = t->sym_kwargs = t->sym_self = t->sym_super = -1;
     for (int i = 0; i < t->nsyms; i++) {

@@ -18,6 +18,7 @@ reasoning_content reasoning thinking text description parameters properties
 required enum items title default format minimum maximum output tools
 documents messages index strict image image_url url source data tool
 input result results snippet query value
+add_generation_prompt continue_final_message enable_thinking bos_token eos_token
 """.split()
 
 
