@@ -156,11 +156,18 @@ static inline Value lookup_top(Interp *I, int sym) {
     return resolve_global(I, sym);
 }
 
-static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
+/* The innermost frame's binding of sym, if any frame has one. */
+static ALWAYS_INLINE bool frame_find(const Frame *f, int sym, Value *out) {
     for (; f; f = f->parent)
         for (int i = f->n - 1; i >= 0; i--)
-            if (f->syms[i] == sym) return f->vals[i];
-    Value v = I->globals[sym];
+            if (f->syms[i] == sym) { *out = f->vals[i]; return true; }
+    return false;
+}
+
+static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
+    Value v;
+    if (frame_find(f, sym, &v)) return v;
+    v = I->globals[sym];
     if (v.type != VT_MISSING) return v;
     return resolve_global(I, sym);
 }
@@ -476,11 +483,14 @@ static bool contains(Interp *I, Value item, Value container) {
     }
 }
 
+/* Two strs' equality: by pointer (a known key, an interned name), else bytes. */
+static ALWAYS_INLINE bool strs_equal(const Str *x, const Str *y) {
+    return x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
+}
+
 static bool compare(Interp *I, uint8_t op, Value a, Value b) {
-    if ((op == OP_EQ || op == OP_NE) && a.type == VT_STR && b.type == VT_STR) {   /* role == 'user' */
-        bool eq = a.u.s == b.u.s || (a.u.s->len == b.u.s->len && mem_equal(a.u.s->data, b.u.s->data, a.u.s->len));
-        return op == OP_EQ ? eq : !eq;
-    }
+    if ((op == OP_EQ || op == OP_NE) && a.type == VT_STR && b.type == VT_STR)   /* role == 'user' */
+        return strs_equal(a.u.s, b.u.s) == (op == OP_EQ);
     switch (op) {
     case OP_EQ: return v_equal(a, b);
     case OP_NE: return !v_equal(a, b);
@@ -1285,12 +1295,8 @@ static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Fram
 /* The object of name.attr when finding it needs no call (false: a global
  * not resolved yet). */
 static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame *f, Value *obj) {
-    int sym = n->sym;
-    if (n->simple != GA_NAME_TOP)
-        for (; f; f = f->parent)
-            for (int i = f->n - 1; i >= 0; i--)
-                if (f->syms[i] == sym) { *obj = f->vals[i]; return true; }
-    *obj = I->globals[sym];
+    if (n->simple != GA_NAME_TOP && frame_find(f, n->sym, obj)) return true;
+    *obj = I->globals[n->sym];
     return obj->type != VT_MISSING;
 }
 
@@ -1308,16 +1314,8 @@ static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         return getattr_dict_miss(n, obj.u.dict, c);
     }
-    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE) {   /* the usual loop.* */
-        const Loop *l = obj.u.obj->data;
-        switch (n->op) {
-        case LA_INDEX0: return v_int(l->index0);
-        case LA_INDEX: return v_int(l->index0 + 1);
-        case LA_FIRST: return v_bool(l->index0 == 0);
-        case LA_LAST: return v_bool(l->index0 == (int64_t)l->items->len - 1);
-        default: break;
-        }
-    }
+    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
+        return loop_attr(obj.u.obj->data, n->op);
     if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag, cached (see getattr_of) */
         const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
@@ -1336,9 +1334,7 @@ static bool plain_test(const Node *test) {             /* x is defined */
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
 static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
-    const Str *x = left.u.s, *y = n->v.u.s;
-    bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-    return eq == (n->op == OP_EQ);
+    return strs_equal(left.u.s, n->v.u.s) == (n->op == OP_EQ);
 }
 static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
     Value left = getattr_dict_miss(n->a, d, c);
@@ -1373,11 +1369,7 @@ static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;   /* m.role, looked up here rather than by a call */
     Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
-    if (left.type == VT_STR && right.type == VT_STR) {
-        const Str *x = left.u.s, *y = right.u.s;
-        bool eq = x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-        return eq == (n->op == OP_EQ);
-    }
+    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
     set_pos(I, n);
     return compare(I, n->op, left, right);
 }
