@@ -37,6 +37,10 @@ typedef struct Parser {
     /* Short strings seen so far (keys mostly): documents repeat them
      * thousands of times, and a shared Str also keeps its cached hash. */
     Str *recent[1 << RECENT_BITS];
+    /* The same for keys, each resolved once to its known Str (see
+     * known_keys.c) with its hash cached, so that building a dict does
+     * neither again for every occurrence. */
+    Str *recent_keys[1 << RECENT_BITS];
     StrCarver carver;
     /* JsonSource: the text is a copy the values may point into (NULL: too
      * big to keep), and a count of what json.dumps(ensure_ascii=False)
@@ -484,9 +488,17 @@ static const unsigned char PREFIX_MASK[32] = {
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
 };
 
+/* A key as the dict wants it: its hash cached and, when it is a known key,
+ * that key's shared Str instead. */
+static NOINLINE Str *resolve_key(Str *key) {
+    Str *known = known_key(key, str_hash(key));
+    return known ? known : key;
+}
+
 /* Most strings (every key, most values) are short, plain ASCII and end in
- * the first block: found in the recent table or carved, inline. */
-static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
+ * the first block: found in the recent table (keys: the keys' table) or
+ * carved, inline. */
+static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
     const unsigned char *s = ps->s;
     size_t run = *pos + 1, len;
     ScanMask m;
@@ -494,6 +506,7 @@ static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
         len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
+        if (key) v.u.s = resolve_key(v.u.s);
         return v;
     }
     *pos = run + len + 1;
@@ -505,7 +518,8 @@ static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     k0 &= m0;
     k1 &= m1;
     /* two ways a set: a document's few dozen strings collide often */
-    Str **slot = &ps->recent[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) & ~(uint64_t)1];
+    Str **slot = &(key ? ps->recent_keys : ps->recent)[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) &
+                                                      ~(uint64_t)1];
     for (int way = 0; way < 2; way++) {
         Str *hit = slot[way];
         if (!hit) {
@@ -526,9 +540,16 @@ static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) {
     str->hash = 0;   /* (keys get theirs cached by the dict) */
     memcpy(str->data, &k0, 8);
     memcpy(str->data + 8, &k1, 8);
+    if (key) {
+        Str *known = resolve_key(str);
+        if (known != str) ps->carver.at -= SHORT_ROOM;   /* (the carve is undone) */
+        str = known;   /* (its data is zero-padded to 16 bytes too) */
+    }
     *slot = str;
     return v_str_of(str);
 }
+
+static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) { return parse_string_as(ps, pos, false); }
 
 /* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
  * writes for its value? Conservatively: no exponent, at most 15 significant
@@ -751,7 +772,7 @@ item:
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
-    v = parse_string(ps, &i);
+    v = parse_string_as(ps, &i, true);
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
@@ -773,7 +794,7 @@ close: {
     const Opened *o = &ps->opened[depth];
     if (in == IN_OBJECT) {
         size_t npairs = (top - base) / 2;   /* repeated keys: last value, first position */
-        Dict *d = dict_from_str_pairs(ps->rt, npairs ? stack + base : NULL, npairs);
+        Dict *d = dict_from_resolved_pairs(ps->rt, npairs ? stack + base : NULL, npairs);
         if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
         dict_set_json_source(d, container_source(ps, o, i, items, depth - 1, deepest));
         v = v_dict_of(d);

@@ -3,57 +3,59 @@
  * The Strs of the keys chat messages and tool schemas use, shared by
  * the JSON reader's dicts and the templates' attribute names (so that
  * message.role finds its key by pointer). Their hashes and code point
- * counts are set here, so they are never written. (Initialising a
- * flexible array member is a GNU C extension gcc and clang accept.) */
+ * counts are set here, so they are never written. Each one's data is
+ * zero-padded to 16 bytes at least, as the JSON reader's short strings
+ * are, so that its key table compares them by two words. (Initialising
+ * a flexible array member is a GNU C extension gcc and clang accept.) */
 #include "value.h"
 
 static Str key_0 = {21, 21, 969804474u, {"add_generation_prompt"}};
-static Str key_1 = {9, 9, 693225631u, {"arguments"}};
-static Str key_2 = {9, 9, 327923149u, {"bos_token"}};
-static Str key_3 = {7, 7, 2428421058u, {"content"}};
+static Str key_1 = {9, 9, 693225631u, {"arguments\0\0\0\0\0\0"}};
+static Str key_2 = {9, 9, 327923149u, {"bos_token\0\0\0\0\0\0"}};
+static Str key_3 = {7, 7, 2428421058u, {"content\0\0\0\0\0\0\0\0"}};
 static Str key_4 = {22, 22, 2223731843u, {"continue_final_message"}};
-static Str key_5 = {4, 4, 3631407781u, {"data"}};
-static Str key_6 = {7, 7, 2470140894u, {"default"}};
-static Str key_7 = {11, 11, 879704937u, {"description"}};
-static Str key_8 = {9, 9, 9443301u, {"documents"}};
+static Str key_5 = {4, 4, 3631407781u, {"data\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_6 = {7, 7, 2470140894u, {"default\0\0\0\0\0\0\0\0"}};
+static Str key_7 = {11, 11, 879704937u, {"description\0\0\0\0"}};
+static Str key_8 = {9, 9, 9443301u, {"documents\0\0\0\0\0\0"}};
 static Str key_9 = {15, 15, 1718493723u, {"enable_thinking"}};
-static Str key_10 = {4, 4, 2171383808u, {"enum"}};
-static Str key_11 = {9, 9, 3952207940u, {"eos_token"}};
-static Str key_12 = {6, 6, 3114108242u, {"format"}};
-static Str key_13 = {8, 8, 2664841801u, {"function"}};
-static Str key_14 = {2, 2, 926444256u, {"id"}};
-static Str key_15 = {5, 5, 3008443898u, {"image"}};
-static Str key_16 = {9, 9, 398642072u, {"image_url"}};
-static Str key_17 = {5, 5, 151693739u, {"index"}};
-static Str key_18 = {5, 5, 4191711099u, {"input"}};
-static Str key_19 = {5, 5, 981021583u, {"items"}};
-static Str key_20 = {7, 7, 1542649473u, {"maximum"}};
-static Str key_21 = {8, 8, 3221456309u, {"messages"}};
-static Str key_22 = {7, 7, 2474713847u, {"minimum"}};
-static Str key_23 = {4, 4, 2369371622u, {"name"}};
-static Str key_24 = {6, 6, 2041138948u, {"output"}};
-static Str key_25 = {10, 10, 1218784985u, {"parameters"}};
-static Str key_26 = {10, 10, 299789532u, {"properties"}};
-static Str key_27 = {5, 5, 4174280163u, {"query"}};
-static Str key_28 = {9, 9, 3260611399u, {"reasoning"}};
+static Str key_10 = {4, 4, 2171383808u, {"enum\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_11 = {9, 9, 3952207940u, {"eos_token\0\0\0\0\0\0"}};
+static Str key_12 = {6, 6, 3114108242u, {"format\0\0\0\0\0\0\0\0\0"}};
+static Str key_13 = {8, 8, 2664841801u, {"function\0\0\0\0\0\0\0"}};
+static Str key_14 = {2, 2, 926444256u, {"id\0\0\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_15 = {5, 5, 3008443898u, {"image\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_16 = {9, 9, 398642072u, {"image_url\0\0\0\0\0\0"}};
+static Str key_17 = {5, 5, 151693739u, {"index\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_18 = {5, 5, 4191711099u, {"input\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_19 = {5, 5, 981021583u, {"items\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_20 = {7, 7, 1542649473u, {"maximum\0\0\0\0\0\0\0\0"}};
+static Str key_21 = {8, 8, 3221456309u, {"messages\0\0\0\0\0\0\0"}};
+static Str key_22 = {7, 7, 2474713847u, {"minimum\0\0\0\0\0\0\0\0"}};
+static Str key_23 = {4, 4, 2369371622u, {"name\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_24 = {6, 6, 2041138948u, {"output\0\0\0\0\0\0\0\0\0"}};
+static Str key_25 = {10, 10, 1218784985u, {"parameters\0\0\0\0\0"}};
+static Str key_26 = {10, 10, 299789532u, {"properties\0\0\0\0\0"}};
+static Str key_27 = {5, 5, 4174280163u, {"query\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_28 = {9, 9, 3260611399u, {"reasoning\0\0\0\0\0\0"}};
 static Str key_29 = {17, 17, 2989966317u, {"reasoning_content"}};
-static Str key_30 = {8, 8, 2223801888u, {"required"}};
-static Str key_31 = {6, 6, 171406884u, {"result"}};
-static Str key_32 = {7, 7, 1817135861u, {"results"}};
-static Str key_33 = {4, 4, 268382745u, {"role"}};
-static Str key_34 = {7, 7, 1377386334u, {"snippet"}};
-static Str key_35 = {6, 6, 466561496u, {"source"}};
-static Str key_36 = {6, 6, 617100660u, {"strict"}};
-static Str key_37 = {4, 4, 3185987134u, {"text"}};
-static Str key_38 = {8, 8, 2032801469u, {"thinking"}};
-static Str key_39 = {5, 5, 2556802313u, {"title"}};
-static Str key_40 = {4, 4, 1366625991u, {"tool"}};
-static Str key_41 = {12, 12, 3490904560u, {"tool_call_id"}};
-static Str key_42 = {10, 10, 1091886849u, {"tool_calls"}};
-static Str key_43 = {5, 5, 4014351708u, {"tools"}};
-static Str key_44 = {4, 4, 1361572173u, {"type"}};
-static Str key_45 = {3, 3, 848251934u, {"url"}};
-static Str key_46 = {5, 5, 1113510858u, {"value"}};
+static Str key_30 = {8, 8, 2223801888u, {"required\0\0\0\0\0\0\0"}};
+static Str key_31 = {6, 6, 171406884u, {"result\0\0\0\0\0\0\0\0\0"}};
+static Str key_32 = {7, 7, 1817135861u, {"results\0\0\0\0\0\0\0\0"}};
+static Str key_33 = {4, 4, 268382745u, {"role\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_34 = {7, 7, 1377386334u, {"snippet\0\0\0\0\0\0\0\0"}};
+static Str key_35 = {6, 6, 466561496u, {"source\0\0\0\0\0\0\0\0\0"}};
+static Str key_36 = {6, 6, 617100660u, {"strict\0\0\0\0\0\0\0\0\0"}};
+static Str key_37 = {4, 4, 3185987134u, {"text\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_38 = {8, 8, 2032801469u, {"thinking\0\0\0\0\0\0\0"}};
+static Str key_39 = {5, 5, 2556802313u, {"title\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_40 = {4, 4, 1366625991u, {"tool\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_41 = {12, 12, 3490904560u, {"tool_call_id\0\0\0"}};
+static Str key_42 = {10, 10, 1091886849u, {"tool_calls\0\0\0\0\0"}};
+static Str key_43 = {5, 5, 4014351708u, {"tools\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_44 = {4, 4, 1361572173u, {"type\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_45 = {3, 3, 848251934u, {"url\0\0\0\0\0\0\0\0\0\0\0\0"}};
+static Str key_46 = {5, 5, 1113510858u, {"value\0\0\0\0\0\0\0\0\0\0"}};
 
 enum { KNOWN_SLOTS = 256 };
 /* by hash & (KNOWN_SLOTS - 1): no two keys share a slot */
@@ -109,6 +111,7 @@ static Str *const known[KNOWN_SLOTS] = {
 
 Str *known_key(const Str *s, uint32_t hash) {
     Str *k = known[hash & (KNOWN_SLOTS - 1)];
+    if (k == s) return k;
     if (k && k->hash == hash && k->len == s->len && memcmp(k->data, s->data, s->len) == 0) return k;
     return NULL;
 }

@@ -333,7 +333,7 @@ void dict_set(Rt *rt, Dict *d, Value key, Value val) {
  * one pair at a time would build it (a repeated key keeps its first
  * position and takes the last value): the JSON and marshal readers'
  * constructor. A small one is one allocation, filled without calls. */
-Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
+static ALWAYS_INLINE Dict *dict_from_pairs(Rt *rt, const Value *kv, size_t npairs, bool resolved) {
     if (npairs > rt->lim.max_items) throw_too_many_items(rt);
     if (npairs > DICT_LINEAR_MAX) {
         Dict *d = dict_new(rt, npairs);
@@ -350,7 +350,7 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
         while (j < len && !entry_is_str(&entries[j], h, key)) j++;
         if (j == len) {
             entries[len].key = kv[2 * k];
-            Str *known = known_key(key, h);   /* (see known_keys.c) */
+            Str *known = resolved ? NULL : known_key(key, h);   /* (see known_keys.c) */
             if (known) entries[len].key.u.s = known;
             entries[len].hash = h;
             len++;
@@ -365,6 +365,9 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) {
     d->json = NULL;
     return d;
 }
+
+Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs) { return dict_from_pairs(rt, kv, npairs, false); }
+Dict *dict_from_resolved_pairs(Rt *rt, const Value *kv, size_t npairs) { return dict_from_pairs(rt, kv, npairs, true); }
 
 Dict *dict_new_str_pairs(Rt *rt, size_t npairs) {
     if (npairs > DICT_LINEAR_MAX) return dict_new(rt, npairs);

@@ -168,6 +168,9 @@ Dict *dict_new(Rt *rt, size_t cap);
 Dict *dict_new_str_pairs(Rt *rt, size_t npairs);
 Value *dict_str_slot(Rt *rt, Dict *d, Value key);
 Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT_STR only */
+/* The same when every key already is its known Str, if it has one (the
+ * JSON reader resolves them as it reads them). */
+Dict *dict_from_resolved_pairs(Rt *rt, const Value *kv, size_t npairs);
 size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
 bool dict_get(const Dict *d, Value key, Value *out);

@@ -40,13 +40,16 @@ def main() -> None:
               " * The Strs of the keys chat messages and tool schemas use, shared by\n"
               " * the JSON reader's dicts and the templates' attribute names (so that\n"
               " * message.role finds its key by pointer). Their hashes and code point\n"
-              " * counts are set here, so they are never written. (Initialising a\n"
-              " * flexible array member is a GNU C extension gcc and clang accept.) */\n"
+              " * counts are set here, so they are never written. Each one's data is\n"
+              " * zero-padded to 16 bytes at least, as the JSON reader's short strings\n"
+              " * are, so that its key table compares them by two words. (Initialising\n"
+              " * a flexible array member is a GNU C extension gcc and clang accept.) */\n"
               '#include "value.h"\n\n')
     slots = [None] * size
     for i, k in enumerate(keys):
         b = k.encode()
-        out.write(f"static Str key_{i} = {{{len(b)}, {len(b)}, {fnv1a(b)}u, {{\"{k}\"}}}};\n")
+        pad = "\\0" * max(0, 15 - len(b))   # data of at least 16 bytes, zero after the key
+        out.write(f"static Str key_{i} = {{{len(b)}, {len(b)}, {fnv1a(b)}u, {{\"{k}{pad}\"}}}};\n")
         slots[fnv1a(b) & (size - 1)] = i
     out.write(f"\nenum {{ KNOWN_SLOTS = {size} }};\n")
     out.write("/* by hash & (KNOWN_SLOTS - 1): no two keys share a slot */\n")
@@ -57,6 +60,7 @@ def main() -> None:
     out.write("};\n\n")
     out.write("Str *known_key(const Str *s, uint32_t hash) {\n"
               "    Str *k = known[hash & (KNOWN_SLOTS - 1)];\n"
+              "    if (k == s) return k;\n"
               "    if (k && k->hash == hash && k->len == s->len && memcmp(k->data, s->data, s->len) == 0) return k;\n"
               "    return NULL;\n"
               "}\n\n"
