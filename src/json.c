@@ -984,6 +984,14 @@ static char *quote_body(char *o, const unsigned char *u, size_t n, bool ensure_a
         unsigned k = scan_first(m);
         o += k;
         i += k;
+        char esc = ESCAPE_UTF8[u[i]];   /* a newline or a quote, most often: two bytes, here */
+        if (esc && esc != 'u') {
+            o[0] = '\\';
+            o[1] = esc;
+            o += 2;
+            i++;
+            continue;
+        }
         o = escape_at(o, u, n, &i);
     }
     size_t left = n - i;   /* < SCAN_BYTES */
