@@ -532,6 +532,14 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
         if (d0 == k0 && d1 == k1) return v_str_of(hit);
         if (way) slot++;   /* both taken: the second goes */
     }
+    if (KNOWN_SHORT_KEYS && key && len <= 15) {   /* (others: resolve_key below) */
+        Str *known = known_short_key(k0, k1);
+        if (known) {
+            *slot = known;
+            return v_str_of(known);
+        }
+        /* not a known key: carved as it is (its hash comes when a dict needs it) */
+    }
     if ((size_t)(ps->carver.end - ps->carver.at) < SHORT_ROOM) carve_block(ps);
     Str *str = (Str *)(void *)ps->carver.at;
     ps->carver.at += SHORT_ROOM;
@@ -540,7 +548,7 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
     str->hash = 0;   /* (keys get theirs cached by the dict) */
     memcpy(str->data, &k0, 8);
     memcpy(str->data + 8, &k1, 8);
-    if (key) {
+    if (key && !(KNOWN_SHORT_KEYS && len <= 15)) {
         Str *known = resolve_key(str);
         if (known != str) ps->carver.at -= SHORT_ROOM;   /* (the carve is undone) */
         str = known;   /* (its data is zero-padded to 16 bytes too) */

@@ -123,3 +123,63 @@ Str *known_key_at(size_t i) {
         if (known[s] && seen++ == i) return known[s];
     return NULL;
 }
+
+#if KNOWN_SHORT_KEYS
+enum { KNOWN_SHORT_BITS = 8 };
+#define KNOWN_SHORT_MUL 0x2FE8DCDF68DFAE69ULL
+static Str *const known_short[1 << KNOWN_SHORT_BITS] = {
+    [1] = &key_23,
+    [7] = &key_10,
+    [19] = &key_34,
+    [23] = &key_28,
+    [28] = &key_41,
+    [29] = &key_25,
+    [33] = &key_31,
+    [39] = &key_3,
+    [43] = &key_2,
+    [55] = &key_8,
+    [65] = &key_30,
+    [70] = &key_7,
+    [73] = &key_17,
+    [79] = &key_24,
+    [88] = &key_37,
+    [110] = &key_26,
+    [117] = &key_1,
+    [122] = &key_32,
+    [131] = &key_16,
+    [138] = &key_19,
+    [140] = &key_44,
+    [144] = &key_21,
+    [145] = &key_6,
+    [151] = &key_22,
+    [156] = &key_14,
+    [160] = &key_33,
+    [161] = &key_12,
+    [170] = &key_38,
+    [174] = &key_5,
+    [178] = &key_40,
+    [186] = &key_35,
+    [192] = &key_15,
+    [197] = &key_27,
+    [198] = &key_45,
+    [200] = &key_42,
+    [206] = &key_43,
+    [210] = &key_13,
+    [237] = &key_39,
+    [240] = &key_36,
+    [241] = &key_20,
+    [247] = &key_18,
+    [250] = &key_46,
+    [251] = &key_11,
+    [252] = &key_9,
+};
+
+Str *known_short_key(uint64_t k0, uint64_t k1) {
+    Str *k = known_short[(k0 ^ k1) * KNOWN_SHORT_MUL >> (64 - KNOWN_SHORT_BITS)];
+    uint64_t d0, d1;
+    if (!k) return NULL;
+    memcpy(&d0, k->data, 8);
+    memcpy(&d1, k->data + 8, 8);
+    return d0 == k0 && d1 == k1 ? k : NULL;
+}
+#endif

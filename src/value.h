@@ -195,6 +195,15 @@ struct Dict {
  * dict_from_str_pairs see to it), and the parser names attributes with
  * them: a known key is in a dict exactly when its Str is. Never written. */
 Str *known_key(const Str *s, uint32_t hash);
+/* The known key of up to 15 bytes whose first 16 bytes, zero-padded, are
+ * the words k0 and k1, or NULL: without a hash (the JSON reader's keys).
+ * Only where those words are little-endian, as the generator computes them. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define KNOWN_SHORT_KEYS 1
+Str *known_short_key(uint64_t k0, uint64_t k1);
+#else
+#define KNOWN_SHORT_KEYS 0
+#endif
 size_t known_key_count(void);
 Str *known_key_at(size_t i);   /* for the tests */
 /* A dict's JsonSource (see List), or NULL; set by the JSON reader. */

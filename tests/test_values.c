@@ -337,6 +337,26 @@ static void test_known_keys(Rt *rt) {
         }
     }
     tv_check(ok, "known keys: hashes and lookups", "", "");
+    for (size_t i = 0; i < n; i++) {   /* zero-padded to 16 bytes; the short ones found by their words */
+        Str *k = known_key_at(i);
+        bool padded = true;
+        for (size_t j = k->len; j < 16; j++) padded = padded && k->data[j] == 0;
+        tv_check(padded, "known key padded to 16 bytes", k->data, "");
+#if KNOWN_SHORT_KEYS
+        uint64_t w[2];
+        memcpy(w, k->data, 16);
+        tv_check((known_short_key(w[0], w[1]) == k) == (k->len <= 15), "known_short_key", k->data, "");
+#endif
+    }
+#if KNOWN_SHORT_KEYS
+    {
+        char rolex[16] = "rolex", rol[16] = "rol";
+        uint64_t w[2], r[2];
+        memcpy(w, rolex, 16);
+        memcpy(r, rol, 16);
+        tv_check(!known_short_key(w[0], w[1]) && !known_short_key(r[0], r[1]), "known_short_key of others", "", "");
+    }
+#endif
     Str *other = str_new(rt, "rolex", 5);
     tv_check(!known_key(other, str_hash(other)), "unknown key", "rolex", "");
 
@@ -359,6 +379,20 @@ static void test_known_keys(Rt *rt) {
     Str *tc = str_new(rt, "tool_calls", 10);
     tv_check(dict_key_at(e, 1).u.s == known_key(tc, str_hash(tc)) && dict_key_at(e, 0).u.s != NULL,
              "dict_set keys with known Strs", "", "");
+
+    /* the JSON reader: short and long known keys, escaped ones, repeated ones
+     * and others; a value that spells a key stays a value of its own */
+    const char *doc = "[{\"role\": \"role\", \"x\": 1, \"reasoning_content\": 2, \"r\\u006fle\": 3},"
+                      " {\"role\": 4, \"add_generation_prompt\": 5, \"x\": 6}]";
+    Value parsed = json_parse(rt, doc, strlen(doc));
+    Dict *d0 = parsed.u.list->items[0].u.dict, *d1 = parsed.u.list->items[1].u.dict;
+    Str *rc = str_new(rt, "reasoning_content", 17), *agp = str_new(rt, "add_generation_prompt", 21);
+    tv_check(dict_len(d0) == 3 && dict_key_at(d0, 0).u.s == known_role &&
+                 dict_key_at(d0, 2).u.s == known_key(rc, str_hash(rc)) && dict_get_key(d0, known_role, &got) &&
+                 got.type == VT_INT && got.u.i == 3 && dict_key_at(d1, 0).u.s == known_role &&
+                 dict_key_at(d1, 1).u.s == known_key(agp, str_hash(agp)) && dict_key_at(d1, 2).u.s->hash != 0 &&
+                 !known_key(dict_key_at(d1, 2).u.s, str_hash(dict_key_at(d1, 2).u.s)),
+             "JSON reader keys with known Strs", doc, "");
 }
 
 static void direct_tests(Rt *rt) {

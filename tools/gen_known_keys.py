@@ -71,6 +71,34 @@ def main() -> None:
               "        if (known[s] && seen++ == i) return known[s];\n"
               "    return NULL;\n"
               "}\n")
+    # The keys of up to 15 bytes by their first 16 bytes (zero-padded) read
+    # as two little-endian words, multiplied by the first odd constant (of a
+    # fixed sequence) that gives each its own slot of 256: a key the JSON
+    # reader has not seen in the document is found without hashing it.
+    short = [(i, k.encode()) for i, k in enumerate(keys) if len(k.encode()) <= 15]
+    bits, mul = 8, 0x9E3779B97F4A7C15
+    def index(b: bytes) -> int:
+        w = b.ljust(16, b"\0")
+        k0, k1 = int.from_bytes(w[:8], "little"), int.from_bytes(w[8:], "little")
+        return (((k0 ^ k1) * mul) & 0xFFFFFFFFFFFFFFFF) >> (64 - bits)
+    while len({index(b) for _, b in short}) != len(short):
+        mul = (mul * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF | 1
+    out.write("\n#if KNOWN_SHORT_KEYS\n"
+              f"enum {{ KNOWN_SHORT_BITS = {bits} }};\n"
+              f"#define KNOWN_SHORT_MUL 0x{mul:016X}ULL\n"
+              "static Str *const known_short[1 << KNOWN_SHORT_BITS] = {\n")
+    for i, b in sorted(short, key=lambda x: index(x[1])):
+        out.write(f"    [{index(b)}] = &key_{i},\n")
+    out.write("};\n\n"
+              "Str *known_short_key(uint64_t k0, uint64_t k1) {\n"
+              "    Str *k = known_short[(k0 ^ k1) * KNOWN_SHORT_MUL >> (64 - KNOWN_SHORT_BITS)];\n"
+              "    uint64_t d0, d1;\n"
+              "    if (!k) return NULL;\n"
+              "    memcpy(&d0, k->data, 8);\n"
+              "    memcpy(&d1, k->data + 8, 8);\n"
+              "    return d0 == k0 && d1 == k1 ? k : NULL;\n"
+              "}\n"
+              "#endif\n")
 
 
 if __name__ == "__main__":
