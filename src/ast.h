@@ -66,7 +66,10 @@ enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
-enum { FILTER_PURE = 1 };   /* N_FILTER.op: a simple filter whose result only its operand decides */
+enum {   /* N_FILTER.op */
+    FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
+    FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */
+};
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
  * interpreter answers loop.index0 without comparing strings. */

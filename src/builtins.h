@@ -17,6 +17,7 @@ FilterFn filter_lookup(const char *name, size_t n);
 /* Whether the filter, given no arguments, always gives the same result for
  * the same operand, at a cost worth remembering it (lower, trim). */
 bool filter_is_pure(FilterFn fn);
+bool filter_is_length(FilterFn fn);   /* length and its alias count */
 /* Jinja2's eval_ctx.autoescape during a render (interp.c): inside an
  * {% autoescape %} block that is on. The filters that take the eval
  * context read it. */

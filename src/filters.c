@@ -2420,6 +2420,8 @@ bool filter_is_pure(FilterFn fn) {
     return false;
 }
 
+bool filter_is_length(FilterFn fn) { return fn == f_length; }
+
 FilterFn filter_lookup(const char *name, size_t n) {
     for (size_t i = 0; i < sizeof FILTERS / sizeof FILTERS[0]; i++)
         if (strlen(FILTERS[i].name) == n && memcmp(FILTERS[i].name, name, n) == 0) return FILTERS[i].fn;

@@ -582,8 +582,10 @@ static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool 
         List *src = obj.u.list;
         if (!slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step)) goto not_subscriptable;
         if (obj.flags & VF_RANGE) return range_slice(I, v_range_of(obj), start, stop, step);
-        List *l = list_new(rt, 0);
-        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) list_push(rt, l, src->items[i]);
+        int64_t n = (int64_t)range_length(start, stop, step);
+        List *l = list_new(rt, (size_t)n);   /* (messages[::-1]: sized once, filled in place) */
+        for (int64_t k = 0, i = start; k < n; k++, i += step) l->items[k] = src->items[i];
+        l->len = (size_t)n;
         rt_step(rt, l->len / 16);
         Value r = obj;
         r.flags = 0;
@@ -1496,6 +1498,12 @@ static NOINLINE Value eval_filter(Interp *I, const Node *n, Frame *f) {
     Value v = operand(I, n->a, f);
     if (n->simple) {   /* x|lower */
         static const Args no_args = {0, NULL, 0, NULL, NULL};
+        if (n->op == FILTER_LENGTH && !v.flags && !v.iter &&
+            (v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {   /* messages|length */
+            size_t len = v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len;
+            rt_step(I->rt, len);   /* (as charge_operand) */
+            return v_int((int64_t)len);
+        }
         set_pos(I, n);
         if (n->op == FILTER_PURE) return filter_pure(I, n, v);
         charge_operand(I->rt, v);

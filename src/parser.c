@@ -370,6 +370,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         if (is_op(cur(P), OP_LPAREN)) parse_call_args(P, f);
         f->simple = !f->items.n && !f->kwvals.n && !f->b && !f->c && f->filter;
         if (f->simple && filter_is_pure(f->filter)) f->op = FILTER_PURE;
+        if (f->simple && filter_is_length(f->filter)) f->op = FILTER_LENGTH;
         node = f;
         start_inline = false;
     }

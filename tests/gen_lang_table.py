@@ -280,6 +280,7 @@ prints("slice", [
     "'abc'[1.5:]", "(1, 2, 3)[1:]", "range(10)[2:5]|list", "range(10)[::3]|list", "'😀é'[1]", "xs['1':]",
     "s[:5] ~ '|'", "words[::-2]", "msgs[1:2]", "'abc'[:]", "xs[-100:100]", "'ab'[5:1]", "xs[:n]",
     "'abcdef'[neg:]", "big[1:]",
+    "(1, 2, 3, 4, 5)[4:0:-2]", "words[5:0:-1]", "xs[0:3:-1]", "msgs[::-1]|length", "xs[1::-1]",
 ])
 
 # ---- calls, globals ------------------------------------------------------------
@@ -296,6 +297,8 @@ prints("call", [
     "range(*[1, 4])|list", "dict(*[[['k', 'v']]])", "joiner()()", "'abc'.replace('b', 'X', 1)",
     "'a'.startswith(('x', 'a'))", "raise_exception()", "strftime_now()", "namespace()",
     "'{0.role}'.format(msg)", "'{0[role]}'.format(msg)",
+    "d|length", "d|count", "(1, 2)|length", "msgs|length - 1", "xs|select|length", "(xs|select|list)|length",
+    "d.items()|length", "s|length", "''|length", "[]|length",
 ])
 
 # ---- printing Python values --------------------------------------------------------
