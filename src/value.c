@@ -1007,6 +1007,28 @@ static bool float_digits_at(double a, int p, uint64_t *m, int *e) {
     return false;
 }
 
+/* Most floats in chat data are short decimals (2.5, 0.7, 0.001): a = m /
+ * 10^k for an m of at most 15 digits, found without printf. Such an m x
+ * 10^-k is the only decimal of <= 15 digits that reads back as a (DBL_DIG),
+ * so repr writes its digits. The division is IEEE's, correctly rounded from
+ * two exact operands: the double strtod would read. Only for the positional
+ * range (1e-4 <= a < 1e15); the smallest k gives m without trailing zeros. */
+static bool float_short_decimal(double a, uint64_t *m, int *k) {
+    static const double P10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                   1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+    if (!(a >= 1e-4 && a < 1e15)) return false;
+    for (int j = 0; j < 16; j++) {
+        double x = a * P10[j];
+        if (x >= 1e15) return false;
+        if (x == floor(x) && (double)(uint64_t)x / P10[j] == a) {
+            *m = (uint64_t)x;
+            *k = j;
+            return true;
+        }
+    }
+    return false;
+}
+
 void fmt_float_repr(StrBuf *sb, double d) {
     if (isnan(d)) { sb_puts(sb, "nan"); return; }
     if (isinf(d)) { sb_puts(sb, d < 0 ? "-inf" : "inf"); return; }
@@ -1018,11 +1040,19 @@ void fmt_float_repr(StrBuf *sb, double d) {
      * subnormals have fewer significant bits and start at 1. */
     double a = fabs(d);
     uint64_t mant = 0;
-    int e = 0;
-    for (int p = a >= DBL_MIN ? 15 : 1; p <= 17; p++)
-        if (float_digits_at(a, p, &mant, &e)) break;
+    int e = 0, k;
+    if (float_short_decimal(a, &mant, &k)) e = -k;
+    else
+        for (int p = a >= DBL_MIN ? 15 : 1; p <= 17; p++)
+            if (float_digits_at(a, p, &mant, &e)) break;
     char digits[24];
-    int ndigits = snprintf(digits, sizeof digits, "%llu", (unsigned long long)mant);
+    int ndigits = 0;
+    for (uint64_t v = mant; ndigits == 0 || v; v /= 10) digits[ndigits++] = (char)('0' + v % 10);
+    for (int i = 0; i < ndigits / 2; i++) {
+        char c = digits[i];
+        digits[i] = digits[ndigits - 1 - i];
+        digits[ndigits - 1 - i] = c;
+    }
     int exp10 = e + ndigits - 1;
     while (ndigits > 1 && digits[ndigits - 1] == '0') ndigits--;
 

@@ -158,6 +158,11 @@ def main():
     floats += [rnd.uniform(-1e6, 1e6) for _ in range(300)]
     floats += [struct.unpack("<d", rnd.getrandbits(64).to_bytes(8, "little"))[0] for _ in range(1500)]
     floats += [float(f"{rnd.randint(1, 999999)}e{rnd.randint(-30, 30)}") for _ in range(300)]
+    # short decimals (the printf-free path) and the edges of its range
+    floats += [round(rnd.uniform(-1e4, 1e4), rnd.randint(0, 8)) for _ in range(500)]
+    floats += [rnd.randint(1, 10**15 - 1) / 10**rnd.randint(0, 15) for _ in range(500)]
+    floats += [999999999999999.9, 99999999999999.99, 0.00010000000000000002, 1e15 - 1, 123456789012345.6,
+               0.7, 2.5, 1e-3, 0.1 * 3, 1.1 * 1.1, 4.35 * 100, 1e14 + 0.5]
     for f in floats:
         if math.isnan(f):
             continue
