@@ -625,6 +625,28 @@ static Value parse_number(Parser *ps, size_t start) {
         }
         return v_bigint(ps->rt, (const char *)s + start, len);
     }
+    /* A short decimal without exponent (2.5, 0.001): digits m < 10^15 and k
+     * after the point give m / 10^k, IEEE's correctly rounded division of
+     * two exact doubles, which is what strtod reads. */
+    if (len <= 17) {
+        static const double P10[16] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+        uint64_t m = 0;
+        int digits = 0, frac = -1;
+        bool plain = true;
+        for (size_t k = start + (s[start] == '-'); k < i && plain; k++) {
+            if (s[k] == '.') frac = 0;
+            else if (is_digit(s[k])) {
+                m = m * 10 + (uint64_t)(s[k] - '0');
+                digits++;
+                frac += frac >= 0;
+            } else plain = false;   /* an exponent */
+        }
+        if (plain && digits <= 15 && frac >= 0) {
+            double v = (double)m / P10[frac];
+            return v_float(s[start] == '-' ? -v : v);
+        }
+    }
     /* strtod follows LC_NUMERIC: spell the decimal point the locale's way. */
     char small[64];
     char *buf = len < sizeof small ? small : rt_alloc(ps->rt, len + 1);
