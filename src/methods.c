@@ -646,6 +646,13 @@ static inline bool strip_member(const StripSet *set, uint32_t cp) {
     return strip_wide_member(set, cp);
 }
 
+/* Whitespace strip (op: STRIP_*) that has nothing to take: the ends it
+ * strips are printable ASCII. */
+static inline bool strip_ws_nothing(const Str *s, int op) {
+    unsigned char first = s->len ? (unsigned char)s->data[0] : 0, last = s->len ? (unsigned char)s->data[s->len - 1] : 0;
+    return (!(op & STRIP_LEFT) || (first > 0x20 && first < 0x80)) && (!(op & STRIP_RIGHT) || (last > 0x20 && last < 0x80));
+}
+
 static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     const StripSet *set = &strip_whitespace;
     StripSet given_set;
@@ -659,12 +666,7 @@ static Value m_strip(Rt *rt, Value self, const Value *argv, const Method *m) {
     /* no code point count needed: strip walks bytes from both ends */
     Text t = {self.u.s->data, self.u.s->len, 0, false};
     charge(rt, t.n);
-    if (set == &strip_whitespace) {   /* ends that are printable ASCII: nothing to strip */
-        unsigned char first = t.n ? (unsigned char)t.p[0] : 0, last = t.n ? (unsigned char)t.p[t.n - 1] : 0;
-        if ((!(m->op & STRIP_LEFT) || (first > 0x20 && first < 0x80)) &&
-            (!(m->op & STRIP_RIGHT) || (last > 0x20 && last < 0x80)))
-            return self;
-    }
+    if (set == &strip_whitespace && strip_ws_nothing(self.u.s, m->op)) return self;
     size_t from = 0, to = t.n;
     if (m->op & STRIP_LEFT) {
         while (from < to) {
@@ -1096,6 +1098,10 @@ const Method *str_method_find(const char *name, size_t n) {
 }
 
 Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args) {
+    if (m->fn == m_strip && !args->npos && !args->nkw && strip_ws_nothing(self.u.s, m->op)) {
+        charge(rt, self.u.s->len);   /* content.strip() with nothing to strip: as m_strip */
+        return self;
+    }
     if (!m->fn)   /* py_str_format escapes fields itself when self is Markup */
         return m->op == FORMAT_MAP ? format_map(rt, self, args) : py_str_format(rt, self, args);
     Value buf[MAX_PARAMS];
