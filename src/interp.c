@@ -825,16 +825,15 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
 /* visible_text(m.content): a macro called with one positional argument per
  * parameter and nothing else binds them straight into its frame (the steps
  * and checks of interp_call and macro_call, in their order). */
-static NOINLINE Value macro_call_positional(Interp *I, const Node *call, Frame *f, Value callee) {
-    const Macro *m = callee.u.obj->data;
+static bool macro_takes_positional(const Node *call, const Node *macro) {
+    return call->items.n == macro->nparams && macro->nparams <= FRAME_INLINE &&
+           !(macro->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER));
+}
+
+/* The call's arguments, evaluated and bound in the macro's new frame. */
+static ALWAYS_INLINE Frame *macro_enter_positional(Interp *I, const Node *call, Frame *f, const Macro *m) {
     const Node *node = m->node;
     int np = node->nparams;
-    if (call->items.n != np || np > FRAME_INLINE || (node->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER))) {
-        ArgBuf ab;
-        eval_args(I, call, f, &ab, v_missing(), NULL, v_missing());
-        set_pos(I, call);
-        return interp_call(I->rt, callee, &ab.args);
-    }
     Value args[FRAME_INLINE];
     for (int j = 0; j < np; j++) args[j] = operand(I, call->items.v[j], f);
     set_pos(I, call);
@@ -846,7 +845,35 @@ static NOINLINE Value macro_call_positional(Interp *I, const Node *call, Frame *
         mf->vals[j] = args[j];
     }
     mf->n = np;
-    return macro_body(I, node, mf, call->line, call->col);
+    return mf;
+}
+
+static NOINLINE Value macro_call_positional(Interp *I, const Node *call, Frame *f, Value callee) {
+    const Macro *m = callee.u.obj->data;
+    if (!macro_takes_positional(call, m->node)) {
+        ArgBuf ab;
+        eval_args(I, call, f, &ab, v_missing(), NULL, v_missing());
+        set_pos(I, call);
+        return interp_call(I->rt, callee, &ab.args);
+    }
+    return macro_body(I, m->node, macro_enter_positional(I, call, f, m), call->line, call->col);
+}
+
+/* {{ visible_text(m.content) }} without escaping: the body writes straight
+ * to the output rather than into a string that is then copied there (the
+ * same bytes; a macro's output is one top-level write, as its result would
+ * be). False, having done nothing, when the name is not such a macro. */
+static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
+    Value callee = operand(I, call->a, f);   /* (a name: looking it up again costs nothing) */
+    if (callee.type != VT_CALLABLE || callee.u.obj->type != &MACRO_OBJ) return false;
+    const Macro *m = callee.u.obj->data;
+    if (!macro_takes_positional(call, m->node)) return false;
+    Frame *mf = macro_enter_positional(I, call, f, m);
+    I->root_writes += I->out == I->root;
+    exec_body(I, &m->node->body, mf);   /* (a break or continue cannot leave a macro's body) */
+    I->depth--;
+    set_pos(I, call);
+    return true;
 }
 
 /* ---- loop object ---- */
@@ -1897,6 +1924,9 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         case N_OUTPUT: {
             bool escape = n->flag == ESC_RUNTIME ? I->autoescape : n->flag == ESC_ON;
             if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !escape) output_sum(I, n->a, f);
+            else if (n->a->kind == N_CALL && n->a->a->kind == N_NAME && !escape && !n->a->b && !n->a->c &&
+                     !n->a->kwvals.n && output_macro_call(I, n->a, f))
+                continue;
             else write_escaped(I, operand(I, n->a, f), escape);
             continue;
         }
