@@ -862,8 +862,11 @@ static NOINLINE Value macro_call_positional(Interp *I, const Node *call, Frame *
 /* {{ visible_text(m.content) }} without escaping: the body writes straight
  * to the output rather than into a string that is then copied there (the
  * same bytes; a macro's output is one top-level write, as its result would
- * be). False, having done nothing, when the name is not such a macro. */
+ * be). Not in a template with generation blocks: a span in the macro starts
+ * where the top-level output was before the call. False, having done
+ * nothing, when the name is not such a macro. */
 static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
+    if (I->t->uses_generation) return false;
     Value callee = operand(I, call->a, f);   /* (a name: looking it up again costs nothing) */
     if (callee.type != VT_CALLABLE || callee.u.obj->type != &MACRO_OBJ) return false;
     const Macro *m = callee.u.obj->data;
