@@ -8,10 +8,12 @@
 #include "cli.h"
 #include "pipeline.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { MAX_DEFINES = 64 };
 
@@ -260,7 +262,7 @@ int cmd_dataset(int argc, char **argv) {
 
     Loaded l;
     memset(&l, 0, sizeof l);
-    FILE *in = NULL, *out = NULL;
+    int in = -1, out = -1;   /* the pipeline reads and writes the descriptors itself */
     int rc = 1;
     if (!load_templates(&a, &l)) goto done;
     d.plain = l.plain;
@@ -271,10 +273,11 @@ int cmd_dataset(int argc, char **argv) {
     d.ro.now = a.now;
     d.ro.defaults = d.raw ? NULL : l.src.tokens;
 
-    in = strcmp(a.input, "-") ? fopen(a.input, "rb") : stdin;
-    if (!in) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.input, strerror(errno)); goto done; }
-    out = a.output ? fopen(a.output, "wb") : stdout;
-    if (!out) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.output, strerror(errno)); goto done; }
+    in = strcmp(a.input, "-") ? open(a.input, O_RDONLY) : STDIN_FILENO;
+    if (in < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.input, strerror(errno)); goto done; }
+    out = a.output ? open(a.output, O_WRONLY | O_CREAT | O_TRUNC, 0666) : STDOUT_FILENO;
+    if (out < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.output, strerror(errno)); goto done; }
+    if (fflush(stdout) != 0) goto done;   /* nothing of stdio's may follow the rows */
     Pipeline p = {0};
     p.row = render_row;
     p.job = &d;
@@ -283,8 +286,11 @@ int cmd_dataset(int argc, char **argv) {
     p.progress = true;
     rc = pipeline_run(&p, in, out);
 done:
-    if (in && in != stdin) fclose(in);
-    if (out && out != stdout && fclose(out) != 0 && rc == 0) rc = 1;
+    if (in > STDIN_FILENO) close(in);
+    if (out > STDOUT_FILENO && close(out) != 0 && rc == 0) {
+        fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
     unload_templates(&l);
     return rc;
 }

@@ -1,9 +1,11 @@
 /* cmd_render.c — `chatfmt render`: one context, or the --batch protocol. */
 #include "cli.h"
 #include "pipeline.h"
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void render_usage(FILE *to) {
     fputs("usage: chatfmt render [options] TEMPLATE [CONTEXT.json|-]\n"
@@ -90,8 +92,8 @@ static bool batch_row(void *job, unsigned worker, const char *line, size_t len, 
 }
 
 static int run_batch(const char *path, const cf_limits *lim, long threads) {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    if (!f) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
+    int in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+    if (in < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
     static BatchJob job;
     Pipeline p = {0};
     p.row = batch_row;
@@ -104,9 +106,10 @@ static int run_batch(const char *path, const cf_limits *lim, long threads) {
             fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
             rc = 1;
         }
-    if (rc == 0) rc = pipeline_run(&p, f, stdout);
+    if (rc == 0 && fflush(stdout) != 0) rc = 1;   /* the pipeline writes the descriptor itself */
+    if (rc == 0) rc = pipeline_run(&p, in, STDOUT_FILENO);
     for (unsigned w = 0; w < p.threads; w++) cf_batch_free(job.per_worker[w]);
-    if (f != stdin) fclose(f);
+    if (in != STDIN_FILENO) close(in);
     return rc;
 }
 

@@ -1,12 +1,19 @@
 /* pipeline.c — the row pipeline of dataset mode and --batch (pipeline.h).
  *
- * Streaming with constant memory: the main thread reads lines into a ring of
- * blocks and writes finished blocks in order; workers claim whole blocks
- * and run the row function on their rows. Rows travel in blocks of
- * BLOCK_ROWS so that the lock, the wake-ups and the writes are paid once per
- * block, not per row. A block is reused only after it was written, so at
- * most `ring size` rows are in flight whatever the file size; its buffers
- * are kept for the next rows (unless a huge row made them big). */
+ * Streaming with constant memory, and no thread that only moves bytes:
+ * each of the `threads` threads (the caller is one) claims the next block
+ * by reading it itself, under the input lock, with read(2) straight into
+ * the block's buffer; runs the row function on its rows; and then, if that
+ * block is the next to be written and nobody is writing, writes it and every
+ * following block already done with write(2) (the writer token). A thread
+ * sleeps only on a lock or when every block of the ring is in flight, so the
+ * futex waits and wake-ups of a reader thread feeding workers are gone.
+ *
+ * Rows travel in blocks so that the locks, the system calls and the
+ * bookkeeping are paid once per block, not per row. A block is reused only
+ * after it was written, so at most `ring size` blocks are in flight whatever
+ * the file size; its buffers are kept for the next rows (unless a huge row
+ * made them big). */
 #include "pipeline.h"
 #include "chatfmt.h"
 #include <errno.h>
@@ -21,9 +28,10 @@
 #endif
 
 enum {
-    BLOCK_ROWS = 32,
+    BLOCK_ROWS = 64,              /* at most this many rows in a block */
     BLOCKS_PER_THREAD = 4,
-    KEEP_BUFFER_BYTES = 1 << 20   /* a line or output buffer beyond this is released after use */
+    IN_BUF_BYTES = 64 << 10,      /* a block's input buffer, and the most one read(2) asks for */
+    KEEP_BUFFER_BYTES = 1 << 20   /* an input or output buffer beyond this is released after use */
 };
 
 /* ---- output buffer ---- */
@@ -66,31 +74,236 @@ void ob_json_string(OutBuf *b, const char *s, size_t n) {
 
 /* ---- the ring ---- */
 
-typedef struct Line { char *p; size_t cap, len; } Line;
+typedef struct Row { size_t at, len; } Row;   /* a line of the block's input buffer */
 
 typedef struct Block {
-    Line rows[BLOCK_ROWS];   /* input lines (getline buffers, reused) */
+    /* Input: the bytes read for the block. Its rows come first; after them
+     * may follow the start of the next block's rows, which that block
+     * copies (so the buffer stays intact until the slot is claimed again,
+     * always after the next block was read). Offsets, not pointers: the
+     * buffer may move while a long line grows it. */
+    char *in;
+    size_t in_cap;
+    Row rows[BLOCK_ROWS];
     size_t nrows;
+    uint64_t in_end;         /* input offset after its last row (progress) */
+    /* output, filled by the thread that processes the block */
     OutBuf out;              /* the rows' output lines */
     size_t end[BLOCK_ROWS];  /* where each row's output ends in `out` */
     bool oom[BLOCK_ROWS];    /* out of memory for that row: written as oom_row */
     uint64_t errors;         /* error rows in the block */
-    bool done;               /* processed; set by the worker under the lock */
+    bool done;               /* processed, not yet written (out_mu) */
 } Block;
+
+typedef struct Progress {
+    bool on;
+    double start, last;
+    off_t total;        /* input size when it is a regular file, else 0 */
+} Progress;
 
 typedef struct Ring {
     const Pipeline *p;
     Block *blocks;
     size_t nblocks;
-    pthread_mutex_t mu;
-    pthread_cond_t work;       /* a block was read, or the input ended */
-    pthread_cond_t finished;   /* the oldest unwritten block is done */
-    /* sequence numbers of blocks: written <= claimed <= read */
-    uint64_t next_read, next_claim, next_write;
-    bool input_ended, stop;
+    int in_fd, out_fd;
+
+    /* The input side (in_mu): the fd, the next block to read and where the
+     * line that the last block left unfinished starts. */
+    pthread_mutex_t in_mu;
+    uint64_t next_read;
+    const Block *carry;        /* the block whose buffer holds that line's start, or NULL */
+    size_t carry_at, carry_len;
+    uint64_t consumed;         /* input bytes handed out in rows */
+    bool input_ended;
+
+    /* The output side (out_mu): blocks are written in sequence order,
+     * next_write <= next_read; slot seq % nblocks holds block seq. */
+    pthread_mutex_t out_mu;
+    pthread_cond_t room;       /* next_write moved (or failed was set) */
+    uint64_t next_write;
+    bool writing;              /* a thread holds the writer token */
+    bool room_wanted;          /* the reader waits on `room` */
+    bool failed;               /* I/O error or out of memory: stop */
+
+    /* the writer token holder's alone */
+    uint64_t rows, errors;
+    Progress prog;
 } Ring;
 
 typedef struct Worker { Ring *ring; unsigned index; } Worker;
+
+/* ---- progress (stderr, only when it is a terminal) ---- */
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void progress_show(Ring *d, uint64_t at, bool final) {
+    Progress *p = &d->prog;
+    if (!p->on) return;
+    double t = now_seconds();
+    if (!final && t - p->last < 0.2) return;
+    p->last = t;
+    double rate = t > p->start ? (double)d->rows / (t - p->start) : 0;
+    char pct[32] = "";
+    if (p->total > 0) {
+        double f = final ? 1.0 : (double)at / (double)p->total;
+        snprintf(pct, sizeof pct, " %5.1f%%", 100.0 * (f > 1.0 ? 1.0 : f));
+    }
+    fprintf(stderr, "\rchatfmt: %llu rows%s  %.0f rows/s  %llu errors%s", (unsigned long long)d->rows, pct,
+            rate, (unsigned long long)d->errors, final ? "\n" : "   ");
+}
+
+/* ---- reading a block (under in_mu) ---- */
+
+/* The input buffer holds at least have + more bytes (its content kept);
+ * false when memory is out (or the size would overflow). */
+static bool in_reserve(Block *blk, size_t have, size_t more) {
+    if (have > SIZE_MAX / 4 || more > SIZE_MAX / 4) return false;   /* so that nothing below wraps */
+    size_t n = have + more;
+    if (blk->in_cap >= n) return true;
+    size_t cap = blk->in_cap ? blk->in_cap : IN_BUF_BYTES;
+    while (cap < n) cap *= 2;
+    char *p = realloc(blk->in, cap);
+    if (!p) return false;
+    blk->in = p;
+    blk->in_cap = cap;
+    return true;
+}
+
+/* The line [at, end) of the buffer (without its '\n') becomes a row; the
+ * '\r's before the '\n' go too (CRLF files; as the getline-based reader
+ * did). A NUL follows the row (over its '\n' or a '\r'), so that a row is
+ * also a C string. */
+static void add_row(Block *blk, size_t at, size_t end) {
+    while (end > at && blk->in[end - 1] == '\r') end--;
+    blk->in[end] = '\0';
+    blk->rows[blk->nrows].at = at;
+    blk->rows[blk->nrows].len = end - at;
+    blk->nrows++;
+}
+
+/* Read the next block into blk: the carried-over start of a line, then
+ * read(2) until the buffer holds at least one whole line (or the input
+ * ends). Returns its number of rows (0 at the end of the input), or -1
+ * after an error (reported on stderr). */
+static long read_block(Ring *d, Block *blk) {
+    blk->nrows = 0;
+    /* a buffer a huge line made big goes back before the slot is reused */
+    if (blk->in_cap > KEEP_BUFFER_BYTES) {
+        free(blk->in);
+        blk->in = NULL;
+        blk->in_cap = 0;
+    }
+    size_t len = d->carry_len;
+    if (!in_reserve(blk, len, IN_BUF_BYTES / 4)) goto oom;
+    if (len) memcpy(blk->in, d->carry->in + d->carry_at, len);
+    d->carry = NULL;
+    d->carry_len = 0;
+    size_t start = 0, scan = 0;   /* the current line's start; where its '\n' is still to be looked for */
+    bool have_read = false, eof = false;
+    for (;;) {
+        while (blk->nrows < BLOCK_ROWS) {
+            char *nl = memchr(blk->in + scan, '\n', len - scan);
+            if (!nl) { scan = len; break; }
+            size_t e = (size_t)(nl - blk->in);
+            add_row(blk, start, e);
+            start = scan = e + 1;
+        }
+        if (blk->nrows == BLOCK_ROWS) break;
+        if (eof) {
+            if (start < len) add_row(blk, start, len);   /* the last line has no '\n' */
+            start = len;
+            break;
+        }
+        /* Read more: once to fill the buffer behind carried-over rows,
+         * and as long as no line is whole; a line longer than the buffer
+         * grows it. One byte stays free for the NUL after a last line. */
+        size_t room = blk->in_cap - 1 - len;
+        if (blk->nrows && (have_read || room < IN_BUF_BYTES / 4)) break;
+        if (room < IN_BUF_BYTES / 4) {
+            if (!in_reserve(blk, blk->in_cap, blk->in_cap)) goto oom;
+            room = blk->in_cap - 1 - len;
+        }
+        ssize_t n;
+        do n = read(d->in_fd, blk->in + len, room < IN_BUF_BYTES ? room : IN_BUF_BYTES);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            fprintf(stderr, "chatfmt: error: IOError: cannot read the input: %s\n", strerror(errno));
+            return -1;
+        }
+        have_read = true;
+        eof = n == 0;
+        len += (size_t)n;
+    }
+    /* eof is only learnt from a read that added nothing while the block had
+     * room for rows, so every line is a row by now; were a rest left, the
+     * next block would read (and meet the end) again. */
+    if (eof && start == len) d->input_ended = true;
+    if (start < len) {   /* the next block starts with the rest */
+        d->carry = blk;
+        d->carry_at = start;
+        d->carry_len = len - start;
+    }
+    d->consumed += start;
+    blk->in_end = d->consumed;
+    return (long)blk->nrows;
+oom:
+    fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
+    return -1;
+}
+
+/* ---- claiming, processing, writing ---- */
+
+/* Mark the pipeline failed (under out_mu): no more blocks are read or
+ * written, and the reader waiting for room wakes up. */
+static void set_failed(Ring *d) {
+    d->failed = true;
+    if (d->room_wanted) {
+        d->room_wanted = false;
+        pthread_cond_signal(&d->room);
+    }
+}
+
+/* Read the next block for a worker; NULL when the input ended or the
+ * pipeline failed. */
+static Block *claim_block(Ring *d) {
+    Block *blk = NULL;
+    pthread_mutex_lock(&d->in_mu);
+    if (!d->input_ended) {
+        /* The next slot is free once the block that had it was written.
+         * Only the thread holding in_mu can wait here, so one flag says
+         * whether the writer must signal. Lock order: in_mu, then out_mu. */
+        pthread_mutex_lock(&d->out_mu);
+        while (!d->failed && d->next_read - d->next_write >= d->nblocks) {
+            d->room_wanted = true;
+            pthread_cond_wait(&d->room, &d->out_mu);
+        }
+        bool failed = d->failed;
+        pthread_mutex_unlock(&d->out_mu);
+        if (failed) {
+            d->input_ended = true;
+        } else {
+            blk = &d->blocks[d->next_read % d->nblocks];
+            long n = read_block(d, blk);
+            if (n > 0) {
+                d->next_read++;
+            } else {
+                blk = NULL;
+                d->input_ended = true;
+                if (n < 0) {
+                    pthread_mutex_lock(&d->out_mu);
+                    set_failed(d);
+                    pthread_mutex_unlock(&d->out_mu);
+                }
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->in_mu);
+    return blk;
+}
 
 /* Run the row function on every row of a block, into its output buffer. */
 static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
@@ -100,7 +313,7 @@ static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
     blk->errors = 0;
     for (size_t i = 0; i < blk->nrows; i++) {
         size_t start = b->len;
-        bool ok = p->row(p->job, worker, blk->rows[i].p, blk->rows[i].len, b);
+        bool ok = p->row(p->job, worker, blk->in + blk->rows[i].at, blk->rows[i].len, b);
         blk->oom[i] = b->failed;
         if (b->failed) {   /* drop the partial line: the writer puts an error row there */
             b->failed = false;
@@ -111,163 +324,89 @@ static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
     }
 }
 
-static void *worker_main(void *arg) {
-    const Worker *w = arg;
-    Ring *d = w->ring;
-    pthread_mutex_lock(&d->mu);
-    for (;;) {
-        while (!d->stop && d->next_claim == d->next_read && !d->input_ended)
-            pthread_cond_wait(&d->work, &d->mu);
-        if (d->stop || d->next_claim == d->next_read) break;
-        uint64_t seq = d->next_claim++;
-        Block *blk = &d->blocks[seq % d->nblocks];
-        pthread_mutex_unlock(&d->mu);
-        process_block(d->p, w->index, blk);
-        pthread_mutex_lock(&d->mu);
-        blk->done = true;
-        if (seq == d->next_write) pthread_cond_signal(&d->finished);
-    }
-    pthread_mutex_unlock(&d->mu);
-    return NULL;
-}
-
-/* ---- progress (stderr, only when it is a terminal) ---- */
-
-typedef struct Progress {
-    bool on;
-    uint64_t rows;      /* written, at the end */
-    double start, last;
-    off_t total;        /* input size when it is a regular file, else 0 */
-    uint64_t errors;
-} Progress;
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void progress_show(Progress *p, uint64_t rows, FILE *in, bool final) {
-    if (!p->on) return;
-    double t = now_seconds();
-    if (!final && t - p->last < 0.2) return;
-    p->last = t;
-    double rate = t > p->start ? (double)rows / (t - p->start) : 0;
-    char pct[32] = "";
-    if (p->total > 0) {
-        off_t at = final ? p->total : ftello(in);
-        snprintf(pct, sizeof pct, " %5.1f%%", at < 0 ? 0.0 : 100.0 * (double)at / (double)p->total);
-    }
-    fprintf(stderr, "\rchatfmt: %llu rows%s  %.0f rows/s  %llu errors%s", (unsigned long long)rows, pct,
-            rate, (unsigned long long)p->errors, final ? "\n" : "   ");
-}
-
-/* ---- the main thread: read, hand out, write in order ---- */
-
-/* Read up to BLOCK_ROWS lines into blk; false at the end of the input. */
-static bool read_block(Block *blk, FILE *in) {
-    blk->nrows = 0;
-    while (blk->nrows < BLOCK_ROWS) {
-        Line *l = &blk->rows[blk->nrows];
-        ssize_t n = getline(&l->p, &l->cap, in);
-        if (n < 0) return false;
-        l->len = (size_t)n;
-        while (l->len && (l->p[l->len - 1] == '\n' || l->p[l->len - 1] == '\r')) l->len--;
-        blk->nrows++;
+/* write(2) all of it, through partial writes and signals. */
+static bool write_all(int fd, const char *p, size_t n) {
+    while (n) {
+        ssize_t k = write(fd, p, n);
+        if (k < 0) {
+            if (errno == EINTR) continue;
+            return false;
+        }
+        p += k;
+        n -= (size_t)k;
     }
     return true;
 }
 
-static bool write_block(FILE *out, const Block *blk, const char *oom_row) {
-    size_t start = 0;
+/* One write for the block's output, unless rows ran out of memory (their
+ * error rows go between the pieces). */
+static bool write_block(int fd, const Block *blk, const char *oom_row) {
+    size_t from = 0, start = 0;
     for (size_t i = 0; i < blk->nrows; i++) {
-        const char *p = blk->oom[i] ? oom_row : blk->out.p + start;
-        size_t n = blk->oom[i] ? strlen(oom_row) : blk->end[i] - start;
-        if (n && fwrite(p, 1, n, out) != n) return false;
+        if (blk->oom[i]) {
+            if (!write_all(fd, blk->out.p + from, start - from) || !write_all(fd, oom_row, strlen(oom_row)))
+                return false;
+            from = blk->end[i];
+        }
         start = blk->end[i];
     }
-    return true;
+    return write_all(fd, blk->out.p + from, blk->out.len - from);
 }
 
-/* After a block was written: keep its buffers for the next rows, unless a
- * huge row made one big. */
-static void recycle_block(Block *blk) {
-    for (size_t i = 0; i < BLOCK_ROWS; i++) {
-        if (blk->rows[i].cap > KEEP_BUFFER_BYTES) {
-            free(blk->rows[i].p);
-            blk->rows[i].p = NULL;
-            blk->rows[i].cap = 0;
+/* A processed block is done; whoever finds the writer token free writes the
+ * blocks in order for as long as the next one is done. Setting `done` and
+ * looking at the next block both happen under out_mu, so a block done while
+ * another thread writes is seen by that thread before it gives the token
+ * back. */
+static void finish_block(Ring *d, Block *blk) {
+    pthread_mutex_lock(&d->out_mu);
+    blk->done = true;
+    if (!d->writing) {
+        d->writing = true;
+        for (;;) {
+            Block *b = &d->blocks[d->next_write % d->nblocks];
+            if (!b->done) break;
+            bool failed = d->failed;
+            pthread_mutex_unlock(&d->out_mu);
+            bool ok = failed || write_block(d->out_fd, b, d->p->oom_row);
+            if (!ok) fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
+            if (!failed && ok) {
+                d->rows += b->nrows;
+                d->errors += b->errors;
+                progress_show(d, b->in_end, false);
+            }
+            /* keep the output buffer for the next rows, unless a huge row made it big */
+            if (b->out.cap > KEEP_BUFFER_BYTES) {
+                free(b->out.p);
+                memset(&b->out, 0, sizeof b->out);
+            }
+            b->out.len = 0;
+            pthread_mutex_lock(&d->out_mu);
+            b->done = false;
+            d->next_write++;
+            if (!ok) set_failed(d);
+            if (d->room_wanted) {
+                d->room_wanted = false;
+                pthread_cond_signal(&d->room);
+            }
         }
+        d->writing = false;
     }
-    if (blk->out.cap > KEEP_BUFFER_BYTES) {
-        free(blk->out.p);
-        memset(&blk->out, 0, sizeof blk->out);
-    }
-    blk->out.len = 0;
-    blk->nrows = 0;
-    blk->done = false;
+    pthread_mutex_unlock(&d->out_mu);
 }
 
-/* Returns 0 when every row was written, 1 on an I/O error. */
-static int pump(Ring *d, FILE *in, FILE *out, Progress *prog) {
-    int rc = 0;
-    bool ended = false;   /* the main thread's copy of input_ended */
-    uint64_t rows = 0;
-    for (;;) {
-        /* read while the ring has room (workers never touch unread blocks) */
-        while (!ended && d->next_read - d->next_write < d->nblocks) {
-            Block *blk = &d->blocks[d->next_read % d->nblocks];
-            bool more = read_block(blk, in);
-            pthread_mutex_lock(&d->mu);
-            if (blk->nrows) {
-                d->next_read++;
-                pthread_cond_signal(&d->work);
-            }
-            if (!more) {
-                ended = d->input_ended = true;
-                pthread_cond_broadcast(&d->work);
-            }
-            pthread_mutex_unlock(&d->mu);
-            if (!more && ferror(in)) {
-                fprintf(stderr, "chatfmt: error: IOError: cannot read the input: %s\n", strerror(errno));
-                rc = 1;
-            }
-        }
-        /* With reading to do, write what is done and go on; otherwise wait
-         * for the oldest block. */
-        pthread_mutex_lock(&d->mu);
-        uint64_t pending = d->next_read - d->next_write;
-        if (pending && (ended || pending == d->nblocks))
-            while (!d->blocks[d->next_write % d->nblocks].done) pthread_cond_wait(&d->finished, &d->mu);
-        uint64_t ready = 0;
-        while (d->next_write + ready < d->next_read && d->blocks[(d->next_write + ready) % d->nblocks].done)
-            ready++;
-        bool all_done = ended && d->next_write + ready == d->next_read;
-        pthread_mutex_unlock(&d->mu);
-
-        /* finished blocks are the main thread's until next_write passes them */
-        for (uint64_t k = 0; k < ready; k++) {
-            Block *blk = &d->blocks[(d->next_write + k) % d->nblocks];
-            if (rc == 0 && !write_block(out, blk, d->p->oom_row)) {
-                fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
-                rc = 1;
-            }
-            prog->errors += blk->errors;
-            rows += blk->nrows;
-            recycle_block(blk);
-        }
-        pthread_mutex_lock(&d->mu);
-        d->next_write += ready;
-        if (rc) {
-            d->stop = true;
-            pthread_cond_broadcast(&d->work);
-        }
-        pthread_mutex_unlock(&d->mu);
-        progress_show(prog, rows, in, false);
-        if (rc || all_done) break;
+static void work(Ring *d, unsigned index) {
+    Block *blk;
+    while ((blk = claim_block(d)) != NULL) {
+        process_block(d->p, index, blk);
+        finish_block(d, blk);
     }
-    prog->rows = rows;
-    return rc;
+}
+
+static void *worker_main(void *arg) {
+    const Worker *w = arg;
+    work(w->ring, w->index);
+    return NULL;
 }
 
 
@@ -278,18 +417,16 @@ unsigned pipeline_default_threads(void) {
     return n < 1 ? 1 : n > PIPELINE_MAX_THREADS ? PIPELINE_MAX_THREADS : (unsigned)n;
 }
 
-int pipeline_run(Pipeline *p, FILE *in, FILE *out) {
+int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     static Ring d;   /* one pipeline per process */
     static Worker workers[PIPELINE_MAX_THREADS];
     pthread_t threads[PIPELINE_MAX_THREADS];
     memset(&d, 0, sizeof d);
     d.p = p;
+    d.in_fd = in_fd;
+    d.out_fd = out_fd;
     p->rows = p->errors = 0;
     unsigned nthreads = p->threads < 1 ? 1 : p->threads > PIPELINE_MAX_THREADS ? PIPELINE_MAX_THREADS : p->threads;
-    /* given buffers: glibc ignores the size of one it allocates itself */
-    static char in_buf[1 << 16], out_buf[1 << 16];
-    setvbuf(in, in_buf, _IOFBF, sizeof in_buf);
-    setvbuf(out, out_buf, _IOFBF, sizeof out_buf);
 
     /* Every row mallocs and frees two 64 KiB arena chunks (its context and
      * its render). On top of a worker's heap they would be handed back to
@@ -304,47 +441,36 @@ int pipeline_run(Pipeline *p, FILE *in, FILE *out) {
         fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
         return 1;
     }
-    pthread_mutex_init(&d.mu, NULL);
-    pthread_cond_init(&d.work, NULL);
-    pthread_cond_init(&d.finished, NULL);
+    pthread_mutex_init(&d.in_mu, NULL);
+    pthread_mutex_init(&d.out_mu, NULL);
+    pthread_cond_init(&d.room, NULL);
 
-    Progress prog = {0};
-    prog.on = p->progress && isatty(STDERR_FILENO);
-    prog.start = prog.last = now_seconds();
+    d.prog.on = p->progress && isatty(STDERR_FILENO);
+    d.prog.start = d.prog.last = now_seconds();
     struct stat st;
-    if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode)) prog.total = st.st_size;
+    if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode)) d.prog.total = st.st_size;
 
-    int rc = 1;
-    unsigned started = 0;
+    /* The calling thread is worker 0; when a thread cannot start, fewer do
+     * the work (a worker index still runs one row at a time). */
+    unsigned started = 1;
     for (; started < nthreads; started++) {
         workers[started].ring = &d;
         workers[started].index = started;
         if (pthread_create(&threads[started], NULL, worker_main, &workers[started]) != 0) break;
     }
-    if (started == 0) {
-        fprintf(stderr, "chatfmt: error: RuntimeError: cannot start a thread\n");
-    } else {
-        rc = pump(&d, in, out, &prog);
-        if (fflush(out) != 0 && rc == 0) {
-            fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
-            rc = 1;
-        }
-        progress_show(&prog, prog.rows, in, true);
-    }
-    pthread_mutex_lock(&d.mu);
-    d.stop = true;
-    pthread_cond_broadcast(&d.work);
-    pthread_mutex_unlock(&d.mu);
-    for (unsigned i = 0; i < started; i++) pthread_join(threads[i], NULL);
+    work(&d, 0);
+    for (unsigned i = 1; i < started; i++) pthread_join(threads[i], NULL);
+    progress_show(&d, d.consumed, true);
+
     for (size_t i = 0; i < d.nblocks; i++) {
-        for (size_t k = 0; k < BLOCK_ROWS; k++) free(d.blocks[i].rows[k].p);
+        free(d.blocks[i].in);
         free(d.blocks[i].out.p);
     }
     free(d.blocks);
-    pthread_mutex_destroy(&d.mu);
-    pthread_cond_destroy(&d.work);
-    pthread_cond_destroy(&d.finished);
-    p->rows = prog.rows;
-    p->errors = prog.errors;
-    return rc;
+    pthread_mutex_destroy(&d.in_mu);
+    pthread_mutex_destroy(&d.out_mu);
+    pthread_cond_destroy(&d.room);
+    p->rows = d.rows;
+    p->errors = d.errors;
+    return d.failed ? 1 : 0;
 }

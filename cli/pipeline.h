@@ -36,10 +36,12 @@ typedef struct Pipeline {
     uint64_t rows, errors;  /* out: rows written, error rows among them */
 } Pipeline;
 
-/* Read `in` to its end and write every row's output to `out` (flushed).
- * Returns 0 when all was written; 1 after an I/O error or when no thread
- * could start (a message is on stderr). */
-int pipeline_run(Pipeline *p, FILE *in, FILE *out);
+/* Read in_fd to its end with read(2) and write every row's output to
+ * out_fd with write(2), on `threads` threads (the calling thread is
+ * worker 0). Nothing else may use either descriptor meanwhile: flush a
+ * stdio stream on out_fd first. Returns 0 when all was written; 1 after an
+ * I/O error or when memory ran out for the input (a message is on stderr). */
+int pipeline_run(Pipeline *p, int in_fd, int out_fd);
 
 /* All online cores, within 1..PIPELINE_MAX_THREADS. */
 unsigned pipeline_default_threads(void);

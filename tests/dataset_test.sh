@@ -9,6 +9,11 @@
 #     input and -o identical to stdout;
 #   - -D overrides every row, --add-generation-prompt, --spans (as render
 #     --spans), and rows with tools take a tokenizer_config's tool_use template;
+#   - line splitting (read(2) into block buffers, lines carried over to the
+#     next block): empty input, no final newline, CRLF and lone '\r', empty
+#     lines, rows from 0 bytes to 5 MB across buffer boundaries, more rows
+#     than a block holds; each output row checked against its input line,
+#     --threads 1 / 3 and a pipe identical; write and read errors;
 #   - render --batch (the same pipeline): --threads 1, 2 and 3 byte-identical
 #     and identical to the reference's --batch on seeds x conversations with
 #     blank lines and failing cases mixed in.
@@ -121,6 +126,102 @@ check "one output row per input row" test "$(wc -l < "$TMP/t1.out")" -eq "$(wc -
 check "no progress output when stderr is not a terminal" bash -c \
     "'$BIN' render '$t' --jsonl '$TMP/in.jsonl' 2>&1 > /dev/null | wc -c | grep -qx 0"
 
+# ---- line splitting: read(2) into block buffers, lines carried over ---------------------
+# Each input line is a row: its '\n' and the '\r's before it stripped, a last
+# line without '\n' is a row, an empty line is a (failing) row. Rows from 0
+# bytes to past the 64 KiB block buffer and a 5 MB one cross every boundary;
+# short rows fill blocks to their row limit. The expected output is worked
+# out here, row by row, from the bytes (template: n, length and ends of s),
+# so a row split, merged, lost, reordered or with a '\r' left fails.
+printf '%s' '{{ n }}:{{ s | length }}:{{ s[:6] }}{{ s[-6:] }}' > "$TMP/lines.jinja"
+mkdir -p "$TMP/lines"
+python3 - "$TMP/lines" <<'EOF'
+import json, random, sys
+d = sys.argv[1]
+rng = random.Random(11)
+def row(i, size):
+    s = "%06d" % i + "x" * size + "%06d" % i
+    return json.dumps({"n": i, "s": s}).encode()
+def write(name, data):
+    open(f"{d}/{name}.jsonl", "wb").write(data)
+write("empty", b"")
+write("nl", b"\n")
+write("cr", b"\r")
+write("crlf-only", b"\r\n")
+write("no-final-newline", row(0, 5) + b"\n" + row(1, 5))
+write("crlf", row(0, 1) + b"\r\n" + row(1, 2) + b"\r\r\n\r\n" + row(2, 3) + b"\r\n\r" + b"\n" + row(3, 4) + b"\r")
+write("blank", b"\n\n" + row(0, 1) + b"\n\n\n" + row(1, 1) + b"\n\n")
+write("bad", row(0, 1) + b"\nnot json\n" + b'{"n": 1' + b"\n " + row(2, 1) + b"\r\n")
+write("short", b"".join(row(i, i % 7) + (b"\n\n" if i % 97 == 0 else b"\n") for i in range(5000)))
+sizes = [0, 1, 100, 4000, 16383, 16384, 65517, 65518, 65536, 70000, 131072, 300000]
+parts = []
+for i in range(400):
+    size = 5 << 20 if i == 200 else rng.choice(sizes)
+    parts.append(row(i, size) + rng.choice([b"\n", b"\r\n", b"\n\n", b"\r\r\n", b"\n\r\n"]))
+parts.append(row(400, 70000))   # and no newline at the end
+write("long", b"".join(parts))
+EOF
+# check_lines IN OUT: OUT holds IN's rows as the template renders them.
+check_lines() {
+    python3 - "$1" "$2" <<'EOF'
+import json, sys
+data = open(sys.argv[1], "rb").read()
+lines = data.split(b"\n")
+if lines[-1] == b"":   # a last line ending in '\n' ends the input; an unfinished one is a row
+    lines.pop()
+out = open(sys.argv[2], "rb").read().split(b"\n")
+if out.pop() != b"":
+    sys.exit("output does not end in a newline")
+if len(out) != len(lines):
+    sys.exit(f"{len(out)} output rows for {len(lines)} input lines")
+for k, (line, got) in enumerate(zip(lines, out), 1):
+    text = line.rstrip(b"\r").decode()
+    try:
+        ctx = json.loads(text)
+        s = ctx["s"]
+        want = {"text": f"{ctx['n']}:{len(s)}:{s[:6]}{s[-6:]}"}
+    except json.JSONDecodeError as e:
+        want = {"error": {"type": "JSONDecodeError", "message": str(e)}}
+    if json.loads(got) != want:
+        sys.exit(f"row {k}: want {str(want)[:150]} got {got[:150]}")
+EOF
+}
+for f in "$TMP"/lines/*.jsonl; do
+    name=$(basename "$f" .jsonl)
+    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 1 -o "$TMP/lines/$name.1"
+    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 3 > "$TMP/lines/$name.3"
+    cat "$f" | "$BIN" render "$TMP/lines.jinja" --raw --jsonl - --threads 2 > "$TMP/lines/$name.pipe"
+    check "lines $name: $(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(d.count(b"\n") + (not d.endswith(b"\n") and d != b""))' "$f") rows, each as worked out from its line" \
+        check_lines "$f" "$TMP/lines/$name.1"
+    check "lines $name: --threads 3 identical to --threads 1" cmp -s "$TMP/lines/$name.1" "$TMP/lines/$name.3"
+    check "lines $name: from a pipe identical" cmp -s "$TMP/lines/$name.1" "$TMP/lines/$name.pipe"
+done
+check "an empty input is no row and no output" test ! -s "$TMP/lines/empty.1"
+check "a lone '\\r' is an empty row, as a lone '\\n'" cmp -s "$TMP/lines/cr.1" "$TMP/lines/nl.1"
+
+# --batch on the same reading: CRLF, blank and whitespace lines, long cases
+# across buffers and no newline at the end, against the reference.
+python3 - "$TMP/lines/batch.cases" <<'EOF'
+import json, random, sys
+rng = random.Random(5)
+with open(sys.argv[1], "wb") as f:
+    for i in range(300):
+        size = rng.choice([0, 10, 60000, 65536, 100000, 250000])
+        case = {"template_text": "{{ n }} {{ s | length }} {{ s[:3] }}", "context": {"n": i, "s": "%03d" % i + "y" * size}}
+        f.write(json.dumps(case).encode())
+        f.write(rng.choice([b"\n", b"\r\n", b"\n\n", b"\n \t\n", b"\r\n\r\n"]) if i < 299 else b"")
+EOF
+python3 "$SHARED/oracle/hf_render.py" --batch "$TMP/lines/batch.cases" > "$TMP/lines/batch.ref"
+check "render --batch: 300 long cases, CRLF and blank lines, no newline at the end: rows of the reference" \
+    test "$(wc -l < "$TMP/lines/batch.ref")" -eq 300
+for n in 1 3; do
+    "$BIN" render --batch "$TMP/lines/batch.cases" --threads "$n" > "$TMP/lines/batch.$n"
+    check "render --batch --threads $n on those lines: identical to the reference" \
+        cmp -s "$TMP/lines/batch.ref" "$TMP/lines/batch.$n"
+done
+check "render --batch from a pipe on those lines: identical to the reference" \
+    bash -c "cat '$TMP/lines/batch.cases' | '$BIN' render --batch - --threads 2 | cmp -s - '$TMP/lines/batch.ref'"
+
 # ---- options applied to every row -------------------------------------------------------
 "$BIN" render "$t" --jsonl "$TMP/in.jsonl" -D enable_thinking=false -D 'extra={"k": [1]}' > "$TMP/d.out"
 check "-D overrides every row" compare_with_oracle "$t" "$TMP/d.out" '{"enable_thinking": false, "extra": {"k": [1]}}'
@@ -205,6 +306,16 @@ check "render --batch reads stdin" bash -c "'$BIN' render --batch - < '$TMP/batc
 check "render --threads without --batch is a usage error" \
     bash -c "'$BIN' render --threads 2 '$t' '$SHARED/conversations/01-single-user.json' > /dev/null 2>&1; [ \$? -eq 2 ]"
 
+if [ -w /dev/full ]; then
+    for n in 1 3; do
+        check "a write error (/dev/full, --threads $n) is an IOError and exit status 1" bash -c \
+            "'$BIN' render '$t' --jsonl '$TMP/many.jsonl' --threads $n > /dev/full 2> '$TMP/full.err'; [ \$? -eq 1 ] &&
+             grep -qx 'chatfmt: error: IOError: cannot write the output: No space left on device' '$TMP/full.err'"
+    done
+fi
+check "a read error (a directory as input) is an IOError and exit status 1" bash -c \
+    "'$BIN' render '$t' --jsonl '$TMP' > /dev/null 2> '$TMP/dir.err'; [ \$? -eq 1 ] &&
+     grep -q '^chatfmt: error: IOError: cannot read the input: ' '$TMP/dir.err'"
 check "unknown option is a usage error" bash -c "'$BIN' render '$t' --jsonl '$TMP/in.jsonl' --bogus > /dev/null 2>&1; [ \$? -eq 2 ]"
 check "missing input file fails" bash -c "! '$BIN' render '$t' --jsonl '$TMP/nope.jsonl' > /dev/null 2>&1"
 
