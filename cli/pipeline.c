@@ -28,9 +28,12 @@
 #endif
 
 enum {
-    BLOCK_ROWS = 64,              /* at most this many rows in a block */
+    BLOCK_ROWS = 32,              /* rows a block aims at (reads are sized by the mean line) */
+    MAX_BLOCK_ROWS = 64,          /* and holds at most */
     BLOCKS_PER_THREAD = 4,
     IN_BUF_BYTES = 64 << 10,      /* a block's input buffer, and the most one read(2) asks for */
+    FIRST_READ_BYTES = 16 << 10,  /* before the mean line is known */
+    MIN_READ_BYTES = 4 << 10,
     KEEP_BUFFER_BYTES = 1 << 20   /* an input or output buffer beyond this is released after use */
 };
 
@@ -84,13 +87,13 @@ typedef struct Block {
      * buffer may move while a long line grows it. */
     char *in;
     size_t in_cap;
-    Row rows[BLOCK_ROWS];
+    Row rows[MAX_BLOCK_ROWS];
     size_t nrows;
     uint64_t in_end;         /* input offset after its last row (progress) */
     /* output, filled by the thread that processes the block */
     OutBuf out;              /* the rows' output lines */
-    size_t end[BLOCK_ROWS];  /* where each row's output ends in `out` */
-    bool oom[BLOCK_ROWS];    /* out of memory for that row: written as oom_row */
+    size_t end[MAX_BLOCK_ROWS];  /* where each row's output ends in `out` */
+    bool oom[MAX_BLOCK_ROWS];    /* out of memory for that row: written as oom_row */
     uint64_t errors;         /* error rows in the block */
     bool done;               /* processed, not yet written (out_mu) */
 } Block;
@@ -113,7 +116,7 @@ typedef struct Ring {
     uint64_t next_read;
     const Block *carry;        /* the block whose buffer holds that line's start, or NULL */
     size_t carry_at, carry_len;
-    uint64_t consumed;         /* input bytes handed out in rows */
+    uint64_t consumed, lines;  /* input bytes and lines handed out in rows */
     bool input_ended;
 
     /* The output side (out_mu): blocks are written in sequence order,
@@ -198,37 +201,46 @@ static long read_block(Ring *d, Block *blk) {
         blk->in_cap = 0;
     }
     size_t len = d->carry_len;
-    if (!in_reserve(blk, len, IN_BUF_BYTES / 4)) goto oom;
+    if (!in_reserve(blk, len, MIN_READ_BYTES)) goto oom;
     if (len) memcpy(blk->in, d->carry->in + d->carry_at, len);
     d->carry = NULL;
     d->carry_len = 0;
+    /* Blocks of about BLOCK_ROWS rows keep the threads evenly busy to the
+     * end of small inputs, as blocks of a fixed row count did: the first
+     * read asks for the bytes that many lines took on average so far, so
+     * little is left over to copy into the next block. */
+    size_t want = d->lines ? (size_t)(d->consumed / d->lines) * BLOCK_ROWS : FIRST_READ_BYTES;
     size_t start = 0, scan = 0;   /* the current line's start; where its '\n' is still to be looked for */
     bool have_read = false, eof = false;
     for (;;) {
-        while (blk->nrows < BLOCK_ROWS) {
+        while (blk->nrows < MAX_BLOCK_ROWS) {
             char *nl = memchr(blk->in + scan, '\n', len - scan);
             if (!nl) { scan = len; break; }
             size_t e = (size_t)(nl - blk->in);
             add_row(blk, start, e);
             start = scan = e + 1;
         }
-        if (blk->nrows == BLOCK_ROWS) break;
+        if (blk->nrows == MAX_BLOCK_ROWS) break;
         if (eof) {
             if (start < len) add_row(blk, start, len);   /* the last line has no '\n' */
             start = len;
             break;
         }
-        /* Read more: once to fill the buffer behind carried-over rows,
-         * and as long as no line is whole; a line longer than the buffer
-         * grows it. One byte stays free for the NUL after a last line. */
+        /* Read more: once to top up carried-over rows, and as long as no
+         * line is whole (all the buffer takes: a long line); a line longer
+         * than the buffer grows it. One byte stays free for the NUL after a
+         * last line. */
         size_t room = blk->in_cap - 1 - len;
-        if (blk->nrows && (have_read || room < IN_BUF_BYTES / 4)) break;
-        if (room < IN_BUF_BYTES / 4) {
+        if (blk->nrows && (have_read || room < MIN_READ_BYTES)) break;
+        if (room < MIN_READ_BYTES) {
             if (!in_reserve(blk, blk->in_cap, blk->in_cap)) goto oom;
             room = blk->in_cap - 1 - len;
         }
+        size_t ask = have_read ? IN_BUF_BYTES : want > len + MIN_READ_BYTES ? want - len : MIN_READ_BYTES;
+        if (ask > room) ask = room;
+        if (ask > IN_BUF_BYTES) ask = IN_BUF_BYTES;
         ssize_t n;
-        do n = read(d->in_fd, blk->in + len, room < IN_BUF_BYTES ? room : IN_BUF_BYTES);
+        do n = read(d->in_fd, blk->in + len, ask);
         while (n < 0 && errno == EINTR);
         if (n < 0) {
             fprintf(stderr, "chatfmt: error: IOError: cannot read the input: %s\n", strerror(errno));
@@ -248,6 +260,7 @@ static long read_block(Ring *d, Block *blk) {
         d->carry_len = len - start;
     }
     d->consumed += start;
+    d->lines += blk->nrows;
     blk->in_end = d->consumed;
     return (long)blk->nrows;
 oom:
