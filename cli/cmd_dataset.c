@@ -263,6 +263,7 @@ int cmd_dataset(int argc, char **argv) {
     Loaded l;
     memset(&l, 0, sizeof l);
     int in = -1, out = -1;   /* the pipeline reads and writes the descriptors itself */
+    bool own_in = false, own_out = false;
     int rc = 1;
     if (!load_templates(&a, &l)) goto done;
     d.plain = l.plain;
@@ -273,11 +274,16 @@ int cmd_dataset(int argc, char **argv) {
     d.ro.now = a.now;
     d.ro.defaults = d.raw ? NULL : l.src.tokens;
 
-    in = strcmp(a.input, "-") ? open(a.input, O_RDONLY) : STDIN_FILENO;
+    own_in = strcmp(a.input, "-") != 0;
+    in = own_in ? open(a.input, O_RDONLY) : STDIN_FILENO;
     if (in < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.input, strerror(errno)); goto done; }
-    out = a.output ? open(a.output, O_WRONLY | O_CREAT | O_TRUNC, 0666) : STDOUT_FILENO;
+    own_out = a.output != NULL;
+    out = own_out ? open(a.output, O_WRONLY | O_CREAT | O_TRUNC, 0666) : STDOUT_FILENO;
     if (out < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s: %s\n", a.output, strerror(errno)); goto done; }
-    if (fflush(stdout) != 0) goto done;   /* nothing of stdio's may follow the rows */
+    if (fflush(stdout) != 0) {   /* stdio's buffered bytes go before the rows, not into them */
+        fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
+        goto done;
+    }
     Pipeline p = {0};
     p.row = render_row;
     p.job = &d;
@@ -286,8 +292,8 @@ int cmd_dataset(int argc, char **argv) {
     p.progress = true;
     rc = pipeline_run(&p, in, out);
 done:
-    if (in > STDIN_FILENO) close(in);
-    if (out > STDOUT_FILENO && close(out) != 0 && rc == 0) {
+    if (own_in && in >= 0) close(in);
+    if (own_out && out >= 0 && close(out) != 0 && rc == 0) {
         fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }

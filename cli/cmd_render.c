@@ -1,6 +1,7 @@
 /* cmd_render.c — `chatfmt render`: one context, or the --batch protocol. */
 #include "cli.h"
 #include "pipeline.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,7 +93,8 @@ static bool batch_row(void *job, unsigned worker, const char *line, size_t len, 
 }
 
 static int run_batch(const char *path, const cf_limits *lim, long threads) {
-    int in = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+    bool own_in = strcmp(path, "-") != 0;
+    int in = own_in ? open(path, O_RDONLY) : STDIN_FILENO;
     if (in < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
     static BatchJob job;
     Pipeline p = {0};
@@ -106,10 +108,13 @@ static int run_batch(const char *path, const cf_limits *lim, long threads) {
             fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
             rc = 1;
         }
-    if (rc == 0 && fflush(stdout) != 0) rc = 1;   /* the pipeline writes the descriptor itself */
+    if (rc == 0 && fflush(stdout) != 0) {   /* the pipeline writes the descriptor itself, after stdio's bytes */
+        fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
+        rc = 1;
+    }
     if (rc == 0) rc = pipeline_run(&p, in, STDOUT_FILENO);
     for (unsigned w = 0; w < p.threads; w++) cf_batch_free(job.per_worker[w]);
-    if (in != STDIN_FILENO) close(in);
+    if (own_in) close(in);
     return rc;
 }
 
