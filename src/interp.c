@@ -1294,20 +1294,11 @@ static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheE
     return v;
 }
 
-/* obj.attr for an N_GETATTR whose object is evaluated. */
-static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
-    if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
-        Value v;
-        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
-        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-        return getattr_dict_miss(n, obj.u.dict, c);
-    }
-    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-        return loop_attr(obj.u.obj->data, n->op);
+/* A namespace attribute the cache does not hold yet, and every obj.attr
+ * but the usual ones. */
+static NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag: cached too (see unpack_assign_slow) */
         AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
         Value v;
         if (dict_get_key(obj.u.dict, n->attr, &v)) {
             c->dict = obj.u.dict;
@@ -1317,6 +1308,26 @@ static inline Value getattr_of(Interp *I, const Node *n, Value obj) {
         }
     }
     return eval_getattr_slow(I, n, obj);
+}
+
+/* obj.attr for an N_GETATTR: the usual answers in place (a dict's plain
+ * key, loop.index0, a cached namespace attribute), every other path left
+ * by a tail call, so that the usual one saves no registers. */
+static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
+    if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+        Value v;
+        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
+        return getattr_dict_miss(n, obj.u.dict, c);
+    }
+    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
+        return loop_attr(obj.u.obj->data, n->op);
+    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {
+        const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
+    }
+    return getattr_of_rest(I, n, obj);
 }
 
 /* name.attr, the commonest compound expression, without entering eval. */
@@ -1334,25 +1345,11 @@ static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame
 
 static NOINLINE Value getattr_of_noinline(Interp *I, const Node *n, Value obj) { return getattr_of(I, n, obj); }
 
-/* Every path leaves by a tail call, so the usual one (a cached key) saves
- * no registers. */
+/* name.attr: every path leaves by a tail call (see getattr_of). */
 static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     Value obj;
     if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
-    if (obj.type == VT_DICT && n->flag) {
-        Value v;
-        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
-        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-        return getattr_dict_miss(n, obj.u.dict, c);
-    }
-    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-        return loop_attr(obj.u.obj->data, n->op);
-    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag, cached (see getattr_of) */
-        const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-    }
-    return getattr_of_noinline(I, n, obj);
+    return getattr_of(I, n, obj);
 }
 static bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
