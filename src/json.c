@@ -532,7 +532,7 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
         if (d0 == k0 && d1 == k1) return v_str_of(hit);
         if (way) slot++;   /* both taken: the second goes */
     }
-    if (KNOWN_SHORT_KEYS && key && len <= 15) {   /* (others: resolve_key below) */
+    if (KNOWN_SHORT_KEYS && key) {   /* (len <= max_short <= 15: the table has every such key) */
         Str *known = known_short_key(k0, k1);
         if (known) {
             *slot = known;
@@ -548,7 +548,7 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
     str->hash = 0;   /* (keys get theirs cached by the dict) */
     memcpy(str->data, &k0, 8);
     memcpy(str->data + 8, &k1, 8);
-    if (key && !(KNOWN_SHORT_KEYS && len <= 15)) {
+    if (key && !KNOWN_SHORT_KEYS) {   /* (big-endian hosts: by hash) */
         Str *known = resolve_key(str);
         if (known != str) ps->carver.at -= SHORT_ROOM;   /* (the carve is undone) */
         str = known;   /* (its data is zero-padded to 16 bytes too) */
