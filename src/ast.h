@@ -66,6 +66,10 @@ enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
+/* N_BINOP.simple: a + or - whose operands are int constants, names,
+ * name.attr, x|length and such sums, one at least an int by its shape
+ * (interp.c: int_sum) */
+enum { BINOP_INT_SUM = 1 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
     FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */

@@ -1265,6 +1265,53 @@ static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
     return binop(I, n->op, a, b);
 }
 
+/* An int sum (BINOP_INT_SUM), such as (messages|length - 1) - loop.index0,
+ * computed on int64s without a Value or a call for each node: false when
+ * an operand is not an int or the sum overflows, and eval_binop then starts
+ * over. Nothing here changes anything before that (the operands are
+ * lookups, and |length charges its steps only once all is done), and an
+ * operand that raises does so as it would there: in the same order, with
+ * its own position. */
+static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps);
+
+/* x|length of a list, tuple or dict (else false) */
+static NOINLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
+    Value v = operand(I, n->a, f);
+    if (v.flags || v.iter || !(v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) return false;
+    *out = (int64_t)(v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len);
+    *steps += (uint64_t)*out;   /* (as eval_filter charges it) */
+    return true;
+}
+
+static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
+    Value v;
+    switch (n->kind) {
+    case N_CONST: *out = n->v.u.i; return true;
+    case N_BINOP: return int_sum(I, n, f, out, steps);
+    case N_FILTER: return int_length(I, n, f, out, steps);
+    case N_GETATTR: v = getattr_of_name(I, n, f); break;
+    default: v = n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym); break;   /* N_NAME */
+    }
+    *out = v.u.i;
+    return v.type == VT_INT;
+}
+
+/* a + b or a - b, its operands left to right */
+static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
+    int64_t a, b;
+    if (!int_sum_operand(I, n->a, f, &a, steps) || !int_sum_operand(I, n->b, f, &b, steps)) return false;
+    return n->op == OP_ADD ? !__builtin_add_overflow(a, b, out) : !__builtin_sub_overflow(a, b, out);
+}
+
+static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
+    int64_t r;
+    uint64_t steps = 0;
+    if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    rt_step(I->rt, steps);
+    set_pos(I, n);   /* (where eval_binop leaves it) */
+    return v_int(r);
+}
+
 static COLD Value condexpr_undefined(Interp *I, const Node *n) {
     return v_undef_msg(I->rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
 }
@@ -1594,7 +1641,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     case N_TEST: return plain_test(n) ? eval_truth(I, n, f) : eval_test_node(I, n, f);
     case N_NOT: return eval_truth(I, n, f);
     case N_NEG: case N_POS: return eval_unary_node(I, n, f);
-    case N_BINOP: return eval_binop(I, n, f);
+    case N_BINOP: return n->simple ? eval_int_sum(I, n, f) : eval_binop(I, n, f);
     case N_AND: case N_OR: return eval_and_or(I, n, f);
     case N_COMPARE:
         if (single_comparison(n)) return eval_truth(I, n, f);

@@ -1553,10 +1553,32 @@ static void count_tree(const Node *n, TreeSize *sz) {
 /* name.attr carries its name's symbol in its own first cache line, so
  * that evaluating it touches one node, not two (ast.h: N_GETATTR.simple;
  * a single comparison does the same from the start: parse_compare). */
+/* An operand of an int sum (BINOP_INT_SUM): 1 if its shape makes it an
+ * int (an int constant, x|length, loop.index0, a sum), 0 if it may be one
+ * (a name, name.attr), -1 if it cannot be an operand. */
+static int int_sum_operand(const Node *n) {
+    switch (n->kind) {
+    case N_CONST: return n->v.type == VT_INT ? 1 : -1;
+    case N_NAME: return 0;
+    case N_GETATTR:
+        if (!n->simple) return -1;
+        return n->op && n->op != LA_FIRST && n->op != LA_LAST ? 1 : 0;   /* loop.index0 */
+    case N_FILTER:
+        return n->simple && n->op == FILTER_LENGTH && (n->a->kind == N_NAME || (n->a->kind == N_GETATTR && n->a->simple))
+                   ? 1 : -1;
+    case N_BINOP: return n->simple == BINOP_INT_SUM ? 1 : -1;
+    default: return -1;
+    }
+}
+
 static void fuse_operands(Node *n) {
     if (n->kind == N_GETATTR && n->a->kind == N_NAME) {          /* m.role */
         n->sym = n->a->sym;
         n->simple = (uint8_t)(n->a->op == NAME_TOP_LEVEL ? GA_NAME_TOP : GA_NAME);
+    }
+    if (n->kind == N_BINOP && (n->op == OP_ADD || n->op == OP_SUB)) {   /* messages|length - 1 - loop.index0 */
+        int a = int_sum_operand(n->a), b = int_sum_operand(n->b);
+        if (a >= 0 && b >= 0 && a + b > 0) n->simple = BINOP_INT_SUM;
     }
 }
 

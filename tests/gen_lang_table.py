@@ -767,6 +767,30 @@ add_all("syntax", [
     "{% set café = 1 %}{{ café }}", "{% for é in xs %}{{ é }}{% endfor %}", "{{ naïve is defined }}",
     "{{ x² }}", "{{ ²x }}", "{{ a€ }}", "{{ ǅx is defined }}", "{{ na·ve is defined }}",
 ])
+# Sums the interpreter adds on int64s when every operand is an int (int_sum): the
+# same values, and the same results and errors as `+`/`-` when one is not.
+prints("intsum", [
+    "n - 1", "1 + n", "xs|length - 1", "(xs|length - 1) - n", "xs|length - (n - 1)", "d|length + 1",
+    "(1, 2)|length - 1", "msgs|length - 1 - 2 + n", "s|length - 1", "none|length - 1", "nope|length - 1",
+    "nope - 1", "1 - nope", "t + 1", "1 - t", "f - 1", "n - f", "s + 1", "1 + s", "xs + 1",
+    "9223372036854775807 + 1", "-9223372036854775807 - 2", "9223372036854775806 + n - n", "big - 1",
+    "big - big + n", "n - 9223372036854775807 - 10", "(n - 1) + (n - 2)", "n - (xs|length - (1 + n))",
+    "d.a + 1", "d.nope - 1", "d.a.b - 1", "nope.x - 1", "xs|length - xs", "range(3)|length - 1",
+    "(xs|map('string'))|length - 1", "('ab'|safe)|length - 1", "n + 1 ~ 'x'", "-n - 1", "n - -1",
+])
+add_all("intsum", [
+    "{% for m in msgs[::-1] %}{% set i = (msgs|length - 1) - loop.index0 %}{{ i }},{% endfor %}",
+    "{% for x in xs %}{{ loop.index0 + 1 }}{{ loop.length - loop.index }}{{ loop.revindex0 - 1 }}{{ loop.first + 1 }}"
+    "{{ loop.depth0 - 1 }}{% endfor %}",
+    "{% set ns = namespace(i=2) %}{% for x in xs %}{% set ns.i = ns.i + x %}{% endfor %}{{ ns.i - 1 }}",
+    "{% for x in xs %}{% set x = x - 1 %}{{ x }}{% endfor %}",
+    "{% macro m(a, b) %}{{ a - b + 1 }}{% endmacro %}{{ m(n, 2) }}{{ m(s, 2) }}",
+    "{% for x in [1, 'a', none, 2.5, true] %}{{ (x - 1) if x is number else 'no' }},{% endfor %}",
+    "{{ (msgs[::-1]|length - 1) - 0 }}{{ msgs[0]|length - 1 }}",
+    "{% set a = n + 1 %}{% set b = 1 + xs|length + n %}{% set c = 9223372036854775807 + n %}{{ a }} {{ b }} {{ c }}",
+    "{% set a = s + 1 %}", "{% set a = 1 + nope %}", "{% set a = t + t + 1 %}{{ a }}",
+])
+
 add_all("runtime", [
     "{{ raise_exception('boom') }}", "a{{ raise_exception('err ' ~ n) }}", "{{ xs.append(4) }}",
     "{{ d.update({'x': 1}) }}", "{{ d.pop('a') }}", "{{ xs.pop() }}", "{{ d.clear() }}", "{{ xs.sort() }}",
