@@ -63,6 +63,7 @@ CF_API cf_template *cf_compile(const char *src, size_t len, const cf_compile_opt
     }
     t->source = lex_normalize_source(&rt, src, len);
     parse_template(&rt, t);
+    t->source_has_content = cf_memmem(t->source->data, t->source->len, "content", 7) != NULL;
     return t;
 }
 
@@ -272,7 +273,10 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
         if (!dict_get(last.u.dict, field, &final) || final.type == VT_NONE)
             rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set but the final message has no \"%s\" to continue!", field.u.s->data);
         Str *src = rc->t->source;
-        if (!cf_memmem(src->data, src->len, field.u.s->data, field.u.s->len))
+        bool in_source = field.u.s->len == 7 && memcmp(field.u.s->data, "content", 7) == 0
+                             ? rc->t->source_has_content
+                             : cf_memmem(src->data, src->len, field.u.s->data, field.u.s->len) != NULL;
+        if (!in_source)
             rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set to \"%s\" but this is not an accepted field in the chat_template", field.u.s->data);
         Dict *new_last = dict_new(&rt, dict_len(last.u.dict));
         for (size_t i = 0; i < dict_len(last.u.dict); i++) dict_set(&rt, new_last, dict_key_at(last.u.dict, i), dict_val_at(last.u.dict, i));
@@ -329,11 +333,11 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
             rt_throw(&rt, CF_ERR_ATTRIBUTE, "'%s' object has no attribute 'strip'", v_type_name(final_text));
         const char *tag = TAG;
         size_t tn = TAGLEN - 1;   /* the tag without its trailing space */
-        if (!cf_memmem(out.p, out.len, stripped.u.s->data, stripped.u.s->len) || !cf_memmem(out.p, out.len, tag, tn))
+        /* (both are near the end: searched from there) */
+        const char *tag_at = cf_memrmem(out.p, out.len, tag, tn);
+        if (!cf_memrmem(out.p, out.len, stripped.u.s->data, stripped.u.s->len) || !tag_at)
             rt_throw(&rt, CF_ERR_VALUE, "continue_final_message is set but the final message does not appear in the chat after applying the chat template!");
-        size_t loc = 0;
-        for (size_t i = out.len - tn + 1; i-- > 0;)
-            if (memcmp(out.p + i, tag, tn) == 0) { loc = i; break; }
+        size_t loc = (size_t)(tag_at - out.p);   /* rindex */
         if (loc + TAGLEN <= out.len && memcmp(out.p + loc, TAG, TAGLEN) == 0) {
             outlen = loc;
         } else {

@@ -292,3 +292,67 @@ const char *cf_error_kind_name(cf_error_kind kind) {
     if ((unsigned)kind >= sizeof names / sizeof names[0] || !names[kind]) return "Error";
     return names[kind];
 }
+
+/* memchr (libc's, vectorised) finds the needle's first byte; when that
+ * byte turns out common ("content" in a template, "c"), the search goes on
+ * by blocks: SSE2 tests sixteen positions at once for the needle's first
+ * and last bytes, so a common byte costs no call per occurrence. */
+#if defined(__SSE2__) && defined(__GNUC__) && !defined(CF_NO_SIMD)
+#include <emmintrin.h>
+#define MEMMEM_SSE2 1
+#endif
+
+const char *cf_memmem(const char *hay, size_t hn, const char *needle, size_t nn) {
+    if (nn == 0) return hay;
+    if (nn > hn) return NULL;
+    if (nn == 1) return memchr(hay, needle[0], hn);
+    const size_t last = hn - nn;   /* the last position it can start at */
+    const char n0 = needle[0], n1 = needle[nn - 1];
+    size_t i = 0;
+    for (int misses = 0; misses < 4; misses++) {
+        const char *p = memchr(hay + i, n0, last + 1 - i);
+        if (!p) return NULL;
+        i = (size_t)(p - hay);
+        if (p[nn - 1] == n1 && memcmp(p + 1, needle + 1, nn - 2) == 0) return p;
+        if (++i > last) return NULL;
+    }
+#ifdef MEMMEM_SSE2
+    const __m128i first = _mm_set1_epi8(n0), final = _mm_set1_epi8(n1);
+    for (; i <= last && last - i >= 15; i += 16) {   /* starts i .. i+15, all <= last */
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(hay + i));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(hay + i + nn - 1));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, final)));
+        for (; m; m &= m - 1) {
+            size_t at = i + (size_t)__builtin_ctz(m);
+            if (memcmp(hay + at + 1, needle + 1, nn - 2) == 0) return hay + at;
+        }
+    }
+#endif
+    for (; i <= last; i++)
+        if (hay[i] == n0 && hay[i + nn - 1] == n1 && memcmp(hay + i + 1, needle + 1, nn - 2) == 0) return hay + i;
+    return NULL;
+}
+
+/* The last occurrence of needle in hay, or NULL: where continue_final_message
+ * looks for the final message, near the end of the output. */
+const char *cf_memrmem(const char *hay, size_t hn, const char *needle, size_t nn) {
+    if (nn > hn) return NULL;
+    if (nn == 0) return hay + hn;
+    const char n0 = needle[0], n1 = needle[nn - 1];
+    size_t i = hn - nn + 1;   /* positions below i are left to try */
+#ifdef MEMMEM_SSE2
+    const __m128i first = _mm_set1_epi8(n0), final = _mm_set1_epi8(n1);
+    for (; i >= 16; i -= 16) {   /* starts i-16 .. i-1 */
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(hay + i - 16));
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(hay + i - 16 + nn - 1));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, final)));
+        for (; m; m &= ~(1u << (31 - __builtin_clz(m)))) {
+            size_t at = i - 16 + (size_t)(31 - __builtin_clz(m));
+            if (memcmp(hay + at, needle, nn) == 0) return hay + at;
+        }
+    }
+#endif
+    while (i-- > 0)
+        if (hay[i] == n0 && hay[i + nn - 1] == n1 && memcmp(hay + i, needle, nn) == 0) return hay + i;
+    return NULL;
+}

@@ -107,17 +107,9 @@ static inline void rt_step(Rt *rt, uint64_t n) {
 }
 
 /* memmem (not in C11/POSIX): first occurrence of needle in hay, or NULL. */
-static inline const char *cf_memmem(const char *hay, size_t hn, const char *needle, size_t nn) {
-    if (nn == 0) return hay;
-    if (nn > hn) return NULL;
-    const char *end = hay + hn - nn + 1;
-    for (const char *p = hay; p < end; p++) {
-        p = (const char *)memchr(p, needle[0], (size_t)(end - p));
-        if (!p) return NULL;
-        if (memcmp(p, needle, nn) == 0) return p;
-    }
-    return NULL;
-}
+const char *cf_memmem(const char *hay, size_t hn, const char *needle, size_t nn);
+/* The last occurrence, or NULL. */
+const char *cf_memrmem(const char *hay, size_t hn, const char *needle, size_t nn);
 
 /* Fill unset (zero) fields of `l` with defaults. */
 void limits_resolve(cf_limits *l);

@@ -395,7 +395,52 @@ static void test_known_keys(Rt *rt) {
              "JSON reader keys with known Strs", doc, "");
 }
 
+/* cf_memmem and cf_memrmem against searches position by position: needles of 0..20 bytes
+ * over haystacks of 0..80 bytes of a small alphabet (so that first and last
+ * bytes match often), each at every offset of a buffer (the 16-byte blocks
+ * start anywhere), plus one search past 16-byte blocks to a tail match. */
+static const char *naive_memmem(const char *h, size_t hn, const char *nd, size_t nn) {
+    for (size_t i = 0; i + nn <= hn; i++)
+        if (memcmp(h + i, nd, nn) == 0) return h + i;
+    return NULL;
+}
+
+static const char *naive_memrmem(const char *h, size_t hn, const char *nd, size_t nn) {
+    if (nn > hn) return NULL;
+    for (size_t i = hn - nn + 1; i-- > 0;)
+        if (memcmp(h + i, nd, nn) == 0) return h + i;
+    return NULL;
+}
+
+static void test_memmem(Rt *rt) {
+    char buf[128], nd[32];
+    uint32_t seed = 12345;
+    int bad = 0, tried = 0;
+    for (int round = 0; round < 20000; round++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t hn = (seed >> 8) % 81, nn = (seed >> 16) % 21, off = (seed >> 24) % 32;
+        for (size_t i = 0; i < hn; i++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[off + i] = "abc"[(seed >> 16) % 3];
+        }
+        for (size_t i = 0; i < nn; i++) {
+            seed = seed * 1103515245u + 12345u;
+            nd[i] = (seed >> 16) % 4 ? buf[off + ((seed >> 20) % (hn ? hn : 1))] : "abc"[(seed >> 24) % 3];
+        }
+        bad += cf_memmem(buf + off, hn, nd, nn) != naive_memmem(buf + off, hn, nd, nn);
+        bad += cf_memrmem(buf + off, hn, nd, nn) != naive_memrmem(buf + off, hn, nd, nn);
+        tried++;
+    }
+    tv_check(bad == 0 && tried == 20000, "cf_memmem, cf_memrmem = naive searches", "", "");
+    const char *hay = "contents of the template: message['content'] and more text after it; content";
+    tv_check(cf_memmem(hay, strlen(hay), "content'", 8) == strstr(hay, "content'"), "cf_memmem block", "", "");
+    tv_check(cf_memmem(hay, strlen(hay), "t; content", 10) == strstr(hay, "t; content"), "cf_memmem tail", "", "");
+    tv_check(cf_memmem(hay, strlen(hay), "contentx", 8) == NULL, "cf_memmem absent", "", "");
+    tv_check(cf_memrmem(hay, strlen(hay), "content", 7) == hay + strlen(hay) - 7, "cf_memrmem last", "", "");
+}
+
 static void direct_tests(Rt *rt) {
+    test_memmem(rt);
     test_args(rt);
     test_runtime(rt);
     test_dict(rt);
