@@ -35,7 +35,12 @@ typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
  * every render: 16 entries cost less than 8 or 32 over seeds x
  * conversations), indexed by the dict's address plus the name's hash. */
 #define ATTR_CACHE_SIZE 16
-typedef struct AttrCacheEntry { const Dict *dict; const Str *attr; Value v; } AttrCacheEntry;
+typedef struct AttrCacheEntry {
+    const Dict *dict;   /* d.attr|filter (filtered_slot): d's address + 1, which no d.attr entry has */
+    const Str *attr;
+    Value v;
+    FilterFn filter;    /* d.attr|filter's filter */
+} AttrCacheEntry;
 
 /* Recent results of pure filters (filter_pure). */
 #define FILTER_MEMO_SIZE 8
@@ -64,6 +69,13 @@ static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *att
     uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
     return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
 }
+/* d.attr|filter's entry: across the table from d.attr's, so that the two
+ * do not evict each other. */
+static inline AttrCacheEntry *filtered_slot(Interp *I, const Dict *d, const Str *attr) {
+    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash + ATTR_CACHE_SIZE / 2;
+    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+}
+static inline const Dict *filtered_key(const Dict *d) { return (const Dict *)(const void *)((const char *)d + 1); }
 
 /* Runtime objects */
 typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
@@ -1422,6 +1434,32 @@ static NOINLINE bool cond_equality_other(Interp *I, const Node *n, Value left) {
     set_pos(I, n);
     return compare(I, n->op, left, n->v);
 }
+static NOINLINE Value eval_filter(Interp *I, const Node *n, Frame *f);
+
+/* m.role|lower == 'user' (Command-A's elif chain): a pure filter's result
+ * for a dict's plain key is cached as the key's value is, by dict, key and
+ * filter (a dict never changes once a template sees it, and the filter's
+ * result depends on the value alone). A miss evaluates the filter as eval
+ * does. Not under autoescape (filter_pure's memo is not either). */
+static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a, *g = a->a;
+    Value obj;
+    if (g->kind == N_GETATTR && g->simple && g->flag && !I->autoescape && name_bound(I, g, f, &obj) &&
+        obj.type == VT_DICT) {
+        AttrCacheEntry *c = filtered_slot(I, obj.u.dict, g->attr);
+        const Dict *key = filtered_key(obj.u.dict);
+        if (c->dict == key && c->attr == g->attr && c->filter == a->filter) return str_equality(n, c->v);
+        Value left = eval_filter(I, a, f);
+        if (left.type != VT_STR) return cond_equality_other(I, n, left);
+        c->dict = key;
+        c->attr = g->attr;
+        c->filter = a->filter;
+        c->v = left;
+        return str_equality(n, left);
+    }
+    return cond_equality_slow(I, n, f);
+}
+
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
@@ -1437,6 +1475,8 @@ static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
         if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
         left = c->v;
         if (left.type == VT_STR) return str_equality(n, left);
+    } else if (n->flag && n->v.type == VT_STR && a->kind == N_FILTER && a->simple && a->op == FILTER_PURE) {
+        return cond_equality_filtered(I, n, f);
     }
     return cond_equality_slow(I, n, f);
 }

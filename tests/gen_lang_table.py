@@ -791,6 +791,24 @@ add_all("intsum", [
     "{% set a = s + 1 %}", "{% set a = 1 + nope %}", "{% set a = t + t + 1 %}{{ a }}",
 ])
 
+# m.role|lower == 'user': a pure filter's result cached per dict, key and filter
+# (cond_equality_filtered); roles of every kind, two filters on one key, autoescape.
+add("filtered_eq", "{% for m in ms %}{% if m.role|lower == 'user' %}U{% elif m.role|upper == 'USER' %}X"
+    "{% elif m.role|lower == 'assistant' %}A{% elif m.role|trim == 'tool' %}T{% elif m.role|lower != 'x' %}"
+    "[{{ m.role|lower }}]{% else %}-{% endif %}{% endfor %}",
+    {"ms": [{"role": "User"}, {"role": "user"}, {"role": "ASSISTANT"}, {"role": " tool "}, {"role": 1},
+            {"role": None}, {}, {"role": ["a"]}, {"role": "x"}, {"role": "TooL"}, {"role": "USER"}]})
+add("filtered_eq", "{% for m in ms %}{% if m.role|upper == 'A' %}1{% endif %}{% if m.role|lower == 'a' %}2{% endif %}"
+    "{% if m.role|capitalize == 'A' %}3{% endif %}{% endfor %}", {"ms": [{"role": "a"}, {"role": "A"}]})
+add("filtered_eq", "{% autoescape true %}{% for m in ms %}{% if m.role|lower == '<b>' %}y{% else %}n{% endif %}"
+    "{{ m.role|lower }}{% endfor %}{% endautoescape %}", {"ms": [{"role": "<B>"}, {"role": "b"}]})
+add("filtered_eq", "{% for m in ms %}{% if m.role|lower == m.k %}={% endif %}{% if m.nope|lower == '' %}e{% endif %}"
+    "{% if m.role|lower is defined %}d{% endif %}{% endfor %}", {"ms": [{"role": "Q", "k": "q"}, {"role": "r", "k": "s"}]})
+add("filtered_eq", "{% for m in ms %}{% set m = {'role': 'Z'} %}{% if m.role|lower == 'z' %}z{% endif %}{% endfor %}",
+    {"ms": [{"role": "a"}]})
+add("filtered_eq", "{% for m in ms %}{% if m.role|lower == 'a' %}{{ loop.index }}{% endif %}{% endfor %}",
+    {"ms": [{"role": "A"}] * 3 + [{"role": "b"}] * 2 + [{"role": "a"}]})
+
 add_all("runtime", [
     "{{ raise_exception('boom') }}", "a{{ raise_exception('err ' ~ n) }}", "{{ xs.append(4) }}",
     "{{ d.update({'x': 1}) }}", "{{ d.pop('a') }}", "{{ xs.pop() }}", "{{ d.clear() }}", "{{ xs.sort() }}",
