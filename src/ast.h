@@ -55,6 +55,11 @@ typedef enum NodeKind {
  * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8 };
 enum { NAME_TOP_LEVEL = 1 };
+/* N_NAME.flag: the slot its symbol has in the layout of the frame it is
+ * read or assigned in (N_NAME.scope: the N_FOR or N_MACRO that makes that
+ * frame), or SLOT_NONE. A hint: a frame's entry is checked to hold the
+ * symbol before it is used, so a wrong slot only costs the usual search. */
+enum { SLOT_NONE = 0xFF, SLOT_MAX = 64 };
 /* N_OUTPUT.flag: whether it escapes, as Jinja2 compiled it: by its
  * enclosing autoescape blocks' constant, or, under a block whose value is
  * not a constant, by the mode in force when it runs (constants excepted:
@@ -107,6 +112,7 @@ struct Node {
         FilterFn filter;    /* N_FILTER */
         TestFn test;        /* N_TEST */
         const struct Method *str_method;   /* N_GETATTR called as a method: str's method of that name */
+        const struct Node *scope;          /* N_NAME: the frame layout its slot (flag) is in, or NULL */
     };
     int line, col;
     /* line 2 */
@@ -121,6 +127,7 @@ struct Node {
     Str **params;           /* macro parameter names */
     int *param_syms;
     int nparams;
+    int16_t nslots;         /* N_FOR / N_MACRO: names its frame's layout places (frame_layout) */
     Str *name;              /* N_NAME / N_NSREF / N_MACRO */
 };
 

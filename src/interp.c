@@ -14,13 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <limits.h>
 #include <stdio.h>
 
 #define FRAME_INLINE 6
 typedef struct Frame {
     struct Frame *parent;
     int n, cap;
-    int *syms;
+    int nslots;              /* entries [0, nslots) are its layout's slots (parser.c: frame layouts) */
+    const Node *scope;       /* the N_FOR / N_MACRO whose layout it has, or NULL */
+    int *syms;               /* SYM_UNBOUND: a slot whose name is not set (yet) */
     Value *vals;
     int syms_inline[FRAME_INLINE];   /* most frames hold a few names */
     Value vals_inline[FRAME_INLINE];
@@ -102,13 +105,33 @@ const char *interp_now(Rt *rt) {
 }
 
 /* ---- frames ---- */
+enum { SYM_UNBOUND = INT_MIN };   /* (not -1: a fill of one byte value becomes a memset call) */
+
 static Frame *frame_new(Interp *I, Frame *parent) {
     Frame *f = rt_alloc(I->rt, sizeof(Frame));
     f->parent = parent;
     f->n = 0;
     f->cap = FRAME_INLINE;
+    f->nslots = 0;
+    f->scope = NULL;
     f->syms = f->syms_inline;
     f->vals = f->vals_inline;
+    return f;
+}
+
+/* A frame with the layout of scope (an N_FOR or N_MACRO): its slots all
+ * unbound. */
+static ALWAYS_INLINE Frame *frame_new_layout(Interp *I, Frame *parent, const Node *scope) {
+    Frame *f = frame_new(I, parent);
+    int nslots = scope->nslots;
+    if (nslots > FRAME_INLINE) {
+        f->syms = rt_alloc(I->rt, (size_t)nslots * sizeof(int));
+        f->vals = rt_alloc(I->rt, (size_t)nslots * sizeof(Value));
+        f->cap = nslots;
+    }
+    for (int i = 0; i < nslots; i++) f->syms[i] = SYM_UNBOUND;
+    f->n = f->nslots = nslots;
+    f->scope = scope;
     return f;
 }
 
@@ -131,6 +154,26 @@ static inline void frame_set(Interp *I, Frame *f, int sym, Value v) {
 static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     if (f) frame_set(I, f, sym, v);
     else I->globals[sym] = v;
+}
+
+/* `set x = v` (x: an N_NAME target) into its slot when the frame has the
+ * layout the parser gave x: the slot holds x, or is unbound while nothing
+ * was added past the slots (so x is nowhere else in the frame). Otherwise
+ * as assign_sym. Either way a frame holds a name at most once. */
+static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, Value v) {
+    int sym = target->sym;
+    if (f) {
+        unsigned slot = target->flag;
+        if (f->scope == target->scope && slot < (unsigned)f->nslots &&
+            (f->syms[slot] == sym || (f->syms[slot] == SYM_UNBOUND && f->n == f->nslots))) {
+            f->syms[slot] = sym;
+            f->vals[slot] = v;
+            return;
+        }
+        frame_set(I, f, sym, v);
+    } else {
+        I->globals[sym] = v;
+    }
 }
 
 static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
@@ -186,11 +229,27 @@ static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
 
 static Value lookup(Interp *I, Frame *f, int sym) { return lookup_inline(I, f, sym); }
 
+/* A name read where the parser gave it a slot (N_NAME.flag): the frame's
+ * entry there, if it holds the name (a frame holds a name at most once, so
+ * that is its binding in the innermost frame), else the search. */
+static ALWAYS_INLINE bool slot_holds(const Frame *f, int sym, unsigned slot, Value *out) {
+    if (f && slot < (unsigned)f->n && f->syms[slot] == sym) {
+        *out = f->vals[slot];
+        return true;
+    }
+    return false;
+}
+static Value lookup_name(Interp *I, const Node *name, Frame *f) {
+    Value v;
+    if (slot_holds(f, name->sym, name->flag, &v)) return v;
+    return lookup_inline(I, f, name->sym);
+}
+
 /* Constants and names are a third of all nodes: evaluated in place. */
 static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
 static inline Value operand(Interp *I, const Node *n, Frame *f) {
     if (n->kind == N_CONST) return n->v;
-    if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
+    if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
     if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
     return eval(I, n, f);
 }
@@ -745,7 +804,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     const char *q = anonymous ? "" : "'", *mname = anonymous ? "None" : node->name->data;
     int saved_line = rt->line, saved_col = rt->col;
     depth_enter(I);
-    Frame *f = frame_new(I, m->closure);
+    Frame *f = frame_new_layout(I, m->closure, node);   /* the parameters' slots first */
     int np = node->nparams;
     if (args->npos == np && !args->nkw && np <= FRAME_INLINE &&
         !(node->flag & (MF_VARARGS | MF_KWARGS | MF_CALLER))) {
@@ -756,7 +815,6 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
             f->syms[j] = node->param_syms[j];
             f->vals[j] = args->pos[j];
         }
-        f->n = np;
         return macro_body(I, node, f, saved_line, saved_col);
     }
     Value bound_small[8];
@@ -818,9 +876,15 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     }
     /* Every parameter is local before any default runs, so a default that
      * names a parameter sees it (or Undefined), never an outer variable. */
-    for (int j = 0; j < np; j++)
-        frame_set(I, f, node->param_syms[j],
-                  bound[j].type != VT_MISSING ? bound[j] : v_undef_msg(rt, "'%s' is undefined", node->params[j]->data));
+    for (int j = 0; j < np; j++) {   /* (the layout's first slots, as many as it has) */
+        Value v = bound[j].type != VT_MISSING ? bound[j] : v_undef_msg(rt, "'%s' is undefined", node->params[j]->data);
+        if (j < f->nslots) {
+            f->syms[j] = node->param_syms[j];
+            f->vals[j] = v;
+        } else {
+            frame_set(I, f, node->param_syms[j], v);
+        }
+    }
     for (int j = 0; j < np; j++) {
         if (bound[j].type != VT_MISSING) continue;
         const Node *def = node->items.v[j];
@@ -851,12 +915,11 @@ static ALWAYS_INLINE Frame *macro_enter_positional(Interp *I, const Node *call, 
     set_pos(I, call);
     rt_step(I->rt, 1);
     depth_enter(I);
-    Frame *mf = frame_new(I, m->closure);
+    Frame *mf = frame_new_layout(I, m->closure, node);   /* the parameters' slots first */
     for (int j = 0; j < np; j++) {
         mf->syms[j] = node->param_syms[j];
         mf->vals[j] = args[j];
     }
-    mf->n = np;
     return mf;
 }
 
@@ -986,7 +1049,7 @@ static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_r
 /* ---- assignment ---- */
 static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
 static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
-    if (target->kind == N_NAME) assign_sym(I, f, target->sym, v);
+    if (target->kind == N_NAME) bind_target(I, f, target, v);
     else unpack_assign_slow(I, target, v, f);
 }
 
@@ -1391,13 +1454,13 @@ static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
 
 /* name.attr, the commonest compound expression, without entering eval. */
 static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Frame *f) {
-    return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_inline(I, f, n->sym));
+    return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_name(I, n->a, f));
 }
 
 /* The object of name.attr when finding it needs no call (false: a global
  * not resolved yet). */
 static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame *f, Value *obj) {
-    if (n->simple != GA_NAME_TOP && frame_find(f, n->sym, obj)) return true;
+    if (n->simple != GA_NAME_TOP && (slot_holds(f, n->sym, n->a->flag, obj) || frame_find(f, n->sym, obj))) return true;
     *obj = I->globals[n->sym];
     return obj->type != VT_MISSING;
 }
@@ -1670,7 +1733,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
-    case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym);
+    case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
     case N_GETATTR: return eval_getattr_node(I, n, f);
     case N_GETITEM: return eval_getitem(I, n, f);
     case N_SLICE: return eval_slice(I, n, f);
@@ -1727,10 +1790,11 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     if (node->c) {
         /* `for x in xs if cond`: filter first, so loop.length counts the kept */
         List *kept = list_new(rt, items->len);
-        Frame *tf = frame_new(I, outer);
+        Frame *tf = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
         for (size_t i = 0; i < items->len; i++) {
             rt_step(rt, 1);
-            tf->n = 0;
+            for (int k = 0; k < tf->nslots; k++) tf->syms[k] = SYM_UNBOUND;
+            tf->n = tf->nslots;
             unpack_assign(I, node->a, items->items[i], tf);
             if (cond(I, node->c, tf)) list_push(rt, kept, items->items[i]);
         }
@@ -1743,12 +1807,13 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     l->outer = outer;
     Value loopv = v_object(rt, VT_OBJECT, &LOOP_TYPE, l);
     int loop_sym = I->t->sym_loop;
-    Frame *f = frame_new(I, outer);
+    Frame *f = frame_new_layout(I, outer, node);
     /* Jinja2 clears its "else" indicator at the END of a body, so `else`
      * runs unless some iteration ran to completion (continue/break skip it). */
     bool completed = false;
-    /* Each iteration starts from `loop` alone in the frame (FRAME_INLINE
-     * holds it and a name target; the parser rejects a target named loop). */
+    /* Each iteration starts from `loop` and the target alone in the frame:
+     * the layout's slot 0 and the next (the parser rejects a target named
+     * loop); the names the body sets are unbound again. */
     int base = 0;
     if (loop_sym >= 0) {
         f->syms[0] = loop_sym;
@@ -1756,14 +1821,15 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         base = 1;
     }
     int name_target = node->a->kind == N_NAME ? node->a->sym : -1;
+    int first_set = name_target >= 0 ? base + 1 : base;
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
-        f->n = base;
+        for (int k = first_set; k < f->nslots; k++) f->syms[k] = SYM_UNBOUND;
+        f->n = f->nslots;
         l->index0 = (int64_t)i;
         if (name_target >= 0) {
             f->syms[base] = name_target;
             f->vals[base] = items->items[i];
-            f->n = base + 1;
         } else {
             unpack_assign(I, node->a, items->items[i], f);
         }
@@ -2040,7 +2106,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             if (n->a->kind == N_NAME) {   /* set x = value: as exec_stmt, without entering it */
                 Value v = operand(I, n->b, f);
                 set_pos(I, n);
-                assign_sym(I, f, n->a->sym, v);
+                bind_target(I, f, n->a, v);
                 continue;
             }
             c = exec_stmt(I, n, f);

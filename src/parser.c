@@ -1657,6 +1657,123 @@ static void collect_block(Node *n, void *t) {
     if (n->kind == N_SCOPE_BLOCK) tt->blocks[tt->nblocks++] = n;
 }
 
+/* ---- frame layouts ----
+ * A loop's body and a macro's body each run in a frame of their own, whose
+ * names are known here: the loop variable and targets, or the parameters,
+ * then the names the body sets (not those of nested loops, macros, with
+ * and block scopes, which have frames of their own). Each gets a fixed
+ * slot, so a name is read and assigned without searching the frame
+ * (interp.c: frame_new_layout, lookup_hinted, bind_target). The slots are
+ * hints checked at run time: the interpreter stays exact whatever they
+ * say, they only decide how often the search is skipped. */
+typedef struct Layout {
+    const Node *scope;    /* the N_FOR / N_MACRO, NULL outside any */
+    int syms[SLOT_MAX];
+    int n;
+} Layout;
+
+static void layout_add(Layout *lo, int sym) {
+    for (int i = 0; i < lo->n; i++)
+        if (lo->syms[i] == sym) return;
+    if (lo->n < SLOT_MAX) lo->syms[lo->n++] = sym;
+}
+
+static void layout_add_target(Layout *lo, const Node *target) {
+    if (target->kind == N_NAME) layout_add(lo, target->sym);
+    else if (target->kind == N_TUPLE)
+        for (int i = 0; i < target->items.n; i++) layout_add_target(lo, target->items.v[i]);
+}
+
+/* The names a body's statements set in the body's own frame. */
+static void layout_add_sets(Layout *lo, const NodeList *body) {
+    for (int i = 0; i < body->n; i++) {
+        const Node *n = body->v[i];
+        switch (n->kind) {
+        case N_SET:
+            layout_add_target(lo, n->a);
+            break;
+        case N_SET_BLOCK:
+            layout_add_target(lo, n->a);
+            layout_add_sets(lo, &n->body);
+            break;
+        case N_IF:
+            layout_add_sets(lo, &n->body);
+            layout_add_sets(lo, &n->alt);
+            break;
+        case N_FILTER_BLOCK: case N_GENERATION:   /* captured in the same frame */
+            layout_add_sets(lo, &n->body);
+            break;
+        default:   /* loops, macros, with, blocks, autoescape: frames of their own */
+            break;
+        }
+    }
+}
+
+static int layout_slot(const Layout *lo, int sym) {
+    for (int i = 0; lo && i < lo->n; i++)
+        if (lo->syms[i] == sym) return i;
+    return SLOT_NONE;
+}
+
+static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo);
+static void layout_list(const struct cf_template *t, NodeList *l, const Layout *lo) {
+    for (int i = 0; i < l->n; i++) layout_tree(t, l->v[i], lo);
+}
+static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo) {
+    if (!n) return;
+    switch (n->kind) {
+    case N_NAME:
+        if (n->op != NAME_TOP_LEVEL) {
+            n->flag = (uint8_t)layout_slot(lo, n->sym);
+            n->scope = n->flag == SLOT_NONE ? NULL : lo->scope;
+        }
+        return;
+    case N_FOR: {
+        layout_tree(t, n->b, lo);   /* the iterable: in the enclosing frame */
+        Layout in = {n, {0}, 0};
+        if (t->sym_loop >= 0) layout_add(&in, t->sym_loop);   /* slot 0, the target next (loop_run) */
+        layout_add_target(&in, n->a);
+        layout_add_sets(&in, &n->body);
+        n->nslots = (int16_t)in.n;
+        layout_tree(t, n->a, &in);
+        layout_tree(t, n->c, &in);   /* the filter test: a frame of the same layout */
+        layout_list(t, &n->body, &in);
+        layout_list(t, &n->alt, NULL);   /* else: a frame without a layout */
+        return;
+    }
+    case N_MACRO: {   /* also a call block's caller */
+        Layout in = {n, {0}, 0};
+        for (int i = 0; i < n->nparams && i < SLOT_MAX; i++) layout_add(&in, n->param_syms[i]);
+        if (n->nparams <= SLOT_MAX) layout_add_sets(&in, &n->body);
+        n->nslots = (int16_t)in.n;
+        layout_list(t, &n->items, &in);   /* defaults run in the macro's frame */
+        layout_list(t, &n->body, &in);
+        return;
+    }
+    case N_WITH:
+        for (int i = 0; i < n->items.n; i++) {
+            layout_tree(t, n->items.v[i]->b, lo);
+            layout_tree(t, n->items.v[i]->a, NULL);
+        }
+        layout_list(t, &n->body, NULL);
+        return;
+    case N_SCOPE_BLOCK: case N_AUTOESCAPE:
+        layout_tree(t, n->a, lo);
+        layout_list(t, &n->body, NULL);
+        return;
+    default:
+        layout_tree(t, n->a, lo);
+        layout_tree(t, n->b, lo);
+        layout_tree(t, n->c, lo);
+        layout_tree(t, n->d, lo);
+        layout_list(t, &n->body, lo);
+        layout_list(t, &n->alt, lo);
+        layout_list(t, &n->items, lo);
+        layout_list(t, &n->kwvals, lo);
+        return;
+    }
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1678,4 +1795,5 @@ void parse_template(Rt *rt, struct cf_template *t) {
     t->blocks = rt_alloc(rt, (size_t)(t->nblocks ? t->nblocks : 1) * sizeof *t->blocks);
     t->nblocks = 0;
     walk_list(&t->body, collect_block, t);
+    layout_list(t, &t->body, NULL);   /* (after packing: a node reached twice is one node) */
 }
