@@ -1007,21 +1007,30 @@ static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool 
 
 /* Every node below n (pre-order), for the passes over a parsed tree. */
 typedef void (*NodeVisit)(Node *n, void *ctx);
-static void walk_tree(Node *n, NodeVisit visit, void *ctx);
-static void walk_list(NodeList *l, NodeVisit visit, void *ctx) {
-    for (int i = 0; i < l->n; i++) walk_tree(l->v[i], visit, ctx);
+
+/* visit on each child of n (a, b, c, d, then the lists), NULLs skipped (a
+ * macro's parameter without a default is one). */
+static void each_child(Node *n, NodeVisit visit, void *ctx) {
+    Node *kids[] = {n->a, n->b, n->c, n->d};
+    for (int k = 0; k < 4; k++)
+        if (kids[k]) visit(kids[k], ctx);
+    const NodeList *lists[] = {&n->body, &n->alt, &n->items, &n->kwvals};
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < lists[k]->n; i++)
+            if (lists[k]->v[i]) visit(lists[k]->v[i], ctx);
+}
+
+typedef struct Walk { NodeVisit visit; void *ctx; } Walk;
+static void walk_node(Node *n, void *w) {
+    ((Walk *)w)->visit(n, ((Walk *)w)->ctx);
+    each_child(n, walk_node, w);
 }
 static void walk_tree(Node *n, NodeVisit visit, void *ctx) {
-    if (!n) return;
-    visit(n, ctx);
-    walk_tree(n->a, visit, ctx);
-    walk_tree(n->b, visit, ctx);
-    walk_tree(n->c, visit, ctx);
-    walk_tree(n->d, visit, ctx);
-    walk_list(&n->body, visit, ctx);
-    walk_list(&n->alt, visit, ctx);
-    walk_list(&n->items, visit, ctx);
-    walk_list(&n->kwvals, visit, ctx);
+    Walk w = {visit, ctx};
+    if (n) walk_node(n, &w);
+}
+static void walk_list(NodeList *l, NodeVisit visit, void *ctx) {
+    for (int i = 0; i < l->n; i++) walk_tree(l->v[i], visit, ctx);
 }
 
 /* Which of caller/varargs/kwargs a macro body references (Jinja2's
@@ -1719,6 +1728,8 @@ static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo);
 static void layout_list(const struct cf_template *t, NodeList *l, const Layout *lo) {
     for (int i = 0; i < l->n; i++) layout_tree(t, l->v[i], lo);
 }
+typedef struct LayoutWalk { const struct cf_template *t; const Layout *lo; } LayoutWalk;
+static void layout_child(Node *n, void *w) { layout_tree(((LayoutWalk *)w)->t, n, ((LayoutWalk *)w)->lo); }
 static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo) {
     if (!n) return;
     switch (n->kind) {
@@ -1761,16 +1772,11 @@ static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo) 
         layout_tree(t, n->a, lo);
         layout_list(t, &n->body, NULL);
         return;
-    default:
-        layout_tree(t, n->a, lo);
-        layout_tree(t, n->b, lo);
-        layout_tree(t, n->c, lo);
-        layout_tree(t, n->d, lo);
-        layout_list(t, &n->body, lo);
-        layout_list(t, &n->alt, lo);
-        layout_list(t, &n->items, lo);
-        layout_list(t, &n->kwvals, lo);
+    default: {
+        LayoutWalk w = {t, lo};
+        each_child(n, layout_child, &w);
         return;
+    }
     }
 }
 
