@@ -10,6 +10,7 @@
 #include "json.h"
 #include "unicode.h"
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 
@@ -219,6 +220,18 @@ typedef struct RenderCall {
     cf_result *out;
 } RenderCall;
 
+/* A render's output buffer starts at OUTPUT_START bytes, or at the longest
+ * output the template gave so far, up to OUTPUT_HINT_MAX (under malloc's
+ * mmap threshold: a bigger buffer would be new pages, faulted in, each
+ * render). */
+enum { OUTPUT_START = 4096, OUTPUT_HINT_MAX = 96 << 10 };
+
+static void note_output_len(const cf_template *t, size_t len) {
+    _Atomic size_t *hint = &((cf_template *)t)->output_hint;
+    if (len > OUTPUT_HINT_MAX) len = OUTPUT_HINT_MAX;
+    if (len > atomic_load_explicit(hint, memory_order_relaxed)) atomic_store_explicit(hint, len, memory_order_relaxed);
+}
+
 static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     memset(rc->out, 0, sizeof *rc->out);
     const cf_limits *lim = rc->opt && rc->opt->limits ? rc->opt->limits : &rc->t->lim;
@@ -240,10 +253,12 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     in.vars = rc->ctx ? rc->ctx->vars : NULL;
     in.now = rc->opt ? rc->opt->now : NULL;   /* NULL: CHATFMT_NOW, read when strftime_now runs */
     in.defaults = rc->opt && rc->opt->defaults ? rc->opt->defaults->vars : NULL;
-    sb_init_output(&rt, &out, 4096);
+    size_t hint = atomic_load_explicit(&((cf_template *)rc->t)->output_hint, memory_order_relaxed);
+    sb_init_output(&rt, &out, hint > OUTPUT_START ? hint : OUTPUT_START);
     SpanVec spans = {0};
     if (!chat) {
         interp_run(&rt, &in, &out, &spans);
+        note_output_len(rc->t, out.len);
         finish_result(&rt, &out, out.len, &spans, rc->out);
         arena_release(&arena);
         return true;
@@ -346,6 +361,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
             outlen = r.u.s->len;
         }
     }
+    note_output_len(rc->t, out.len);
     finish_result(&rt, &out, outlen, &spans, rc->out);
     arena_release(&arena);
     return true;

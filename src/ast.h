@@ -162,6 +162,11 @@ struct cf_template {
     /* What the polyfills must do for this template (src/polyfill.c): 0 until
      * its first polyfilled render probes it. Atomic: renders share t. */
     _Atomic unsigned polyfill_needs;
+    /* The output buffer a render starts with: the longest output so far
+     * (up to OUTPUT_HINT_MAX), so that a long render does not grow it again
+     * and again (each time a realloc copying all of it). Relaxed: any value
+     * some render stored will do. */
+    _Atomic size_t output_hint;
 };
 
 /* Parse the normalised source into t (syms, body). Throws TemplateSyntaxError. */
