@@ -39,7 +39,7 @@ typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
  * conversations), indexed by the dict's address plus the name's hash. */
 #define ATTR_CACHE_SIZE 16
 typedef struct AttrCacheEntry {
-    const Dict *dict;   /* d.attr|filter (filtered_slot): d's address + 1, which no d.attr entry has */
+    const void *dict;   /* the Dict; for d.attr|filter (filtered_slot) its address + 1, which no d.attr entry has */
     const Str *attr;
     Value v;
     FilterFn filter;    /* d.attr|filter's filter */
@@ -78,7 +78,7 @@ static inline AttrCacheEntry *filtered_slot(Interp *I, const Dict *d, const Str 
     uintptr_t h = ((uintptr_t)d >> 4) + attr->hash + ATTR_CACHE_SIZE / 2;
     return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
 }
-static inline const Dict *filtered_key(const Dict *d) { return (const Dict *)(const void *)((const char *)d + 1); }
+static inline const void *filtered_key(const Dict *d) { return (const char *)(const void *)d + 1; }
 
 /* Runtime objects */
 typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
@@ -1510,7 +1510,7 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
     if (g->kind == N_GETATTR && g->simple && g->flag && !I->autoescape && name_bound(I, g, f, &obj) &&
         obj.type == VT_DICT) {
         AttrCacheEntry *c = filtered_slot(I, obj.u.dict, g->attr);
-        const Dict *key = filtered_key(obj.u.dict);
+        const void *key = filtered_key(obj.u.dict);
         if (c->dict == key && c->attr == g->attr && c->filter == a->filter) return str_equality(n, c->v);
         Value left = eval_filter(I, a, f);
         if (left.type != VT_STR) return cond_equality_other(I, n, left);
