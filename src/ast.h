@@ -73,7 +73,7 @@ enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
 /* N_BINOP.simple: a + or - whose operands are int constants, names,
  * name.attr, x|length and such sums, one at least an int by its shape
- * (interp.c: int_sum) */
+ * (interp.c: int_sum; parser.c: int_sum_shape) */
 enum { BINOP_INT_SUM = 1 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
@@ -127,7 +127,7 @@ struct Node {
     Str **params;           /* macro parameter names */
     int *param_syms;
     int nparams;
-    int16_t nslots;         /* N_FOR / N_MACRO: names its frame's layout places (frame_layout) */
+    int16_t nslots;         /* N_FOR / N_MACRO: names its frame's layout places (parser.c: frame layouts) */
     Str *name;              /* N_NAME / N_NSREF / N_MACRO */
 };
 

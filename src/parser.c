@@ -1559,13 +1559,10 @@ static void count_tree(const Node *n, TreeSize *sz) {
     count_list(&n->kwvals, sz);
 }
 
-/* name.attr carries its name's symbol in its own first cache line, so
- * that evaluating it touches one node, not two (ast.h: N_GETATTR.simple;
- * a single comparison does the same from the start: parse_compare). */
 /* An operand of an int sum (BINOP_INT_SUM): 1 if its shape makes it an
  * int (an int constant, x|length, loop.index0, a sum), 0 if it may be one
  * (a name, name.attr), -1 if it cannot be an operand. */
-static int int_sum_operand(const Node *n) {
+static int int_sum_shape(const Node *n) {
     switch (n->kind) {
     case N_CONST: return n->v.type == VT_INT ? 1 : -1;
     case N_NAME: return 0;
@@ -1580,13 +1577,16 @@ static int int_sum_operand(const Node *n) {
     }
 }
 
+/* name.attr carries its name's symbol in its own first cache line, so
+ * that evaluating it touches one node, not two (ast.h: N_GETATTR.simple;
+ * a single comparison does the same from the start: parse_compare). */
 static void fuse_operands(Node *n) {
     if (n->kind == N_GETATTR && n->a->kind == N_NAME) {          /* m.role */
         n->sym = n->a->sym;
         n->simple = (uint8_t)(n->a->op == NAME_TOP_LEVEL ? GA_NAME_TOP : GA_NAME);
     }
     if (n->kind == N_BINOP && (n->op == OP_ADD || n->op == OP_SUB)) {   /* messages|length - 1 - loop.index0 */
-        int a = int_sum_operand(n->a), b = int_sum_operand(n->b);
+        int a = int_sum_shape(n->a), b = int_sum_shape(n->b);
         if (a >= 0 && b >= 0 && a + b > 0) n->simple = BINOP_INT_SUM;
     }
 }
@@ -1672,7 +1672,7 @@ static void collect_block(Node *n, void *t) {
  * then the names the body sets (not those of nested loops, macros, with
  * and block scopes, which have frames of their own). Each gets a fixed
  * slot, so a name is read and assigned without searching the frame
- * (interp.c: frame_new_layout, lookup_hinted, bind_target). The slots are
+ * (interp.c: frame_new_layout, slot_holds, bind_target). The slots are
  * hints checked at run time: the interpreter stays exact whatever they
  * say, they only decide how often the search is skipped. */
 typedef struct Layout {
