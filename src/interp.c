@@ -107,7 +107,7 @@ const char *interp_now(Rt *rt) {
 /* ---- frames ---- */
 enum { SYM_UNBOUND = INT_MIN };   /* (not -1: a fill of one byte value becomes a memset call) */
 
-static Frame *frame_new(Interp *I, Frame *parent) {
+static ALWAYS_INLINE Frame *frame_new(Interp *I, Frame *parent) {
     Frame *f = rt_alloc(I->rt, sizeof(Frame));
     f->parent = parent;
     f->n = 0;
@@ -239,7 +239,7 @@ static ALWAYS_INLINE bool slot_holds(const Frame *f, int sym, unsigned slot, Val
     }
     return false;
 }
-static Value lookup_name(Interp *I, const Node *name, Frame *f) {
+static ALWAYS_INLINE Value lookup_name(Interp *I, const Node *name, Frame *f) {
     Value v;
     if (slot_holds(f, name->sym, name->flag, &v)) return v;
     return lookup_inline(I, f, name->sym);
@@ -1800,11 +1800,8 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         }
         items = kept;
     }
-    Loop *l = rt_alloc0(rt, sizeof(Loop));
-    l->items = items;
-    l->depth0 = depth0;
-    l->node = node;
-    l->outer = outer;
+    Loop *l = rt_alloc(rt, sizeof(Loop));
+    *l = (Loop){.items = items, .depth0 = depth0, .node = node, .outer = outer};
     Value loopv = v_object(rt, VT_OBJECT, &LOOP_TYPE, l);
     int loop_sym = I->t->sym_loop;
     Frame *f = frame_new_layout(I, outer, node);
