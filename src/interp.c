@@ -135,6 +135,13 @@ static ALWAYS_INLINE Frame *frame_new_layout(Interp *I, Frame *parent, const Nod
     return f;
 }
 
+/* A layout frame back to its slots alone, those from `from` on unbound
+ * (a loop's next iteration). */
+static inline void frame_unbind(Frame *f, int from) {
+    for (int k = from; k < f->nslots; k++) f->syms[k] = SYM_UNBOUND;
+    f->n = f->nslots;
+}
+
 static NOINLINE void frame_grow(Interp *I, Frame *f) {
     int nc = f->cap * 2;
     f->syms = rt_realloc(I->rt, f->syms, (size_t)f->cap * sizeof(int), (size_t)nc * sizeof(int));
@@ -1793,8 +1800,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         Frame *tf = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
         for (size_t i = 0; i < items->len; i++) {
             rt_step(rt, 1);
-            for (int k = 0; k < tf->nslots; k++) tf->syms[k] = SYM_UNBOUND;
-            tf->n = tf->nslots;
+            frame_unbind(tf, 0);
             unpack_assign(I, node->a, items->items[i], tf);
             if (cond(I, node->c, tf)) list_push(rt, kept, items->items[i]);
         }
@@ -1821,8 +1827,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     int first_set = name_target >= 0 ? base + 1 : base;
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
-        for (int k = first_set; k < f->nslots; k++) f->syms[k] = SYM_UNBOUND;
-        f->n = f->nslots;
+        frame_unbind(f, first_set);
         l->index0 = (int64_t)i;
         if (name_target >= 0) {
             f->syms[base] = name_target;
