@@ -936,7 +936,8 @@ static void no_such(Rt *rt, const char *what, Value name) {
     sb_putc(&m, '.');
     if (name.type == VT_UNDEFINED) {
         sb_puts(&m, " (");
-        sb_puts(&m, name.u.s ? name.u.s->data : "None is undefined");
+        Str *hint = undef_hint(rt, name);
+        sb_puts(&m, hint ? hint->data : "None is undefined");
         sb_puts(&m, "; did you forget to quote the callable name?)");
     }
     rt_throw(rt, CF_ERR_TEMPLATE_RUNTIME, "%s", sb_to_str(&m)->data);

@@ -1076,7 +1076,7 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
         if (ns.type == VT_DICT)   /* Python would change the dict: values are immutable here */
             rt_throw(rt, CF_ERR_SECURITY, "a block set cannot assign an item of a dict (values are immutable)");
         const char *type = v_type_name(ns);
-        if (ns.type == VT_UNDEFINED && ns.u.s == I->t->sym_undef[target->sym].u.s)
+        if (ns.type == VT_UNDEFINED && ns.iter == UNDEF_TEXT && ns.u.s == I->t->sym_undef[target->sym].u.s)
             type = "_MissingType";   /* the name itself is undefined: Jinja2 holds its `missing` marker */
         rt_throw(rt, CF_ERR_TYPE, "'%s' object does not support item assignment", type);
     }

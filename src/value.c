@@ -911,7 +911,8 @@ uint32_t v_hash(Value v) { return hash_depth(v, 0); }
 
 _Noreturn void v_undefined_fail(Rt *rt, Value undef) {
     cf_error_kind kind = undef.flags ? (cf_error_kind)undef.flags : CF_ERR_UNDEFINED;
-    if (undef.type == VT_UNDEFINED && undef.u.s) rt_throw(rt, kind, "%s", undef.u.s->data);
+    Str *hint = undef.type == VT_UNDEFINED ? undef_hint(rt, undef) : NULL;
+    if (hint) rt_throw(rt, kind, "%s", hint->data);
     /* Jinja2's message for an Undefined that knows neither name nor object */
     rt_throw(rt, kind, "None is undefined");
 }
@@ -1322,16 +1323,29 @@ static void write_object_type_repr(StrBuf *sb, Value obj, bool quoted) {
     sb_printf(sb, "%s%s object%s", q, name, q);
 }
 
-/* Undefined for a failed lookup, with the hint Jinja2's Undefined computes:
- * "'dict object' has no attribute 'x'" or "list object has no element 5". */
+/* Undefined for a failed lookup, with the hint Jinja2's Undefined computes
+ * when it is read: "'dict object' has no attribute 'x'" or "list object has
+ * no element 5". */
 static Value missing_undefined(Rt *rt, Value obj, Value key) {
+    MissedLookup *m = rt_alloc(rt, sizeof *m);
+    m->obj = obj;
+    m->key = key;
+    Value v = v_undef(NULL);
+    v.iter = UNDEF_MISSED;
+    v.u.miss = m;
+    return v;
+}
+
+Str *undef_hint(Rt *rt, Value undef) {
+    if (undef.iter != UNDEF_MISSED) return undef.u.s;
+    const MissedLookup *m = undef.u.miss;
     StrBuf sb;
     sb_init(rt, &sb, 64);
-    bool by_name = key.type == VT_STR;
-    write_object_type_repr(&sb, obj, by_name);
+    bool by_name = m->key.type == VT_STR;
+    write_object_type_repr(&sb, m->obj, by_name);
     sb_puts(&sb, by_name ? " has no attribute " : " has no element ");
-    v_write_repr(rt, &sb, key);
-    return v_undef(sb_to_str(&sb));
+    v_write_repr(rt, &sb, m->key);
+    return sb_to_str(&sb);
 }
 
 static Value missing_attr_undefined(Rt *rt, Value obj, const char *name, size_t n) {

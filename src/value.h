@@ -17,7 +17,7 @@
 
 typedef enum ValueType {
     VT_MISSING = 0,   /* internal "no value" (unset arg); never user visible */
-    VT_UNDEFINED,     /* Jinja2 Undefined; u.s = hint message or NULL */
+    VT_UNDEFINED,     /* Jinja2 Undefined; its hint: see UNDEF_TEXT */
     VT_NONE,
     VT_BOOL,
     VT_INT,           /* fits int64 */
@@ -57,7 +57,16 @@ enum { VF_MARKUP = 1, VF_VIEW_ITEMS = 2, VF_VIEW_KEYS = 4, VF_VIEW_VALUES = 8,
 enum { ITER_GENERATOR, ITER_LIST_REVERSE, ITER_REVERSED, ITER_DICT_REVERSE_KEYS, ITER_DICT_REVERSE_ITEMS,
        ITER_DICT_REVERSE_VALUES, ITER_RANGE };
 /* For VT_UNDEFINED, flags holds the cf_error_kind its use raises (0 means
- * CF_ERR_UNDEFINED); the sandbox's "unsafe" undefineds raise SecurityError. */
+ * CF_ERR_UNDEFINED); the sandbox's "unsafe" undefineds raise SecurityError.
+ * Its iter tells where its hint (the message of that error) is: UNDEF_TEXT,
+ * u.s (or NULL: none); UNDEF_MISSED, u.miss, a failed lookup whose message
+ * ("'str object' has no attribute 'type'") is written only if it is read,
+ * as Jinja2's Undefined does: templates probe missing keys in loops (`for c
+ * in message['content']` over a string's characters, then c['type']), and
+ * formatting each hint took most of such a render. Read it with
+ * undef_hint(). */
+enum { UNDEF_TEXT = 0, UNDEF_MISSED = 1 };
+typedef struct MissedLookup MissedLookup;
 
 typedef struct Str {
     size_t len;        /* bytes, excluding the terminating NUL */
@@ -89,8 +98,12 @@ struct Value {
         List *list;
         Dict *dict;
         Obj *obj;
+        const MissedLookup *miss;
     } u;
 };
+
+/* A lookup of key in obj that found nothing (an UNDEF_MISSED hint). */
+struct MissedLookup { Value obj, key; };
 
 /* Call arguments as the interpreter hands them to builtins. */
 typedef struct Args {
@@ -141,6 +154,7 @@ Str *str_alloc(Rt *rt, size_t n);                        /* uninitialised data[n
 Value v_str(Rt *rt, const char *p, size_t n);
 Value v_strz(Rt *rt, const char *z);
 Value v_undef_msg(Rt *rt, const char *fmt, ...);         /* Undefined with hint */
+Str *undef_hint(Rt *rt, Value undef);                    /* its hint, or NULL (see UNDEF_TEXT) */
 Value v_bigint(Rt *rt, const char *digits, size_t n);    /* normalises to VT_INT if it fits */
 size_t str_nchars(Str *s);                                /* code points (cached) */
 uint32_t str_hash(Str *s);                                /* cached */

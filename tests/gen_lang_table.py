@@ -809,6 +809,21 @@ add("filtered_eq", "{% for m in ms %}{% set m = {'role': 'Z'} %}{% if m.role|low
 add("filtered_eq", "{% for m in ms %}{% if m.role|lower == 'a' %}{{ loop.index }}{% endif %}{% endfor %}",
     {"ms": [{"role": "A"}] * 3 + [{"role": "b"}] * 2 + [{"role": "a"}]})
 
+# A failed lookup's Undefined writes its hint only when something reads it
+# (value.c, UNDEF_MISSED): every way a hint is read, on every kind of object.
+add_all("lazy_hint", [
+    "{% for c in s %}{{ c['type'] == 'image' }}{{ c.get is defined }}{% endfor %}",
+    "{{ xs[7] + 1 }}", "{{ xs[-9]|string }}|{{ xs[-9] is defined }}", "{{ (xs[7], 1)|list|length }}",
+    "{{ d.missing + 1 }}", "{{ d['missing'].x }}", "{{ d[0] + 1 }}", "{{ d[(1, 2)] + 1 }}", "{{ d[none] + 1 }}",
+    "{{ s['type'] + 1 }}", "{{ s.type.x }}", "{{ n.real2 + 1 }}", "{{ none.x + 1 }}", "{{ xs.nope + 1 }}",
+    "{% set ns = namespace(a=1) %}{{ ns.b + 1 }}", "{% for i in xs %}{{ loop.nope + 1 }}{% endfor %}",
+    "{{ xs|map(d.nofilter)|list }}", "{{ xs|select(d.notest)|list }}", "{{ d.missing|tojson }}",
+    "{{ d.missing|default('dflt') }}|{{ d.missing|string }}|{{ d.missing is undefined }}",
+    "{% if d.missing %}t{% else %}f{% endif %}{{ d.missing == d.other }}",
+    "{{ (d.missing ~ 'x')|length }}", "{{ d.missing|length }}", "{{ d.missing[0] }}", "{{ s[1.5] + 1 }}",
+    "{{ d.missing() }}", "{% for x in d.missing %}{{ x }}{% endfor %}e", "{{ d['a\\'b\\u00e9'] + 1 }}",
+])
+
 add_all("runtime", [
     "{{ raise_exception('boom') }}", "a{{ raise_exception('err ' ~ n) }}", "{{ xs.append(4) }}",
     "{{ d.update({'x': 1}) }}", "{{ d.pop('a') }}", "{{ xs.pop() }}", "{{ d.clear() }}", "{{ xs.sort() }}",
