@@ -2,6 +2,7 @@
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE   /* MAP_ANONYMOUS, MAP_POPULATE */
 #endif
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,61 @@
 #endif
 
 /* ---- arena ---- */
+
+/* Freed standard chunks (ARENA_CHUNK_MIN, malloc'd) wait in a per-thread
+ * cache for the thread's next arena, up to CHUNK_CACHE_MAX of them (2 MiB).
+ * Without it, malloc handed the heap top these chunks made free back to the
+ * system after each render that outgrew its first chunk, and the next one
+ * faulted the pages in again, at ~15 us a page on a virtual machine:
+ * Llama-3.2-Vision over a 40-turn conversation (which makes 7000 one-letter
+ * strings) took 2.3 ms a render, of which 0.6 ms was its work. A cache per
+ * thread takes no lock; a thread's cache is freed when the thread exits. */
+enum { CHUNK_CACHE_MAX = 32 };
+typedef struct ChunkCache { ArenaChunk *head; unsigned count; bool registered; } ChunkCache;
+static _Thread_local ChunkCache chunk_cache;
+static pthread_key_t chunk_cache_key;
+static pthread_once_t chunk_cache_once = PTHREAD_ONCE_INIT;
+static bool chunk_cache_key_ok;
+
+static void chunk_cache_drain(void *cache) {
+    ChunkCache *cc = cache;
+    while (cc->head) {
+        ArenaChunk *next = cc->head->next;
+        free(cc->head);
+        cc->head = next;
+    }
+    cc->count = 0;
+}
+
+static void chunk_cache_key_init(void) {
+    chunk_cache_key_ok = pthread_key_create(&chunk_cache_key, chunk_cache_drain) == 0;
+}
+
+/* Keep c for reuse; false (the caller frees it) when the cache is full or
+ * cannot be emptied at this thread's exit. */
+static bool chunk_cache_put(ArenaChunk *c) {
+    ChunkCache *cc = &chunk_cache;
+    if (cc->count >= CHUNK_CACHE_MAX) return false;
+    if (!cc->registered) {
+        pthread_once(&chunk_cache_once, chunk_cache_key_init);
+        if (!chunk_cache_key_ok || pthread_setspecific(chunk_cache_key, cc) != 0) return false;
+        cc->registered = true;
+    }
+    c->next = cc->head;
+    cc->head = c;
+    cc->count++;
+    return true;
+}
+
+static ArenaChunk *chunk_cache_take(void) {
+    ChunkCache *cc = &chunk_cache;
+    ArenaChunk *c = cc->head;
+    if (c) {
+        cc->head = c->next;
+        cc->count--;
+    }
+    return c;
+}
 
 
 static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
@@ -39,6 +95,7 @@ static void chunk_free(ArenaChunk *c) {
         return;
     }
 #endif
+    if (c->size == ARENA_CHUNK_MIN && chunk_cache_put(c)) return;
     free(c);
 }
 
@@ -80,7 +137,7 @@ static ArenaChunk *chunk_map(size_t size) {
 static ArenaChunk *chunk_new(Arena *a, size_t size) {
     if (size > SIZE_MAX - sizeof(ArenaChunk)) return NULL;
     if (arena_over_limit(a, sizeof(ArenaChunk))) return NULL;
-    ArenaChunk *c = size >= ARENA_MAP_MIN ? chunk_map(size) : NULL;
+    ArenaChunk *c = size >= ARENA_MAP_MIN ? chunk_map(size) : size == ARENA_CHUNK_MIN ? chunk_cache_take() : NULL;
     if (!c) {
         c = malloc(sizeof(ArenaChunk) + size);
         if (!c) return NULL;

@@ -10,7 +10,11 @@
  * Templates: the five built-in seeds and one that touches the lazily
  * computed parts on shared strings and dicts (lengths, hashes, case
  * mapping, sorting, tojson, namespace, macros, loop helpers, filters with
- * attributes, a recursive loop). */
+ * attributes, a recursive loop), and one whose renders outgrow their first
+ * arena chunk (a string grown by concatenation, lookups that fail on each
+ * character of a string): the chunks go to a cache of the rendering thread
+ * and back, and are freed when the thread exits (LeakSanitizer, in
+ * `make test-asan`, reports any a thread leaves behind). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +62,14 @@ static const char FEATURES[] =
     "{{ '{:>6}'.format(messages|length) }} {{ strftime_now('%Y-%m-%d') }}\n"
     "{%- for x in [[1, [2, [3]]], 4] recursive -%}{% if x is iterable %}({{ loop(x) }}){% else %}{{ x }}{% endif %}"
     "{%- endfor %}";
+
+/* Needs ~1 MiB of arena a render: sixteen 64 KiB chunks. */
+static const char HEAVY[] =
+    "{%- set ns = namespace(s='', n=0) -%}\n"
+    "{%- for i in range(300) %}{% set ns.s = ns.s ~ 'chunk ' ~ i ~ ';' %}{% endfor -%}\n"
+    "{%- for m in messages %}{% for c in m.content|string %}"
+    "{% if c['type'] is defined %}{% set ns.n = ns.n + 1 %}{% endif %}{% endfor %}{% endfor -%}\n"
+    "{{ ns.s|length }} {{ ns.s[-12:] }} {{ ns.n }}";
 
 typedef struct Job {
     const cf_template *t;
@@ -147,6 +159,7 @@ int main(void) {
         check_template(*name, text, len, ctx);
     }
     check_template("features", FEATURES, sizeof FEATURES - 1, ctx);
+    check_template("heavy", HEAVY, sizeof HEAVY - 1, ctx);
     cf_context_free(ctx);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
