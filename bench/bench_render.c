@@ -5,7 +5,9 @@
  * optional --peak case. Uses internal headers to reuse the JSON reader.
  * CHATFMT_BENCH_NO_JSON_SOURCE=1 drops the JSON text the reader keeps with
  * each list and dict (JsonSource), so tojson dumps every value as it does
- * for contexts built without JSON (the Python binding's). */
+ * for contexts built without JSON (the Python binding's).
+ * With --by-template (third argument), it then times each template's cases
+ * on their own and prints "template PATH US_PER_CASE" for each (best of 3). */
 #include "chatfmt.h"
 #include "context.h"
 #include "json.h"
@@ -21,6 +23,7 @@ typedef struct Case {
     size_t text_len;
     cf_context ctx;
     bool raw;
+    char *name;          /* the case's template path (or id), for --by-template */
 } Case;
 
 static double now_s(void) {
@@ -59,8 +62,9 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_render CASES.jsonl [REPEAT]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: bench_render CASES.jsonl [REPEAT [--by-template]]\n"); return 2; }
     int repeat = argc > 2 ? atoi(argv[2]) : 200;
+    bool by_template = argc > 3 && strcmp(argv[3], "--by-template") == 0;
     size_t n;
     char *all = slurp(argv[1], &n);
     if (!all) { perror(argv[1]); return 1; }
@@ -82,12 +86,15 @@ int main(int argc, char **argv) {
         if (setjmp(jb)) { fprintf(stderr, "bad case: %s\n", err.message); return 1; }
         Value v = json_parse(&rt, line, strlen(line));
         if (getenv("CHATFMT_BENCH_NO_JSON_SOURCE")) drop_json_sources(v);
-        Value tp, tt, cv, raw;
+        Value tp = {0}, tt, cv, raw;
         char *text = NULL;
         size_t tlen = 0;
         if (dict_get_str(v.u.dict, "template_text", 13, &tt) && tt.type == VT_STR) { text = strdup(tt.u.s->data); tlen = tt.u.s->len; }
         else if (dict_get_str(v.u.dict, "template", 8, &tp) && tp.type == VT_STR) text = slurp(tp.u.s->data, &tlen);
         if (!text) { fprintf(stderr, "no template\n"); return 1; }
+        Value id;
+        c->name = strdup(tp.type == VT_STR ? tp.u.s->data
+                         : dict_get_str(v.u.dict, "id", 2, &id) && id.type == VT_STR ? id.u.s->data : "?");
         /* one compiled template per distinct text, shared by its cases (as
          * bench_jinja2.py's cache and any server do) */
         c->t = NULL;
@@ -97,7 +104,7 @@ int main(int argc, char **argv) {
             free(text);
         } else {
             c->t = cf_compile(text, tlen, NULL, &err);
-            if (!c->t) { free(text); continue; }   /* compile errors are not render time */
+            if (!c->t) { free(text); free(c->name); continue; }   /* compile errors are not render time */
             c->owner = true;
             c->text = text;
             c->text_len = tlen;
@@ -123,12 +130,36 @@ int main(int argc, char **argv) {
     }
     qsort(runs, 5, sizeof runs[0], cmp_double);
     printf("render_us_per_case %.3f\n", runs[2]);
+    /* each template's cases (those sharing its compiled template) alone */
+    for (size_t i = 0; by_template && i < ncases; i++) {
+        if (!cases[i].owner) continue;
+        double best = 0;
+        for (int r = 0; r < 3; r++) {
+            size_t count = 0;
+            double t0 = now_s();
+            for (int k = 0; k < repeat; k++) {
+                for (size_t j = i; j < ncases; j++) {
+                    if (cases[j].t != cases[i].t) continue;
+                    cf_result res;
+                    cf_error err;
+                    bool ok = cases[j].raw ? cf_render(cases[j].t, &cases[j].ctx, NULL, &res, &err)
+                                           : cf_render_chat(cases[j].t, &cases[j].ctx, NULL, &res, &err);
+                    if (ok) cf_result_free(&res);
+                    count++;
+                }
+            }
+            double us = (now_s() - t0) / (double)count * 1e6;
+            if (r == 0 || us < best) best = us;
+        }
+        printf("template %s %.3f\n", cases[i].name, best);
+    }
     for (size_t i = 0; i < ncases; i++) {
         if (cases[i].owner) {
             cf_template_free(cases[i].t);
             free(cases[i].text);
         }
         arena_release(&cases[i].ctx.arena);
+        free(cases[i].name);
     }
     free(cases);
     free(all);

@@ -3,6 +3,8 @@
 # same run, on seeds x public conversations. Prints each figure with its ratio.
 #   render-only      bench/bench_render (templates compiled, contexts parsed once)
 #                    vs shared/tools/bench_jinja2.py (same: compiled once)
+#   corpus           the same on the 150 corpus templates, per template
+#                    (bench/bench_corpus.py): the slowest families show up
 #   batch end-to-end `chatfmt render --batch` (JSON parse + render + JSON out),
 #                    per case, vs Jinja2's render alone: on one thread, and on
 #                    all cores (the default)
@@ -22,7 +24,7 @@ export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
 
 [ -d "$SHARED/seeds" ] || { echo "bench: $SHARED not found (set CHATFMT_SHARED)"; exit 2; }
 python3 "$SHARED/tools/mkcases.py" "$SHARED/seeds" "$SHARED/conversations" > "$OUT/seeds.jsonl" || exit 2
-$CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_render.c "$BUILD/libchatfmt.a" -lm -o "$OUT/bench_render" || exit 2
+$CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_render.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_render" || exit 2
 
 ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2]):.1f}')" "$1" "$2"; }
 
@@ -47,6 +49,9 @@ echo "render_speedup ${py:+$(ratio "$py" "$cf")}x   (target >= 100x; per-round r
 # (JsonSource): as contexts built in memory render (the Python binding's).
 cfn=$(for _ in $(seq "$ROUNDS"); do CHATFMT_BENCH_NO_JSON_SOURCE=1 "$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}'; done | min_of)
 echo "chatfmt_us_per_render_without_json_source $cfn   (speedup $(ratio "$py" "$cfn")x: tojson dumps every value)"
+
+echo "== render-only, corpus x conversations (templates at large; bench/bench_corpus.py)"
+python3 bench/bench_corpus.py "$OUT/bench_render" "$SHARED" "$OUT"
 
 echo "== chatfmt render --batch end-to-end (JSON in + render + JSON out)"
 rep=400   # 30000 cases: a batch job long enough that process start and template compiles are amortised (3000 left them ~10% of the time)
@@ -81,7 +86,7 @@ done
 
 if [ -f bench/bench_reply.c ]; then
   echo "== reply parsing"
-  $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -o "$OUT/bench_reply" && "$OUT/bench_reply"
+  $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply" && "$OUT/bench_reply"
 fi
 if [ -f bench/bench_python.py ]; then
   echo "== python binding"
