@@ -7,6 +7,7 @@
  * match is a code point match); positions and widths are code points, with
  * an ASCII fast path wherever the conversion would cost a scan. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "bigint.h"
@@ -1093,8 +1094,41 @@ static const Method str_methods[] = {
     {"format_map", SIG_KEYWORDS, 0, 0, FORMAT_MAP, NULL, NULL},
 };
 
+/* The str methods grouped by first letter (every name is lowercase ASCII),
+ * with their lengths: a template that probes a key on each character of a
+ * string (`c['type']` in Llama 3.2 Vision's loop over message contents)
+ * looks up a missing name thousands of times a render, and the scan of all
+ * 47 took a third of it. Built once, on first use (the table keeps the
+ * order StrMethodId needs). */
+enum { STR_METHOD_COUNT = sizeof str_methods / sizeof *str_methods };
+_Static_assert(STR_METHOD_COUNT <= 255, "the index holds positions in bytes");
+static struct {
+    uint8_t order[STR_METHOD_COUNT];   /* table positions, by first letter */
+    uint8_t first[27];                 /* order[first[c]..first[c + 1]): names starting 'a' + c */
+    uint8_t len[STR_METHOD_COUNT];     /* by table position */
+} str_index;
+static pthread_once_t str_index_once = PTHREAD_ONCE_INIT;
+
+static void str_index_init(void) {
+    size_t k = 0;
+    for (int c = 0; c < 26; c++) {
+        str_index.first[c] = (uint8_t)k;
+        for (size_t i = 0; i < STR_METHOD_COUNT; i++)
+            if (str_methods[i].name[0] == 'a' + c) str_index.order[k++] = (uint8_t)i;
+    }
+    str_index.first[26] = (uint8_t)k;
+    for (size_t i = 0; i < STR_METHOD_COUNT; i++) str_index.len[i] = (uint8_t)strlen(str_methods[i].name);
+}
+
 const Method *str_method_find(const char *name, size_t n) {
-    return find_method(str_methods, sizeof str_methods / sizeof *str_methods, name, n);
+    unsigned c = n ? (unsigned)(unsigned char)name[0] - 'a' : 26;
+    if (c >= 26) return NULL;
+    pthread_once(&str_index_once, str_index_init);
+    for (unsigned k = str_index.first[c]; k < str_index.first[c + 1]; k++) {
+        unsigned i = str_index.order[k];
+        if (str_index.len[i] == n && memcmp(str_methods[i].name, name, n) == 0) return &str_methods[i];
+    }
+    return NULL;
 }
 
 Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args) {
@@ -1372,7 +1406,7 @@ bool method_exists(Value self, const char *name, size_t n) {
     size_t count;
     const char *owner;
     const Method *table = methods_of(self, &count, &owner);
-    if (table && find_method(table, count, name, n)) return true;
+    if (table && (table == str_methods ? str_method_find(name, n) : find_method(table, count, name, n))) return true;
     return method_is_unsafe(self, name, n);
 }
 

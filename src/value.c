@@ -1293,15 +1293,6 @@ static bool name_in(const char *name, size_t n, const char *const *set) {
     return false;
 }
 
-/* jinja2.sandbox.modifies_known_mutable for list and dict. */
-static bool modifies_known_mutable(Value obj, const char *name, size_t n) {
-    static const char *const list_mutators[] = {"append", "clear", "pop", "reverse", "insert",
-                                                "sort", "extend", "remove", NULL};
-    static const char *const dict_mutators[] = {"clear", "pop", "popitem", "setdefault", "update", NULL};
-    if (v_is_list(obj)) return name_in(name, n, list_mutators);
-    if (obj.type == VT_DICT) return name_in(name, n, dict_mutators);
-    return false;
-}
 
 /* jinja2.utils.object_type_repr, written as Python repr would quote it when
  * `quoted` ("'dict object'") or bare ("dict object"). */
@@ -1447,7 +1438,7 @@ static bool lookup_attr(Rt *rt, Value obj, const char *name, size_t n, Value *ou
     }
     if (obj.type == VT_NAMESPACE || obj.type == VT_CALLABLE || obj.type == VT_OBJECT || is_view(obj))
         return false;
-    if (modifies_known_mutable(obj, name, n)) {
+    if (method_is_unsafe(obj, name, n)) {   /* jinja2.sandbox.modifies_known_mutable */
         *out = unsafe_undefined(rt, obj, name, n);
         return true;
     }
