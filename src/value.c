@@ -1080,6 +1080,15 @@ void fmt_float_repr(StrBuf *sb, double d) {
 
 /* Python repr() of a str: quote choice and escapes as CPython's
  * unicode_repr. */
+/* Bytes repr may write otherwise than as they are: quotes, the backslash,
+ * controls, DEL and every byte of a non-ASCII character. */
+static const uint64_t REPR_SPECIAL[4] = {
+    0x00000084FFFFFFFFull,   /* 0x00-0x1f, '"' (34), '\'' (39) */
+    0x8000000010000000ull,   /* '\\' (92), DEL (127) */
+    ~0ull, ~0ull,
+};
+static inline bool repr_special(unsigned char c) { return (REPR_SPECIAL[c >> 6] >> (c & 63)) & 1; }
+
 static void write_str_repr(StrBuf *sb, const char *s, size_t n) {
     bool has_single = memchr(s, '\'', n) != NULL, has_double = memchr(s, '"', n) != NULL;
     char quote = (has_single && !has_double) ? '"' : '\'';
@@ -1087,6 +1096,8 @@ static void write_str_repr(StrBuf *sb, const char *s, size_t n) {
     size_t run = 0;   /* start of the pending run of bytes copied verbatim */
     size_t i = 0;
     while (i < n) {
+        while (i < n && !repr_special((unsigned char)s[i])) i++;   /* (a run copied whole, below) */
+        if (i == n) break;
         unsigned char c = (unsigned char)s[i];
         const char *esc = NULL;
         char tmp[12];
