@@ -1353,8 +1353,9 @@ static const char *const dict_mutators[] = {"clear", "pop", "popitem", "setdefau
                                             NULL};
 
 static bool name_in(const char *const *names, const char *name, size_t n) {
-    for (; *names; names++)
-        if (name_is(*names, name, n)) return true;
+    if (n == 0) return false;
+    for (; *names; names++)   /* (the first byte rules out most) */
+        if ((*names)[0] == name[0] && name_is(*names, name, n)) return true;
     return false;
 }
 
