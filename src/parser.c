@@ -504,6 +504,13 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 g->a = node;
                 g->b = arg;
                 node = g;
+                /* message['role']: a known key's shared Str (a JSON dict's
+                 * key is found by pointer, as for message.role), and any
+                 * other constant key's hash is computed now, not per lookup */
+                if (arg->kind == N_CONST && arg->v.type == VT_STR && !arg->v.flags) {
+                    Str *known = known_key(arg->v.u.s, str_hash(arg->v.u.s));
+                    if (known) arg->v.u.s = known;
+                }
                 /* Jinja2 writes a slice among several subscripts as Python
                  * (x[1:, y] -> getitem(x, (1:, y))), which does not compile
                  * unless the whole expression was folded as a constant */
