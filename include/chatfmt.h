@@ -14,6 +14,10 @@
  *
  * Thread safety: a compiled cf_template and a built cf_context are immutable;
  * any number of threads may render them at once. Each render owns its memory.
+ * Memory: a render that outgrows its first few KiB takes 64 KiB blocks; when
+ * it ends, up to 2 MiB of them stay with the thread for its next render (so
+ * their pages are not faulted in anew each time) and are freed when the
+ * thread exits.
  *
  * Errors are values: every fallible call fills a cf_error (kind, message,
  * line, column). The library never prints, never exits and checks every
