@@ -510,6 +510,10 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 if (arg->kind == N_CONST && arg->v.type == VT_STR && !arg->v.flags) {
                     Str *known = known_key(arg->v.u.s, str_hash(arg->v.u.s));
                     if (known) arg->v.u.s = known;
+                    /* a key no dict attribute answers to: a dict without it
+                     * gives this Undefined (made once, not per miss) */
+                    g->flag = attr_is_plain_key(arg->v.u.s);
+                    if (g->flag) g->v = v_missed_lookup(P->rt, v_dict_of(dict_new(P->rt, 0)), arg->v);
                 }
                 /* Jinja2 writes a slice among several subscripts as Python
                  * (x[1:, y] -> getitem(x, (1:, y))), which does not compile

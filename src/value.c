@@ -1328,7 +1328,7 @@ static void write_object_type_repr(StrBuf *sb, Value obj, bool quoted) {
 /* Undefined for a failed lookup, with the hint Jinja2's Undefined computes
  * when it is read: "'dict object' has no attribute 'x'" or "list object has
  * no element 5". */
-static Value missing_undefined(Rt *rt, Value obj, Value key) {
+Value v_missed_lookup(Rt *rt, Value obj, Value key) {
     MissedLookup *m = rt_alloc(rt, sizeof *m);
     m->obj = obj;
     m->key = key;
@@ -1351,7 +1351,7 @@ Str *undef_hint(Rt *rt, Value undef) {
 }
 
 static Value missing_attr_undefined(Rt *rt, Value obj, const char *name, size_t n) {
-    return missing_undefined(rt, obj, v_str(rt, name, n));
+    return v_missed_lookup(rt, obj, v_str(rt, name, n));
 }
 
 static Value unsafe_undefined(Rt *rt, Value obj, const char *name, size_t n) {
@@ -1505,7 +1505,7 @@ Value v_getitem(Rt *rt, Value obj, Value key) {
     Value out;
     if (lookup_item(rt, obj, key, &out)) return out;
     if (key.type == VT_STR && lookup_attr(rt, obj, key.u.s->data, key.u.s->len, &out)) return out;
-    return missing_undefined(rt, obj, key);
+    return v_missed_lookup(rt, obj, key);
 }
 
 /* ======================================================================

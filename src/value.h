@@ -155,6 +155,7 @@ Value v_str(Rt *rt, const char *p, size_t n);
 Value v_strz(Rt *rt, const char *z);
 Value v_undef_msg(Rt *rt, const char *fmt, ...);         /* Undefined with hint */
 Str *undef_hint(Rt *rt, Value undef);                    /* its hint, or NULL (see UNDEF_TEXT) */
+Value v_missed_lookup(Rt *rt, Value obj, Value key);     /* the Undefined obj[key] / obj.key gives */
 Value v_bigint(Rt *rt, const char *digits, size_t n);    /* normalises to VT_INT if it fits */
 size_t str_nchars(Str *s);                                /* code points (cached) */
 uint32_t str_hash(Str *s);                                /* cached */

@@ -822,6 +822,13 @@ add_all("lazy_hint", [
     "{% if d.missing %}t{% else %}f{% endif %}{{ d.missing == d.other }}",
     "{{ (d.missing ~ 'x')|length }}", "{{ d.missing|length }}", "{{ d.missing[0] }}", "{{ s[1.5] + 1 }}",
     "{{ d.missing() }}", "{% for x in d.missing %}{{ x }}{% endfor %}e", "{{ d['a\\'b\\u00e9'] + 1 }}",
+    # a constant key missing from a dict: the Undefined made at compile time,
+    # unless a dict attribute answers to the name
+    "{{ d['items'] is defined }}{{ d['keys'] is callable }}{{ d['get'] is defined }}{{ d['pop'] is defined }}",
+    "{{ d['pop'] + 1 }}", "{{ d['__class__'] is defined }}", "{{ d[''] + 1 }}", "{{ d[\"it's\"] + 1 }}",
+    "{{ msgs[0]['tool_calls'] is defined }}{{ msgs[2]['tool_calls']|length }}{{ msgs[0]['tool_calls'] + 1 }}",
+    "{% for m in msgs %}{{ m['role'] }}{{ m['nope'] is undefined }}{% endfor %}", "{{ s['missing'] + 1 }}",
+    "{% set ns = namespace(a=1) %}{{ ns['a'] }}{{ ns['b'] + 1 }}",
 ])
 
 add_all("runtime", [
