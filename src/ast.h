@@ -37,7 +37,7 @@ typedef enum NodeKind {
     N_DICT,        /* items: keys; alt: values */
     N_GETATTR,     /* a: object; attr; flag: attr can only be a dict key,
                       then v: the Undefined a missing key gives */
-    N_GETITEM,     /* a: object; b: key; flag: b is a constant str no dict attribute answers to, v: the Undefined a dict without it gives */
+    N_GETITEM,     /* a: object; b: key (obj['plain key'] is parsed as N_GETATTR) */
     N_SLICE,       /* a: object; b, c, d: start, stop, step (each may be NULL) */
     N_CALL,        /* a: callee; items: args; kwnames/kwvals; b: *args; c: **kwargs */
     N_FILTER,      /* a: operand (NULL inside filter/set blocks); attr: name; filter fn;

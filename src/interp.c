@@ -1674,7 +1674,6 @@ static NOINLINE Value eval_getitem(Interp *I, const Node *n, Frame *f) {
     if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
         Value v;
         if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
-        if (n->flag) return n->v;   /* a constant key that is no dict attribute (parser) */
     }
     return eval_getitem_slow(I, n, obj, key);
 }

@@ -381,6 +381,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
 static Node *parse_primary(Parser *P, bool with_namespace);
 static Node *parse_postfix(Parser *P, Node *node);
 static uint8_t attr_is_plain_key(Str *name);
+static Node *new_getattr(Parser *P, Token *t, Node *obj, Str *name);
 
 static Node *parse_test(Parser *P, Node *node) {
     Token *is_tok = advance(P);   /* 'is' */
@@ -458,18 +459,7 @@ static Node *parse_postfix(Parser *P, Node *node) {
             Token *a = cur(P);
             if (a->type == T_NAME) {
                 advance(P);
-                Node *g = new_node(P, N_GETATTR, t);
-                g->a = node;
-                /* one Str per distinct name (the symbol's): the renderer's
-                 * attribute cache compares names by pointer */
-                int attr_sym = intern_sym(P, tok_str(a));   /* may move t->syms */
-                g->attr = P->t->syms[attr_sym];
-                g->flag = attr_is_plain_key(g->attr);
-                if (g->flag && known_key(g->attr, str_hash(g->attr)) == g->attr) g->flag |= GA_KEY_KNOWN;
-                g->op = loop_attr_id(g->attr);
-                /* the Undefined a missing key gives, made once (not per miss) */
-                if (g->flag) g->v = v_undef_msg(P->rt, "'dict object' has no attribute '%s'", g->attr->data);
-                node = g;
+                node = new_getattr(P, t, node, tok_str(a));
             } else if (a->type == T_INT) {
                 advance(P);
                 Node *k = new_node(P, N_CONST, a);
@@ -499,22 +489,19 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 arg->flag = foldable(P, arg, !P->escape_volatile);
                 P->slices_to_settle |= arg->flag;
                 node = arg;
+            } else if (arg->kind == N_CONST && arg->v.type == VT_STR && !arg->v.flags && attr_is_plain_key(arg->v.u.s)) {
+                /* message['role'] is message.role in the sandbox when no dict
+                 * attribute answers to the name: a dict gives its item either
+                 * way, and everything else its attribute (its getitem fails
+                 * for a str key, and getitem then tries getattr) */
+                node = new_getattr(P, t, node, arg->v.u.s);
             } else {
                 Node *g = new_node(P, N_GETITEM, t);
                 g->a = node;
                 g->b = arg;
                 node = g;
-                /* message['role']: a known key's shared Str (a JSON dict's
-                 * key is found by pointer, as for message.role), and any
-                 * other constant key's hash is computed now, not per lookup */
-                if (arg->kind == N_CONST && arg->v.type == VT_STR && !arg->v.flags) {
-                    Str *known = known_key(arg->v.u.s, str_hash(arg->v.u.s));
-                    if (known) arg->v.u.s = known;
-                    /* a key no dict attribute answers to: a dict without it
-                     * gives this Undefined (made once, not per miss) */
-                    g->flag = attr_is_plain_key(arg->v.u.s);
-                    if (g->flag) g->v = v_missed_lookup(P->rt, v_dict_of(dict_new(P->rt, 0)), arg->v);
-                }
+                /* d['items']: a constant key's hash computed now, not per lookup */
+                if (arg->kind == N_CONST && arg->v.type == VT_STR) str_hash(arg->v.u.s);
                 /* Jinja2 writes a slice among several subscripts as Python
                  * (x[1:, y] -> getitem(x, (1:, y))), which does not compile
                  * unless the whole expression was folded as a constant */
@@ -532,6 +519,22 @@ static Node *parse_postfix(Parser *P, Node *node) {
             return node;
         }
     }
+}
+
+/* obj.name (and obj['name'] when that means the same): one Str per
+ * distinct name (the symbol's), as the renderer's attribute cache compares
+ * names by pointer; for a plain key, whether it is a known key, and the
+ * Undefined a dict without it gives, made once (not per miss). */
+static Node *new_getattr(Parser *P, Token *t, Node *obj, Str *name) {
+    Node *g = new_node(P, N_GETATTR, t);
+    g->a = obj;
+    int attr_sym = intern_sym(P, name);   /* may move t->syms */
+    g->attr = P->t->syms[attr_sym];
+    g->flag = attr_is_plain_key(g->attr);
+    if (g->flag && known_key(g->attr, str_hash(g->attr)) == g->attr) g->flag |= GA_KEY_KNOWN;
+    g->op = loop_attr_id(g->attr);
+    if (g->flag) g->v = v_missed_lookup(P->rt, v_dict_of(dict_new(P->rt, 0)), v_str_of(g->attr));
+    return g;
 }
 
 /* True when `d.name` on a dict can only mean d['name']: not a dict method,

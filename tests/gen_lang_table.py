@@ -829,6 +829,13 @@ add_all("lazy_hint", [
     "{{ msgs[0]['tool_calls'] is defined }}{{ msgs[2]['tool_calls']|length }}{{ msgs[0]['tool_calls'] + 1 }}",
     "{% for m in msgs %}{{ m['role'] }}{{ m['nope'] is undefined }}{% endfor %}", "{{ s['missing'] + 1 }}",
     "{% set ns = namespace(a=1) %}{{ ns['a'] }}{{ ns['b'] + 1 }}",
+    # obj['plain key'] is parsed as obj.key: the same answer on every kind of object
+    "{{ xs['count'] is defined }}{{ (1, 2)['index'] is defined }}{{ s['upper']() }}{{ s['join'](['a', 'b']) }}",
+    "{% for x in xs %}{{ loop['index'] }}{{ loop['first'] }}{{ loop['cycle']('a', 'b') }}{% endfor %}",
+    "{{ n['real'] }}{{ f['imag'] }}{{ nested['a']['b']['c'] }}{{ msg['role']|upper }}{{ {'a b': 1, 'é': 2}['a b'] }}",
+    "{% for m in msgs %}{% if m['role'] == 'user' %}U{% elif m['role'] != 'system' %}{{ m['content'] }}{% endif %}{% endfor %}",
+    "{{ {'é': 2}['é'] }}{{ d['a b'] is defined }}{{ cycler(1, 2)['next']() }}{{ nil['x'] is defined }}",
+    "{{ undefined_name['x'] }}", "{{ xs['x'] + 1 }}", "{{ (xs|groupby('real'))[0]['grouper'] }}",
 ])
 
 add_all("runtime", [
