@@ -884,7 +884,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     /* Every parameter is local before any default runs, so a default that
      * names a parameter sees it (or Undefined), never an outer variable. */
     for (int j = 0; j < np; j++) {   /* (the layout's first slots, as many as it has) */
-        Value v = bound[j].type != VT_MISSING ? bound[j] : v_undef_msg(rt, "'%s' is undefined", node->params[j]->data);
+        Value v = bound[j].type != VT_MISSING ? bound[j] : I->t->sym_undef[node->param_syms[j]];   /* "'x' is undefined" */
         if (j < f->nslots) {
             f->syms[j] = node->param_syms[j];
             f->vals[j] = v;
@@ -895,7 +895,12 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     for (int j = 0; j < np; j++) {
         if (bound[j].type != VT_MISSING) continue;
         const Node *def = node->items.v[j];
-        bound[j] = def ? eval(I, def, f) : v_undef_msg(rt, "parameter '%s' was not provided", node->params[j]->data);
+        if (def) {
+            bound[j] = eval(I, def, f);
+        } else {
+            bound[j] = v_undef(node->params[j]);   /* (its hint is written if it is read) */
+            bound[j].iter = UNDEF_NOT_PROVIDED;
+        }
         frame_set(I, f, node->param_syms[j], bound[j]);
     }
     if (node->flag & MF_VARARGS) frame_set(I, f, I->t->sym_varargs, v_tuple_of(varargs));

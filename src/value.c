@@ -1339,9 +1339,16 @@ Value v_missed_lookup(Rt *rt, Value obj, Value key) {
 }
 
 Str *undef_hint(Rt *rt, Value undef) {
+    StrBuf sb;
+    if (undef.iter == UNDEF_NOT_PROVIDED) {
+        sb_init(rt, &sb, 64);
+        sb_puts(&sb, "parameter '");
+        sb_put(&sb, undef.u.s->data, undef.u.s->len);
+        sb_puts(&sb, "' was not provided");
+        return sb_to_str(&sb);
+    }
     if (undef.iter != UNDEF_MISSED) return undef.u.s;
     const MissedLookup *m = undef.u.miss;
-    StrBuf sb;
     sb_init(rt, &sb, 64);
     bool by_name = m->key.type == VT_STR;
     write_object_type_repr(&sb, m->obj, by_name);

@@ -63,9 +63,10 @@ enum { ITER_GENERATOR, ITER_LIST_REVERSE, ITER_REVERSED, ITER_DICT_REVERSE_KEYS,
  * ("'str object' has no attribute 'type'") is written only if it is read,
  * as Jinja2's Undefined does: templates probe missing keys in loops (`for c
  * in message['content']` over a string's characters, then c['type']), and
- * formatting each hint took most of such a render. Read it with
- * undef_hint(). */
-enum { UNDEF_TEXT = 0, UNDEF_MISSED = 1 };
+ * formatting each hint took most of such a render; UNDEF_NOT_PROVIDED,
+ * u.s is a macro parameter the call left out ("parameter 'x' was not
+ * provided"). Read it with undef_hint(). */
+enum { UNDEF_TEXT = 0, UNDEF_MISSED = 1, UNDEF_NOT_PROVIDED = 2 };
 typedef struct MissedLookup MissedLookup;
 
 typedef struct Str {

@@ -539,6 +539,12 @@ add_all("macro", [
     "{% macro m(a) %}{% endmacro %}{{ m(1, 2, z=1) }}",
     "{% macro m(a) %}{{ kwargs }}{% endmacro %}{{ m(1, 2, z=1) }}",
     "{% macro m() %}{{ caller() }}{% endmacro %}{{ m(caller=none) }}",
+    # a parameter the call leaves out: its Undefined says so when read
+    "{% macro m(a, b) %}{{ b + 1 }}{% endmacro %}{{ m(1) }}",
+    "{% macro m(a, b) %}{{ b is defined }}{{ b|default('dflt') }}[{{ b }}]{% endmacro %}{{ m(1) }}",
+    "{% macro m(a, b) %}{{ b.x }}{% endmacro %}{{ m() }}", "{% macro m(a, b) %}{{ a ~ b }}{% endmacro %}{{ m(b=2) }}",
+    "{% macro m(a=b, b=1) %}{{ a + 1 }}{% endmacro %}{{ m() }}", "{% macro m(a, b=a) %}{{ b }}{% endmacro %}{{ m(5) }}{{ m() }}",
+    "{% macro m(a, b) %}{{ [a, b]|tojson }}{% endmacro %}{{ m(1) }}",
 ])
 
 # ---- filter / generation / with / autoescape / block ---------------------------------------
