@@ -1399,8 +1399,13 @@ static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
     return v_int(r);
 }
 
-static COLD Value condexpr_undefined(Interp *I, const Node *n) {
-    return v_undef_msg(I->rt, "the inline if-expression on line %d evaluated to false and no else section was defined.", n->line);
+/* `'x' if y` with y false: an Undefined whose hint (the line) is written
+ * only if it is read. */
+static inline Value condexpr_undefined(const Node *n) {
+    Value v = v_undef(NULL);
+    v.iter = UNDEF_NO_ELSE;
+    v.u.i = n->line;
+    return v;
 }
 
 
@@ -1726,7 +1731,7 @@ static NOINLINE Value eval_compare(Interp *I, const Node *n, Frame *f) {
 static NOINLINE Value eval_condexpr(Interp *I, const Node *n, Frame *f) {
     if (cond(I, n->a, f)) return operand(I, n->b, f);
     if (n->c) return operand(I, n->c, f);
-    return condexpr_undefined(I, n);
+    return condexpr_undefined(n);
 }
 
 static NOINLINE Value eval_nsref(Interp *I, const Node *n, Frame *f) {

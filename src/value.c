@@ -1347,6 +1347,12 @@ Str *undef_hint(Rt *rt, Value undef) {
         sb_puts(&sb, "' was not provided");
         return sb_to_str(&sb);
     }
+    if (undef.iter == UNDEF_NO_ELSE) {
+        sb_init(rt, &sb, 96);
+        sb_printf(&sb, "the inline if-expression on line %lld evaluated to false and no else section was defined.",
+                  (long long)undef.u.i);
+        return sb_to_str(&sb);
+    }
     if (undef.iter != UNDEF_MISSED) return undef.u.s;
     const MissedLookup *m = undef.u.miss;
     sb_init(rt, &sb, 64);

@@ -65,8 +65,10 @@ enum { ITER_GENERATOR, ITER_LIST_REVERSE, ITER_REVERSED, ITER_DICT_REVERSE_KEYS,
  * in message['content']` over a string's characters, then c['type']), and
  * formatting each hint took most of such a render; UNDEF_NOT_PROVIDED,
  * u.s is a macro parameter the call left out ("parameter 'x' was not
- * provided"). Read it with undef_hint(). */
-enum { UNDEF_TEXT = 0, UNDEF_MISSED = 1, UNDEF_NOT_PROVIDED = 2 };
+ * provided"); UNDEF_NO_ELSE, u.i is the line of an inline if without else
+ * whose test was false (`'x' if y` is common, and false in most renders).
+ * Read it with undef_hint(). */
+enum { UNDEF_TEXT = 0, UNDEF_MISSED = 1, UNDEF_NOT_PROVIDED = 2, UNDEF_NO_ELSE = 3 };
 typedef struct MissedLookup MissedLookup;
 
 typedef struct Str {

@@ -842,6 +842,10 @@ add_all("lazy_hint", [
     "{% for m in msgs %}{% if m['role'] == 'user' %}U{% elif m['role'] != 'system' %}{{ m['content'] }}{% endif %}{% endfor %}",
     "{{ {'é': 2}['é'] }}{{ d['a b'] is defined }}{{ cycler(1, 2)['next']() }}{{ nil['x'] is defined }}",
     "{{ undefined_name['x'] }}", "{{ xs['x'] + 1 }}", "{{ (xs|groupby('real'))[0]['grouper'] }}",
+    # an inline if without else whose test is false
+    "[{{ 'x' if no }}]{{ ('x' if no) is defined }}{{ ('x' if no)|default('d') }}", "{{ ('x' if no) + 1 }}",
+    "a\n\nb {{ ('x' if no) ~ 1 }}\n{{ ('x' if nil).y }}", "{% set v = 'a' if no %}{{ v|tojson }}",
+    "{% for i in xs %}{{ ('x' if i > 5)|string }}{% endfor %}{{ [1 if no]|length }}",
 ])
 
 add_all("runtime", [
