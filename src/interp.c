@@ -1139,7 +1139,7 @@ static Value eval_getattr(Interp *I, Value obj, Str *attr) {
         u.flags = CF_ERR_SECURITY;
         return u;
     }
-    return v_getattr(I->rt, obj, attr->data, attr->len);
+    return v_getattr_str(I->rt, obj, attr);
 }
 
 static NOINLINE Value eval_call(Interp *I, const Node *n, Frame *f, Str *caller_kw, Value caller) {

@@ -3,6 +3,7 @@
  * attribute/item lookup. */
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1513,6 +1514,14 @@ Value v_getattr(Rt *rt, Value obj, const char *name, size_t n) {
     return missing_attr_undefined(rt, obj, name, n);
 }
 
+Value v_getattr_str(Rt *rt, Value obj, Str *name) {
+    if (obj.type == VT_UNDEFINED || obj.type == VT_MISSING) v_undefined_fail(rt, obj);
+    Value out;
+    if (lookup_attr(rt, obj, name->data, name->len, &out)) return out;
+    if (obj.type == VT_DICT && dict_get_str(obj.u.dict, name->data, name->len, &out)) return out;
+    return v_missed_lookup(rt, obj, v_str_of(name));   /* (the name outlives the render) */
+}
+
 Value v_getitem(Rt *rt, Value obj, Value key) {
     if (obj.type == VT_UNDEFINED || obj.type == VT_MISSING) v_undefined_fail(rt, obj);
     Value out;
@@ -1524,6 +1533,32 @@ Value v_getitem(Rt *rt, Value obj, Value key) {
 /* ======================================================================
  * Iteration and len()
  * ====================================================================== */
+
+/* One-character ASCII strings, shared by every render: iterating a string
+ * makes a value of each character, and templates that loop over a
+ * message's content expecting parts (Llama 3.2 Vision, SmolVLM) walk every
+ * character of every message, 64 bytes of arena a character without these.
+ * Immutable: hash and length are set once, before any render reads them. */
+enum { CHAR_STR_SIZE = (offsetof(Str, data) + 2 + 15) & ~15 };
+static _Alignas(16) unsigned char char_strs[128 * CHAR_STR_SIZE];
+static pthread_once_t char_strs_once = PTHREAD_ONCE_INIT;
+
+static void char_strs_init(void) {
+    for (int c = 0; c < 128; c++) {
+        Str *s = (Str *)(void *)(char_strs + (size_t)c * CHAR_STR_SIZE);
+        s->len = 1;
+        s->nchars = 1;
+        s->data[0] = (char)c;
+        s->data[1] = '\0';
+        s->hash = 0;
+        str_hash(s);
+    }
+}
+
+static Str *char_str(unsigned char c) {   /* c < 128 */
+    pthread_once(&char_strs_once, char_strs_init);
+    return (Str *)(void *)(char_strs + (size_t)c * CHAR_STR_SIZE);
+}
 
 List *v_iterate(Rt *rt, Value v) {
     switch ((ValueType)v.type) {
@@ -1545,7 +1580,8 @@ List *v_iterate(Rt *rt, Value v) {
         for (size_t i = 0; i < s->len;) {
             size_t start = i++;
             while (i < s->len && ((unsigned char)s->data[i] & 0xC0) == 0x80) i++;
-            l->items[l->len++] = v_str(rt, s->data + start, i - start);
+            unsigned char c = (unsigned char)s->data[start];
+            l->items[l->len++] = i - start == 1 && c < 0x80 ? v_str_of(char_str(c)) : v_str(rt, s->data + start, i - start);
         }
         rt_step(rt, l->len);
         return l;

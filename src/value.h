@@ -373,6 +373,9 @@ _Noreturn void v_undefined_fail(Rt *rt, Value undef);
  * v_getitem: obj[key] — item first (dict key, list/str index incl. negative),
  *   then attribute for str keys; Undefined when absent. */
 Value v_getattr(Rt *rt, Value obj, const char *name, size_t n);
+/* The same for a name that outlives the render (a template's): a missed
+ * lookup's Undefined keeps it rather than a copy. */
+Value v_getattr_str(Rt *rt, Value obj, Str *name);
 Value v_getitem(Rt *rt, Value obj, Value key);
 
 /* Iterate: strings yield characters, dicts keys, lists/tuples items.

@@ -846,6 +846,10 @@ add_all("lazy_hint", [
     "[{{ 'x' if no }}]{{ ('x' if no) is defined }}{{ ('x' if no)|default('d') }}", "{{ ('x' if no) + 1 }}",
     "a\n\nb {{ ('x' if no) ~ 1 }}\n{{ ('x' if nil).y }}", "{% set v = 'a' if no %}{{ v|tojson }}",
     "{% for i in xs %}{{ ('x' if i > 5)|string }}{% endfor %}{{ [1 if no]|length }}",
+    # a string's characters (ASCII ones are shared values) probed as parts
+    "{% for c in 'a\\u00e9\\u4e2d\\n' %}{{ c }}{{ c|length }}{{ c['type'] is defined }}{{ c == 'a' }}{{ c|upper }}"
+    "{{ c|tojson }}{% endfor %}{{ 'abc'|list }}{{ ('ba'|list|sort)[0] }}{{ s|list|unique|list|length }}",
+    "{% for c in s %}{% if c['type'] == 'text' %}T{% endif %}{{ c.text }}{% endfor %}{{ (s|list)[0].x + 1 }}",
 ])
 
 add_all("runtime", [
