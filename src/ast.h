@@ -14,7 +14,8 @@ typedef enum NodeKind {
     N_IF,          /* a: test; body; alt: else body (elif = nested N_IF) */
     N_FOR,         /* a: target; b: iterable; c: filter test or NULL; body; alt: else;
                       flag: recursive; op: ESC_* (loop(...) returns markup) */
-    N_SET,         /* a: target (N_NAME, N_TUPLE of names, N_NSREF); b: value */
+    N_SET,         /* a: target (N_NAME, N_TUPLE of names, N_NSREF); b: value;
+                      flag: SET_ACCUMULATE (parser.c, mark_accumulators) */
     N_SET_BLOCK,   /* a: target; body; c: filter chain (innermost .a == NULL) or NULL */
     N_MACRO,       /* name/sym; params (names/nparams); defaults (items, NULL = none);
                       body; flag: MF_* uses */
@@ -50,6 +51,10 @@ typedef enum NodeKind {
     N_CONCAT,      /* items (the ~ operator) */
     N_CONDEXPR     /* a: test; b: value if true; c: value if false (NULL: Undefined) */
 } NodeKind;
+
+/* N_SET.flag: {% set ns.x = ns.x ~ ... %} where nothing else can hold
+ * ns.x's value: the renderer may append to it in place. */
+enum { SET_ACCUMULATE = 1 };
 
 /* N_MACRO.flag. MF_ANONYMOUS: a call block's caller, which Jinja2 creates
  * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */

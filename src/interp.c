@@ -66,6 +66,8 @@ typedef struct Interp {
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
     AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
     FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
+    struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
+    unsigned acc_next;         /* the entry the next new accumulator takes */
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
@@ -1924,6 +1926,62 @@ static void template_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
 
 static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr};
 
+/* {% set ns.out = ns.out ~ a ~ b %} marked SET_ACCUMULATE (parser.c): no
+ * one but the namespace can hold ns.out's value, so a value this function
+ * made (an accumulator, with room to grow) is appended to in place, and
+ * building a prompt piece by piece takes linear time and memory, as it does
+ * in Python, which frees each old copy. The pieces are evaluated first, as
+ * the `~` would; if one of them changed ns.out (a macro appending to it),
+ * the result is built anew from the value read before them. */
+typedef struct Accumulator { Str *s; size_t cap; } Accumulator;
+static COLD _Noreturn void string_too_long(Interp *I);
+enum { ACCUMULATORS = 8 };
+
+static NOINLINE bool accumulate(Interp *I, const Node *n, Frame *f) {
+    const Node *target = n->a, *cat = n->b;
+    Value ns = lookup(I, f, target->sym);
+    if (ns.type != VT_NAMESPACE) return false;
+    Value cur = operand(I, cat->items.v[0], f);
+    if (cur.type != VT_STR || cur.flags) return false;
+    Str *s = cur.u.s;
+    size_t len0 = s->len;
+    StrBuf sb;
+    sb_init(I->rt, &sb, 64);
+    for (int i = 1; i < cat->items.n; i++) {   /* (as eval_concat) */
+        Value v = operand(I, cat->items.v[i], f);
+        if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
+        else v_write_str(I->rt, &sb, v);
+    }
+    Str *piece = sb_to_str(&sb);
+    set_pos(I, n);
+    size_t len = len0 + piece->len;
+    if (len > I->rt->lim.max_string) string_too_long(I);
+    if (!I->acc) I->acc = rt_alloc0(I->rt, ACCUMULATORS * sizeof *I->acc);
+    Value now;
+    for (int i = 0; i < ACCUMULATORS; i++) {
+        Accumulator *a = &I->acc[i];
+        if (a->s != s || s->len != len0 || a->cap < len) continue;
+        if (!dict_get_key(ns.u.dict, target->attr, &now) || now.type != VT_STR || now.u.s != s) break;
+        memcpy(s->data + len0, piece->data, piece->len);
+        s->len = len;
+        s->data[len] = '\0';
+        s->nchars = -1;
+        s->hash = 0;
+        return true;
+    }
+    size_t cap = len < 128 ? 256 : len * 2;
+    if (cap > I->rt->lim.max_string) cap = I->rt->lim.max_string;
+    Str *grown = str_alloc(I->rt, cap);
+    memcpy(grown->data, s->data, len0);
+    memcpy(grown->data + len0, piece->data, piece->len);
+    grown->len = len;
+    grown->data[len] = '\0';
+    I->acc[I->acc_next] = (Accumulator){grown, cap};
+    I->acc_next = (I->acc_next + 1) % ACCUMULATORS;
+    unpack_assign(I, target, v_str_of(grown), f);
+    return true;
+}
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
@@ -1932,6 +1990,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         return loop_run(I, n, operand(I, n->b, f), f, 0);
     case N_SET: {
         if (n->a->kind == N_NSREF || n->a->kind == N_TUPLE) namespace_targets(I, n, n->a, f);
+        if (n->flag == SET_ACCUMULATE && accumulate(I, n, f)) return CTL_NONE;
         Value v = operand(I, n->b, f);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);

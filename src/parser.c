@@ -1738,6 +1738,118 @@ static int layout_slot(const Layout *lo, int sym) {
     return SLOT_NONE;
 }
 
+/* ---- accumulators ----
+ * {% set ns.out = ns.out ~ a ~ b %} copies the whole of ns.out each time,
+ * and the arena keeps every copy until the render ends: a template that
+ * builds its prompt this way (Reka-Edge) took memory quadratic in the
+ * conversation, and 1 MB of it ran past the 256 MiB limit, where Python,
+ * which frees each old copy, needs 30 MB. Such a statement is marked
+ * (N_SET.flag = SET_ACCUMULATE) when nothing can hold on to ns.out's value
+ * but the namespace: the renderer may then append to it in place
+ * (interp.c, accumulate). That holds when the name `ns` is only ever read
+ * to reach an attribute (never passed, aliased, printed or subscripted as a
+ * whole) and `ns.out` is only ever read as the first operand of such a
+ * statement, printed ({{ ns.out }}), tested ({% if ns.out %}, not ns.out)
+ * or asked ns.out.endswith(...) / startswith / find / rfind / count. */
+typedef struct AccScan {
+    Node **sets;  int nsets, setcap;    /* candidate statements */
+    Node **reads; int nreads, readcap;  /* reads that keep nothing: ns.out nodes, and ns names */
+    Rt *rt;
+} AccScan;
+
+static void acc_push(AccScan *a, Node ***v, int *n, int *cap, Node *x) {
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        *v = rt_realloc(a->rt, *v, (size_t)*cap * sizeof **v, (size_t)nc * sizeof **v);
+        *cap = nc;
+    }
+    (*v)[(*n)++] = x;
+}
+
+static bool attr_of_name(const Node *n) { return n && n->kind == N_GETATTR && n->a->kind == N_NAME; }
+
+static bool acc_candidate_sym(const AccScan *a, int sym) {
+    for (int i = 0; i < a->nsets; i++)
+        if (a->sets[i]->a->sym == sym) return true;
+    return false;
+}
+
+static void acc_find_sets(Node *n, void *ctx) {
+    AccScan *a = ctx;
+    if (n->kind != N_SET || n->a->kind != N_NSREF || !n->b || n->b->kind != N_CONCAT || n->b->op == ESC_ON ||
+        n->b->items.n < 2)
+        return;
+    const Node *first = n->b->items.v[0];
+    if (attr_of_name(first) && first->a->sym == n->a->sym && first->attr == n->a->attr)
+        acc_push(a, &a->sets, &a->nsets, &a->setcap, n);
+}
+
+static void acc_allow(AccScan *a, Node *x) {
+    if (x && ((x->kind == N_NAME && acc_candidate_sym(a, x->sym)) || (attr_of_name(x) && acc_candidate_sym(a, x->a->sym))))
+        acc_push(a, &a->reads, &a->nreads, &a->readcap, x);
+}
+
+static void acc_find_reads(Node *n, void *ctx) {
+    AccScan *a = ctx;
+    static const char *const keep_nothing[] = {"endswith", "startswith", "find", "rfind", "count", NULL};
+    switch (n->kind) {
+    case N_SET:
+    case N_FOR:
+        for (int i = 0; i < a->nsets; i++)
+            if (a->sets[i] == n) acc_allow(a, n->b->items.v[0]);
+        /* a set's or a loop's target names are stores */
+        if (n->a && n->a->kind == N_NAME) acc_allow(a, n->a);
+        for (int i = 0; n->a && n->a->kind == N_TUPLE && i < n->a->items.n; i++)
+            if (n->a->items.v[i]->kind == N_NAME) acc_allow(a, n->a->items.v[i]);
+        break;
+    case N_GETATTR:
+        if (n->a->kind == N_NAME) acc_allow(a, n->a);   /* ns.anything: the name only reached through */
+        break;
+    case N_OUTPUT: case N_IF: case N_NOT:
+        if (attr_of_name(n->a)) acc_allow(a, n->a);
+        break;
+    case N_CALL:
+        if (n->a->kind == N_GETATTR && attr_of_name(n->a->a))
+            for (const char *const *m = keep_nothing; *m; m++)
+                if (str_eqz(n->a->attr, *m)) acc_allow(a, n->a->a);
+        break;
+    default:
+        break;
+    }
+}
+
+static bool acc_read_allowed(const AccScan *a, const Node *x) {
+    for (int i = 0; i < a->nreads; i++)
+        if (a->reads[i] == x) return true;
+    return false;
+}
+
+/* Any other read of a candidate's name, or of its attribute, rules out
+ * every candidate statement on that name (and attribute). */
+static void acc_check_reads(Node *n, void *ctx) {
+    AccScan *a = ctx;
+    bool name = n->kind == N_NAME && acc_candidate_sym(a, n->sym);
+    bool attr = attr_of_name(n) && acc_candidate_sym(a, n->a->sym);
+    if ((!name && !attr) || acc_read_allowed(a, n)) return;
+    for (int i = 0; i < a->nsets; i++) {
+        Node *set = a->sets[i];
+        if (set->a->sym == (name ? n->sym : n->a->sym) && (name || set->a->attr == n->attr)) {
+            a->sets[i] = a->sets[--a->nsets];   /* (no longer a candidate) */
+            i--;
+        }
+    }
+}
+
+static void mark_accumulators(Rt *rt, struct cf_template *t) {
+    AccScan a = {0};
+    a.rt = rt;
+    walk_list(&t->body, acc_find_sets, &a);
+    if (!a.nsets) return;
+    walk_list(&t->body, acc_find_reads, &a);
+    walk_list(&t->body, acc_check_reads, &a);
+    for (int i = 0; i < a.nsets; i++) a.sets[i]->flag = SET_ACCUMULATE;
+}
+
 static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo);
 static void layout_list(const struct cf_template *t, NodeList *l, const Layout *lo) {
     for (int i = 0; i < l->n; i++) layout_tree(t, l->v[i], lo);
@@ -1815,5 +1927,6 @@ void parse_template(Rt *rt, struct cf_template *t) {
     t->blocks = rt_alloc(rt, (size_t)(t->nblocks ? t->nblocks : 1) * sizeof *t->blocks);
     t->nblocks = 0;
     walk_list(&t->body, collect_block, t);
+    mark_accumulators(rt, t);
     layout_list(t, &t->body, NULL);   /* (after packing: a node reached twice is one node) */
 }
