@@ -9,7 +9,8 @@
 #   c. unit tables tests/unit/*.jsonl vs the reference, live, 100%
 #      (except ids listed as `- unit:<id>` in tests/KNOWN_DIFFERENCES.md)
 #   d. corpus: shared/corpus/templates x shared/conversations, >= 99.5%
-#      and seeds + corpus x edge-case variants of the conversations
+#      and seeds + corpus x edge-case variants of the conversations,
+#      and seeds + corpus on one long conversation (100% but known limits)
 #      (tests/gen_conversation_variants.py), >= 99.5%
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
 #   f. tests/*_test.sh scripts (exit status decides)
@@ -225,6 +226,15 @@ else
           python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$OUT/variants"; } > "$cases"
         differential variants "$cases" --files "$SHARED"/seeds/*.jinja "$SHARED"/corpus/templates/*.jinja -- \
             --min 0.995 --strict-messages
+    fi
+
+    # every template on one long conversation (~4000 messages, 1.8 MB): memory and
+    # steps that grow faster than the conversation show here (tests/gen_long_conversation.py)
+    if engine_ready long; then
+        cases=$OUT/long.cases.jsonl
+        python3 tests/gen_long_conversation.py "$SHARED" > "$cases"
+        differential long "$cases" --files "$SHARED"/seeds/*.jinja "$SHARED"/corpus/templates/*.jinja -- \
+            --min 1 --strict-messages ${KNOWN_ARGS[@]+"${KNOWN_ARGS[@]}"}
     fi
 
     if engine_ready random; then
