@@ -500,8 +500,6 @@ static Node *parse_postfix(Parser *P, Node *node) {
                 g->a = node;
                 g->b = arg;
                 node = g;
-                /* d['items']: a constant key's hash computed now, not per lookup */
-                if (arg->kind == N_CONST && arg->v.type == VT_STR) str_hash(arg->v.u.s);
                 /* Jinja2 writes a slice among several subscripts as Python
                  * (x[1:, y] -> getitem(x, (1:, y))), which does not compile
                  * unless the whole expression was folded as a constant */

@@ -1506,20 +1506,20 @@ static bool lookup_item(Rt *rt, Value obj, Value key, Value *out) {
     }
 }
 
-Value v_getattr(Rt *rt, Value obj, const char *name, size_t n) {
+/* obj.name found: attribute first, then item (v_getattr, v_getattr_str). */
+static bool getattr_found(Rt *rt, Value obj, const char *name, size_t n, Value *out) {
     if (obj.type == VT_UNDEFINED || obj.type == VT_MISSING) v_undefined_fail(rt, obj);
+    return lookup_attr(rt, obj, name, n, out) || (obj.type == VT_DICT && dict_get_str(obj.u.dict, name, n, out));
+}
+
+Value v_getattr(Rt *rt, Value obj, const char *name, size_t n) {
     Value out;
-    if (lookup_attr(rt, obj, name, n, &out)) return out;
-    if (obj.type == VT_DICT && dict_get_str(obj.u.dict, name, n, &out)) return out;
-    return missing_attr_undefined(rt, obj, name, n);
+    return getattr_found(rt, obj, name, n, &out) ? out : missing_attr_undefined(rt, obj, name, n);
 }
 
 Value v_getattr_str(Rt *rt, Value obj, Str *name) {
-    if (obj.type == VT_UNDEFINED || obj.type == VT_MISSING) v_undefined_fail(rt, obj);
-    Value out;
-    if (lookup_attr(rt, obj, name->data, name->len, &out)) return out;
-    if (obj.type == VT_DICT && dict_get_str(obj.u.dict, name->data, name->len, &out)) return out;
-    return v_missed_lookup(rt, obj, v_str_of(name));   /* (the name outlives the render) */
+    Value out;   /* (a miss keeps the name itself: it outlives the render) */
+    return getattr_found(rt, obj, name->data, name->len, &out) ? out : v_missed_lookup(rt, obj, v_str_of(name));
 }
 
 Value v_getitem(Rt *rt, Value obj, Value key) {
