@@ -11,6 +11,10 @@
 #             work chatfmt does too), on the first 2000 rows, per row
 #   verify    every one of the 100000 output rows against the reference
 #             (BENCH_VERIFY=0 skips; it takes about as long as Jinja2 on them)
+#   by template  the same rows with each of the other seeds (two alternating
+#             rounds each): the ratio depends on the template, because reading
+#             a row's JSON costs chatfmt the same whatever renders it, while
+#             Jinja2's render time varies fourfold (BENCH_BY_TEMPLATE=0 skips)
 #
 # Environment: BUILD (default build), CHATFMT_SHARED (default ../shared),
 # BENCH_TEMPLATE (default glm45 from the seeds), BENCH_ROWS (default 100000).
@@ -54,7 +58,7 @@ run() {
     shift
     local t0 t1 usage
     t0=$(date +%s%N)
-    usage=$({ /usr/bin/time -f "%M %U %S" "$BIN" render "$TEMPLATE" --jsonl "$file" "$@" > /dev/null; } 2>&1 | tail -n 1)
+    usage=$({ /usr/bin/time -f "%M %U %S" "$BIN" render "${RUN_TEMPLATE:-$TEMPLATE}" --jsonl "$file" "$@" > /dev/null; } 2>&1 | tail -n 1)
     t1=$(date +%s%N)
     echo "$usage" | awk -v ns=$((t1 - t0)) '{printf "%.4f %s %s\n", ns / 1e9, $1, $2 + $3}'
 }
@@ -62,7 +66,7 @@ us_per_row() { python3 -c "import sys; print(f'{float(sys.argv[1]) / int(sys.arg
 
 cores=$(getconf _NPROCESSORS_ONLN)
 jinja_pass() {
-    python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" 2000 <<'EOF'
+    python3 - "$SHARED/oracle" "${1:-$TEMPLATE}" "$IN" 2000 <<'EOF'
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 import hf_render
@@ -112,6 +116,25 @@ echo "dataset_speedup $(ratio "$py_us" "$cf_us")x   (wall time, best of $ROUNDS 
 echo "dataset_speedup_1_thread $(ratio "$py_us" "$cf1_us")x"
 echo "dataset_cpu_per_row_us chatfmt $cfcpu_us  jinja2 $pycpu_us   cpu_ratio $(ratio "$pycpu_us" "$cfcpu_us")x   (CPU time summed over threads: independent of load and cores)"
 echo "peak_rss_kib $((ROWS / 10)) rows: $tenth_kb   $ROWS rows: $all_kb   (flat: constant memory)"
+
+if [ "${BENCH_BY_TEMPLATE:-1}" != 0 ]; then
+    worst=
+    for t in "$SHARED"/seeds/*.jinja; do
+        [ "$t" -ef "$TEMPLATE" ] && continue
+        best_s= best_p=
+        for _ in 1 2; do
+            read -r s _ _ < <(RUN_TEMPLATE=$t run "$IN")
+            read -r p _ < <(jinja_pass "$t")
+            [ "$(better "$s" "$best_s")" = 1 ] && best_s=$s
+            [ "$(better "$p" "$best_p")" = 1 ] && best_p=$p
+        done
+        us=$(us_per_row "$best_s" "$ROWS")
+        r=$(ratio "$best_p" "$us")
+        echo "dataset_speedup_by_template $(basename "$t") ${r}x   (jinja2 $best_p us, chatfmt $us us per row, all cores)"
+        [ "$(better "$r" "$worst")" = 1 ] && worst=$r
+    done
+    echo "dataset_speedup_other_seeds_lowest ${worst}x   (the headline is $(basename "$TEMPLATE"); target >= 100x)"
+fi
 
 if [ "${BENCH_VERIFY:-1}" != 0 ]; then
     python3 - "$SHARED/oracle" "$TEMPLATE" "$IN" "$OUT/dataset.out.jsonl" <<'EOF'
