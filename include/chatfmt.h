@@ -17,7 +17,9 @@
  * Memory: a render that outgrows its first few KiB takes 64 KiB blocks; when
  * it ends, up to 2 MiB of them stay with the thread for its next render (so
  * their pages are not faulted in anew each time) and are freed when the
- * thread exits.
+ * thread exits. Likewise the thread keeps the last output buffer that
+ * cf_result_free released (up to 1 MiB) and the last context block that
+ * cf_context_free released (16 KiB), for its next render and context.
  *
  * Errors are values: every fallible call fills a cf_error (kind, message,
  * line, column). The library never prints, never exits and checks every

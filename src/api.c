@@ -84,7 +84,8 @@ CF_API const char *cf_template_source(const cf_template *t, size_t *len) {
 
 cf_context *context_alloc(size_t memory_limit) {
     size_t head = (sizeof(cf_context) + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
-    cf_context *c = malloc(head + CONTEXT_FIRST_CHUNK);   /* (malloc aligns to 16) */
+    cf_context *c = context_block_take();
+    if (!c) c = malloc(head + CONTEXT_FIRST_CHUNK);   /* (malloc aligns to 16) */
     if (!c) return NULL;
     arena_init_borrowed(&c->arena, memory_limit, (unsigned char *)c + head, CONTEXT_FIRST_CHUNK);
     c->vars = NULL;
@@ -179,14 +180,14 @@ CF_API void cf_context_remove(cf_context *c, const char *name) {
 CF_API void cf_context_free(cf_context *c) {
     if (!c) return;
     arena_release(&c->arena);
-    free(c);
+    if (!context_block_put(c)) free(c);
 }
 
 /* ---- rendering ---- */
 
 CF_API void cf_result_free(cf_result *r) {
     if (!r) return;
-    free(r->text);
+    output_buffer_free(r->text);
     free(r->spans);
     memset(r, 0, sizeof *r);
 }
@@ -245,7 +246,7 @@ static bool render_common(const RenderCall *rc, bool chat, cf_error *err) {
     StrBuf out = {0};
     if (setjmp(jb_rt)) {
         arena_release(&arena);
-        free(out.p);
+        output_buffer_free(out.p);
         return false;
     }
     RenderInput in = {0};

@@ -58,6 +58,18 @@ void arena_init(Arena *a, size_t limit);
  * few KiB, which then cost no malloc/free. */
 void arena_init_borrowed(Arena *a, size_t limit, void *buf, size_t size);
 void arena_release(Arena *a);              /* frees every chunk but the borrowed one */
+
+/* A render's output buffer (>= want bytes + a NUL; its capacity in *cap),
+ * grown, and released: the thread keeps the last one released for its next
+ * render (runtime.c). Only these three may allocate or free one. NULL: out
+ * of memory. */
+char *output_buffer_new(size_t want, size_t *cap);
+char *output_buffer_grow(char *text, size_t cap);
+void output_buffer_free(char *text);
+/* A context's block (context_alloc's size, always the same), kept likewise:
+ * take gives the one kept or NULL; put keeps p, or returns false (free it). */
+void *context_block_take(void);
+bool context_block_put(void *p);
 /* Returns NULL when malloc fails or the limit is hit (never longjmps). */
 void *arena_try_alloc(Arena *a, size_t n);
 

@@ -524,8 +524,10 @@ void sb_init_lazy(Rt *rt, StrBuf *sb) {
  * result takes it over without a copy; the caller frees sb->p. */
 void sb_init_output(Rt *rt, StrBuf *sb, size_t cap) {
     sb_begin(rt, sb, cap, true);
-    sb->p = malloc(sb->cap + 1);
+    size_t got;
+    sb->p = output_buffer_new(sb->cap, &got);
     if (!sb->p) rt_oom(rt, sb->cap + 1);
+    if (got > sb->cap) sb->cap = got < rt->lim.max_output ? got : rt->lim.max_output;
 }
 
 static void sb_reserve(StrBuf *sb, size_t extra) {
@@ -553,7 +555,7 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
     if (cap < need) cap = need;
     if (cap > max) cap = max;
     if (sb->is_output) {
-        char *p = realloc(sb->p, cap + 1);
+        char *p = output_buffer_grow(sb->p, cap);
         if (!p) rt_oom(rt, cap + 1);
         sb->p = p;
         sb->cap = cap;
