@@ -39,7 +39,8 @@ static void dataset_usage(FILE *to) {
           "  --no-repair              do not undo web-copy damage in the template\n"
           "  --now YYYY-MM-DDTHH:MM:SS  pin strftime_now (same as CHATFMT_NOW)\n"
           "  --max-steps N, ... --max-json-depth N   safety limits, as for render\n"
-          "A progress line is shown on stderr when it is a terminal.\n", to);
+          "A progress line is shown on stderr when it is a terminal; when rows\n"
+          "failed, a last line there counts them and shows the first.\n", to);
 }
 
 /* ---- the job ---- */
@@ -291,6 +292,11 @@ int cmd_dataset(int argc, char **argv) {
     p.oom_row = "{\"error\": {\"type\": \"MemoryError\", \"message\": \"out of memory\"}}\n";
     p.progress = true;
     rc = pipeline_run(&p, in, out);
+    /* Failing rows do not stop the job, nor go unnoticed in a script. */
+    if (p.errors)
+        fprintf(stderr, "chatfmt: %llu of %llu rows failed (their output lines hold \"error\"); the first is line %llu: %s\n",
+                (unsigned long long)p.errors, (unsigned long long)p.rows, (unsigned long long)p.first_error_line,
+                p.first_error);
 done:
     if (own_in && in >= 0) close(in);
     if (own_out && out >= 0 && close(out) != 0 && rc == 0) {

@@ -96,6 +96,7 @@ typedef struct Block {
     size_t end[MAX_BLOCK_ROWS];  /* where each row's output ends in `out` */
     bool oom[MAX_BLOCK_ROWS];    /* out of memory for that row: written as oom_row */
     uint64_t errors;         /* error rows in the block */
+    size_t first_bad;        /* the first of them, or SIZE_MAX */
     bool done;               /* processed, not yet written (out_mu) */
 } Block;
 
@@ -131,6 +132,8 @@ typedef struct Ring {
 
     /* the writer token holder's alone */
     uint64_t rows, errors;
+    uint64_t first_error_line;   /* 0: none yet */
+    char first_error[sizeof ((Pipeline *)0)->first_error];
     Progress prog;
 } Ring;
 
@@ -325,6 +328,7 @@ static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
     b->len = 0;
     b->failed = false;
     blk->errors = 0;
+    blk->first_bad = SIZE_MAX;
     for (size_t i = 0; i < blk->nrows; i++) {
         size_t start = b->len;
         bool ok = p->row(p->job, worker, blk->in + blk->rows[i].at, blk->rows[i].len, b);
@@ -334,6 +338,7 @@ static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
             b->len = start;
         }
         blk->errors += !ok || blk->oom[i];
+        if ((!ok || blk->oom[i]) && blk->first_bad == SIZE_MAX) blk->first_bad = i;
         blk->end[i] = b->len;
     }
 }
@@ -367,6 +372,24 @@ static bool write_block(int fd, const Block *blk, const char *oom_row) {
     return write_all(fd, blk->out.p + from, blk->out.len - from);
 }
 
+/* The input line number and output line of the first error row, in
+ * input order (blocks are written in order; the writer's alone). */
+static void note_first_error(Ring *d, const Block *b) {
+    size_t i = b->first_bad;
+    d->first_error_line = d->rows + i + 1;
+    size_t start = i ? b->end[i - 1] : 0;
+    const char *text = b->oom[i] ? d->p->oom_row : b->out.p + start;
+    size_t len = b->oom[i] ? strlen(text) : b->end[i] - start;
+    while (len && text[len - 1] == '\n') len--;
+    bool cut = len >= sizeof d->first_error;
+    if (cut) {   /* at a character's start, and said so */
+        len = sizeof d->first_error - 4;
+        while (len && (text[len] & 0xC0) == 0x80) len--;
+    }
+    memcpy(d->first_error, text, len);
+    strcpy(d->first_error + len, cut ? "..." : "");
+}
+
 /* A processed block is done; whoever finds the writer token free writes the
  * blocks in order for as long as the next one is done. Setting `done` and
  * looking at the next block both happen under out_mu, so a block done while
@@ -385,6 +408,7 @@ static void finish_block(Ring *d, Block *blk) {
             bool ok = failed || write_block(d->out_fd, b, d->p->oom_row);
             if (!ok) fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
             if (!failed && ok) {
+                if (b->errors && !d->first_error_line) note_first_error(d, b);
                 d->rows += b->nrows;
                 d->errors += b->errors;
                 progress_show(d, b->in_end, false);
@@ -439,7 +463,8 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     d.p = p;
     d.in_fd = in_fd;
     d.out_fd = out_fd;
-    p->rows = p->errors = 0;
+    p->rows = p->errors = p->first_error_line = 0;
+    p->first_error[0] = '\0';
     unsigned nthreads = p->threads < 1 ? 1 : p->threads > PIPELINE_MAX_THREADS ? PIPELINE_MAX_THREADS : p->threads;
 
     /* Every row mallocs and frees two 64 KiB arena chunks (its context and
@@ -486,5 +511,7 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     pthread_cond_destroy(&d.room);
     p->rows = d.rows;
     p->errors = d.errors;
+    p->first_error_line = d.first_error_line;
+    memcpy(p->first_error, d.first_error, sizeof p->first_error);
     return d.failed ? 1 : 0;
 }

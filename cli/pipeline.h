@@ -33,6 +33,8 @@ typedef struct Pipeline {
     const char *oom_row;    /* written for a row whose output ran out of memory (ends in '\n') */
     bool progress;          /* a progress line on stderr when it is a terminal */
     uint64_t rows, errors;  /* out: rows written, error rows among them */
+    uint64_t first_error_line;   /* out: the first error row's line (1-based), or 0 */
+    char first_error[240];       /* out: its output line, cut short if long */
 } Pipeline;
 
 /* Read in_fd to its end with read(2) and write every row's output to

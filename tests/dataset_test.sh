@@ -117,14 +117,24 @@ check "bad rows are error rows with type and message" bash -c \
 # ---- threads, stdin, stdout ------------------------------------------------------------
 t=$SHARED/seeds/glm45.jinja
 for _ in $(seq 40); do cat "$TMP/in.jsonl"; done > "$TMP/many.jsonl"
-"$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 1 > "$TMP/t1.out"
-"$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 7 > "$TMP/t7.out"
-"$BIN" render "$t" --jsonl - < "$TMP/many.jsonl" > "$TMP/stdin.out"
+"$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 1 2>> "$TMP/summaries.err" > "$TMP/t1.out"
+"$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 7 2>> "$TMP/summaries.err" > "$TMP/t7.out"
+"$BIN" render "$t" --jsonl - < "$TMP/many.jsonl" 2>> "$TMP/summaries.err" > "$TMP/stdin.out"
 check "--threads 1 and --threads 7 identical ($(wc -l < "$TMP/many.jsonl") rows)" cmp -s "$TMP/t1.out" "$TMP/t7.out"
 check "--jsonl - (stdin) identical" cmp -s "$TMP/t1.out" "$TMP/stdin.out"
 check "one output row per input row" test "$(wc -l < "$TMP/t1.out")" -eq "$(wc -l < "$TMP/many.jsonl")"
-check "no progress output when stderr is not a terminal" bash -c \
-    "'$BIN' render '$t' --jsonl '$TMP/in.jsonl' 2>&1 > /dev/null | wc -c | grep -qx 0"
+check "no progress output when stderr is not a terminal (and no row fails)" bash -c \
+    "head -n 1 '$TMP/in.jsonl' | '$BIN' render '$t' --jsonl - 2>&1 > /dev/null | wc -c | grep -qx 0"
+# failing rows are counted on stderr, with the first one's line number and output line
+for n in 1 3; do
+    "$BIN" render "$t" --jsonl "$TMP/in.jsonl" --threads $n 2> "$TMP/summary.err" > "$TMP/summary.out"
+    nbad=$(grep -c '^{"error"' "$TMP/summary.out")
+    first=$(grep -n -m 1 '^{"error"' "$TMP/summary.out")
+    check "failing rows summed up on stderr ($n threads): $nbad of $rows, the first line ${first%%:*}" grep -qxF \
+        "chatfmt: $nbad of $rows rows failed (their output lines hold \"error\"); the first is line ${first%%:*}: ${first#*:}" \
+        "$TMP/summary.err"
+    check "and nothing else on stderr ($n threads)" test "$(wc -l < "$TMP/summary.err")" -eq 1
+done
 
 # ---- line splitting: read(2) into block buffers, lines carried over ---------------------
 # Each input line is a row: its '\n' and the '\r's before it stripped, a last
@@ -188,9 +198,9 @@ EOF
 }
 for f in "$TMP"/lines/*.jsonl; do
     name=$(basename "$f" .jsonl)
-    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 1 -o "$TMP/lines/$name.1"
-    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 3 > "$TMP/lines/$name.3"
-    cat "$f" | "$BIN" render "$TMP/lines.jinja" --raw --jsonl - --threads 2 > "$TMP/lines/$name.pipe"
+    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 1 2>> "$TMP/summaries.err" -o "$TMP/lines/$name.1"
+    "$BIN" render "$TMP/lines.jinja" --raw --jsonl "$f" --threads 3 2>> "$TMP/summaries.err" > "$TMP/lines/$name.3"
+    cat "$f" | "$BIN" render "$TMP/lines.jinja" --raw --jsonl - --threads 2 2>> "$TMP/summaries.err" > "$TMP/lines/$name.pipe"
     check "lines $name: $(python3 -c 'import sys; d = open(sys.argv[1], "rb").read(); print(d.count(b"\n") + (not d.endswith(b"\n") and d != b""))' "$f") rows, each as worked out from its line" \
         check_lines "$f" "$TMP/lines/$name.1"
     check "lines $name: --threads 3 identical to --threads 1" cmp -s "$TMP/lines/$name.1" "$TMP/lines/$name.3"
@@ -223,9 +233,9 @@ check "render --batch from a pipe on those lines: identical to the reference" \
     bash -c "cat '$TMP/lines/batch.cases' | '$BIN' render --batch - --threads 2 | cmp -s - '$TMP/lines/batch.ref'"
 
 # ---- options applied to every row -------------------------------------------------------
-"$BIN" render "$t" --jsonl "$TMP/in.jsonl" -D enable_thinking=false -D 'extra={"k": [1]}' > "$TMP/d.out"
+"$BIN" render "$t" --jsonl "$TMP/in.jsonl" -D enable_thinking=false -D 'extra={"k": [1]}' 2>> "$TMP/summaries.err" > "$TMP/d.out"
 check "-D overrides every row" compare_with_oracle "$t" "$TMP/d.out" '{"enable_thinking": false, "extra": {"k": [1]}}'
-"$BIN" render "$t" --jsonl "$TMP/in.jsonl" --add-generation-prompt > "$TMP/agp.out"
+"$BIN" render "$t" --jsonl "$TMP/in.jsonl" --add-generation-prompt 2>> "$TMP/summaries.err" > "$TMP/agp.out"
 check "--add-generation-prompt on every row" compare_with_oracle "$t" "$TMP/agp.out" '{"add_generation_prompt": true}'
 
 cat > "$TMP/gen.jinja" <<'EOF'
@@ -268,7 +278,7 @@ with open(sys.argv[1] + "/tools.jsonl", "w") as f:
     f.write('{"messages": [], "tools": [{"type": "function", "function": {"name": "f"}}]}\n')
     f.write('{"messages": [], "tools": null, "bos_token": "<B>"}\n')
 EOF
-"$BIN" render "$TMP/tokenizer_config.json" --jsonl "$TMP/tools.jsonl" > "$TMP/tools.out"
+"$BIN" render "$TMP/tokenizer_config.json" --jsonl "$TMP/tools.jsonl" 2>> "$TMP/summaries.err" > "$TMP/tools.out"
 for i in 1 2 3; do
     sed -n "${i}p" "$TMP/tools.jsonl" > "$TMP/row.json"
     python3 -c 'import json,sys; print(json.dumps({"text": open(sys.argv[1]).read()}, ensure_ascii=False))' \
@@ -279,7 +289,7 @@ done
 # A broken tool_use template fails only the rows with tools (transformers compiles it only then).
 python3 -c 'import json, sys; json.dump({"chat_template": [{"name": "default", "template": "ok {{ messages | length }}"},
     {"name": "tool_use", "template": "{% if %}"}]}, open(sys.argv[1], "w"))' "$TMP/broken_tools.json"
-"$BIN" render "$TMP/broken_tools.json" --jsonl "$TMP/tools.jsonl" > "$TMP/broken.out"
+"$BIN" render "$TMP/broken_tools.json" --jsonl "$TMP/tools.jsonl" 2>> "$TMP/summaries.err" > "$TMP/broken.out"
 check "a broken tool_use template fails only the rows with tools" test \
     "$(cut -c1-50 "$TMP/broken.out" | tr '\n' '|')" = \
     '{"text": "ok 1"}|{"error": {"type": "TemplateSyntaxError", "message|{"text": "ok 0"}|'
