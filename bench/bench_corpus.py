@@ -15,7 +15,8 @@ the five lowest with their times, so a slow family shows up in `make bench`.
 Both sides render the same cases with templates compiled once, each case
 timed in the same loop shape (Jinja2: best of 3 rounds a template; chatfmt:
 bench_render --by-template, best of 3), in ROUNDS alternating rounds
-(BENCH_CORPUS_ROUNDS, default 2), each side keeping a template's best time.
+(BENCH_CORPUS_ROUNDS, default 2), each side keeping a template's best time;
+both sides of a round run on the same CPU, round r on CPU r mod the count.
 Templates that do not compile are left out of both.
 """
 import json
@@ -72,11 +73,18 @@ def main():
                 chatfmt[parts[1]] = min(us, chatfmt.get(parts[1], us))
 
     # the two sides alternate, each keeping a template's best time: a
-    # neighbour on a shared machine can slow a whole run 1.8x
+    # neighbour on a shared machine can slow a whole run 1.8x. Both sides of
+    # round r run on CPU r mod the CPU count (bench_render inherits the
+    # affinity), as run_bench.sh pins them: one CPU may run slowed for minutes.
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     jinja, chatfmt = {}, {}
-    for _ in range(ROUNDS):
+    for r in range(ROUNDS):
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, {cpus[r % len(cpus)]})
         jinja_round(jinja)
         chatfmt_round(chatfmt)
+    if len(cpus) > 1:
+        os.sched_setaffinity(0, set(cpus))
 
     both = sorted(set(jinja) & set(chatfmt))
     if not both:

@@ -74,8 +74,13 @@ def main():
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as f:
         f.write(cases_text)
     jinja, apis, comps, jinja_cpus, api_cpus = [], [], [], [], []
+    # both sides of round r on CPU r mod the count (the subprocess inherits
+    # it), as run_bench.sh pins them: one CPU may run slowed for minutes
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     try:
-        for _ in range(rounds):
+        for r in range(rounds):
+            if len(cpus) > 1:
+                os.sched_setaffinity(0, {cpus[r % len(cpus)]})
             out = subprocess.run([sys.executable, os.path.join(SHARED, "tools", "bench_jinja2.py"), f.name, "10"],
                                  capture_output=True, check=True, text=True).stdout
             jinja.append(float(out.split()[1]))
@@ -87,6 +92,8 @@ def main():
             api_cpus.append(median_us(api, cases, repeat, time.process_time))
     finally:
         os.unlink(f.name)
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, set(cpus))
     jinja_us, api_us, compiled_us = min(jinja), min(apis), min(comps)
     jinja_cpu, api_cpu = min(jinja_cpus), min(api_cpus)
     rounds_text = " ".join(f"{j / a:.1f}" for j, a in zip(jinja, apis))

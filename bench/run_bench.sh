@@ -33,11 +33,20 @@ ratio() { python3 -c "import sys; print(f'{float(sys.argv[1])/float(sys.argv[2])
 # neighbour, which moved single-run ratios by that much.
 ROUNDS=${BENCH_ROUNDS:-5}
 min_of() { tr ' ' '\n' | grep . | sort -g | head -n 1; }
-echo "== render-only, seeds x conversations ($(wc -l < "$OUT/seeds.jsonl") cases; best of $ROUNDS alternating rounds)"
+# Round r pins both sides to the same CPU, r mod the CPU count (taskset,
+# where there is one): a round's ratio then compares the two at one CPU's
+# speed, and a run where one virtual CPU is slowed still meets the other.
+NCPU=$(getconf _NPROCESSORS_ONLN 2> /dev/null || echo 1)
+pin() {
+  local r=$1
+  shift
+  if command -v taskset > /dev/null 2>&1; then taskset -c $((r % NCPU)) "$@"; else "$@"; fi
+}
+echo "== render-only, seeds x conversations ($(wc -l < "$OUT/seeds.jsonl") cases; best of $ROUNDS alternating rounds, both sides of a round on one CPU)"
 pys= cfs= ratios=
-for _ in $(seq "$ROUNDS"); do
-  p=$(python3 "$SHARED/tools/bench_jinja2.py" "$OUT/seeds.jsonl" 10 | awk '{print $2}')
-  c=$("$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}')
+for r in $(seq "$ROUNDS"); do
+  p=$(pin "$r" python3 "$SHARED/tools/bench_jinja2.py" "$OUT/seeds.jsonl" 10 | awk '{print $2}')
+  c=$(pin "$r" "$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}')
   pys="$pys $p" cfs="$cfs $c" ratios="$ratios $(ratio "$p" "$c")"
 done
 py=$(echo "$pys" | min_of)
@@ -47,7 +56,7 @@ echo "chatfmt_us_per_render $cf   (rounds:$cfs)"
 echo "render_speedup ${py:+$(ratio "$py" "$cf")}x   (target >= 100x; per-round ratios:$ratios)"
 # The same contexts without the JSON text the reader keeps for tojson to copy
 # (JsonSource): as contexts built in memory render (the Python binding's).
-cfn=$(for _ in $(seq "$ROUNDS"); do CHATFMT_BENCH_NO_JSON_SOURCE=1 "$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}'; done | min_of)
+cfn=$(for r in $(seq "$ROUNDS"); do CHATFMT_BENCH_NO_JSON_SOURCE=1 pin "$r" "$OUT/bench_render" "$OUT/seeds.jsonl" 200 | awk '{print $2}'; done | min_of)
 echo "chatfmt_us_per_render_without_json_source $cfn   (speedup $(ratio "$py" "$cfn")x: tojson dumps every value)"
 
 echo "== render-only, corpus x conversations (templates at large; bench/bench_corpus.py)"
@@ -86,7 +95,13 @@ done
 
 if [ -f bench/bench_reply.c ]; then
   echo "== reply parsing"
-  $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply" && "$OUT/bench_reply"
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply"; then
+    # on each CPU in turn: one of them may be running at its slow speed
+    for r in $(seq 0 $((NCPU - 1))); do
+      [ "$NCPU" -gt 1 ] && echo "(CPU $r)"
+      pin "$r" "$OUT/bench_reply"
+    done
+  fi
 fi
 if [ -f bench/bench_python.py ]; then
   echo "== python binding"
