@@ -133,7 +133,7 @@ typedef struct Ring {
     /* the writer token holder's alone */
     uint64_t rows, errors;
     uint64_t first_error_line;   /* 0: none yet */
-    char first_error[sizeof ((Pipeline *)0)->first_error];
+    char first_error[PIPELINE_ERROR_TEXT];
     Progress prog;
 } Ring;
 

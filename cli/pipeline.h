@@ -26,6 +26,8 @@ void ob_json_string(OutBuf *b, const char *s, size_t n);   /* json.dumps(s, ensu
  * (they are counted). */
 typedef bool (*PipelineRow)(void *job, unsigned worker, const char *line, size_t len, OutBuf *out);
 
+enum { PIPELINE_ERROR_TEXT = 240 };
+
 typedef struct Pipeline {
     PipelineRow row;
     void *job;
@@ -34,7 +36,7 @@ typedef struct Pipeline {
     bool progress;          /* a progress line on stderr when it is a terminal */
     uint64_t rows, errors;  /* out: rows written, error rows among them */
     uint64_t first_error_line;   /* out: the first error row's line (1-based), or 0 */
-    char first_error[240];       /* out: its output line, cut short if long */
+    char first_error[PIPELINE_ERROR_TEXT];   /* out: its output line, cut short if long */
 } Pipeline;
 
 /* Read in_fd to its end with read(2) and write every row's output to

@@ -53,8 +53,6 @@ static void chunk_cache_key_init(void) {
     chunk_cache_key_ok = pthread_key_create(&chunk_cache_key, chunk_cache_drain) == 0;
 }
 
-/* Keep c for reuse; false (the caller frees it) when the cache is full or
- * cannot be emptied at this thread's exit. */
 /* The thread's cache, its release at thread exit arranged; NULL when that
  * cannot be arranged (nothing may then wait in it). */
 static ChunkCache *thread_cache(void) {
@@ -67,6 +65,8 @@ static ChunkCache *thread_cache(void) {
     return cc;
 }
 
+/* Keep c for reuse; false (the caller frees it) when the cache is full or
+ * cannot be emptied at this thread's exit. */
 static bool chunk_cache_put(ArenaChunk *c) {
     ChunkCache *cc = &chunk_cache;
     if (cc->count >= CHUNK_CACHE_MAX || !thread_cache()) return false;
