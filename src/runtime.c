@@ -23,20 +23,22 @@
  * thread takes no lock; a thread's cache is freed when the thread exits. */
 enum { CHUNK_CACHE_MAX = 32 };
 typedef struct OutputHead { size_t cap, pad; } OutputHead;   /* 16 bytes: the text stays 16-aligned */
-typedef struct ChunkCache {
-    ArenaChunk *head;
+/* What a thread keeps for its next render: freed chunks, and (below) the
+ * last output buffer and context block it released. */
+typedef struct ThreadCache {
+    ArenaChunk *head;      /* freed chunks, `count` of them */
     unsigned count;
     bool registered;
     OutputHead *output;    /* see output_buffer_new */
     void *context;         /* see context_block_take */
-} ChunkCache;
-static _Thread_local ChunkCache chunk_cache;
-static pthread_key_t chunk_cache_key;
-static pthread_once_t chunk_cache_once = PTHREAD_ONCE_INIT;
-static bool chunk_cache_key_ok;
+} ThreadCache;
+static _Thread_local ThreadCache thread_store;
+static pthread_key_t thread_cache_key;
+static pthread_once_t thread_cache_once = PTHREAD_ONCE_INIT;
+static bool thread_cache_key_ok;
 
-static void chunk_cache_drain(void *cache) {
-    ChunkCache *cc = cache;
+static void thread_cache_drain(void *cache) {
+    ThreadCache *cc = cache;
     while (cc->head) {
         ArenaChunk *next = cc->head->next;
         free(cc->head);
@@ -49,17 +51,17 @@ static void chunk_cache_drain(void *cache) {
     cc->context = NULL;
 }
 
-static void chunk_cache_key_init(void) {
-    chunk_cache_key_ok = pthread_key_create(&chunk_cache_key, chunk_cache_drain) == 0;
+static void thread_cache_key_init(void) {
+    thread_cache_key_ok = pthread_key_create(&thread_cache_key, thread_cache_drain) == 0;
 }
 
 /* The thread's cache, its release at thread exit arranged; NULL when that
  * cannot be arranged (nothing may then wait in it). */
-static ChunkCache *thread_cache(void) {
-    ChunkCache *cc = &chunk_cache;
+static ThreadCache *thread_cache(void) {
+    ThreadCache *cc = &thread_store;
     if (!cc->registered) {
-        pthread_once(&chunk_cache_once, chunk_cache_key_init);
-        if (!chunk_cache_key_ok || pthread_setspecific(chunk_cache_key, cc) != 0) return NULL;
+        pthread_once(&thread_cache_once, thread_cache_key_init);
+        if (!thread_cache_key_ok || pthread_setspecific(thread_cache_key, cc) != 0) return NULL;
         cc->registered = true;
     }
     return cc;
@@ -68,7 +70,7 @@ static ChunkCache *thread_cache(void) {
 /* Keep c for reuse; false (the caller frees it) when the cache is full or
  * cannot be emptied at this thread's exit. */
 static bool chunk_cache_put(ArenaChunk *c) {
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     if (cc->count >= CHUNK_CACHE_MAX || !thread_cache()) return false;
     c->next = cc->head;
     cc->head = c;
@@ -77,7 +79,7 @@ static bool chunk_cache_put(ArenaChunk *c) {
 }
 
 static ArenaChunk *chunk_cache_take(void) {
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     ArenaChunk *c = cc->head;
     if (c) {
         cc->head = c->next;
@@ -100,7 +102,7 @@ enum { OUTPUT_CACHE_MAX = 1 << 20 };
 static OutputHead *output_head(char *text) { return (OutputHead *)(void *)(text - sizeof(OutputHead)); }
 
 char *output_buffer_new(size_t want, size_t *cap) {
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     OutputHead *h = cc->output;
     if (h && h->cap >= want) {
         cc->output = NULL;
@@ -125,7 +127,7 @@ char *output_buffer_grow(char *text, size_t cap) {
 void output_buffer_free(char *text) {
     if (!text) return;
     OutputHead *h = output_head(text);
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     if (h->cap <= OUTPUT_CACHE_MAX && (!cc->output || cc->output->cap < h->cap) && thread_cache()) {
         free(cc->output);   /* the bigger one serves more renders */
         cc->output = h;
@@ -135,14 +137,14 @@ void output_buffer_free(char *text) {
 }
 
 void *context_block_take(void) {
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     void *p = cc->context;
     cc->context = NULL;
     return p;
 }
 
 bool context_block_put(void *p) {
-    ChunkCache *cc = &chunk_cache;
+    ThreadCache *cc = &thread_store;
     if (cc->context || !thread_cache()) return false;
     cc->context = p;
     return true;
