@@ -148,6 +148,28 @@ static void open_container(cf_builder *b, int kind, size_t n) {
     c->remaining = is_dict ? 2 * n : n;
 }
 
+#if KNOWN_SHORT_KEYS
+static inline uint64_t load8(const char *p) { uint64_t x; memcpy(&x, p, 8); return x; }
+static inline uint64_t load4(const char *p) { uint32_t x; memcpy(&x, p, 4); return x; }
+
+/* The n bytes (0 < n < 16) at s, zero-padded to two little-endian words,
+ * read without a byte past s + n: overlapping loads, merged (a library
+ * memcpy of a variable length costs more than the key lookup). */
+static inline void load_padded16(const char *s, size_t n, uint64_t k[2]) {
+    if (n >= 8) {
+        k[0] = load8(s);
+        k[1] = n == 8 ? 0 : load8(s + n - 8) >> (8 * (16 - n));
+    } else if (n >= 4) {
+        k[0] = load4(s) | load4(s + n - 4) << (8 * (n - 4));
+        k[1] = 0;
+    } else {
+        const unsigned char *u = (const unsigned char *)s;
+        k[0] = (uint64_t)u[0] | (uint64_t)u[n / 2] << (8 * (n / 2)) | (uint64_t)u[n - 1] << (8 * (n - 1));
+        k[1] = 0;
+    }
+}
+#endif
+
 static inline void push_str(cf_builder *b, const char *s, size_t n) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
@@ -155,6 +177,23 @@ static inline void push_str(cf_builder *b, const char *s, size_t n) {
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  b->rt.lim.max_json_bytes);
+#if KNOWN_SHORT_KEYS
+    /* A dict key chat data uses (role, content, type...): its shared Str,
+     * found by two words, with no copy, no hash and no byte compare. */
+    if (n && n < 16 && b->depth) {
+        OpenContainer *c = &b->open[b->depth - 1];
+        if (c->v.type == VT_DICT && !(c->remaining & 1)) {
+            uint64_t k[2];
+            load_padded16(s, n, k);
+            Str *known = known_short_key(k[0], k[1]);
+            if (known && known->len == n) {   /* ("role\0" pads to the words of "role") */
+                c->slot = dict_known_key_slot(&b->rt, c->v.u.dict, known);
+                c->remaining--;   /* (a value follows: never the last item) */
+                return;
+            }
+        }
+    }
+#endif
     Str **slot = NULL;
     if (n && n <= 16) {
         slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];

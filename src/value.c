@@ -406,6 +406,19 @@ Value *dict_str_slot(Rt *rt, Dict *d, Value key) {
     return &d->entries[j].val;
 }
 
+Value *dict_known_key_slot(Rt *rt, Dict *d, Str *known) {
+    if (d->index) return dict_str_slot(rt, d, v_str_of(known));
+    d->json = NULL;   /* (the caller writes the slot) */
+    size_t j = 0;   /* a known key is in a dict exactly when its Str is */
+    while (j < d->len && !(d->entries[j].key.type == VT_STR && d->entries[j].key.u.s == known)) j++;
+    if (j == d->len) {
+        d->entries[j].key = v_str_of(known);
+        d->entries[j].hash = known->hash;
+        d->len++;
+    }
+    return &d->entries[j].val;
+}
+
 bool dict_get(const Dict *d, Value key, Value *out) {
     if (!d->len || unhashable_type_name(key, 0)) return false;
     long pos = dict_find(d, v_hash(key), entry_key_equals_value, &key);

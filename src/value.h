@@ -185,6 +185,9 @@ Dict *dict_new(Rt *rt, size_t cap);
  * valid until the value is written. */
 Dict *dict_new_str_pairs(Rt *rt, size_t npairs);
 Value *dict_str_slot(Rt *rt, Dict *d, Value key);
+/* The same for a key that is its known Str (known_key): found again by
+ * pointer, its hash already set. */
+Value *dict_known_key_slot(Rt *rt, Dict *d, Str *known);
 Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT_STR only */
 /* The same when every key already is its known Str, if it has one (the
  * JSON reader resolves them as it reads them). */

@@ -269,6 +269,30 @@ static void errors(void) {
         cf_context_free(c);
     }
 
+    /* known keys (found by two words) repeat like any key, and "role\0",
+     * whose padded words are those of "role", stays a key of its own */
+    b = cf_builder_new(NULL);
+    cf_builder_dict(b, 1);
+    cf_builder_str(b, "d", 1);
+    cf_builder_dict(b, 4);
+    cf_builder_str(b, "role", 4); cf_builder_int(b, 1);
+    cf_builder_str(b, "role\0", 5); cf_builder_int(b, 2);
+    cf_builder_str(b, "content", 7); cf_builder_int(b, 3);
+    cf_builder_str(b, "role", 4); cf_builder_int(b, 4);
+    c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "known keys: %s", err.message);
+    if (c) {
+        const char *src = "{{ d|length }} {{ d.role }} {{ d|tojson }}";
+        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+        cf_result r;
+        bool ok = t && cf_render(t, c, NULL, &r, &err);
+        CHECK(ok && strcmp(r.text, "3 4 {\"role\": 4, \"role\\u0000\": 2, \"content\": 3}") == 0,
+              "known keys render: %s", ok ? r.text : err.message);
+        if (ok) cf_result_free(&r);
+        cf_template_free(t);
+        cf_context_free(c);
+    }
+
     /* nested containers close by themselves; non-ASCII counted in code points */
     b = cf_builder_new(NULL);
     cf_builder_dict(b, 2);
