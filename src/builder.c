@@ -170,7 +170,7 @@ static inline void load_padded16(const char *s, size_t n, uint64_t k[2]) {
 }
 #endif
 
-static inline void push_str(cf_builder *b, const char *s, size_t n) {
+static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
     if (b->bytes > b->rt.lim.max_json_bytes)

@@ -56,31 +56,42 @@ static inline cf_builder_item *next_item(Walk *w, cf_builder_item_kind kind) {
     return it;
 }
 
-/* Push one object; false when it is outside the subset (nothing raised). */
-static bool walk(Walk *w, PyObject *o, int depth) {
-    PyTypeObject *t = Py_TYPE(o);
-    if (t == &PyUnicode_Type) {
-        Py_ssize_t n;
-        const char *s;
-        if (PyUnicode_IS_COMPACT_ASCII(o)) {   /* its bytes are its UTF-8: no call */
-            s = (const char *)PyUnicode_DATA(o);
-            n = PyUnicode_GET_LENGTH(o);
-        } else if (!(s = PyUnicode_AsUTF8AndSize(o, &n))) {   /* lone surrogates */
-            PyErr_Clear();
-            return false;
-        }
-        cf_builder_item *it = next_item(w, CF_ITEM_STR);
-        it->n = (size_t)n;
-        it->u.s = s;
-        return true;
+/* Push a str (its exact type checked by the caller); false for one with
+ * lone surrogates (no UTF-8). */
+static inline bool push_unicode(Walk *w, PyObject *o) {
+    Py_ssize_t n;
+    const char *s;
+    if (PyUnicode_IS_COMPACT_ASCII(o)) {   /* its bytes are its UTF-8: no call */
+        s = (const char *)PyUnicode_DATA(o);
+        n = PyUnicode_GET_LENGTH(o);
+    } else if (!(s = PyUnicode_AsUTF8AndSize(o, &n))) {   /* lone surrogates */
+        PyErr_Clear();
+        return false;
     }
+    cf_builder_item *it = next_item(w, CF_ITEM_STR);
+    it->n = (size_t)n;
+    it->u.s = s;
+    return true;
+}
+
+static bool walk_other(Walk *w, PyObject *o, int depth);
+
+/* Push one object; false when it is outside the subset (nothing raised).
+ * Strings, the commonest (every key, most values), are pushed in place. */
+static inline bool walk(Walk *w, PyObject *o, int depth) {
+    if (Py_TYPE(o) == &PyUnicode_Type) return push_unicode(w, o);
+    return walk_other(w, o, depth);
+}
+
+static bool walk_other(Walk *w, PyObject *o, int depth) {
+    PyTypeObject *t = Py_TYPE(o);
     if (t == &PyDict_Type) {
         if (depth >= MAX_DEPTH) return false;
         next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(o, &pos, &k, &v)) {
-            if (Py_TYPE(k) != &PyUnicode_Type || !walk(w, k, depth + 1) || !walk(w, v, depth + 1)) return false;
+            if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, depth + 1)) return false;
         }
         return true;
     }
