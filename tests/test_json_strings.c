@@ -103,6 +103,14 @@ static size_t random_string(char *out, size_t want) {
 
 /* ---- the checks ---- */
 
+/* The 32 bytes after a literal are as memset left them: no block store
+ * reached past its end (the shuffle quoting stores 16 bytes at a time). */
+static bool untouched(const char *p) {
+    for (int k = 0; k < 32; k++)
+        if (p[k] != 0x55) return false;
+    return true;
+}
+
 static void check_string(Rt *rt, const char *s, size_t n) {
     static char want[6 * 4096 + 2], got[6 * 4096 + 2];
     for (int ea = 0; ea < 2; ea++) {
@@ -131,13 +139,13 @@ static void check_string(Rt *rt, const char *s, size_t n) {
     size_t wn = model_quote(s, n, false, want);
     check(json_quoted_len(s, n) == wn, "json_quoted_len", s, n);
     memset(got, 0x55, wn + 32);
-    check(json_quote_to(got, s, n) == wn && memcmp(got, want, wn) == 0 && got[wn] == 0x55, "json_quote_to", s, n);
+    check(json_quote_to(got, s, n) == wn && memcmp(got, want, wn) == 0 && untouched(got + wn), "json_quote_to", s, n);
     size_t caps[] = {0, wn - 1, wn, wn + 1, 6 * n + 2};
     for (size_t k = 0; k < sizeof caps / sizeof *caps; k++) {
         memset(got, 0x55, 6 * n + 34);
         size_t r = cf_json_quote(s, n, got, caps[k]);
         bool fits = wn <= caps[k];
-        check(r == wn && (!fits || memcmp(got, want, wn) == 0) && got[fits ? wn : 0] == 0x55, "cf_json_quote", s, n);
+        check(r == wn && (!fits || memcmp(got, want, wn) == 0) && untouched(got + (fits ? wn : 0)), "cf_json_quote", s, n);
     }
 }
 
