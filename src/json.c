@@ -1128,6 +1128,8 @@ static char *quote_body(char *o, const unsigned char *u, size_t n, bool ensure_a
     return o;
 }
 
+char *json_quote_body(char *o, const char *s, size_t n) { return quote_body(o, (const unsigned char *)s, n, false); }
+
 size_t json_quote_to(char *out, const char *s, size_t n) {
     char *o = out;
     *o++ = '"';

@@ -72,5 +72,8 @@ size_t json_escape_byte(unsigned char c, char out[6]);
  * to out, which has room for that many bytes (6 * n + 2 always suffice). */
 size_t json_quoted_len(const char *s, size_t n);
 size_t json_quote_to(char *out, const char *s, size_t n);
+/* The literal's text between the quotes, written at o (room as above: its
+ * length, or 6 * n); returns its end. */
+char *json_quote_body(char *o, const char *s, size_t n);
 
 #endif

@@ -67,8 +67,6 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
 
 /* ---- small helpers ---- */
 
-static const char HEX_DIGITS[] = "0123456789abcdef";
-
 /* Append a string literal (its length known at compile time). */
 #define PUT_LIT(sb, lit) sb_put((sb), (lit), sizeof(lit) - 1)
 
@@ -108,43 +106,9 @@ static const char ESCAPE[256] = {
     [29] = 'u', [30] = 'u', [31] = 'u',
 };
 
-/* Escape s into w, which has room for 6 bytes per input byte; returns the end. */
-static char *escape_block(char *w, const char *s, size_t n) {
-    size_t i = 0;
-    bool le = little_endian();
-    while (i < n) {
-        if (i + 8 <= n) {       /* clean bytes 8 at a time, up to the first special one */
-            uint64_t word;
-            memcpy(&word, s + i, 8);
-            uint64_t mask = escape_mask(word);
-            memcpy(w, &word, 8);   /* room: 6 bytes a byte, and 8 are left */
-            if (!mask) {
-                w += 8;
-                i += 8;
-                continue;
-            }
-            if (le) {
-                unsigned k = first_flagged(mask);
-                w += k;
-                i += k;
-            }
-        }
-        unsigned char c = (unsigned char)s[i++];
-        char e = ESCAPE[c];
-        if (!e) {
-            *w++ = (char)c;
-        } else if (e != 'u') {
-            *w++ = '\\';
-            *w++ = e;
-        } else {
-            memcpy(w, "\\u00", 4);
-            w[4] = HEX_DIGITS[c >> 4];
-            w[5] = HEX_DIGITS[c & 15];
-            w += 6;
-        }
-    }
-    return w;
-}
+/* Escape s into w, which has room for 6 bytes per input byte; returns the
+ * end (json.dumps(s, ensure_ascii=False) between its quotes). */
+static inline char *escape_block(char *w, const char *s, size_t n) { return json_quote_body(w, s, n); }
 
 /* Blocks go straight into the buffer when it has room for the worst case
  * (6 bytes a byte), else through a small stack buffer and sb_put (which
