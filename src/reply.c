@@ -70,16 +70,6 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
 /* Append a string literal (its length known at compile time). */
 #define PUT_LIT(sb, lit) sb_put((sb), (lit), sizeof(lit) - 1)
 
-/* Bit 7 of each byte of w that needs escaping (< 0x20, '"' or '\\'), by the
- * classic has-zero-byte tricks, 8 bytes at a time. Borrows only run
- * upwards, so the lowest flagged byte is exact (higher ones may not be). */
-static inline uint64_t escape_mask(uint64_t w) {
-    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-    uint64_t quote = w ^ (ones * '"'), backslash = w ^ (ones * '\\');
-    uint64_t control = (w - ones * 0x20) & ~w;
-    return (control | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & high;
-}
-
 /* Index of the lowest flagged byte of a non-zero mask (little-endian load). */
 static inline unsigned first_flagged(uint64_t mask) {
 #if defined(__GNUC__)
