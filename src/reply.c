@@ -96,10 +96,6 @@ static const char ESCAPE[256] = {
     [29] = 'u', [30] = 'u', [31] = 'u',
 };
 
-/* Escape s into w, which has room for 6 bytes per input byte; returns the
- * end (json.dumps(s, ensure_ascii=False) between its quotes). */
-static inline char *escape_block(char *w, const char *s, size_t n) { return json_quote_body(w, s, n); }
-
 /* Blocks go straight into the buffer when it has room for the worst case
  * (6 bytes a byte), else through a small stack buffer and sb_put (which
  * grows the buffer and enforces max_string). */
@@ -108,10 +104,10 @@ void json_escape_into(StrBuf *sb, const char *s, size_t n) {
     while (n) {
         size_t k = n < BLOCK ? n : BLOCK;
         if (sb->p && sb->cap - sb->len >= 6 * k) {
-            sb->len = (size_t)(escape_block(sb->p + sb->len, s, k) - sb->p);
+            sb->len = (size_t)(json_quote_body(sb->p + sb->len, s, k) - sb->p);
         } else {
             char tmp[6 * BLOCK];
-            sb_put(sb, tmp, (size_t)(escape_block(tmp, s, k) - tmp));
+            sb_put(sb, tmp, (size_t)(json_quote_body(tmp, s, k) - tmp));
         }
         s += k;
         n -= k;
@@ -185,7 +181,7 @@ static void msg_put_escaped(Parser *p, const char *s, size_t n) {
                  "string length limit of %zu bytes exceeded (raise it with --max-string / cf_limits.max_string)",
                  p->rt.lim.max_string);
     msg_reserve(p, 6 * n);
-    p->msg_len = (size_t)(escape_block(p->msg + p->msg_len, s, n) - p->msg);
+    p->msg_len = (size_t)(json_quote_body(p->msg + p->msg_len, s, n) - p->msg);
 }
 
 static void emit_text(Parser *p, int field, const char *s, size_t n) {
@@ -1680,7 +1676,7 @@ static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, const 
     if (held) {   /* whatever whitespace the field holds (the machine may hold \v, \f) */
         char *w = p->out.p + p->out.len;
         if (held == 1 && c->ws.p[0] == ' ') *w++ = ' ';   /* the usual one, between words */
-        else w = escape_block(w, c->ws.p, held);
+        else w = json_quote_body(w, c->ws.p, held);
         p->out.len = (size_t)(w - p->out.p);
         c->cps += held;
         c->ws.len = 0;
