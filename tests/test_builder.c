@@ -24,6 +24,17 @@ static int passed, failed;
         }                                         \
     } while (0)
 
+/* Render src (raw mode) with c and check the output is want; c stays. */
+static void check_render(const cf_context *c, const char *src, const char *want, const char *what) {
+    cf_error err;
+    cf_result r;
+    cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+    bool ok = t && cf_render(t, c, NULL, &r, &err);
+    CHECK(ok && strcmp(r.text, want) == 0, "%s: %s", what, ok ? r.text : err.message);
+    if (ok) cf_result_free(&r);
+    cf_template_free(t);
+}
+
 static char *slurp(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -261,11 +272,7 @@ static void errors(void) {
     cf_context *c = cf_builder_finish(b, &err);
     CHECK(c != NULL, "repeated key: %s", err.message);
     if (c) {
-        cf_template *t = cf_compile("{{ a }},{{ b }}", 15, NULL, &err);
-        cf_result r;
-        CHECK(t && cf_render(t, c, NULL, &r, &err) && strcmp(r.text, "3,2") == 0, "repeated key value");
-        if (t) cf_result_free(&r);
-        cf_template_free(t);
+        check_render(c, "{{ a }},{{ b }}", "3,2", "repeated key value");
         cf_context_free(c);
     }
 
@@ -282,14 +289,8 @@ static void errors(void) {
     c = cf_builder_finish(b, &err);
     CHECK(c != NULL, "known keys: %s", err.message);
     if (c) {
-        const char *src = "{{ d|length }} {{ d.role }} {{ d|tojson }}";
-        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
-        cf_result r;
-        bool ok = t && cf_render(t, c, NULL, &r, &err);
-        CHECK(ok && strcmp(r.text, "3 4 {\"role\": 4, \"role\\u0000\": 2, \"content\": 3}") == 0,
-              "known keys render: %s", ok ? r.text : err.message);
-        if (ok) cf_result_free(&r);
-        cf_template_free(t);
+        check_render(c, "{{ d|length }} {{ d.role }} {{ d|tojson }}",
+                     "3 4 {\"role\": 4, \"role\\u0000\": 2, \"content\": 3}", "known keys render");
         cf_context_free(c);
     }
 
@@ -306,13 +307,7 @@ static void errors(void) {
     c = cf_builder_finish(b, &err);
     CHECK(c != NULL, "nested: %s", err.message);
     if (c) {
-        const char *src = "{{ l|tojson }} {{ s|length }} {{ s[1] }}";
-        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
-        cf_result r;
-        bool ok = t && cf_render(t, c, NULL, &r, &err);
-        CHECK(ok && strcmp(r.text, "[[], {\"k\": null}] 3 \xc3\xa9") == 0, "nested render: %s", ok ? r.text : err.message);
-        if (ok) cf_result_free(&r);
-        cf_template_free(t);
+        check_render(c, "{{ l|tojson }} {{ s|length }} {{ s[1] }}", "[[], {\"k\": null}] 3 \xc3\xa9", "nested render");
         cf_context_free(c);
     }
 
@@ -342,13 +337,7 @@ static void errors(void) {
     c = cf_builder_finish(b, &err);
     CHECK(c != NULL, "feed mixed: %s", err.message);
     if (c) {
-        const char *src = "{{ t }} {{ n }}";
-        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
-        cf_result r;
-        bool ok = t && cf_render(t, c, NULL, &r, &err);
-        CHECK(ok && strcmp(r.text, "True -5") == 0, "feed render: %s", ok ? r.text : err.message);
-        if (ok) cf_result_free(&r);
-        cf_template_free(t);
+        check_render(c, "{{ t }} {{ n }}", "True -5", "feed render");
         cf_context_free(c);
     }
 
@@ -368,20 +357,15 @@ static void errors(void) {
     c = cf_builder_finish(b, &err);
     CHECK(c != NULL, "tuples: %s", err.message);
     if (c) {
-        const char *src = "{{ t }} {{ e }} {{ f }} {{ t + (2,) }} {{ t|tojson }} {{ t is sequence }}";
-        cf_template *t = cf_compile(src, strlen(src), NULL, &err);
+        check_render(c, "{{ t }} {{ e }} {{ f }} {{ t + (2,) }} {{ t|tojson }} {{ t is sequence }}",
+                     "(1, ('x',)) () (None, []) (1, ('x',), 2) [1, [\"x\"]] True", "tuples render");
         cf_result r;
-        bool ok = t && cf_render(t, c, NULL, &r, &err);
-        CHECK(ok && strcmp(r.text, "(1, ('x',)) () (None, []) (1, ('x',), 2) [1, [\"x\"]] True") == 0, "tuples render: %s",
-              ok ? r.text : err.message);
-        if (ok) cf_result_free(&r);
         const char *bad_src = "{{ t + [2] }}";
         cf_template *t2 = cf_compile(bad_src, strlen(bad_src), NULL, &err);
         CHECK(t2 && !cf_render(t2, c, NULL, &r, &err) && err.kind == CF_ERR_TYPE &&
                   strstr(err.message, "can only concatenate tuple (not \"list\") to tuple"),
               "tuple + list refused: %s", err.message);
         cf_template_free(t2);
-        cf_template_free(t);
         cf_context_free(c);
     }
 
