@@ -2,6 +2,16 @@
 CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter
+# Code layout the library is measured with (make bench), each flag kept if
+# $(CC) takes it: functions start on cache lines (render-only 1.5% faster),
+# and x86 gcc zeroes structs with vector stores, not `rep stosq`, whose
+# start-up (~30 cycles) a render met three times (13 ns of its fixed 70).
+# `make TUNE=` builds without them.
+comma   := ,
+ifeq ($(origin TUNE),undefined)
+TUNE    := $(shell for f in -falign-functions=64 -mmemset-strategy=vector_loop:1024:noalign$(comma)libcall:-1:noalign; do \
+             $(CC) -Werror $$f -x c -c /dev/null -o /dev/null 2>/dev/null && printf '%s ' "$$f"; done)
+endif
 CPPFLAGS += -Iinclude -Isrc -D_POSIX_C_SOURCE=200809L
 LDLIBS  := -lm -lpthread
 BUILD   ?= build
@@ -19,15 +29,15 @@ all: $(BUILD)/libchatfmt.a $(BUILD)/libchatfmt.so $(BUILD)/chatfmt
 
 $(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(WARN) $(TUNE) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/pic/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -fPIC -fvisibility=hidden -DCF_BUILD_SHARED -c $< -o $@
+	$(CC) $(WARN) $(TUNE) $(CFLAGS) $(CPPFLAGS) -fPIC -fvisibility=hidden -DCF_BUILD_SHARED -c $< -o $@
 
 $(BUILD)/cli/%.o: cli/%.c $(wildcard cli/*.h) include/chatfmt.h
 	@mkdir -p $(dir $@)
-	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
+	$(CC) $(WARN) $(TUNE) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/libchatfmt.a: $(OBJS)
 	@rm -f $@
