@@ -124,6 +124,22 @@ Str *known_key_at(size_t i) {
     return NULL;
 }
 
+Str *known_long_key(const char *p, size_t n) {
+    switch (n) {
+    case 17:
+        if (memcmp(p, key_29.data, 17) == 0) return &key_29;
+        return NULL;
+    case 21:
+        if (memcmp(p, key_0.data, 21) == 0) return &key_0;
+        return NULL;
+    case 22:
+        if (memcmp(p, key_4.data, 22) == 0) return &key_4;
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
 #if KNOWN_SHORT_KEYS
 enum { KNOWN_SHORT_BITS = 8 };
 #define KNOWN_SHORT_MUL 0x2FE8DCDF68DFAE69ULL

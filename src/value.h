@@ -216,6 +216,8 @@ struct Dict {
  * dict_from_str_pairs see to it), and the parser names attributes with
  * them: a known key is in a dict exactly when its Str is. Never written. */
 Str *known_key(const Str *s, uint32_t hash);
+/* The known key of n bytes at p when n > 15 (by length and bytes: no hash), or NULL. */
+Str *known_long_key(const char *p, size_t n);
 /* The known key of up to 15 bytes whose first 16 bytes, zero-padded, are
  * the words k0 and k1, or NULL: without a hash (the JSON reader's keys).
  * Only where those words are little-endian, as the generator computes them. */

@@ -342,6 +342,7 @@ static void test_known_keys(Rt *rt) {
         bool padded = true;
         for (size_t j = k->len; j < 16; j++) padded = padded && k->data[j] == 0;
         tv_check(padded, "known key padded to 16 bytes", k->data, "");
+        tv_check((known_long_key(k->data, k->len) == k) == (k->len > 15), "known_long_key", k->data, "");
 #if KNOWN_SHORT_KEYS
         uint64_t w[2];
         memcpy(w, k->data, 16);
@@ -357,6 +358,9 @@ static void test_known_keys(Rt *rt) {
         tv_check(!known_short_key(w[0], w[1]) && !known_short_key(r[0], r[1]), "known_short_key of others", "", "");
     }
 #endif
+    tv_check(!known_long_key("reasoning_contenT", 17) && !known_long_key("add_generation_prompt", 20) &&
+                 !known_long_key("add_generation_prompts", 22),
+             "known_long_key of others", "", "");
     Str *other = str_new(rt, "rolex", 5);
     tv_check(!known_key(other, str_hash(other)), "unknown key", "rolex", "");
 

@@ -71,6 +71,24 @@ def main() -> None:
               "        if (known[s] && seen++ == i) return known[s];\n"
               "    return NULL;\n"
               "}\n")
+    # The keys longer than 15 bytes, by their length: the JSON reader's
+    # slow path finds one without hashing it (FNV-1a takes ~4 cycles a byte,
+    # and add_generation_prompt is in every dataset row).
+    by_len = {}
+    for i, k in enumerate(keys):
+        if len(k.encode()) > 15:
+            by_len.setdefault(len(k.encode()), []).append(i)
+    out.write("\nStr *known_long_key(const char *p, size_t n) {\n"
+              "    switch (n) {\n")
+    for n in sorted(by_len):
+        out.write(f"    case {n}:\n")
+        for i in by_len[n]:
+            out.write(f"        if (memcmp(p, key_{i}.data, {n}) == 0) return &key_{i};\n")
+        out.write("        return NULL;\n")
+    out.write("    default:\n"
+              "        return NULL;\n"
+              "    }\n"
+              "}\n")
     # The keys of up to 15 bytes by their first 16 bytes (zero-padded) read
     # as two little-endian words, multiplied by the first odd constant (of a
     # fixed sequence) that gives each its own slot of 256: a key the JSON
