@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# compare_peers.sh — chatfmt next to the JavaScript engines LLM servers use
-# for chat templates, @huggingface/jinja (transformers.js) and minijinja-js,
-# on the same cases: seeds x conversations and corpus x conversations.
+# compare_peers.sh — chatfmt next to the engines LLM servers use for chat
+# templates: llama.cpp's own (C++, common/jinja: what llama-server renders
+# with), @huggingface/jinja (transformers.js) and minijinja-js, on the same
+# cases: seeds x conversations and corpus x conversations.
 # Prints, per engine, the cases identical to the reference renderer (text,
 # or an error where it fails) and, on the seeds, microseconds per render with
 # templates compiled once, next to Python Jinja2's in the same run.
 #
 # Needs node and npm: the two packages are installed into $BUILD/peers (the
-# npm registry must be reachable the first time). Run after `make`:
+# npm registry must be reachable the first time). llama.cpp's engine comes
+# as source in the llama.rn npm package (React Native's llama.cpp binding,
+# pinned below with the llama.cpp build it carries): its common/jinja is
+# compiled with g++ against bench/peers/llamacpp_jinja.cpp, the harness. Run
+# after `make`:
 #   bash bench/compare_peers.sh        (make bench-peers)
 set -u
 cd "$(dirname "$0")/.." || exit 2
@@ -24,8 +29,38 @@ if ! [ -d "$OUT/node_modules/minijinja-js" ] || ! [ -d "$OUT/node_modules/@huggi
         { echo "compare_peers: skipped (npm install failed)"; exit 0; }
 fi
 cp bench/peers/compare.mjs "$OUT/"
+
+# llama.cpp's engine: sources from the pinned llama.rn package, built once.
+LLAMA_RN=0.12.9
+LCJ=$OUT/llamacpp_jinja
+llamacpp_build() {
+    command -v g++ > /dev/null || { echo "needs g++"; return 1; }
+    local src=$OUT/llama.rn-$LLAMA_RN
+    if ! [ -d "$src/package/cpp/common/jinja" ]; then
+        mkdir -p "$src"
+        (cd "$src" && npm pack --silent "llama.rn@$LLAMA_RN" > /dev/null &&
+            tar xzf "llama.rn-$LLAMA_RN.tgz" package/cpp/common/jinja package/cpp/common/unicode.h \
+                package/cpp/common/unicode.cpp package/cpp/common/build-info.cpp package/cpp/nlohmann) ||
+            { echo "npm pack llama.rn@$LLAMA_RN failed"; return 1; }
+    fi
+    [ "$LCJ" -nt bench/peers/llamacpp_jinja.cpp ] && return 0
+    local objs=() pids=() f o
+    for f in "$src"/package/cpp/common/jinja/*.cpp "$src/package/cpp/common/unicode.cpp" bench/peers/llamacpp_jinja.cpp; do
+        o=$src/$(basename "$f" .cpp).o
+        objs+=("$o")
+        g++ -std=c++17 -O2 -I "$src/package/cpp/common" -I "$src/package/cpp" -c "$f" -o "$o" & pids+=($!)
+    done
+    for f in "${pids[@]}"; do wait "$f" || { echo "compiling llama.cpp's engine failed"; return 1; }; done
+    g++ "${objs[@]}" -o "$LCJ" || { echo "linking failed"; return 1; }
+}
+if why=$(llamacpp_build 2>&1); then
+    llama_build=$(sed -n 's/^int LLAMA_BUILD_NUMBER = \([0-9]*\);/b\1/p' "$OUT/llama.rn-$LLAMA_RN"/package/cpp/common/build-info.cpp)
+else
+    echo "compare_peers: llama.cpp's engine skipped (${why##*$'\n'})"
+    LCJ=
+fi
 version() { node -p "require('./$OUT/node_modules/$1/package.json').version"; }
-echo "engines: @huggingface/jinja $(version @huggingface/jinja), minijinja-js $(version minijinja-js), $(python3 -c 'import jinja2; print("jinja2", jinja2.__version__)')"
+echo "engines: @huggingface/jinja $(version @huggingface/jinja), minijinja-js $(version minijinja-js), ${LCJ:+llama.cpp $llama_build (llama.rn $LLAMA_RN), }$(python3 -c 'import jinja2; print("jinja2", jinja2.__version__)')"
 
 for set in seeds corpus; do
     dir=$SHARED/seeds
@@ -43,8 +78,10 @@ for set in seeds corpus; do
         echo -e "chatfmt\tparity $same/$n\tus_per_render ${cf:-(run make bench first)}"
         echo -e "jinja2 (reference)\tparity $n/$n\tus_per_render $py"
         node "$OUT/compare.mjs" "$OUT/$set.jsonl" "$OUT/$set.ref" 20
+        if [ -n "$LCJ" ]; then "$LCJ" "$OUT/$set.jsonl" "$OUT/$set.ref" 20; fi
     else
         echo -e "chatfmt\tparity $same/$n"
         node "$OUT/compare.mjs" "$OUT/$set.jsonl" "$OUT/$set.ref" 0 | cut -f1,2
+        if [ -n "$LCJ" ]; then "$LCJ" "$OUT/$set.jsonl" "$OUT/$set.ref" 0 | cut -f1,2; fi
     fi
 done
