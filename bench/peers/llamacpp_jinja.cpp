@@ -13,10 +13,13 @@
 //
 // Prints "parity SAME/N" (the same text as the reference, or an error where
 // it fails) and the median microseconds per render over five runs of REPEAT
-// passes through the cases whose template compiles.
+// passes through the cases whose template compiles. With DEBUG set, each
+// case that differs is named on stderr, with where its text first differs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -98,6 +101,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    const bool debug = std::getenv("DEBUG") != nullptr;
     size_t same = 0;
     std::vector<size_t> usable;
     for (size_t i = 0; i < cases.size(); i++) {
@@ -113,15 +117,15 @@ int main(int argc, char **argv) {
             out = render(c);
             ok = true;
         } catch (const std::exception &e) {
-            if (std::getenv("DEBUG")) std::fprintf(stderr, "%zu: %s\n", i, e.what());
+            if (debug) std::fprintf(stderr, "%zu: %s\n", i, e.what());
         }
-        bool ref_ok = refs[i].value("ok", false);
-        bool match = ref_ok ? ok && out == refs[i]["output"].get<std::string>() : !ok;
+        const bool ref_ok = refs[i].value("ok", false);
+        const std::string want = ref_ok ? refs[i]["output"].get<std::string>() : std::string();
+        const bool match = ref_ok ? ok && out == want : !ok;
         same += match;
-        if (!match && std::getenv("DEBUG")) {
+        if (!match && debug) {
             std::fprintf(stderr, "case %zu differs%s\n", i, ok ? "" : " (failed)");
             if (ok && ref_ok) {   // where: the first differing byte, with some context
-                const std::string want = refs[i]["output"].get<std::string>();
                 size_t at = 0;
                 while (at < out.size() && at < want.size() && out[at] == want[at]) at++;
                 size_t from = at > 60 ? at - 60 : 0;
