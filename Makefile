@@ -19,7 +19,10 @@ SHARED  ?= ../shared
 VERSION := 0.1.0
 SOMAJOR := 0
 
-SRCS    := $(sort $(wildcard src/*.c))
+# The stages, each a folder: engine (template text -> output), chat (template
+# sources, caps, polyfills), reply (model text -> message), the API on top.
+SRCS    := $(sort $(wildcard src/*.c src/*/*.c))
+HDRS    := $(wildcard src/*.h src/*/*.h)
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 PICOBJS := $(SRCS:src/%.c=$(BUILD)/pic/%.o)
 CLISRCS := $(sort $(wildcard cli/*.c))
@@ -27,11 +30,11 @@ CLIOBJS := $(CLISRCS:cli/%.c=$(BUILD)/cli/%.o)
 
 all: $(BUILD)/libchatfmt.a $(BUILD)/libchatfmt.so $(BUILD)/chatfmt
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
+$(BUILD)/obj/%.o: src/%.c $(HDRS) include/chatfmt.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(TUNE) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/pic/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
+$(BUILD)/pic/%.o: src/%.c $(HDRS) include/chatfmt.h
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(TUNE) $(CFLAGS) $(CPPFLAGS) -fPIC -fvisibility=hidden -DCF_BUILD_SHARED -c $< -o $@
 
@@ -179,7 +182,7 @@ fuzz-toolchain:
 	    exit 1; }
 	@rm -f $(FUZZ_BUILD).probe.c $(FUZZ_BUILD).probe
 
-$(FUZZ_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) include/chatfmt.h
+$(FUZZ_BUILD)/obj/%.o: src/%.c $(HDRS) include/chatfmt.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(WARN) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(CPPFLAGS) -c $< -o $@
 

@@ -9,8 +9,8 @@
  * With --by-template (third argument), it then times each template's cases
  * on their own and prints "template PATH US_PER_CASE" for each (best of 3). */
 #include "chatfmt.h"
-#include "context.h"
-#include "json.h"
+#include "engine/context.h"
+#include "engine/json.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -17,9 +17,9 @@
  * Messages are compared in a canonical form: content, reasoning, each call
  * (id, name, arguments) and the citations. */
 #include "fuzz_common.h"
-#include "runtime.h"
-#include "value.h"
-#include "json.h"
+#include "engine/runtime.h"
+#include "engine/value.h"
+#include "engine/json.h"
 
 static const char TOOLS[] =
     "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": \"object\","

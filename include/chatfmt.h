@@ -178,7 +178,7 @@ typedef struct cf_render_options {
                                   special tokens of a tokenizer_config.json
                                   (caller keys override them, as transformers) */
     bool polyfill;             /* chat mode, opt-in: make the request fit what the
-                                  template can render (src/polyfill.c): string tool
+                                  template can render (src/chat/polyfill.c): string tool
                                   `arguments` parsed into objects where it requires
                                   objects; typed text parts joined into a string where
                                   it renders only strings (and the reverse); a leading
@@ -214,7 +214,7 @@ CF_API bool cf_batch_line(cf_batch *b, const char *line, size_t len, char **out,
 CF_API void cf_batch_free(cf_batch *b);
 
 /* ---- template sources: files, tokenizer_config.json, model folders, GGUF,
- *      built-in seeds, web-copy repair (src/loader.c, src/gguf.c, src/repair.c) ---- */
+ *      built-in seeds, web-copy repair (src/chat/loader.c, src/chat/gguf.c, src/chat/repair.c) ---- */
 /* @@LOADERS@@ (section owned by the loaders stage) */
 
 /* Where a template comes from and what came with it. */
@@ -276,7 +276,7 @@ CF_API const char *cf_builtin_text(const char *name, size_t *len);
  * malloc'd newline-separated notes, or NULL when nothing was repaired. */
 CF_API char *cf_repair_text(const char *text, size_t len, size_t *out_len, char **notes);
 
-/* ---- capabilities and polyfills (src/caps.c) ---- */
+/* ---- capabilities and polyfills (src/chat/caps.c) ---- */
 /* @@CAPS@@ */
 
 /* What a template can do, found by PROBING: rendering small synthetic
@@ -315,10 +315,10 @@ CF_API char *cf_repair_text(const char *text, size_t len, size_t *out_len, char 
  *                                 rendering messages[:k+1] for a conversation
  *                                 with reasoning and tool turns (KV-cache reuse);
  *                                 false when old reasoning is dropped; null when
- *                                 it could not be told (see src/caps.c) */
+ *                                 it could not be told (see src/chat/caps.c) */
 CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_error *err);
 
-/* ---- reply parsing, whole and streaming (src/reply.c) ---- */
+/* ---- reply parsing, whole and streaming (src/reply/reply.c) ---- */
 /* @@REPLIES@@ (section owned by the replies stage) */
 
 /* What a model writes back, and how to read it:
@@ -425,7 +425,7 @@ CF_API bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err);
 CF_API const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len);
 CF_API void cf_reply_stream_free(cf_reply_stream *s);
 
-/* ---- variables built from the host's own data (src/builder.c) ---------- */
+/* ---- variables built from the host's own data (src/engine/builder.c) ---------- */
 
 /* Push a render's variables value by value, straight from your own data (a
  * binding's objects, a C++ JSON tree), without writing JSON text:

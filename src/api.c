@@ -2,13 +2,13 @@
  * mode). Each entry point sets up an Rt with a jmp_buf so that errors thrown
  * anywhere below come back here as cf_error values. */
 #include "chatfmt.h"
-#include "ast.h"
-#include "caps.h"
-#include "context.h"
-#include "interp.h"
-#include "lexer.h"
-#include "json.h"
-#include "unicode.h"
+#include "engine/ast.h"
+#include "chat/caps.h"
+#include "engine/context.h"
+#include "engine/interp.h"
+#include "engine/lexer.h"
+#include "engine/json.h"
+#include "engine/unicode.h"
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>

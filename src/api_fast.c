@@ -12,10 +12,10 @@
  * and calls again, and the JSON path reports what is wrong in its own words.
  * That keeps one behaviour whichever encoding the binding picked. */
 #include "chatfmt.h"
-#include "ast.h"
-#include "context.h"
-#include "json.h"
-#include "unicode.h"
+#include "engine/ast.h"
+#include "engine/context.h"
+#include "engine/json.h"
+#include "engine/unicode.h"
 #include <stdlib.h>
 #include <string.h>
 

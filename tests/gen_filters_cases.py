@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generate tests/filters_cases.h: direct calls of the helpers in
-src/format.c and of a few filters, with what Python 3.11 (+ Jinja2 3.1,
+src/engine/format.c and of a few filters, with what Python 3.11 (+ Jinja2 3.1,
 markupsafe) gives for them.
 
 Usage: python3 tests/gen_filters_cases.py > tests/filters_cases.h

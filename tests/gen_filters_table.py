@@ -2,7 +2,7 @@
 """Writes tests/unit/filters.jsonl: small raw-mode templates covering every
 builtin filter and test of Jinja2 3.1 (every argument, Undefined inputs,
 Markup, unicode, error cases), Python `%` formatting and str.format (the
-format-spec mini-language), as src/filters.c, src/tests.c and src/format.c
+format-spec mini-language), as src/engine/filters.c, src/engine/tests.c and src/engine/format.c
 implement them.
 
 No expected output is stored: tests/run_tests.sh renders every row live with

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/unit/json_source.jsonl: `tojson` of lists and dicts whose
-context JSON is spelled in many ways, for src/json.c's JsonSource (a
+context JSON is spelled in many ways, for src/engine/json.c's JsonSource (a
 container read from text that json.dumps(ensure_ascii=False) would write
 again as it was is copied, not dumped).
 

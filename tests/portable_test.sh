@@ -26,8 +26,9 @@ finish() { echo "$passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit; }
 rm -rf "$OUT"
 mkdir -p "$OUT/obj" "$OUT/cli"
 pids=()
-for src in src/*.c; do
-    "$CC" "${FLAGS[@]}" -c "$src" -o "$OUT/obj/$(basename "$src" .c).o" & pids+=($!)
+for src in src/*.c src/*/*.c; do
+    obj=${src#src/}
+    "$CC" "${FLAGS[@]}" -c "$src" -o "$OUT/obj/${obj//\//_}.o" & pids+=($!)
 done
 for src in cli/*.c; do
     "$CC" "${FLAGS[@]}" -c "$src" -o "$OUT/cli/$(basename "$src" .c).o" & pids+=($!)

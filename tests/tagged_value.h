@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "value.h"
+#include "engine/json.h"
+#include "engine/value.h"
 
 static int tv_passed, tv_failed;
 

@@ -3,8 +3,8 @@
  * Run from the repository root: build/tests/test_bigint [cases.jsonl] */
 #include <math.h>
 #include "tagged_value.h"
-#include "bigint.h"
-#include "lexer.h"
+#include "engine/bigint.h"
+#include "engine/lexer.h"
 
 typedef struct OpCase {
     const char *op;

@@ -1,4 +1,4 @@
-/* test_builder.c — cf_builder_* (src/builder.c): a context pushed value by
+/* test_builder.c — cf_builder_* (src/engine/builder.c): a context pushed value by
  * value renders exactly as the same data read from JSON (every seed template
  * x every shared conversation), and each kind of error is kept and reported.
  * Run from the repository root; CHATFMT_SHARED names the reference material
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "chatfmt.h"
-#include "context.h"
-#include "json.h"
+#include "engine/context.h"
+#include "engine/json.h"
 
 static int passed, failed;
 

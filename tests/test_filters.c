@@ -1,4 +1,4 @@
-/* test_filters.c — src/format.c's helpers (Python int/float conversions, `%`
+/* test_filters.c — src/engine/format.c's helpers (Python int/float conversions, `%`
  * formatting, str.format, escape) and a sample of filters called directly,
  * against what Python 3.11 + Jinja2 3.1 give (tests/filters_cases.h, written
  * by tests/gen_filters_cases.py). The whole-template coverage of every
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "builtins.h"
-#include "json.h"
+#include "engine/builtins.h"
+#include "engine/json.h"
 
 typedef struct FilterCase { const char *kind, *a, *b, *expected; } FilterCase;
 

@@ -8,8 +8,8 @@
  * alignment around the 8- and 16-byte blocks. (test_json checks the same
  * functions against Python itself on fixed cases.) */
 #include "chatfmt.h"
-#include "json.h"
-#include "unicode.h"
+#include "engine/json.h"
+#include "engine/unicode.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

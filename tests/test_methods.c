@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "builtins.h"
+#include "engine/builtins.h"
 
 typedef struct MethodCase {
     const char *recv, *name, *args, *kwargs, *expected;

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "chatfmt.h"
-#include "json.h"
-#include "value.h"
+#include "engine/json.h"
+#include "engine/value.h"
 
 static int passed, failed;
 

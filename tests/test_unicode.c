@@ -7,7 +7,7 @@
  *       python3 tests/gen_unicode_cases.py --check-dump /tmp/ucd.txt */
 #include <stdio.h>
 #include <string.h>
-#include "unicode.h"
+#include "engine/unicode.h"
 
 #include "unicode_cases.h"
 

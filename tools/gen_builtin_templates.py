@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Generate src/builtin_templates.c: the five seed chat templates compiled into
+"""Generate src/chat/builtin_templates.c: the five seed chat templates compiled into
 the library, so `chatfmt render glm45 ...` needs no file.
 
 Usage: tools/gen_builtin_templates.py [SEEDS_DIR] [OUT.c]
-       (defaults: ../shared/seeds and src/builtin_templates.c, relative to the repo)
+       (defaults: ../shared/seeds and src/chat/builtin_templates.c, relative to the repo)
 
 The built-in name of a seed is its file name without `.jinja`; the order below
 is the order `chatfmt list-templates` prints. Each template becomes one C
@@ -76,7 +76,7 @@ def main(argv):
     here = os.path.dirname(os.path.abspath(__file__))
     repo = os.path.dirname(here)
     seeds = argv[1] if len(argv) > 1 else os.path.join(repo, "..", "shared", "seeds")
-    dest = argv[2] if len(argv) > 2 else os.path.join(repo, "src", "builtin_templates.c")
+    dest = argv[2] if len(argv) > 2 else os.path.join(repo, "src", "chat", "builtin_templates.c")
     text = generate(seeds)
     with open(dest, "w", encoding="ascii", newline="\n") as f:
         f.write(text)

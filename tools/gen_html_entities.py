@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate src/html_entities.c from this Python's html.entities.html5.
+"""Generate src/engine/html_entities.c from this Python's html.entities.html5.
 
-Usage: python3 tools/gen_html_entities.py > src/html_entities.c
+Usage: python3 tools/gen_html_entities.py > src/engine/html_entities.c
 
 html.unescape (which markupsafe's striptags calls) replaces every named
 character reference of HTML5: 2231 names, with and without the ';' of the

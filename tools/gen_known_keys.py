@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate src/known_keys.c: one static Str for each key chat messages and
+"""Generate src/engine/known_keys.c: one static Str for each key chat messages and
 tool schemas use (role, content, tool_calls, ...).
 
 The JSON reader stores a dict key that is one of these as that Str, and the
@@ -8,7 +8,7 @@ by pointer. Each Str carries its FNV-1a hash (hash_bytes in value.c; a unit
 test checks they agree) and its length in code points, so nothing ever
 writes to them: they are shared by every thread.
 
-Usage: python3 tools/gen_known_keys.py > src/known_keys.c
+Usage: python3 tools/gen_known_keys.py > src/engine/known_keys.c
 """
 import sys
 

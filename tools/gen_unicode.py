@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Generate src/unicode_tables.c from this Python's own str methods.
+"""Generate src/engine/unicode_tables.c from this Python's own str methods.
 
-Usage: python3 tools/gen_unicode.py > src/unicode_tables.c
+Usage: python3 tools/gen_unicode.py > src/engine/unicode_tables.c
 
 Every table is derived empirically by calling Python 3.11's str methods on
 each code point 0..0x10FFFF, so the C side reproduces exactly what CPython's

@@ -156,7 +156,7 @@ cf_reply_stream_free = _declare("cf_reply_stream_free", None, _P)
 cf_render_data = lib["cf_render_data"] if hasattr(lib, "cf_render_data") else None
 CF_DATA_JSON, CF_DATA_MARSHAL, CF_DATA_CHAT = 0, 1, 0x100
 CF_RENDER_UNSUPPORTED, CF_RENDER_BIG = -2, -3
-# Template capabilities (src/caps.c); absent from libraries built before it.
+# Template capabilities (src/chat/caps.c); absent from libraries built before it.
 cf_caps_json = _declare("cf_caps_json", _P, _P, _P, _ERR) if hasattr(lib, "cf_caps_json") else None
 
 # The library allocates cf_parse_reply's result with malloc; release it with

@@ -1,4 +1,4 @@
-/* reply_hermes.c — Hermes-style replies (Qwen 2.5/3, Nanbeige) and plain
+/* hermes.c — Hermes-style replies (Qwen 2.5/3, Nanbeige) and plain
  * reasoning replies:
  *   [<think>REASONING</think>] CONTENT <tool_call>{"name": N, "arguments": {...}}</tool_call> ...
  * The JSON object is scanned incrementally: the call commits once "name"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reply.h"
-#include "json.h"
+#include "engine/json.h"
 
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))

@@ -1,4 +1,4 @@
-/* reply_command_a.c — Cohere Command-A (Reasoning) replies:
+/* command_a.c — Cohere Command-A (Reasoning) replies:
  *   <|START_THINKING|>REASONING<|END_THINKING|>
  *   <|START_ACTION|>[{"tool_call_id": "0", "tool_name": N, "parameters": {...}}, ...]<|END_ACTION|>
  *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|>, then <|END_OF_TURN_TOKEN|>.

@@ -1,9 +1,9 @@
 /* caps.h — what a chat template can do, found by probing renders
- * (src/caps.c), and the opt-in polyfills built on it (src/polyfill.c). */
+ * (src/chat/caps.c), and the opt-in polyfills built on it (src/chat/polyfill.c). */
 #ifndef CF_CAPS_H
 #define CF_CAPS_H
 
-#include "value.h"
+#include "engine/value.h"
 
 struct cf_template;
 

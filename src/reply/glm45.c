@@ -1,4 +1,4 @@
-/* reply_glm45.c — GLM-4.5/4.6 replies:
+/* glm45.c — GLM-4.5/4.6 replies:
  *   [<think>REASONING</think>] CONTENT
  *   <tool_call>NAME
  *   <arg_key>K</arg_key>

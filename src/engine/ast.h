@@ -164,7 +164,7 @@ struct cf_template {
     cf_limits lim;
     bool uses_generation;
     bool source_has_content;   /* "content" in the source (continue_final_message's usual test) */
-    /* What the polyfills must do for this template (src/polyfill.c): 0 until
+    /* What the polyfills must do for this template (src/chat/polyfill.c): 0 until
      * its first polyfilled render probes it. Atomic: renders share t. */
     _Atomic unsigned polyfill_needs;
     /* The output buffer a render starts with: the longest output so far

@@ -1,8 +1,8 @@
 /* batch.c — the reference renderer's --batch protocol, with a cache of
  * compiled templates so a file of many cases compiles each template once. */
 #include "chatfmt.h"
-#include "context.h"
-#include "json.h"
+#include "engine/context.h"
+#include "engine/json.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -22,7 +22,7 @@
 #define CF_REPLY_H
 
 #include "chatfmt.h"
-#include "value.h"
+#include "engine/value.h"
 
 typedef struct Parser Parser;
 

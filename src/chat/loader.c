@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "json.h"
+#include "engine/json.h"
 #include "loader.h"
-#include "unicode.h"
+#include "engine/unicode.h"
 
 typedef struct Candidate {
     const char *name;     /* NULL for the single unnamed template */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include "loader.h"
-#include "unicode.h"
+#include "engine/unicode.h"
 
 enum GgufType {
     GT_UINT8, GT_INT8, GT_UINT16, GT_INT16, GT_UINT32, GT_INT32, GT_FLOAT32,

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "value.h"
+#include "engine/value.h"
 
 /* ---- repair.c ---------------------------------------------------------- */
 

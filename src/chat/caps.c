@@ -7,8 +7,8 @@
  * Every probe renders with the caller's defaults (special tokens) and a
  * pinned clock, so two renders of the same input are comparable. */
 #include "caps.h"
-#include "context.h"
-#include "json.h"
+#include "engine/context.h"
+#include "engine/json.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,8 +13,8 @@
  * threads, so the cache is an atomic word: a race only makes two threads
  * probe (deterministically, to the same answer) and store the same bits. */
 #include "caps.h"
-#include "ast.h"
-#include "json.h"
+#include "engine/ast.h"
+#include "engine/json.h"
 #include <stdatomic.h>
 #include <string.h>
 
