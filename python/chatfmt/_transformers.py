@@ -203,9 +203,13 @@ def patch(tokenizer):
                             return_dict=return_dict_default, return_assistant_tokens_mask=False,
                             tokenizer_kwargs=None, **kwargs):
         try:
+            # transformers 5.x (return_dict=True by default) returns text when
+            # tokenize=False; 4.x raises for return_dict without tokenize
+            # (the original answers that).
+            text_dict = return_dict and not tokenize and not return_dict_default
             if (continue_final_message and (add_generation_prompt or return_assistant_tokens_mask)) \
                     or (return_assistant_tokens_mask and not (tokenize and return_dict)) \
-                    or (return_dict and not tokenize) or "messages" in kwargs \
+                    or text_dict or "messages" in kwargs \
                     or not isinstance(conversation, (list, tuple)) or not conversation \
                     or (tools is not None and not all(isinstance(x, dict) for x in tools)):
                 raise _Fallback()
