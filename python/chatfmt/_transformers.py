@@ -195,7 +195,7 @@ def patch(tokenizer):
     original = tokenizer.apply_chat_template
     tokenize_default, return_dict_default = _defaults(original)
     own = "apply_chat_template" in getattr(tokenizer, "__dict__", {})
-    from .template import _template_for
+    from .template import _by_text, _template_for
 
     def apply_chat_template(conversation, tools=None, documents=None, chat_template=None,
                             add_generation_prompt=False, continue_final_message=False, tokenize=tokenize_default,
@@ -213,7 +213,8 @@ def patch(tokenizer):
                     or not isinstance(conversation, (list, tuple)) or not conversation \
                     or (tools is not None and not all(isinstance(x, dict) for x in tools)):
                 raise _Fallback()
-            template = _template_for(_chat_template_text(tokenizer, chat_template, tools))
+            text = _chat_template_text(tokenizer, chat_template, tools)
+            template = _by_text.get(text) or _template_for(text)
             variables = dict(getattr(tokenizer, "special_tokens_map", None) or {})
             variables.update(kwargs)   # kwargs win over special tokens, as in transformers
             batched = is_batch(conversation)
