@@ -703,6 +703,14 @@ static void pool_finish(Pool *p, Window *win) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* Wait until no worker holds win (one that woke late may still be leaving
+ * it): only then may the caller write its rows again. */
+static void pool_quiesce(Pool *p, Window *win) {
+    pthread_mutex_lock(&p->mu);
+    while (win->users) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
 /* -- render_batch -- */
 
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR };
@@ -903,6 +911,7 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
     while (ok && bw[c]->win.nrows) {
         BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
         /* the workers render cur meanwhile */
+        pool_quiesce(&pool, &nxt->win);
         size_t next_at = at < (size_t)n ? batch_fill(nxt, &a, at, (size_t)n) : at;
         if (at >= (size_t)n || next_at == (size_t)-1) nxt->win.nrows = 0;
         Py_BEGIN_ALLOW_THREADS
