@@ -477,12 +477,13 @@ class Template:
 
     def _state(self):
         tokens = None
-        if self._plain.tokens:
+        defaults = self._options.defaults   # its source's special tokens (select() shares them)
+        if defaults:
             if _lib.cf_context_to_json is None:
                 raise errors.UsageError(f"{_lib.path} has no cf_context_to_json: cannot pickle the special tokens")
             err = _lib.Error()
             n = ctypes.c_size_t()
-            p = _lib.cf_context_to_json(self._plain.tokens, ctypes.byref(n), ctypes.byref(err))
+            p = _lib.cf_context_to_json(defaults, ctypes.byref(n), ctypes.byref(err))
             if not p:
                 _lib.raise_error(err, self.name)
             try:

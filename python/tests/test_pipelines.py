@@ -122,6 +122,9 @@ class Pickling(unittest.TestCase):
                     {"name": "tool_use", "template": "{{ bos_token }}T{{ tools | length }}"}]}, f)
             t = self.check_round_trip(chatfmt.compile(path, limits={"max_steps": 10 ** 6}, now="2024-01-02T03:04:05"))
             self.assertEqual(t.render([], tools=[{}, {}]), "<s>T2")
+            # a template picked by chat_template= text keeps its source's special tokens
+            picked = t.select("[{{ bos_token }}{{ eos_token }}]")
+            self.assertEqual(self.check_round_trip(picked).render([]), "[<s></s>]")
             subprocess.run([sys.executable, os.path.join(REPO, "tests", "make_gguf.py"), d], check=True,
                            capture_output=True)
             g = self.check_round_trip(chatfmt.compile(os.path.join(d, "ok_v3.gguf")))
