@@ -1427,6 +1427,8 @@ static Value py_round(Rt *rt, Value v, Value ndigits) {
         if (is_int(v)) return v.type == VT_BOOL ? v_int(v.u.b) : v;
         if (v.type == VT_FLOAT) return py_int_from_float(rt, nearbyint(v.u.f));
     } else {
+        if (ndigits.type == VT_UNDEFINED)   /* (round() takes operator.index of it: no __index__) */
+            rt_throw(rt, CF_ERR_TYPE, "'Undefined' object cannot be interpreted as an integer");
         int64_t nd = as_index(rt, ndigits);
         if (is_int(v)) return round_int(rt, v, nd);
         if (v.type == VT_FLOAT) return v_float(round_float(rt, v.u.f, nd));

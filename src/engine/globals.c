@@ -7,10 +7,10 @@
 #include <time.h>
 #include <stdio.h>
 
+/* operator.index(): an Undefined too is a TypeError (its type has no __index__). */
 static int64_t int_arg(Rt *rt, Value v) {
     if (v.type == VT_INT) return v.u.i;
     if (v.type == VT_BOOL) return v.u.b;
-    if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
     rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
 }
 

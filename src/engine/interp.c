@@ -160,6 +160,24 @@ static inline void frame_set(Interp *I, Frame *f, int sym, Value v) {
     f->n++;
 }
 
+/* A frame's names that start missing (FrameInit), bound to their Undefined. */
+static NOINLINE void frame_start_missing(Interp *I, Frame *f, int n, const int *syms, const uint8_t *slots) {
+    for (int i = 0; i < n; i++) {
+        int sym = syms[i];
+        unsigned slot = slots ? slots[i] : SLOT_NONE;
+        if (slot < (unsigned)f->nslots && (f->syms[slot] == sym || (f->syms[slot] == SYM_UNBOUND && f->n == f->nslots))) {
+            f->syms[slot] = sym;
+            f->vals[slot] = I->t->sym_undef[sym];
+        } else {
+            frame_set(I, f, sym, I->t->sym_undef[sym]);
+        }
+    }
+}
+static ALWAYS_INLINE void frame_start(Interp *I, Frame *f, const Node *maker) {
+    const FrameInit *fi = maker->init;
+    if (fi && fi->n) frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
+}
+
 static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     if (f) frame_set(I, f, sym, v);
     else I->globals[sym] = v;
@@ -187,30 +205,37 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
 
 static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
 
-/* A top-level name's value on first use: chat variable, caller variable,
- * default (special token), builtin global, else Undefined. Cached. */
-static Value resolve_global(Interp *I, int sym) {
+/* A name's value from outside the template: chat variable, caller
+ * variable, default (special token), builtin global, else Undefined. */
+static Value input_value(Interp *I, int sym) {
     const RenderInput *in = I->in;
     const struct cf_template *t = I->t;
     Str *name = t->syms[sym];
     Value v;
     if (sym == t->sym_self)   /* Jinja2 binds `self` itself, over any variable of that name */
-        return I->globals[sym] = v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
+        return v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
     if (in->chat_mode) {
         for (int k = 0; k < CHAT_NVARS; k++) {
             if (t->sym_chat[k] != sym) continue;
             v = in->chat[k];
             if (v.type == VT_MISSING) goto builtin;   /* hidden */
-            return I->globals[sym] = v;
+            return v;
         }
     }
     /* symbol names are frozen (hash cached): the keyed lookup only reads them */
-    if (in->vars && dict_get_key(in->vars, name, &v)) return I->globals[sym] = v;
-    if (in->defaults && dict_get_key(in->defaults, name, &v)) return I->globals[sym] = v;
+    if (in->vars && dict_get_key(in->vars, name, &v)) return v;
+    if (in->defaults && dict_get_key(in->defaults, name, &v)) return v;
 builtin:
     v = t->sym_builtin[sym];
-    if (v.type == VT_MISSING) v = t->sym_undef[sym];
-    return I->globals[sym] = v;
+    return v.type == VT_MISSING ? t->sym_undef[sym] : v;
+}
+
+/* A top-level name's value on first use, cached: its Undefined when the
+ * top level sets it before reading it (scope.c: Jinja2 then never looks
+ * outside), else input_value. */
+static NOINLINE Value resolve_global(Interp *I, int sym) {
+    const struct cf_template *t = I->t;
+    return I->globals[sym] = t->sym_starts_undef[sym] && sym != t->sym_self ? t->sym_undef[sym] : input_value(I, sym);
 }
 
 /* A name no frame can bind (parser: NAME_TOP_LEVEL). */
@@ -238,6 +263,32 @@ static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
 
 static Value lookup(Interp *I, Frame *f, int sym) { return lookup_inline(I, f, sym); }
 
+/* A binding a frame started with (FrameInit: "missing" in Jinja2) that
+ * nothing set since. (An Undefined of that very name set there on purpose
+ * looks the same: Jinja2 would pass that one on to a block.) */
+static bool still_missing(const Interp *I, int sym, Value v) {
+    const Value u = I->t->sym_undef[sym];
+    return v.type == VT_UNDEFINED && v.u.s == u.u.s && v.iter == u.iter;
+}
+
+/* A name inside a {% block %} (NAME_IN_BLOCK). Jinja2 compiles a block to a
+ * function of the render's context: the names the block's own frames bind,
+ * then (scoped: the enclosing frames' bindings, then) the top level's sets
+ * so far, then the render's variables. What the enclosing frames or the top
+ * level hold as still missing is not in that context. */
+static NOINLINE Value lookup_in_block(Interp *I, Frame *f, int sym) {
+    bool outside = false;   /* past the innermost block's own frame */
+    for (; f; f = f->parent) {
+        for (int i = f->n - 1; i >= 0; i--)
+            if (f->syms[i] == sym && !(outside && still_missing(I, sym, f->vals[i]))) return f->vals[i];
+        if (f->scope && f->scope->kind == N_SCOPE_BLOCK) outside = true;
+    }
+    Value v = I->globals[sym];
+    if (v.type != VT_MISSING && !still_missing(I, sym, v)) return v;
+    return input_value(I, sym);
+}
+
+
 /* A name read where the parser gave it a slot (N_NAME.flag): the frame's
  * entry there, if it holds the name (a frame holds a name at most once, so
  * that is its binding in the innermost frame), else the search. */
@@ -254,11 +305,18 @@ static ALWAYS_INLINE Value lookup_name(Interp *I, const Node *name, Frame *f) {
     return lookup_inline(I, f, name->sym);
 }
 
+/* Any N_NAME's value, by how the parser marked it. */
+static ALWAYS_INLINE Value name_value(Interp *I, const Node *n, Frame *f) {
+    if (n->op == NAME_TOP_LEVEL) return lookup_top(I, n->sym);
+    if (!n->op) return lookup_name(I, n, f);
+    return lookup_in_block(I, f, n->sym);
+}
+
 /* Constants and names are a third of all nodes: evaluated in place. */
 static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
 static inline Value operand(Interp *I, const Node *n, Frame *f) {
     if (n->kind == N_CONST) return n->v;
-    if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
+    if (n->kind == N_NAME) return name_value(I, n, f);
     if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
     return eval(I, n, f);
 }
@@ -797,6 +855,7 @@ static Value make_macro(Interp *I, const Node *node, Frame *closure) {
 
 /* The macro's body, its parameters bound in f; leaves the macro's level. */
 static Value macro_body(Interp *I, const Node *node, Frame *f, int saved_line, int saved_col) {
+    frame_start(I, f, node);
     Value out = capture(I, &node->body, f);
     I->depth--;
     I->rt->line = saved_line;
@@ -961,6 +1020,7 @@ static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
     const Macro *m = callee.u.obj->data;
     if (!macro_takes_positional(call, m->node)) return false;
     Frame *mf = macro_enter_positional(I, call, f, m);
+    frame_start(I, mf, m->node);
     I->root_writes += I->out == I->root;
     exec_body(I, &m->node->body, mf);   /* (a break or continue cannot leave a macro's body) */
     I->depth--;
@@ -1379,7 +1439,7 @@ static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, in
     case N_BINOP: return int_sum(I, n, f, out, steps);
     case N_FILTER: return int_length(I, n, f, out, steps);
     case N_GETATTR: v = getattr_of_name(I, n, f); break;
-    default: v = n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym); break;   /* N_NAME */
+    default: v = name_value(I, n, f); break;   /* N_NAME */
     }
     *out = v.u.i;
     return v.type == VT_INT;
@@ -1754,7 +1814,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
-    case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
+    case N_NAME: return name_value(I, n, f);
     case N_GETATTR: return eval_getattr_node(I, n, f);
     case N_GETITEM: return eval_getitem(I, n, f);
     case N_SLICE: return eval_slice(I, n, f);
@@ -1868,11 +1928,16 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         } else {
             unpack_assign(I, node->a, items->items[i], f);
         }
+        frame_start(I, f, node);
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) break;
         if (c == CTL_NONE) completed = true;
     }
-    if (!completed && node->alt.n) return exec_body(I, &node->alt, frame_new(I, outer));
+    if (!completed && node->alt.n) {
+        Frame *ef = frame_new(I, outer);
+        if (node->init && node->init->nelse) frame_start_missing(I, ef, node->init->nelse, node->init->else_syms, NULL);
+        return exec_body(I, &node->alt, ef);
+    }
     return CTL_NONE;
 }
 
@@ -1901,8 +1966,10 @@ static Frame *block_frame(Interp *I, const Node *block, Frame *parent) {
         rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "Required block '%s' not found", block->name->data);
     }
     Frame *bf = frame_new(I, parent);
+    bf->scope = block;   /* (where lookup_in_block's search leaves the block) */
     if (I->t->sym_super >= 0)
         frame_set(I, bf, I->t->sym_super, v_undef_msg(I->rt, "there is no parent block called '%s'.", block->name->data));
+    frame_start(I, bf, block);
     return bf;
 }
 
@@ -2003,6 +2070,16 @@ static NOINLINE bool accumulate(Interp *I, const Node *n, Frame *f) {
     return true;
 }
 
+/* The frame a block set's, filter block's or generation block's body runs
+ * in (Jinja2 compiles each to a frame of its own), or f when the body sets
+ * nothing (scope.c: nslots 0). */
+static Frame *body_frame(Interp *I, const Node *n, Frame *f) {
+    if (!n->nslots) return f;
+    Frame *bf = frame_new_layout(I, f, n);
+    frame_start(I, bf, n);
+    return bf;
+}
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
@@ -2020,10 +2097,11 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_SET_BLOCK: {
         depth_enter(I);
         Ctl c;
-        Value v = capture_ctl(I, &n->body, f, &c);
+        Frame *bf = body_frame(I, n, f);
+        Value v = capture_ctl(I, &n->body, bf, &c);
         I->depth--;
         if (c != CTL_NONE) return c;
-        if (n->c) v = apply_filter(I, n->c, v, f);
+        if (n->c) v = apply_filter(I, n->c, v, bf);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);
         return CTL_NONE;
@@ -2040,14 +2118,16 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_FILTER_BLOCK: {
         depth_enter(I);
         Ctl c;
-        Value v = capture_ctl(I, &n->body, f, &c);
+        Frame *bf = body_frame(I, n, f);
+        Value v = capture_ctl(I, &n->body, bf, &c);
         I->depth--;
         if (c != CTL_NONE) return c;
-        write_value(I, apply_filter(I, n->c, v, f));
+        write_value(I, apply_filter(I, n->c, v, bf));
         return CTL_NONE;
     }
     case N_WITH: {
         Frame *wf = frame_new(I, f);
+        frame_start(I, wf, n);
         for (int i = 0; i < n->items.n; i++) {
             const Node *s = n->items.v[i];
             unpack_assign(I, s->a, eval(I, s->b, f), wf);
@@ -2062,7 +2142,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
          * macro or nested block starts where its enclosing top-level output
          * is), and nothing is recorded until something was yielded at the top
          * level or a span exists (its "is_active" tests two empty lists). */
-        Value body = capture(I, &n->body, f);
+        Value body = capture(I, &n->body, body_frame(I, n, f));
         SpanVec *sv = I->spans;
         if (I->root_writes || sv->n) {
             size_t start = root_chars(I);
@@ -2085,7 +2165,9 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         bool saved = I->autoescape;
         I->autoescape = v_truthy(eval(I, n->a, f));
         /* Jinja2 compiles the block as a scope: what it sets stays inside */
-        Ctl c = exec_body(I, &n->body, frame_new(I, f));
+        Frame *af = frame_new(I, f);
+        frame_start(I, af, n);
+        Ctl c = exec_body(I, &n->body, af);
         /* Jinja2 restores the setting after the block's last statement: a
          * break or continue inside skips that, and the setting outlives the
          * block (seen by output whose escaping is decided at run time). */
