@@ -6,6 +6,8 @@
 #include "unicode.h"
 #include <string.h>
 #include <stdio.h>
+#include <math.h>
+#include <stdint.h>
 
 typedef struct Parser {
     Rt *rt;
@@ -675,13 +677,29 @@ static Node *binop(Parser *P, Token *at, uint8_t op, Node *a, Node *b) {
     return n;
 }
 
+/* left ** right. Jinja2 folds a constant left operand (`-0.5`, `(1 - 3)`)
+ * and, when the power does not fold, writes its repr into the Python it
+ * generates as is: `(-0.5 ** n)`, which Python reads as -(0.5 ** n). */
+static Node *pow_node(Parser *P, Token *at, Node *left, Node *right) {
+    Value v;
+    if (foldable(P, left, true) && !foldable(P, right, true) && interp_eval_constant(P->rt, P->t, left, &v) &&
+        ((v.type == VT_INT && v.u.i < 0 && v.u.i != INT64_MIN) || (v.type == VT_FLOAT && signbit(v.u.f)))) {
+        Node *base = new_node(P, N_CONST, at);
+        base->v = v.type == VT_INT ? v_int(-v.u.i) : v_float(-v.u.f);
+        Node *neg = new_node(P, N_NEG, at);
+        neg->a = binop(P, at, OP_POW, base, right);
+        return neg;
+    }
+    return binop(P, at, OP_POW, left, right);
+}
+
 static Node *parse_pow(Parser *P) {
     Node *left = parse_unary(P, true);
     int links = 0;
     while (is_op(cur(P), OP_POW)) {
         chain_link(P, &links);
         Token *t = advance(P);
-        left = binop(P, t, OP_POW, left, parse_unary(P, true));
+        left = pow_node(P, t, left, parse_unary(P, true));
     }
     chain_end(P, links);
     return left;
