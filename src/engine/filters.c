@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "builtins.h"
+#include "complex.h"
 #include "html_entities.h"
 #include "json.h"
 #include "unicode.h"
@@ -324,6 +325,8 @@ static Value py_add(Rt *rt, Value a, Value b) {
         return r;
     }
     if (a.type == VT_STR && b.type == VT_STR) return str_concat(rt, a, b);
+    Value c;
+    if (complex_binop(rt, OP_ADD, a, b, &c)) return c;
     if (a.type == VT_LIST && !a.flags && b.type != VT_LIST)
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
     if (a.type == VT_TUPLE)
@@ -517,6 +520,7 @@ static Value f_abs(Rt *rt, Value self, const Args *args) {
         return s->data[0] == '-' ? v_bigint(rt, s->data + 1, s->len - 1) : self;
     }
     default:
+        if (v_is_complex(self)) return complex_abs(rt, self);
         rt_throw(rt, CF_ERR_TYPE, "bad operand type for abs(): '%s'", v_type_name(self));
     }
 }

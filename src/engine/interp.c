@@ -11,6 +11,7 @@
 #include "unicode.h"
 #include "lexer.h"
 #include "bigint.h"
+#include "complex.h"
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -534,6 +535,8 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
         }
         }
     }
+    Value c;
+    if ((a.type == VT_OBJECT || b.type == VT_OBJECT) && complex_binop(rt, op, a, b, &c)) return c;
     /* ints beyond int64, or an int64 result that overflowed: exact Python ints */
     bool a_int = is_intlike(a) || a.type == VT_BIGINT, b_int = is_intlike(b) || b.type == VT_BIGINT;
     Value big;
@@ -558,7 +561,7 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
             return v_float(py_fmod(x, y));
         case OP_POW:
             if (x == 0 && y < 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
-            if (x < 0 && y != floor(y)) rt_throw(rt, CF_ERR_VALUE, "complex results are not supported");
+            if (x < 0 && y != floor(y) && !isnan(y)) return complex_pow_real(rt, x, y);   /* as float.__pow__ */
             {
                 double r = pow(x, y);
                 if (isinf(r) && !isinf(x) && !isinf(y)) rt_throw(rt, CF_ERR_OVERFLOW, "(34, 'Numerical result out of range')");
@@ -583,7 +586,7 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
             rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
         if (a_seq && is_intlike(b)) return repeat(I, a, as_int(b));
         if (b_seq && is_intlike(a)) return repeat(I, b, as_int(a));
-        if (a.type == VT_STR || b.type == VT_STR || v_is_list(a) || v_is_list(b))
+        if (a_seq || b_seq)
             rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(a_seq ? b : a));
     }
     if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
@@ -1307,6 +1310,7 @@ static NOINLINE Value eval_unary(Interp *I, const Node *n, Value v) {
     }
     if (v.type == VT_BIGINT) return n->kind == N_NEG ? bigint_neg(rt, v) : v;
     if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
+    if (v_is_complex(v)) return n->kind == N_NEG ? complex_neg(rt, v) : v;
     rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
 }
 

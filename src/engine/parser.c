@@ -678,19 +678,23 @@ static Node *binop(Parser *P, Token *at, uint8_t op, Node *a, Node *b) {
 }
 
 /* left ** right. Jinja2 folds a constant left operand (`-0.5`, `(1 - 3)`)
- * and, when the power does not fold, writes its repr into the Python it
- * generates as is: `(-0.5 ** n)`, which Python reads as -(0.5 ** n). */
+ * and, when the power does not fold (its right operand is no constant, or
+ * computing it fails), writes its repr into the Python it generates as is:
+ * `(-0.5 ** n)`, which Python reads as -(0.5 ** n). */
 static Node *pow_node(Parser *P, Token *at, Node *left, Node *right) {
-    Value v;
-    if (foldable(P, left, true) && !foldable(P, right, true) && interp_eval_constant(P->rt, P->t, left, &v) &&
-        ((v.type == VT_INT && v.u.i < 0 && v.u.i != INT64_MIN) || (v.type == VT_FLOAT && signbit(v.u.f)))) {
+    Node *pow = binop(P, at, OP_POW, left, right);
+    Value v, folded;
+    if (foldable(P, left, true) && interp_eval_constant(P->rt, P->t, left, &v) &&
+        ((v.type == VT_INT && v.u.i < 0 && v.u.i != INT64_MIN) || (v.type == VT_FLOAT && signbit(v.u.f))) &&
+        !(foldable(P, right, true) && interp_eval_constant(P->rt, P->t, pow, &folded))) {
         Node *base = new_node(P, N_CONST, at);
         base->v = v.type == VT_INT ? v_int(-v.u.i) : v_float(-v.u.f);
+        pow->a = base;
         Node *neg = new_node(P, N_NEG, at);
-        neg->a = binop(P, at, OP_POW, base, right);
+        neg->a = pow;
         return neg;
     }
-    return binop(P, at, OP_POW, left, right);
+    return pow;
 }
 
 static Node *parse_pow(Parser *P) {

@@ -328,9 +328,8 @@ static void visit_frame(Scopes *S, Node *n, int part) {
         for (int i = 0; i < n->items.n; i++) store_target(S, n->items.v[i]->a);
         visit_stmts(S, &n->body);
         break;
-    case N_SET_BLOCK:
+    case N_SET_BLOCK:   /* (its filter is checked once the body is compiled, below) */
         visit_stmts(S, &n->body);
-        check_reachable(S, n->c);
         break;
     case N_FILTER_BLOCK:
         visit_stmts(S, &n->body);
@@ -352,6 +351,7 @@ static void visit_frame(Scopes *S, Node *n, int part) {
     }
     record_missing(S, n, part, undo_from);
     visit_pending(S, pending_from);
+    if (n->kind == N_SET_BLOCK) check_reachable(S, n->c);
     while (S->nundo > undo_from) {
         const Undo *u = &S->undo[--S->nundo];
         S->ref_depth[u->sym] = u->depth;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "complex.h"
 #include "unicode.h"
 
 /* ---- arguments: tests take the value plus at most one argument ---- */
@@ -232,7 +233,7 @@ static bool t_mapping(Rt *rt, Value self, const Args *args) {
 
 static bool t_number(Rt *rt, Value self, const Args *args) {
     test_arg(rt, args, "test_number", NULL);
-    return is_number(self);
+    return is_number(self) || v_is_complex(self);   /* (numbers.Number) */
 }
 
 static bool is_view(Value v) {
