@@ -17,7 +17,9 @@ what the random differential found with them.
 - scope-complex-NNN: Python's complex numbers, from ** (src/engine/complex.c),
   and a folded negative constant to a power that does not fold.
 - scope-misc-NNN: operator.index of an Undefined (range, round), a sequence
-  times a non-int.
+  times a non-int, unhashable tuples, autoescape around a {% block %}.
+- scope-loopfilter-NNN: `for x in xs if test`, whose tests run as the loop
+  reaches each item (a generator in Jinja2).
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so ids
@@ -232,6 +234,29 @@ MISC = [
     '{{ xs|slice(nope)|list }}',
     '{{ 1 < nope < 10 }}',
     '{{ nope < 10 }}',
+    "{{ (a, xs) in {} }}",
+    "{{ {(1, [2]): 1} }}",
+    "{{ {'k': 1}.get((1, [2])) }}",
+    "{% autoescape true %}{% block b1 %}{{ '<x>' ~ s }}{{ s }}{% endblock %}{% endautoescape %}",
+    "{% autoescape true %}{% block b1 %}{% set q %}<{{ s }}>{% endset %}{{ q }}{% endblock %}{% endautoescape %}",
+    "{% autoescape a %}{% block b1 %}{{ '<x>' ~ s }}{% endblock %}{% endautoescape %}",
+    "{% autoescape true %}{% block b1 %}{% autoescape true %}{{ '<x>' ~ s }}{% endautoescape %}{% endblock %}{% endautoescape %}",
+    "{% autoescape true %}{% block b1 %}{% macro m() %}{{ '<' }}{% endmacro %}{{ m() }}{% endblock %}{% endautoescape %}",
+]
+
+# `for x in xs if test`: each item's test runs when the loop reaches it
+LOOP_FILTERS = [
+    "{% for b, d in [[2, false], [xs, 0]] if b >= d %}{% set d = d + [1, 2] %}{{ n }}{% endfor %}",
+    "{% set ns = namespace(c=0) %}{% for x in xs + xs if ns.c < 2 %}{% set ns.c = ns.c + 1 %}{{ x }}{% endfor %}{{ ns.c }}",
+    "{% set ns = namespace(c=0) %}{% for x in xs + xs if ns.c < 2 %}{% set ns.c = ns.c + 1 %}{{ x }}{{ loop.last }}{% endfor %}{{ ns.c }}",
+    "{% set ns = namespace(c=0) %}{% for x in xs + xs if ns.c < 2 %}{% set ns.c = ns.c + 1 %}{{ x }}{{ loop.length }}{% endfor %}{{ ns.c }}",
+    "{% set ns = namespace(c=0) %}{% for x in xs + xs + xs if ns.c < 3 %}{% set ns.c = ns.c + 1 %}{{ loop.nextitem }}/{{ loop.revindex }}{% endfor %}{{ ns.c }}",
+    "{% for x in [1, 'a', 2] if x > 0 %}{{ x }}{% endfor %}",
+    "{% for x in [1, 'a', 2] if x > 0 %}{{ loop.length }}{% endfor %}",
+    "{% for x in [1, 0, 2] if x > 0 %}{{ loop.index }}{{ loop.first }}{{ loop.last }}{{ loop.previtem }}{% else %}E{% endfor %}",
+    "{% for x in [1, 0, 2] if x > 5 %}{{ x }}{% else %}E{% endfor %}",
+    "{% for x in [1, 0, 2] if x > 0 %}{{ loop }}{% endfor %}",
+    "{% for x in [[1, [2]], [0, []]] if x[0] recursive %}{{ x[0] }}{{ loop(x[1]|map('list')|list) if x[1] }}{% endfor %}",
 ]
 
 
@@ -244,7 +269,7 @@ def main():
     for k, (template, context) in enumerate(DIVERGENCES, 1):
         rows.append({"id": f"scope-div-{k:03d}", "template_text": template, "context": context, "raw": True})
     for section, templates in (("frame", FRAMES), ("block", BLOCKS), ("filter", SET_BLOCK_FILTERS),
-                               ("complex", COMPLEX), ("misc", MISC)):
+                               ("complex", COMPLEX), ("misc", MISC), ("loopfilter", LOOP_FILTERS)):
         for k, template in enumerate(templates, 1):
             rows.append({"id": f"scope-{section}-{k:03d}", "template_text": template,
                          "context": base_context(template), "raw": True})

@@ -948,7 +948,7 @@ static void no_such(Rt *rt, const char *what, Value name) {
 }
 
 static void need_hashable(Rt *rt, Value v) {
-    if (!v_hashable(v)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(v));
+    if (!v_hashable(v)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(v));
 }
 
 static FilterFn filter_by_value(Rt *rt, Value name) {

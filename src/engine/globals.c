@@ -49,7 +49,7 @@ static void dict_update_from(Rt *rt, Dict *d, Value src) {
         List *kv = v_iterate(rt, pair);
         if (kv->len != 2)
             rt_throw(rt, CF_ERR_VALUE, "dictionary update sequence element #%zu has length %zu; 2 is required", i, kv->len);
-        if (!v_hashable(kv->items[0])) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(kv->items[0]));
+        if (!v_hashable(kv->items[0])) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(kv->items[0]));
         dict_set(rt, d, kv->items[0], kv->items[1]);
     }
 }

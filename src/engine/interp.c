@@ -86,12 +86,18 @@ static inline const void *filtered_key(const Dict *d) { return (const char *)(co
 /* Runtime objects */
 typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
 typedef struct Loop {
-    List *items;
+    List *items;             /* the items (`for x in xs if test`: those kept so far) */
     int64_t index0;
     int depth0;
     const Node *node;        /* the N_FOR, for loop(...) recursion */
     Frame *outer;            /* frame the loop runs in */
     List *last_changed;      /* loop.changed() memory; NULL = never called */
+    /* `for x in xs if test`: Jinja2 filters through a generator, so an
+     * item's test runs when the loop reaches it (after the body of the item
+     * before), or when loop.last, .nextitem or .length looks ahead. */
+    const List *source;      /* xs, while items remain untested; else NULL */
+    size_t next_source;      /* the next one to test */
+    Frame *test_frame;
 } Loop;
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
@@ -613,7 +619,7 @@ static bool contains(Interp *I, Value item, Value container) {
         return i < l->len;
     }
     case VT_DICT: {
-        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(item));
+        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(item));
         Value dummy;
         return dict_get(container.u.dict, item, &dummy);
     }
@@ -1060,7 +1066,36 @@ uint8_t loop_attr_id(const Str *name) {
     return LA_NONE;
 }
 
-static Value loop_attr(const Loop *l, uint8_t id) {
+static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f);
+static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f);
+
+/* Tests source items until `need` are kept or none is left. */
+static NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
+    const Node *node = l->node;
+    while (l->source && l->items->len < need) {
+        if (l->next_source >= l->source->len) {
+            l->source = NULL;
+            break;
+        }
+        Value item = l->source->items[l->next_source++];
+        rt_step(I->rt, 1);
+        frame_unbind(l->test_frame, 0);
+        unpack_assign(I, node->a, item, l->test_frame);
+        if (cond(I, node->c, l->test_frame)) list_push(I->rt, l->items, item);
+    }
+}
+/* Whether item i exists (testing up to it). */
+static inline bool loop_has(Interp *I, Loop *l, size_t i) {
+    if (l->source && l->items->len <= i) loop_fill(I, l, i + 1);
+    return i < l->items->len;
+}
+/* What loop.last / .nextitem (ahead 1) and .length (ahead: all) need known. */
+static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
+    if (l->source) loop_fill(I, l, all ? SIZE_MAX : (size_t)l->index0 + 2);
+}
+
+static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
+    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
     int64_t len = (int64_t)l->items->len, i = l->index0;
     switch (id) {
     case LA_INDEX0: return v_int(i);
@@ -1077,8 +1112,10 @@ static Value loop_attr(const Loop *l, uint8_t id) {
 
 static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Loop *l = self->data;
-    int64_t len = (int64_t)l->items->len, i = l->index0;
 #define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
+    if (IS("last") || IS("nextitem")) loop_look_ahead(INTERP(rt), l, false);
+    else if (IS("length") || IS("revindex") || IS("revindex0")) loop_look_ahead(INTERP(rt), l, true);
+    int64_t len = (int64_t)l->items->len, i = l->index0;
     if (IS("index0")) *out = v_int(i);
     else if (IS("index")) *out = v_int(i + 1);
     else if (IS("first")) *out = v_bool(i == 0);
@@ -1118,6 +1155,7 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
 
 static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     Loop *l = self->data;
+    loop_look_ahead(INTERP(rt), l, true);   /* (its repr shows loop.length) */
     sb_printf(sb, "<LoopContext %lld/%zu>", (long long)l->index0 + 1, l->items->len);
 }
 
@@ -1275,7 +1313,7 @@ static NOINLINE Value eval_dict(Interp *I, const Node *n, Frame *f) {
     for (int i = 0; i < n->items.n; i++) {
         Value k = operand(I, n->items.v[i], f);
         Value v = operand(I, n->alt.v[i], f);
-        if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(k)); }
+        if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(k)); }
         dict_set(rt, d, k, v);
     }
     return v_dict_of(d);
@@ -1527,7 +1565,7 @@ static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
         return getattr_dict_miss(n, obj.u.dict, c);
     }
     if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-        return loop_attr(obj.u.obj->data, n->op);
+        return loop_attr(I, obj.u.obj->data, n->op);
     if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {
         const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
@@ -1890,20 +1928,13 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     Rt *rt = I->rt;
     set_pos(I, node);
     List *items = v_iterate(rt, iterable);
-    if (node->c) {
-        /* `for x in xs if cond`: filter first, so loop.length counts the kept */
-        List *kept = list_new(rt, items->len);
-        Frame *tf = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
-        for (size_t i = 0; i < items->len; i++) {
-            rt_step(rt, 1);
-            frame_unbind(tf, 0);
-            unpack_assign(I, node->a, items->items[i], tf);
-            if (cond(I, node->c, tf)) list_push(rt, kept, items->items[i]);
-        }
-        items = kept;
-    }
     Loop *l = rt_alloc(rt, sizeof(Loop));
     *l = (Loop){.items = items, .depth0 = depth0, .node = node, .outer = outer};
+    if (node->c) {   /* `for x in xs if cond`: tested as the loop reaches them (loop_fill) */
+        l->source = items;
+        l->items = items = list_new(rt, items->len);
+        l->test_frame = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
+    }
     Value loopv = v_object(rt, VT_OBJECT, &LOOP_TYPE, l);
     int loop_sym = I->t->sym_loop;
     Frame *f = frame_new_layout(I, outer, node);
@@ -1921,7 +1952,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     }
     int name_target = node->a->kind == N_NAME ? node->a->sym : -1;
     int first_set = name_target >= 0 ? base + 1 : base;
-    for (size_t i = 0; i < items->len; i++) {
+    for (size_t i = 0; loop_has(I, l, i); i++) {
         rt_step(rt, 1);
         frame_unbind(f, first_set);
         l->index0 = (int64_t)i;

@@ -1273,7 +1273,13 @@ static Node *parse_statement(Parser *P) {
             fail_at(P, cur(P), "Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.", NULL, NULL);
         int saved_loops = P->loop_depth;
         P->loop_depth = 0;     /* the body is a function of its own: no break out of it */
+        /* ... which Jinja2 compiles after the template body, when the
+         * enclosing autoescape blocks no longer decide how output escapes */
+        bool saved_escape = P->escape, saved_volatile = P->escape_volatile;
+        P->escape = P->escape_volatile = false;
         n->body = parse_statements(P, endblock, true);
+        P->escape = saved_escape;
+        P->escape_volatile = saved_volatile;
         P->loop_depth = saved_loops;
         if (n->flag & BLOCK_REQUIRED)
             for (int i = 0; i < n->body.n; i++)

@@ -147,7 +147,7 @@ static bool t_undefined(Rt *rt, Value self, const Args *args) {
 /* `value in env.filters` / `env.tests`: a dict lookup, so unhashable
  * values raise TypeError. */
 static bool registry_has(Rt *rt, Value self, bool filters) {
-    if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(self));
+    if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(self));
     if (self.type != VT_STR) return false;
     return filters ? filter_lookup(self.u.s->data, self.u.s->len) != NULL
                    : test_lookup(self.u.s->data, self.u.s->len) != NULL;
@@ -313,7 +313,7 @@ static bool t_in(Rt *rt, Value self, const Args *args) {
         return false;
     }
     case VT_DICT: {
-        if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(self));
+        if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(self));
         Value dummy;
         return dict_get(seq.u.dict, self, &dummy);
     }

@@ -870,6 +870,7 @@ static const char *unhashable_type_name(Value v, int depth) {
 }
 
 bool v_hashable(Value v) { return unhashable_type_name(v, 0) == NULL; }
+const char *v_unhashable_type(Value v) { return unhashable_type_name(v, 0); }
 
 static uint32_t hash_u64(uint64_t x) {
     x ^= x >> 33;
