@@ -1192,7 +1192,9 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     switch ((ValueType)v.type) {
     case VT_NONE: case VT_BOOL: case VT_INT: case VT_BIGINT: case VT_FLOAT: case VT_CALLABLE: case VT_NAMESPACE:
         rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable %s object", v_type_name(v));
-    default: break;
+    default:
+        if (v_is_complex(v)) rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable complex object");
+        break;
     }
     List *items = v_iterate(rt, v);
     int want = target->items.n;
