@@ -12,6 +12,12 @@
 #      and seeds + corpus x edge-case variants of the conversations,
 #      and seeds + corpus on one long conversation (100% but known limits)
 #      (tests/gen_conversation_variants.py), >= 99.5%
+#      and shared/corpus/more (181 more real templates) x the conversations
+#      (step corpus-more) and x the edge-case variants, 100%
+#   d2. other engines' test suites (shared/suites/cases.jsonl: Jinja2,
+#      minijinja, minja, @huggingface/jinja), 100% but known differences
+#   d3. the reply round trip over corpus/templates and corpus/more (shared/
+#      tools/reply_roundtrip.py): figures, each at least what it was
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
 #   f. tests/*_test.sh scripts (exit status decides)
 #
@@ -35,7 +41,12 @@ ORACLE=$SHARED/oracle/hf_render.py
 KNOWN_ARGS=()
 [ -f tests/KNOWN_DIFFERENCES.md ] && KNOWN_ARGS=(--known tests/KNOWN_DIFFERENCES.md)
 # Both sides render with the same pinned clock and zone (as tests/testenv.py).
-export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
+TESTS_NOW=2026-03-14T15:09:26
+export CHATFMT_NOW=$TESTS_NOW TZ=UTC
+SUITES_NOW=2025-07-10T12:00:00      # the date @huggingface/jinja's tests pin (shared/suites/README.txt)
+# Reply round trips matched (of the template x scenario cases each corpus
+# prints) by shared/tools/reply_roundtrip.py: raise as formats land.
+declare -A REPLY_CORPUS_MIN=([templates]=56 [more]=73)
 
 mkdir -p "$OUT" || exit 2
 passed=0
@@ -226,6 +237,52 @@ else
           python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$OUT/variants"; } > "$cases"
         differential variants "$cases" --files "$SHARED"/seeds/*.jinja "$SHARED"/corpus/templates/*.jinja -- \
             --min 0.995 --strict-messages
+    fi
+
+    # 181 more real templates (vLLM, axolotl, unsloth, TRL, Ollama, llama.cpp
+    # forks, gpt4all): a template the reference cannot compile fails in both
+    if [ -d "$SHARED/corpus/more" ] && engine_ready corpus-more; then
+        cases=$OUT/corpus-more.cases.jsonl
+        python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/more" "$SHARED/conversations" > "$cases"
+        differential corpus-more "$cases" --files "$SHARED"/corpus/more/*.jinja -- --min 1 --strict-messages
+        if [ -d "$OUT/variants" ]; then
+            cases=$OUT/corpus-more-variants.cases.jsonl
+            python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/more" "$OUT/variants" > "$cases"
+            differential corpus-more-variants "$cases" --files "$SHARED"/corpus/more/*.jinja -- --min 1 --strict-messages
+        fi
+    fi
+
+    # the test suites of other Jinja engines, with the clock they pin
+    # (shared/suites/README.txt): every case, failures listed by id
+    if [ -f "$SHARED/suites/cases.jsonl" ] && engine_ready suites; then
+        echo "CHATFMT_NOW=$SUITES_NOW" > "$OUT/suites.clock"
+        CHATFMT_NOW=$SUITES_NOW
+        differential suites "$SHARED/suites/cases.jsonl" --files "$OUT/suites.clock" -- \
+            --min 1 --strict-messages --show 1000 ${KNOWN_ARGS[@]+"${KNOWN_ARGS[@]}"}
+        CHATFMT_NOW=$TESTS_NOW
+    fi
+
+    # the reply round trip on real templates: what chatfmt parse recovers of
+    # an assistant turn each template renders (one call, two calls, text and
+    # a call, reasoning). Figures, not targets: reply formats are being
+    # added; each must stay at least what it was (REPLY_CORPUS_MIN).
+    if engine_ready reply-corpus; then
+        figures=""
+        status=0
+        for dir in templates more; do
+            [ -d "$SHARED/corpus/$dir" ] || continue
+            log=$OUT/reply-corpus-$dir.log
+            python3 "$SHARED/tools/reply_roundtrip.py" "$CHATFMT_BIN" "$SHARED/corpus/$dir" > "$log" 2>&1
+            got=$(sed -n 's|^round trip: \([0-9]*\)/\([0-9]*\) = .*|\1/\2|p' "$log")
+            min=${REPLY_CORPUS_MIN[$dir]}
+            figures+="${figures:+, }corpus/$dir $got (at least $min)"
+            if [ -z "$got" ] || [ "${got%/*}" -lt "$min" ]; then status=1; fi
+        done
+        if [ "$status" -eq 0 ]; then pass reply-corpus "$figures"
+        else
+            fail reply-corpus "$figures"
+            tail -n 8 "$OUT"/reply-corpus-*.log | indent
+        fi
     fi
 
     # every template on one long conversation (~4000 messages, 1.8 MB): memory and
