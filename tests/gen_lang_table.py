@@ -954,6 +954,13 @@ prints("lit", [   # integer literals are Python ints, of any size
     "2 ** 20000", "[2 ** 20000]", "(2 ** 20000)|tojson", "{2 ** 20000: 1}|tojson", "(-(2 ** 14280))|string|length",
 ])
 add_all("lit", ["{% if %}{{ " + "9" * 4301 + " }}", "{{ " + "9" * 4301 + " }}{% if %}"])
+prints("print", [   # |pprint tries each value on one line (bounded), |title over ASCII in one pass
+    "range(60)|list|pprint", "[[1, 2, 3] * 10, {'a': 'x' * 100, 'b': [1] * 30}, [1] * 3]|pprint",
+    "['\u00e9' * 70, '\u00e9' * 75, '\u00e9' * 79, '\u00e9' * 85]|pprint", "[['\u00e9' * 19] * 4]|pprint",
+    "{'k': [{'a': 1, 'b': 'y' * 60}] * 2}|pprint", "(range(30)|list, 'z')|pprint",
+    "'hello-wORLD (foo) [bar] {baz} <qux>\tTAB x\x1cy 12ab a_b A.B'|title", "'--x--Y  '|title",
+    "'\u00e9t\u00c9 wORLD'|title", "('ab ' * 300)|title|length",
+])
 add_all("runtime", [   # argument unpacking, and str.format fields on Undefined
     "{{ range(*t) }}", "{{ range(*nil) }}", "{{ range(**xs) }}", "{{ dict(**n) }}", "{{ nope(*n) }}",
     "{{ '{0.__call__}'.format(nope) }}", "{{ '{0.x}'.format(nope) }}", "{{ '{0._x}'.format(nope) }}",

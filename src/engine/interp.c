@@ -548,7 +548,7 @@ static bool contains(Interp *I, Value item, Value container) {
         const List *l = container.u.list;
         size_t i = 0;
         while (i < l->len && !v_equal(item, l->items[i])) i++;
-        rt_step(rt, i / 4);              /* the items compared, found or not */
+        rt_step(rt, i / 2);              /* the items compared, found or not */
         return i < l->len;
     }
     case VT_DICT: {
