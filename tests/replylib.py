@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 
 TIMEOUT = 30   # seconds for one parse: the idle cost is a few milliseconds
 
@@ -18,6 +19,7 @@ class Parser:
 
     def __init__(self, chatfmt, tmp):
         self.chatfmt, self.tmp = chatfmt, tmp
+        self.lock = threading.Lock()     # parses run from several threads
         self.help = subprocess.run([chatfmt, "parse", "--help"], capture_output=True,
                                    text=True).stdout + ""
 
@@ -28,10 +30,10 @@ class Parser:
         if isinstance(data, str):
             data = data.encode("utf-8")
         path = os.path.join(self.tmp, hashlib.sha1(data).hexdigest())
-        if not os.path.exists(path):
-            with open(path + ".part", "wb") as f:
-                f.write(data)
-            os.replace(path + ".part", path)
+        with self.lock:
+            if not os.path.exists(path):
+                with open(path, "wb") as f:
+                    f.write(data)
         return path
 
     def command(self, template=None, tools=None, prompt=None, args=(), chunk=None):

@@ -13,7 +13,9 @@
 #      and seeds + corpus on one long conversation (100% but known limits)
 #      (tests/gen_conversation_variants.py), >= 99.5%
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
-#   f. tests/*_test.sh scripts (exit status decides)
+#   f. replies: the peers' own parser tests' replies (tests/reply_peer_cases.py,
+#      at least REPLY_CASES_MIN matched)
+#   g. tests/*_test.sh scripts (exit status decides)
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -246,7 +248,34 @@ else
     fi
 fi
 
-# ---- f. other engineers' scripts ------------------------------------------------------
+# ---- f. replies: the peers' parser tests --------------------------------------------
+
+# The least number of peer test cases (shared/replies) chatfmt must parse as
+# the test asserts: raise it as reply formats land (the goal is 95% of them).
+REPLY_CASES_MIN=214
+
+# reply_step NAME LOG STATUS: PASS/FAIL from a reply script's last line and log.
+reply_step() {
+    local figures
+    figures=$(tail -n 1 "$2" | sed 's/^[a-z ]*: //' | oneline)
+    if [ "$3" -eq 0 ]; then
+        pass "$1" "$figures"
+    else
+        fail "$1" "${figures:-exit status $3}"
+        { grep -a -E '^(per |FAIL|    )' "$2" || tail -n 5 "$2"; } | head -n 24 | indent
+    fi
+}
+
+if [ ! -f "$SHARED/replies/cases.jsonl" ]; then
+    skip reply-peer-cases "$SHARED/replies/cases.jsonl not found (set CHATFMT_SHARED)"
+elif engine_ready reply-peer-cases; then
+    log=$OUT/reply-peer-cases.log
+    python3 tests/reply_peer_cases.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" --known tests/KNOWN_DIFFERENCES.md \
+        --min-matched "$REPLY_CASES_MIN" --show 8 --failures "$OUT/reply-peer-cases.failures" > "$log" 2>&1
+    reply_step reply-peer-cases "$log" $?
+fi
+
+# ---- g. other engineers' scripts ------------------------------------------------------
 
 for script in tests/*_test.sh; do
     [ -e "$script" ] || continue
