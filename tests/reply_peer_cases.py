@@ -7,7 +7,7 @@ would, and compared with what those tests assert.
 Usage (from the repository root, after `make`):
   python3 tests/reply_peer_cases.py [--chatfmt build/chatfmt] [--shared ../shared]
         [--known tests/KNOWN_DIFFERENCES.md] [--min-matched N] [--show N]
-        [--only TEXT] [--failures FILE] [--json FILE] [-j JOBS] [-v]
+        [--only TEXT] [--failures FILE] [--json FILE] [--peer CMD] [-j JOBS] [-v]
 
 Which cases: every strict case of cases.jsonl (the test asserts the whole
 message) whose template is in shared/corpus/templates or corpus/more, and the
@@ -31,6 +31,8 @@ and the report says how many failures are listed and how many are not.
 Prints one line per source and parser (with the format chatfmt detects for
 its template), per source and per detected format, the first failures, and
 last `reply cases: M/N matched (R) ...`. Exit status 0 when M >= --min-matched.
+--peer CMD scores another project's parser on the same cases instead
+(bench/compare_peers.sh passes llama.cpp's); see run_peer for its protocol.
 """
 import argparse
 import collections
@@ -148,6 +150,28 @@ def judge(case, msg):
     return problems
 
 
+def run_peer(cmd, todo):
+    """Another project's parser on the cases: CMD reads JSON lines {"template",
+    "tools", "reply", "kwargs"} and prints {"message": ...} or {"error": ...}
+    for each. It learns whether the prompt opened reasoning from the template
+    and the switches, as that project does."""
+    lines = []
+    for case, path, _ in todo:
+        opts = case.get("options") or {}
+        kwargs = dict(opts.get("chat_template_kwargs") or {})
+        if "enable_thinking" in opts:
+            kwargs["enable_thinking"] = opts["enable_thinking"]
+        lines.append(json.dumps({"template": path, "tools": case.get("tools"), "reply": case["text"],
+                                 "kwargs": kwargs}, ensure_ascii=False) + "\n")
+    r = subprocess.run(cmd, shell=True, input="".join(lines).encode("utf-8"), capture_output=True)
+    out = r.stdout.decode("utf-8", "replace").splitlines()
+    if r.returncode != 0 or len(out) != len(todo):
+        sys.exit("reply_peer_cases: the peer gave %d lines for %d cases (exit %d): %s" % (
+            len(out), len(todo), r.returncode, r.stderr.decode("utf-8", "replace")[-500:]))
+    rows = [json.loads(line) for line in out]
+    return [(row.get("message"), row.get("error")) for row in rows]
+
+
 def detected_format(chatfmt, template, cache):
     if template not in cache:
         r = subprocess.run([chatfmt, "caps", template], capture_output=True, text=True)
@@ -168,6 +192,7 @@ def main():
     ap.add_argument("--only", default=None, help="cases whose id, parser or template contains this")
     ap.add_argument("--failures", default=None, help="write every failure here, one per line")
     ap.add_argument("--json", default=None, help="write every compared case and its parse here")
+    ap.add_argument("--peer", default=None, help="parse with another project's parser (see run_peer)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-v", action="store_true", help="print every failure")
     a = ap.parse_args()
@@ -203,8 +228,12 @@ def main():
         msg, err = parser.parse(case["text"], template=path, tools=case.get("tools"), args=args)
         return msg, err, (judge(case, msg) if msg is not None else ["chatfmt failed: " + err])
 
-    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
-        results = list(pool.map(run, todo))
+    if a.peer:
+        results = [(msg, err, judge(case, msg) if msg is not None else ["the peer failed: " + err])
+                   for (case, _, _), (msg, err) in zip(todo, run_peer(a.peer, todo))]
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            results = list(pool.map(run, todo))
     formats = {}
     for case, path, _ in todo:
         detected_format(a.chatfmt, path, formats)
@@ -242,7 +271,8 @@ def main():
     print("per chatfmt format: " + ", ".join("%s %d/%d" % (k, p, n) for k, (p, n) in sorted(by_format.items())))
     lines = []
     for case, path, args, problems in failures:
-        cmd = "chatfmt parse --template %s%s" % (os.path.basename(path), "".join(" " + x for x in args))
+        cmd = ("the peer on %s" % os.path.basename(path) if a.peer else
+               "chatfmt parse --template %s%s" % (os.path.basename(path), "".join(" " + x for x in args)))
         lines.append("FAIL %s [%s, %s] %s\n    reply: %s\n    %s" % (
             case["id"], case["parser"], formats[path], cmd, replylib.short(case["text"], 200),
             "\n    ".join(problems)))
