@@ -14,9 +14,10 @@ message) whose template is in shared/corpus/templates or corpus/more, and the
 cases of cases_option_dependent.jsonl whose option chatfmt has (OPTIONS below;
 an option chatfmt lacks leaves its cases out, counted on the first line).
 Each runs as
-  chatfmt parse --template T [--tools F] [--reasoning-open] [-D K=V]... REPLY
-with --reasoning-open when the case says the prompt left reasoning open and
--D for the template switches the test set (enable_thinking, vLLM's
+  chatfmt parse --template T [--tools F] [--reasoning-open | --prompt EMPTY] [-D K=V]... REPLY
+with --reasoning-open when the case says the prompt left reasoning open, an
+empty prompt when it says the prompt did not (and set no switch), and -D for
+the template switches the test set (enable_thinking, vLLM's
 chat_template_kwargs). What is compared is what the test asserts:
   - content and reasoning_content: "" and null are the same; compared after
     strip() where the test strips (whitespace_insensitive);
@@ -90,14 +91,24 @@ def option_args(case, parser):
     return args, None
 
 
+EMPTY_PROMPT = "(empty file)"
+
+
 def case_args(case):
+    """How the case's prompt state is told: --reasoning-open where the test's
+    prompt left reasoning open; the template switches it set (-D); where the
+    test says the prompt did not open reasoning and set no switch, an empty
+    --prompt, so that a template whose own generation prompt opens reasoning
+    does not override what the test states."""
     args = []
-    if case.get("reasoning_open") is True:
-        args.append("--reasoning-open")
     opts = case.get("options") or {}
     switches = dict(opts.get("chat_template_kwargs") or {})
     if "enable_thinking" in opts:
         switches["enable_thinking"] = opts["enable_thinking"]
+    if case.get("reasoning_open") is True:
+        args.append("--reasoning-open")
+    elif case.get("reasoning_open") is False and not switches:
+        args += ["--prompt", EMPTY_PROMPT]
     for key, value in sorted(switches.items()):
         args += ["-D", "%s=%s" % (key, json.dumps(value))]
     return args
@@ -225,6 +236,7 @@ def main():
 
     def run(item):
         case, path, args = item
+        args = [parser.file(b"") if x == EMPTY_PROMPT else x for x in args]
         msg, err = parser.parse(case["text"], template=path, tools=case.get("tools"), args=args)
         return msg, err, (judge(case, msg) if msg is not None else ["chatfmt failed: " + err])
 

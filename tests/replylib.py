@@ -26,7 +26,8 @@ class Parser:
     def has_option(self, flag):
         return re.search(r"(^|\s)" + re.escape(flag) + r"\b", self.help) is not None
 
-    def _file(self, data):
+    def file(self, data):
+        """A file holding DATA (str or bytes), written once."""
         if isinstance(data, str):
             data = data.encode("utf-8")
         path = os.path.join(self.tmp, hashlib.sha1(data).hexdigest())
@@ -41,9 +42,9 @@ class Parser:
         if template:
             cmd += ["--template", template]
         if tools:
-            cmd += ["--tools", self._file(json.dumps(tools, ensure_ascii=False))]
+            cmd += ["--tools", self.file(json.dumps(tools, ensure_ascii=False))]
         if prompt is not None:
-            cmd += ["--prompt", self._file(prompt)]
+            cmd += ["--prompt", self.file(prompt)]
         cmd += list(args)
         if chunk:
             cmd += ["--stream", "--chunk-bytes", str(chunk)]
