@@ -104,6 +104,7 @@ ENDS = ['<|im_end|>', '<|eot_id|>', '<|eom_id|>', '<|end|>', '<|endoftext|>', '<
         '[e~[', '<|observation|>', '<|user|>', '<eos>', '<turn|>', '<|endofassistant|>', '<seed:eos>',
         '<|end_of_sentence|>', '<|eos|>', '<|end▁of▁sentence|>', '<|tool_call_end|>']
 BASE = {"bos_token": "<s>", "eos_token": "</s>"}
+PINNED_NOW = "2026-03-14T15:09:26"   # strftime_now's clock for the reference (tests/run_tests.sh's)
 
 
 def assistant_turn(calls, content, reasoning, string_args):
@@ -152,7 +153,8 @@ def oracle_renders(shared, cases, cache_dir):
         with tempfile.NamedTemporaryFile("wb", suffix=".jsonl", delete=False) as f:
             f.write(data)
         try:
-            env = dict(os.environ, PYTHONWARNINGS="ignore::SyntaxWarning")
+            # the clock pinned as tests/run_tests.sh pins it (the key does not hold it)
+            env = dict(os.environ, PYTHONWARNINGS="ignore::SyntaxWarning", CHATFMT_NOW=PINNED_NOW, TZ="UTC")
             r = subprocess.run([sys.executable, oracle, "--batch", f.name], capture_output=True, env=env)
         finally:
             os.unlink(f.name)
