@@ -119,23 +119,68 @@ def assistant_turn(calls, content, reasoning, string_args):
     return msg
 
 
-def render_cases(templates):
-    """Reference render cases: for each template, scenario and argument style
-    (a dict, or the JSON string some templates print as is), the prompt and
-    the full conversation."""
-    cases = []
+def context(messages, tools, generation_prompt):
+    ctx = dict(BASE, messages=messages, add_generation_prompt=generation_prompt)
+    if tools:
+        ctx["tools"] = TOOLS
+    return ctx
+
+
+class Renders:
+    """The reference's renders, asked for in batches (each cached): per
+    template the two prompts (with and without tools) and each scenario's
+    full conversation, its arguments a dict; then, where a template cannot
+    print that or prints it as a Python dict, the full conversation with
+    the arguments as the JSON string OpenAI sends (some templates print them
+    as they are)."""
+
+    def __init__(self, shared, cache_dir, templates):
+        self.shared, self.cache_dir = shared, cache_dir
+        self.text = {}
+        for path in templates:
+            with open(path, encoding="utf-8") as f:
+                self.text[path] = f.read()
+
+    def run(self, wanted):
+        """{key: output or None} for wanted = {key: (template path, context)}."""
+        keys = list(wanted)
+        cases = [{"template_text": self.text[wanted[k][0]], "context": wanted[k][1]} for k in keys]
+        results = oracle_renders(self.shared, cases, self.cache_dir) if cases else []
+        return {k: (r["output"] if r.get("ok") else None) for k, r in zip(keys, results)}
+
+
+def render_all(renders, templates):
+    """{(path, scenario): (prompt, reply)} for every template and scenario the reference renders."""
+    first = {}
     for path in templates:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        for tools in (False, True):
+            first[(path, "prompt", tools)] = (path, context([USER], tools, True))
         for name, (calls, content, reasoning) in SCENARIOS.items():
-            for string_args in ((False, True) if calls else (False,)):
-                turn = assistant_turn(calls, content, reasoning, string_args)
-                for full in (False, True):
-                    ctx = dict(BASE, messages=[USER, turn] if full else [USER], add_generation_prompt=not full)
-                    if calls:
-                        ctx["tools"] = TOOLS
-                    cases.append({"template_text": text, "context": ctx})
-    return cases
+            first[(path, name, False)] = (path, context([USER, assistant_turn(calls, content, reasoning, False)],
+                                                        bool(calls), False))
+    out = renders.run(first)
+
+    def pair(path, name, string_args):
+        prompt, full = out[(path, "prompt", bool(SCENARIOS[name][0]))], out.get((path, name, string_args))
+        return split_reply(prompt, full) if prompt is not None and full is not None else None
+
+    second = {}
+    for path in templates:
+        for name, (calls, content, reasoning) in SCENARIOS.items():
+            p = pair(path, name, False)
+            if calls and (p is None or prints_python_dict(p[1])):
+                second[(path, name, True)] = (path, context([USER, assistant_turn(calls, content, reasoning, True)],
+                                                            True, False))
+    out.update(renders.run(second))
+    pairs = {}
+    for path in templates:
+        for name in SCENARIOS:
+            p, q = pair(path, name, False), pair(path, name, True)
+            if q is not None and (p is None or not prints_python_dict(q[1])):
+                p = q
+            if p is not None:
+                pairs[(path, name)] = p
+    return pairs
 
 
 def oracle_renders(shared, cases, cache_dir):
@@ -201,24 +246,15 @@ def prints_python_dict(text):
     return "{'" in text
 
 
-def build(templates, renders):
+def build(templates, pairs):
     """The counted (template, scenario) cases: prompt, reply, expectation."""
-    out, it = [], iter(renders)
+    out = []
     for path in templates:
         for name, (calls, content, reasoning) in SCENARIOS.items():
-            variants = []
-            for _ in ((False, True) if calls else (False,)):
-                p, f = next(it), next(it)
-                variants.append(split_reply(p["output"], f["output"]) if p.get("ok") and f.get("ok") else None)
-            # arguments as a dict, unless the template prints that as a Python dict
-            # and prints the JSON string form properly (it expects OpenAI's strings)
-            chosen = variants[0]
-            if calls and (chosen is None or prints_python_dict(chosen[1])) and variants[1] is not None \
-                    and not prints_python_dict(variants[1][1]):
-                chosen = variants[1]
-            if chosen is None:
+            if (path, name) not in pairs:
                 continue
-            prompt, reply = chosen
+            prompt, reply = pairs[(path, name)]
+            # counted only where the template prints what the scenario tests
             if calls and not all(c["name"] in reply for c in calls):
                 continue
             if reasoning and reasoning not in reply:
@@ -290,7 +326,7 @@ def main():
     if a.only:
         templates = [t for t in templates if a.only in os.path.basename(t)]
     cache = os.environ.get("ORACLE_CACHE", os.path.join(ROOT, "build", "oracle-cache"))
-    cases = build(templates, oracle_renders(a.shared, render_cases(templates), cache))
+    cases = build(templates, render_all(Renders(a.shared, cache, templates), templates))
     known = replylib.known_ids(a.known, "roundtrip")
 
     tmp = tempfile.mkdtemp(prefix="chatfmt-roundtrip-")
