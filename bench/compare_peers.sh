@@ -77,9 +77,10 @@ llamacpp_chat_build() {
     [ "$LCC" -nt bench/peers/llamacpp_chat.cpp ] && return 0
     mkdir -p "$objdir"
     local objs=() f o n=0
+    # the Jinja engine's objects are the ones built above
+    for f in lexer parser runtime value string caps unicode; do objs+=("$src/$f.o"); done
     for f in chat chat-auto-parser-generator chat-auto-parser-helpers chat-diff-analyzer chat-peg-parser \
-             peg-parser json-schema-to-grammar log common unicode jinja/lexer jinja/parser jinja/runtime \
-             jinja/value jinja/string jinja/caps; do
+             peg-parser trie json-schema-to-grammar log common; do
         o=$objdir/$(basename "$f").o
         objs+=("$o")
         [ -s "$o" ] && continue
