@@ -273,7 +273,7 @@ def main():
                      "problems": problems})
     shutil.rmtree(tmp, ignore_errors=True)
 
-    print("reply cases: %d in cases.jsonl, %d option-dependent; compared %d; left out: %s" % (
+    print("peer test cases: %d in cases.jsonl, %d option-dependent; compared %d; left out: %s" % (
         len(main_cases), len(optdep), len(todo),
         "; ".join("%s %d" % kv for kv in sorted(left_out.items())) or "none"))
     print("%-10s %-52s %-11s %s" % ("source", "parser (the peer's)", "chatfmt", "matched"))
