@@ -298,6 +298,9 @@ def main():
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, ensure_ascii=False, indent=1)
+    unknown = sorted(set(known) - {c["id"] for c in main_cases + optdep})
+    if unknown:
+        print("note: %s lists ids that are no case: %s" % (a.known, ", ".join(unknown)))
     if listed_matching:
         print("note: %d cases listed in %s now match: drop them from the list" % (listed_matching, a.known))
     n = len(todo)
