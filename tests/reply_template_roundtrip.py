@@ -399,6 +399,9 @@ def main():
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
             json.dump(rows, f, ensure_ascii=False, indent=1)
+    unknown = sorted(set(known) - {"%s|%s" % (os.path.basename(c["template"]), c["scenario"]) for c in cases})
+    if unknown and not a.only:
+        print("note: %s lists cases the round trip does not count: %s" % (a.known, ", ".join(unknown)))
     n = len(cases)
     streamed = "; streamed == whole %d/%d" % (stream_same, stream_total) if stream_total else ""
     print("round trip: %d/%d (template x scenario) matched (%.3f); %d of %d templates all ok%s; "
