@@ -288,6 +288,20 @@ def judge(case, msg):
     return problems
 
 
+_formats = {}
+
+
+def reply_format(chatfmt, template):
+    """The reply format `chatfmt caps` reports for a template."""
+    if template not in _formats:
+        r = subprocess.run([chatfmt, "caps", template], capture_output=True, text=True)
+        try:
+            _formats[template] = json.loads(r.stdout).get("reply_format") or "?"
+        except ValueError:
+            _formats[template] = "?"
+    return _formats[template]
+
+
 def run_peer(cmd, cases):
     lines = "".join(json.dumps({"template": c["template"], "tools": TOOLS if c["calls"] else None,
                                 "prompt": c["prompt"], "reply": c["reply"]}, ensure_ascii=False) + "\n"
@@ -376,7 +390,7 @@ def main():
             else:
                 failures.append("FAIL %s\n    prompt ends: %s\n    reply: %s\n    %s" % (
                     key, replylib.short(c["prompt"][-60:]), replylib.short(c["reply"], 240), "\n    ".join(problems)))
-        rows.append(dict(c, template=t, ok=ok, got=msg, problems=problems))
+        rows.append(dict(c, template=t, template_path=c["template"], ok=ok, got=msg, problems=problems))
 
     width = max([len(t) for t in per_template] + [10])
     print("%-*s  %s" % (width, "template", "  ".join("%-10s" % s for s in SCENARIOS)))
@@ -384,6 +398,14 @@ def main():
         marks = ["%-10s" % ({True: "ok", False: "FAIL"}.get(res.get(s), "-")) for s in SCENARIOS]
         print("%-*s  %s" % (width, t, "  ".join(marks)))
     print("per scenario: " + ", ".join("%s %d/%d" % (s, p, n) for s, (p, n) in per_scenario.items()))
+    if not a.peer:   # the format chatfmt finds for each template (caps), and how its cases fare
+        per_format = collections.OrderedDict()
+        for row in rows:
+            fmt = reply_format(a.chatfmt, row["template_path"])
+            t = per_format.setdefault(fmt, [0, 0])
+            t[0] += row["ok"]
+            t[1] += 1
+        print("per chatfmt format: " + ", ".join("%s %d/%d" % (f, p, n) for f, (p, n) in sorted(per_format.items())))
     full = sum(1 for res in per_template.values() if all(res.values()))
     print("templates: %d of %d corpus templates print a tool call or reasoning; %d round-trip every scenario they print" % (
         len(per_template), len(templates), full))
