@@ -7,7 +7,7 @@ would, and compared with what those tests assert.
 Usage (from the repository root, after `make`):
   python3 tests/reply_peer_cases.py [--chatfmt build/chatfmt] [--shared ../shared]
         [--known tests/KNOWN_DIFFERENCES.md] [--min-matched N] [--show N]
-        [--only TEXT] [--failures FILE] [--json FILE] [--peer CMD] [-j JOBS] [-v]
+        [--only TEXT] [--chunks 1,7] [--failures FILE] [--json FILE] [--peer CMD] [-j JOBS] [-v]
 
 Which cases: every strict case of cases.jsonl (the test asserts the whole
 message) whose template is in shared/corpus/templates or corpus/more, and the
@@ -202,6 +202,8 @@ def main():
     ap.add_argument("--failures", default=None, help="write every failure here, one per line")
     ap.add_argument("--json", default=None, help="write every compared case and its parse here")
     ap.add_argument("--peer", default=None, help="parse with another project's parser (see run_peer)")
+    ap.add_argument("--chunks", default="", help="also stream each reply in chunks of these sizes (e.g. 1,7): "
+                    "a case matches only if every stream equals the whole parse")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-v", action="store_true", help="print every failure")
     a = ap.parse_args()
@@ -236,8 +238,19 @@ def main():
         case, path, args = item
         args = [parser.file(b"") if x == EMPTY_PROMPT else x for x in args]
         msg, err = parser.parse(case["text"], template=path, tools=case.get("tools"), args=args)
-        return msg, err, (judge(case, msg) if msg is not None else ["chatfmt failed: " + err])
+        problems = judge(case, msg) if msg is not None else ["chatfmt failed: " + err]
+        for k in chunks:
+            smsg, serr = parser.parse(case["text"], chunk=k, template=path, tools=case.get("tools"), args=args)
+            streams[0] += 1
+            if replylib.stream_agrees(smsg, msg):   # replies may be cut off: the documented exception holds
+                streams[1] += 1
+            else:
+                problems.append("streamed in %d-byte chunks: %s" % (
+                    k, replylib.short(smsg) if smsg is not None else serr))
+        return msg, err, problems
 
+    chunks = [int(x) for x in a.chunks.split(",") if x.strip()] if not a.peer else []
+    streams = [0, 0]    # streamed parses, equal to the whole parse (list: updated from threads, += is atomic enough under the GIL)
     if a.peer:
         results = [(msg, err, judge(case, msg) if msg is not None else ["the peer failed: " + err])
                    for (case, _, _), (msg, err) in zip(todo, run_peer(a.peer, todo))]
@@ -302,8 +315,9 @@ def main():
     if listed_matching:
         print("note: %d cases listed in %s now match: drop them from the list" % (listed_matching, a.known))
     n = len(todo)
-    print("reply cases: %d/%d matched (%.3f); %d differ, %d of them listed in KNOWN_DIFFERENCES; threshold %d" % (
-        matched, n, matched / max(n, 1), n - matched, listed_failing, a.min_matched))
+    streamed = "; streamed agrees with whole %d/%d" % (streams[1], streams[0]) if streams[0] else ""
+    print("reply cases: %d/%d matched (%.3f)%s; %d differ, %d of them listed in KNOWN_DIFFERENCES; threshold %d" % (
+        matched, n, matched / max(n, 1), streamed, n - matched, listed_failing, a.min_matched))
     return 0 if matched >= a.min_matched else 1
 
 

@@ -147,6 +147,18 @@ def same_message(a, b):
     return (a.get("citations") or []) == (b.get("citations") or [])
 
 
+def stream_agrees(streamed, whole):
+    """The streamed message is the whole parse's, or has more calls: the
+    documented exception (include/chatfmt.h) for a call that breaks after
+    the stream committed to it, which the stream closes as received where
+    the whole parse puts it back into content (fuzz/fuzz_reply.c checks the
+    same)."""
+    if same_message(streamed, whole):
+        return True
+    return (streamed is not None and whole is not None and
+            len(streamed.get("tool_calls") or []) > len(whole.get("tool_calls") or []))
+
+
 def short(value, n=160):
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= n else text[:n - 3] + "..."

@@ -273,7 +273,7 @@ if [ ! -f "$SHARED/replies/cases.jsonl" ]; then
 elif engine_ready reply-peer-cases; then
     log=$OUT/reply-peer-cases.log
     python3 tests/reply_peer_cases.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" --known tests/KNOWN_DIFFERENCES.md \
-        --min-matched "$REPLY_CASES_MIN" --show 8 --failures "$OUT/reply-peer-cases.failures" > "$log" 2>&1
+        --chunks 1 --min-matched "$REPLY_CASES_MIN" --show 8 --failures "$OUT/reply-peer-cases.failures" > "$log" 2>&1
     reply_step reply-peer-cases "$log" $?
 fi
 
