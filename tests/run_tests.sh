@@ -19,7 +19,11 @@
 #   d3. the reply round trip over corpus/templates and corpus/more (shared/
 #      tools/reply_roundtrip.py): figures, each at least what it was
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
-#   f. tests/*_test.sh scripts (exit status decides)
+#   f. replies: the peers' own parser tests' replies (tests/reply_peer_cases.py,
+#      at least REPLY_CASES_MIN matched); the corpus templates' tool calls and
+#      reasoning read back whole and streamed (tests/reply_template_roundtrip.py,
+#      at least ROUNDTRIP_MIN matched)
+#   g. tests/*_test.sh scripts (exit status decides)
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -303,7 +307,51 @@ else
     fi
 fi
 
-# ---- f. other engineers' scripts ------------------------------------------------------
+# ---- f. replies: the peers' parser tests --------------------------------------------
+
+# The least number of peer test cases (shared/replies) chatfmt must parse as
+# the test asserts: raise it as reply formats land (the goal is 95% of them).
+REPLY_CASES_MIN=230
+
+# reply_step NAME LOG STATUS: PASS/FAIL from a reply script's last line and log.
+reply_step() {
+    local figures
+    figures=$(tail -n 1 "$2" | sed 's/^[a-z ]*: //' | oneline)
+    if [ "$3" -eq 0 ]; then
+        pass "$1" "$figures"
+    else
+        fail "$1" "${figures:-exit status $3}"
+        { grep -a -E '^(per |templates: |streamed |FAIL|    )' "$2" || tail -n 5 "$2"; } | head -n 24 | indent
+    fi
+}
+
+if [ ! -f "$SHARED/replies/cases.jsonl" ]; then
+    skip reply-peer-cases "$SHARED/replies/cases.jsonl not found (set CHATFMT_SHARED)"
+elif engine_ready reply-peer-cases; then
+    log=$OUT/reply-peer-cases.log
+    python3 tests/reply_peer_cases.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" --known tests/KNOWN_DIFFERENCES.md \
+        --chunks 1 --min-matched "$REPLY_CASES_MIN" --show 8 --failures "$OUT/reply-peer-cases.failures" > "$log" 2>&1
+    reply_step reply-peer-cases "$log" $?
+fi
+
+# The least number of (corpus template x scenario) replies chatfmt must read
+# back, whole and streamed (tests/reply_template_roundtrip.py): raise it as
+# reply formats land (the goal is 98%).
+ROUNDTRIP_MIN=250
+
+if [ ! -d "$SHARED/corpus/more" ]; then
+    skip reply-roundtrip "$SHARED/corpus not found (set CHATFMT_SHARED)"
+elif ! oracle_usable; then
+    skip reply-roundtrip "python3 with jinja2 or $ORACLE unavailable"
+elif engine_ready reply-roundtrip; then
+    log=$OUT/reply-roundtrip.log
+    ORACLE_CACHE=$ORACLE_CACHE python3 tests/reply_template_roundtrip.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" \
+        --known tests/KNOWN_DIFFERENCES.md --min-matched "$ROUNDTRIP_MIN" --show 8 \
+        --failures "$OUT/reply-roundtrip.failures" > "$log" 2>&1
+    reply_step reply-roundtrip "$log" $?
+fi
+
+# ---- g. other engineers' scripts ------------------------------------------------------
 
 for script in tests/*_test.sh; do
     [ -e "$script" ] || continue
