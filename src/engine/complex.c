@@ -16,7 +16,7 @@ typedef struct Complex { double re, im; } Complex;
 
 static void complex_repr(Rt *rt, Obj *self, struct StrBuf *sb);
 static bool complex_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out);
-static const ObjType COMPLEX_TYPE = {"complex", complex_getattr, NULL, complex_repr};
+static const ObjType COMPLEX_TYPE = {"complex", complex_getattr, NULL, complex_repr, NULL};
 
 Value v_complex(Rt *rt, double re, double im) {
     Complex *c = rt_alloc(rt, sizeof(Complex));
@@ -72,7 +72,7 @@ static Value conjugate_call(Rt *rt, Obj *self, const Args *args) {
 static void conjugate_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     sb_puts(sb, "<built-in method conjugate of complex object at 0x0>");
 }
-static const ObjType CONJUGATE_TYPE = {"builtin_function_or_method", NULL, conjugate_call, conjugate_repr};
+static const ObjType CONJUGATE_TYPE = {"builtin_function_or_method", NULL, conjugate_call, conjugate_repr, NULL};
 
 static bool complex_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Complex c = *(const Complex *)self->data;

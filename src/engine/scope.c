@@ -71,6 +71,9 @@ static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
     case N_SET:
         if (in_frame) mark_target(n->a, framed);
         break;
+    case N_IF:                  /* the elif branches */
+        mark_bindings_list(&n->items, framed, in_frame);
+        break;
     default:
         break;
     }
@@ -196,10 +199,14 @@ static void visit_stmt(Scopes *S, Node *n) {
     case N_OUTPUT:
         load_expr(S, n->a);
         break;
-    case N_IF:   /* (an elif is an if in alt) */
+    case N_IF:   /* the test, then the branches: the body, each elif's test and body, the else */
         load_expr(S, n->a);
         S->in_branch++;
         visit_stmts(S, &n->body);
+        for (int i = 0; i < n->items.n; i++) {
+            load_expr(S, n->items.v[i]->a);
+            visit_stmts(S, &n->items.v[i]->body);
+        }
         visit_stmts(S, &n->alt);
         S->in_branch--;
         break;
@@ -419,6 +426,7 @@ static void layout_add_sets(Layout *lo, const NodeList *body) {
             break;
         case N_IF:
             layout_add_sets(lo, &n->body);
+            for (int k = 0; k < n->items.n; k++) layout_add_sets(lo, &n->items.v[k]->body);
             layout_add_sets(lo, &n->alt);
             break;
         default:   /* loops, macros, with, blocks, captures: frames of their own */
