@@ -275,7 +275,7 @@ let uploadCounter = 0;
 /** Loads what cf_source_load would load from a file holding `bytes` (a
  * template, tokenizer_config.json or GGUF: told apart by content), or a
  * built-in by name. Returns a source pointer (free with _cfjs_source_free). */
-function loadSource(what, { templateName = null, hasTools = false, repair = true, limitsPtr = 0 } = {}) {
+function loadSource(what, { templateName = null, hasTools = false, repair = true, limitsPtr = 0, name = null } = {}) {
   let path = null;
   let source = 0;
   try {
@@ -293,7 +293,12 @@ function loadSource(what, { templateName = null, hasTools = false, repair = true
   } finally {
     if (path) M.FS.unlink(path);
   }
-  if (!source) throw lastError();
+  if (!source) {
+    const e = lastError();
+    // the in-memory file's path means nothing to the caller: name what they gave
+    if (path) e.message = e.message.split(path).join(name || "<template source>");
+    throw e;
+  }
   return source;
 }
 
@@ -344,6 +349,7 @@ export class Template extends Owned {
   #plain;        // cf_template*
   #withTools;    // cf_template* for requests with tools (tokenizer_config "tool_use"), or 0
   #toolsError;   // the tool_use template's compile error (raised by renders with tools)
+  #toolsSource;  // the tool_use template's text
   #sources;      // cf_source* kept for their tokens
   #tokens;       // cf_context* (special tokens) or 0
   #limits;
@@ -407,7 +413,7 @@ export class Template extends Owned {
   }
 
   #load(what, templateName, repair, held) {
-    const src = loadSource(what, { templateName, repair, limitsPtr: held.limits });
+    const src = loadSource(what, { templateName, repair, limitsPtr: held.limits, name: this.name });
     held.sources.push(src);
     this.kind = readCString(M._cfjs_source_kind(src));
     this.name = readCString(M._cfjs_source_name(src)) || this.name;
@@ -417,7 +423,7 @@ export class Template extends Owned {
     if (templateName) return;
     let tsrc = 0;
     try { // a different template for tools (tokenizer_config "tool_use")?
-      tsrc = loadSource(what, { hasTools: true, repair, limitsPtr: held.limits });
+      tsrc = loadSource(what, { hasTools: true, repair, limitsPtr: held.limits, name: this.name });
     } catch {
       return;
     }
@@ -426,11 +432,18 @@ export class Template extends Owned {
       return;
     }
     held.sources.push(tsrc);
+    this.#toolsSource = sourceText(tsrc);
     try {
       held.withTools = compileText(sourceBytes(tsrc), held.limits, this.name);
     } catch (e) { // transformers compiles it only when tools come
       this.#toolsError = e;
     }
+  }
+
+  /** The text of the template used for a request with (or without) tools. */
+  sourceFor(tools) {
+    this.checkAlive();
+    return tools != null && this.#withTools ? this.#toolsSource : this.source;
   }
 
   #compiledFor(tools) {
@@ -635,7 +648,7 @@ function replyOptions(options = {}) {
     const t = typeof template === "string" && !isBuiltinName(template) && !template.includes("{")
       ? null : templateFor(template);
     if (!t) throw makeError("UsageError", `unknown built-in template '${template}'`);
-    if (!fmt) fmt = t.replyFormat;
+    if (!fmt) fmt = detectFormat(t.sourceFor(tools));
     if (prompt == null) tail = promptTailOf(t, tools, variables);
   }
   const limitsPtr = makeLimits(limits);

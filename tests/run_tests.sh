@@ -14,6 +14,7 @@
 #      (tests/gen_conversation_variants.py), >= 99.5%
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
 #   f. tests/*_test.sh scripts (exit status decides)
+#   g. the JavaScript package js/ (make wasm; node --test js/test/), when node is present
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -245,6 +246,45 @@ else
         differential random "$cases" --min 0.99 --strict-messages
     fi
 fi
+
+# ---- g. the JavaScript package js/: `make wasm`, then node --test js/test/ ---------------
+# (the corpus and unit tables' references come from the oracle cache, as above)
+js_step() {
+    if ! command -v node > /dev/null 2>&1; then
+        skip js "node not found: the WebAssembly package is not tested"
+        return
+    fi
+    if ! bash js/tools/ensure_emscripten.sh > "$OUT/js-wasm.log" 2>&1; then
+        skip js "emscripten missing and not installable: $(tail -n 1 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    if ! make --no-print-directory wasm BUILD=build > "$OUT/js-wasm.log" 2>&1; then
+        fail js "make wasm: $(tail -n 3 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    local env=(CHATFMT_BIN="$(realpath "$CHATFMT_BIN")" CHATFMT_SHARED="$(realpath "$SHARED")"
+               CHATFMT_JS_FIGURES="$(realpath "$OUT")/js-figures.txt")
+    if [ -d "$SHARED" ] && oracle_usable; then
+        local cases=$OUT/js-corpus.cases.jsonl ref=$OUT/js-corpus.ref.jsonl unit= table
+        python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$SHARED/conversations" > "$cases" &&
+            oracle_run "$cases" "$ref" "$SHARED"/corpus/templates/*.jinja &&
+            env+=(CHATFMT_JS_CORPUS_CASES="$(realpath "$cases")" CHATFMT_JS_CORPUS_REF="$(realpath "$ref")")
+        for table in tests/unit/*.jsonl; do
+            ref=$OUT/js-unit-$(basename "$table" .jsonl).ref.jsonl
+            oracle_run "$table" "$ref" && unit+="$(realpath "$table"):$(realpath "$ref"),"
+        done
+        env+=(CHATFMT_JS_UNIT="$unit")
+    fi
+    rm -f "$OUT/js-figures.txt"
+    local log=$OUT/js.log
+    if env "${env[@]}" timeout 600 node --test js/test/*.test.mjs > "$log" 2>&1; then
+        pass js "$(grep -E '^# (tests|pass|skipped) ' "$log" | tr -d '#' | oneline); $(sed ':a;N;$!ba;s/\n/; /g' "$OUT/js-figures.txt")"
+    else
+        fail js "$(grep -E '^# (tests|pass|fail) ' "$log" | tr -d '#' | oneline)"
+        grep -E '^not ok|^  error:' "$log" | head -n 10 | indent
+    fi
+}
+js_step
 
 # ---- f. other engineers' scripts ------------------------------------------------------
 
