@@ -71,6 +71,11 @@ export class Template implements Disposable {
   applyChatTemplate(messages: Message[], options?: ChatOptions): string;
   /** The text and its {% generation %} spans ([start, end) in code points). */
   renderWithSpans(messages: Message[], options?: ChatOptions): { text: string; spans: [number, number][] };
+  /** Variables as JSON text (an object): integers beyond 2^53 and 1.0 vs 1 survive.
+   * chat: as applyChatTemplate (the object holds messages and the keyword arguments), else as render. */
+  renderJSON(json: string, options?: { chat?: boolean }): string;
+  /** The text of the template used for a request with tools (a tokenizer_config's tool_use) or without. */
+  sourceFor(tools: Json[] | null | undefined): string;
   caps(): Caps;
   dispose(): void;
   readonly disposed: boolean;

@@ -275,9 +275,9 @@ js_step() {
         done
         env+=(CHATFMT_JS_UNIT="$unit")
     fi
-    # the playground test's browser: Debian's chromium and playwright-core (SKIPs itself without them)
+    # chromium, playwright-core and typescript for the playground and types tests (each SKIPs without them)
     local deps
-    deps=$(bash js/tools/ensure_browser.sh "$BUILD/js-deps" 2>> "$OUT/js-wasm.log") && env+=(CHATFMT_JS_PLAYWRIGHT="$deps")
+    deps=$(bash js/tools/ensure_test_deps.sh "$BUILD/js-deps" 2>> "$OUT/js-wasm.log") && env+=(CHATFMT_JS_DEPS="$deps")
     rm -f "$OUT/js-figures.txt"
     local log=$OUT/js.log
     if env "${env[@]}" timeout 600 node --test js/test/*.test.mjs > "$log" 2>&1; then

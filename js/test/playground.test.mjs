@@ -12,16 +12,16 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { JS_DIR, REPO, BUILD, readJsonl, figure } from "./helpers.mjs";
 
-const deps = process.env.CHATFMT_JS_PLAYWRIGHT; // node_modules with playwright-core (js/tools/ensure_browser.sh)
+const deps = process.env.CHATFMT_JS_DEPS; // node_modules with playwright-core (js/tools/ensure_test_deps.sh)
 let playwright = null;
 let why = null;
-if (!fs.existsSync("/usr/bin/chromium")) why = "/usr/bin/chromium not installed (js/tools/ensure_browser.sh installs it)";
+if (!fs.existsSync("/usr/bin/chromium")) why = "/usr/bin/chromium not installed (js/tools/ensure_test_deps.sh installs it)";
 else {
   try {
     playwright = deps ? await import(pathToFileURL(path.join(deps, "playwright-core", "index.mjs")).href)
       : await import("playwright-core");
   } catch (e) {
-    why = `playwright-core not found (${e.code || e.message}); js/tools/ensure_browser.sh installs it`;
+    why = `playwright-core not found (${e.code || e.message}); js/tools/ensure_test_deps.sh installs it`;
   }
 }
 
