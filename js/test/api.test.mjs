@@ -70,6 +70,31 @@ test("chat mode: transformers' keyword arguments and continue_final_message", ()
   t.dispose();
 });
 
+test("renderWithSpans: the {% generation %} spans of `chatfmt render --spans` (tests/data/spans)", { skip: noCli }, () => {
+  const dir = path.join(REPO, "tests/data/spans");
+  const conversation = path.join(dir, "conversation.json");
+  const { messages, ...options } = JSON.parse(fs.readFileSync(conversation, "utf8"));
+  const templates = fs.readdirSync(dir).filter((f) => f.endsWith(".jinja")).map((f) => path.join(dir, f));
+  let spans = 0;
+  for (const file of templates) {
+    const want = cli("render", file, conversation, "--spans");
+    const t = new Template(fs.readFileSync(file, "utf8"), { now: NOW });
+    if (want.status !== 0) {
+      assert.throws(() => t.renderWithSpans(messages, options), chatfmt.ChatfmtError, file);
+    } else {
+      const cut = want.out.lastIndexOf("\n", want.out.length - 2);
+      const got = t.renderWithSpans(messages, options);
+      assert.equal(got.text + "\n", want.out.slice(0, cut + 1), file);
+      const wantSpans = JSON.parse(want.out.slice(cut + 1)).map((s) => [s.start, s.end]);
+      assert.deepEqual(got.spans, wantSpans, file);
+      spans += wantSpans.length;
+    }
+    t.dispose();
+  }
+  figure(`spans: ${templates.length} templates, ${spans} spans as the CLI's`);
+  assert.ok(spans > 0);
+});
+
 test("renderJSON keeps what a JavaScript number cannot (1.0, integers beyond 2^53)", () => {
   const t = new Template("{{ a }} {{ b }} {{ b + 1 }}");
   assert.equal(t.renderJSON('{"a": 1.0, "b": 98765432109876543210}'), "1.0 98765432109876543210 98765432109876543211");

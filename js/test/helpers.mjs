@@ -19,7 +19,7 @@ export function readJsonl(file) {
 export function figure(text) {
   const file = process.env.CHATFMT_JS_FIGURES;
   if (file) fs.appendFileSync(file, text + "\n");
-  console.log(`# ${text}`);
+  console.log(text);
 }
 
 /** Our result in the reference's batch shape: {ok, output} or {ok: false, error_type, error}. */
