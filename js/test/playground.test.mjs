@@ -2,7 +2,8 @@
 // playwright-core loads js/playground/ from a loopback server, renders a seed
 // case typed into the page, and the prompt read back from the DOM must be the
 // reference's text. Also: highlighted special tokens, the caps table, the
-// parsed reply, and an error shown at its line:column. Screenshots go to
+// parsed reply, an error shown at its line:column, and a built-in's
+// {% generation %} spans shaded as the package computes them. Screenshots go to
 // $BUILD/playground.png and $BUILD/playground-error.png.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -86,6 +87,24 @@ test("playground: a seed renders in headless Chromium exactly as the reference",
     assert.match(error, /line 2:14/);
     assert.equal(await page.textContent("#error u"), "{{ m.content }");
     await page.screenshot({ path: path.join(BUILD, "playground-error.png") });
+    // {% generation %} spans shaded, as the package computes them (tests/data/spans: multi-byte text in them)
+    const spansDir = path.join(REPO, "tests/data/spans");
+    const genText = fs.readFileSync(path.join(spansDir, "multibyte_loop.jinja"), "utf8");
+    const { messages: genMessages, ...genOptions } = JSON.parse(fs.readFileSync(path.join(spansDir, "conversation.json"), "utf8"));
+    await page.fill("#messages", JSON.stringify(genMessages));
+    await page.fill("#tools", "");
+    await page.fill("#extra", JSON.stringify(genOptions));
+    await page.fill("#template", genText);
+    await page.waitForSelector("#prompt .gen", { timeout: 30000 });
+    const { Template: NodeTemplate } = await import("../index.js");
+    const t = new NodeTemplate(genText);
+    const { text, spans } = t.renderWithSpans(genMessages, { ...genOptions, add_generation_prompt: !!add_generation_prompt });
+    t.dispose();
+    const cps = [...text];
+    const shaded = spans.map(([a, b]) => cps.slice(a, b).join(""));
+    assert.ok(shaded.length > 0 && shaded.every((x) => x.length > 0));
+    assert.deepEqual(await page.locator("#prompt .gen").allTextContents(), shaded);
+    assert.equal(await page.textContent("#prompt"), text);
     assert.deepEqual(problems, []);
     figure(`playground: ${cases[i].id} rendered in Chromium ${browser.version()} as the reference (${expected[i].output.length} chars)`);
   } finally {
