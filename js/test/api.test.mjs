@@ -244,6 +244,17 @@ test("hostile templates end in errors, not crashes", () => {
     .render(), chatfmt.LimitError);
   assert.throws(() => new Template("{{ x }}", { limits: { max_nothing: 1 } }), chatfmt.UsageError);
   assert.throws(() => new Template("{{ (" + "[".repeat(5000) + "]".repeat(5000) + ") }}"), chatfmt.ChatfmtError);
+  // just under the default limits the engine's own stack (V8's, for wasm frames) still holds
+  const deep = new Template("{% macro f(n) %}{% if n > 0 %}{{ f(n - 1) }}{% else %}x{% endif %}{% endmacro %}{{ f(490) }}");
+  assert.equal(deep.render(), "x");
+  deep.dispose();
+  const nested = new Template("{% if true %}".repeat(450) + "y" + "{% endif %}".repeat(450));
+  assert.equal(nested.render(), "y");
+  nested.dispose();
+  const length = new Template("{{ x|length }}");
+  assert.equal(length.renderJSON(`{"x": ${"[".repeat(510)}${"]".repeat(510)}}`), "1");
+  assert.throws(() => length.renderJSON(`{"x": ${"[".repeat(600)}${"]".repeat(600)}}`), chatfmt.ChatfmtError);
+  length.dispose();
 });
 
 test("no leak: 100000 renders, and 1000 each of templates, streams, replies and errors made and dropped", () => {
