@@ -24,6 +24,7 @@
 #      reasoning read back whole and streamed (tests/reply_template_roundtrip.py,
 #      at least ROUNDTRIP_MIN matched)
 #   g. tests/*_test.sh scripts (exit status decides)
+#   h. the JavaScript package js/ (make wasm; node --test js/test/), when node is present
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -375,6 +376,48 @@ elif engine_ready reply-roundtrip; then
         --failures "$OUT/reply-roundtrip.failures" > "$log" 2>&1
     reply_step reply-roundtrip "$log" $?
 fi
+
+# ---- h. the JavaScript package js/: `make wasm`, then node --test js/test/ ---------------
+# (the corpus and unit tables' references come from the oracle cache, as above)
+js_step() {
+    if ! command -v node > /dev/null 2>&1; then
+        skip js "node not found: the WebAssembly package is not tested"
+        return
+    fi
+    if ! bash js/tools/ensure_emscripten.sh > "$OUT/js-wasm.log" 2>&1; then
+        skip js "emscripten missing and not installable: $(tail -n 1 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    if ! make --no-print-directory wasm BUILD=build > "$OUT/js-wasm.log" 2>&1; then
+        fail js "make wasm: $(tail -n 3 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    local env=(CHATFMT_BIN="$(realpath "$CHATFMT_BIN")" CHATFMT_SHARED="$(realpath "$SHARED")"
+               CHATFMT_JS_FIGURES="$(realpath "$OUT")/js-figures.txt")
+    if [ -d "$SHARED" ] && oracle_usable; then
+        local cases=$OUT/js-corpus.cases.jsonl ref=$OUT/js-corpus.ref.jsonl unit= table
+        python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$SHARED/conversations" > "$cases" &&
+            oracle_run "$cases" "$ref" "$SHARED"/corpus/templates/*.jinja &&
+            env+=(CHATFMT_JS_CORPUS_CASES="$(realpath "$cases")" CHATFMT_JS_CORPUS_REF="$(realpath "$ref")")
+        for table in tests/unit/*.jsonl; do
+            ref=$OUT/js-unit-$(basename "$table" .jsonl).ref.jsonl
+            oracle_run "$table" "$ref" && unit+="$(realpath "$table"):$(realpath "$ref"),"
+        done
+        env+=(CHATFMT_JS_UNIT="$unit")
+    fi
+    # chromium, playwright-core and typescript for the playground and types tests (each SKIPs without them)
+    local deps
+    deps=$(bash js/tools/ensure_test_deps.sh "$BUILD/js-deps" 2>> "$OUT/js-wasm.log") && env+=(CHATFMT_JS_DEPS="$deps")
+    rm -f "$OUT/js-figures.txt"
+    local log=$OUT/js.log
+    if env "${env[@]}" timeout 600 node --test js/test/*.test.mjs > "$log" 2>&1; then
+        pass js "$(grep -E '^# (tests|pass|skipped) ' "$log" | tr -d '#' | oneline); $(sed ':a;N;$!ba;s/\n/; /g' "$OUT/js-figures.txt")"
+    else
+        fail js "$(grep -E '^# (tests|pass|fail) ' "$log" | tr -d '#' | oneline)"
+        grep -E '^not ok|^  error:' "$log" | head -n 10 | indent
+    fi
+}
+js_step
 
 # ---- g. other engineers' scripts ------------------------------------------------------
 
