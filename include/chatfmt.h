@@ -332,7 +332,33 @@ typedef enum cf_reply_format {
     CF_REPLY_PLAIN = 0,
     CF_REPLY_GLM45,
     CF_REPLY_HERMES,
-    CF_REPLY_COMMAND_A
+    CF_REPLY_COMMAND_A,
+    /* read by the description-driven engine (src/reply/formats.c) */
+    CF_REPLY_QWEN3_CODER,
+    CF_REPLY_SEED_OSS,
+    CF_REPLY_MINIMAX_M2,
+    CF_REPLY_DEEPSEEK_R1,
+    CF_REPLY_DEEPSEEK_V31,
+    CF_REPLY_DEEPSEEK_DSML,
+    CF_REPLY_GIGACHAT_GCML,
+    CF_REPLY_KIMI_K2,
+    CF_REPLY_SOLAR_OPEN,
+    CF_REPLY_HUNYUAN_V3,
+    CF_REPLY_STEP3,
+    CF_REPLY_MINICPM5,
+    CF_REPLY_NEMOTRON_V2,
+    CF_REPLY_GRANITE,
+    CF_REPLY_APERTUS,
+    CF_REPLY_APRIEL,
+    CF_REPLY_JAMBA,
+    CF_REPLY_HUNYUAN,
+    CF_REPLY_MINIMAX_M1,
+    CF_REPLY_INTERNLM,
+    CF_REPLY_LONGCAT,
+    CF_REPLY_GIGACHAT3,
+    CF_REPLY_GRANITE_20B_FC,
+    CF_REPLY_ERNIE45,
+    CF_REPLY_FORMAT_COUNT     /* not a format: how many there are */
 } cf_reply_format;
 
 /* "plain", "glm45", "hermes", "command-a". */
