@@ -19,7 +19,7 @@ static void parse_usage(FILE *to) {
           "  --template T             the model's chat template (file, tokenizer_config.json,\n"
           "                           model folder, GGUF or built-in name): picks the format\n"
           "                           and tells whether the prompt opened or closed reasoning\n"
-          "  --format NAME            glm45, hermes, command-a or plain (overrides detection)\n"
+          "  --format NAME            a reply format (`chatfmt formats` lists them; overrides detection)\n"
           "  --tools FILE             tools array (JSON): types glm45 argument values\n"
           "  -D, --define KEY=JSON    a template variable for the prompt, e.g.\n"
           "                           -D enable_thinking=false\n"
@@ -185,7 +185,12 @@ static int read_template(const ParseArgs *a, const char *tools, size_t tools_len
     const char *text = src.text;
     size_t len = src.len;
     const cf_context *tokens = src.tokens;
-    if (detect) *fmt = cf_reply_format_detect(text, len);
+    if (detect) {   /* by probing renders; a template that does not compile: its text's signature */
+        cf_compile_options co = {&a->lim, a->template_path};
+        cf_template *t = cf_compile(text, len, &co, &err);
+        *fmt = t ? cf_reply_format_of(t, tokens) : cf_reply_format_detect(text, len);
+        cf_template_free(t);
+    }
     if (!a->prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
     cf_source_free(&src);
     return 0;
@@ -303,7 +308,7 @@ int cmd_parse(int argc, char **argv) {
     opt.limits = &a.lim;
     opt.reasoning_open = a.reasoning_open;
     if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
-        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (glm45, hermes, command-a, plain)\n",
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (`chatfmt formats` lists them)\n",
                 a.format_name);
         return 2;
     }

@@ -370,6 +370,14 @@ CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
  * "<|assistant|>"; command-a = "<|START_ACTION|>" and "<|END_ACTION|>";
  * hermes = "<tool_call>" and a JSON "name" and "arguments"; else plain. */
 CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t len);
+/* The format found by rendering probes through t (defaults as in
+ * cf_render_options.defaults; may be NULL): a turn calling a probe tool and
+ * a turn with reasoning are rendered, and the text after the prompt is read
+ * back with every format; the one that recovers the call (and the
+ * reasoning, when the template prints it) wins, plain when the template
+ * prints neither, cf_reply_format_detect's guess when no format reads it.
+ * cf_caps_json's reply_format is this answer. */
+CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context *defaults);
 
 typedef struct cf_reply_options {
     cf_reply_format format;

@@ -83,6 +83,11 @@ typedef struct ReplyFormatDesc {
 /* The described formats (formats.c), in detection order. */
 extern const ReplyFormatDesc REPLY_FORMATS[];
 extern const size_t REPLY_FORMATS_COUNT;
+/* Formats detection tries after the hand-written ones, in order: the
+ * described ones and any format a reply file registers for detection
+ * (REPLY_DETECT_EXTRA in formats.c). */
+size_t reply_formats_described(void);
+cf_reply_format reply_format_at(size_t k);
 /* The description of f, or NULL for a hand-written format. */
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f);
 

@@ -243,3 +243,15 @@ const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
         if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
     return NULL;
 }
+
+/* Formats without a description that detection should also try, after
+ * the described ones (another reply file's hand-written families: list
+ * their ids in an array here and point REPLY_DETECT_EXTRA at it). */
+static const cf_reply_format *const REPLY_DETECT_EXTRA = NULL;
+static const size_t REPLY_DETECT_EXTRA_COUNT = 0;
+
+size_t reply_formats_described(void) { return REPLY_FORMATS_COUNT + REPLY_DETECT_EXTRA_COUNT; }
+
+cf_reply_format reply_format_at(size_t k) {
+    return k < REPLY_FORMATS_COUNT ? REPLY_FORMATS[k].id : REPLY_DETECT_EXTRA[k - REPLY_FORMATS_COUNT];
+}
