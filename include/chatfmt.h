@@ -363,6 +363,10 @@ typedef enum cf_reply_format {
 
 /* "plain", "glm45", "hermes", "command-a". */
 CF_API const char *cf_reply_format_name(cf_reply_format f);
+/* One line showing what a model writes in format f (R reasoning, C
+ * content, f a tool name, k/v an argument), or NULL for an unknown f.
+ * The formats are 0 .. CF_REPLY_FORMAT_COUNT - 1. */
+CF_API const char *cf_reply_format_example(cf_reply_format f);
 /* Inverse of cf_reply_format_name; false for an unknown name. */
 CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
 /* Guess the format from a chat template's text with several independent

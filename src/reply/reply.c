@@ -29,6 +29,20 @@ const char *cf_reply_format_name(cf_reply_format f) {
     return d ? d->name : "plain";
 }
 
+const char *cf_reply_format_example(cf_reply_format f) {
+    static const char *const EXAMPLES[] = {
+        "<think>R</think>C",
+        "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", "
+        "\"parameters\": {...}}]<|END_ACTION|>",
+    };
+    _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
+    if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    return d ? d->example : NULL;
+}
+
 bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
     for (int f = 0; name && f < CF_REPLY_FORMAT_COUNT; f++) {
         if (strcmp(name, cf_reply_format_name((cf_reply_format)f)) == 0 &&
