@@ -382,6 +382,12 @@ CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t 
  * prints neither, cf_reply_format_detect's guess when no format reads it.
  * cf_caps_json's reply_format is this answer. */
 CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context *defaults);
+/* Where a reply of t ends (cf_caps_json's stop_strings: the end-of-turn
+ * token, the token that closes an assistant turn, the eos_token): a server
+ * stops generating at them, so a reply it parses holds none. As malloc'd
+ * NUL-terminated strings one after another, ended by an empty one (free()
+ * it); NULL + err on failure. */
+CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defaults, cf_error *err);
 
 typedef struct cf_reply_options {
     cf_reply_format format;

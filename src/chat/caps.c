@@ -425,6 +425,14 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
             if (list_has(after_user, after_assistant->items[i])) end_of_turn = after_assistant->items[i];
         if (end_of_turn.type == VT_MISSING && after_assistant->len) end_of_turn = after_assistant->items[0];
         add_unique(P, stops, end_of_turn);
+        /* the token right after the reply closes it too (Nemotron's <SPECIAL_12>) */
+        const char *m = cf_memmem(out->data, out->len, M_ASSISTANT, strlen(M_ASSISTANT));
+        if (m && after_assistant->len) {
+            const char *at = m + strlen(M_ASSISTANT);
+            const Str *first = after_assistant->items[0].u.s;
+            if ((size_t)(out->data + out->len - at) >= first->len && memcmp(at, first->data, first->len) == 0)
+                add_unique(P, stops, after_assistant->items[0]);
+        }
     }
     if (format == CF_REPLY_GLM45) {
         add_unique(P, stops, str(P, "<|user|>"));
@@ -749,4 +757,45 @@ CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context
     f = c.reply_format;
     arena_release(&arena);
     return f;
+}
+
+CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defaults, cf_error *err) {
+    cf_error scratch;
+    if (!err) err = &scratch;
+    memset(err, 0, sizeof *err);
+    if (!t) {
+        error_set(err, CF_ERR_USAGE, 0, 0, "cf_reply_stop_strings: no template");
+        return NULL;
+    }
+    Arena arena;
+    arena_init(&arena, 0);
+    jmp_buf jb;
+    Rt rt;
+    memset(&rt, 0, sizeof rt);
+    rt.arena = &arena;
+    rt.jb = &jb;
+    rt.err = err;
+    limits_resolve(&rt.lim);
+    char *out = NULL;
+    if (setjmp(jb)) {
+        free(out);
+        arena_release(&arena);
+        return NULL;
+    }
+    Caps c;
+    caps_probe(&rt, t, defaults, true, &c);
+    size_t total = 1;
+    for (size_t i = 0; i < c.stop_strings->len; i++) total += c.stop_strings->items[i].u.s->len + 1;
+    out = malloc(total);
+    if (!out) rt_oom(&rt, total);
+    char *w = out;
+    for (size_t i = 0; i < c.stop_strings->len; i++) {
+        const Str *s = c.stop_strings->items[i].u.s;
+        memcpy(w, s->data, s->len);
+        w += s->len;
+        *w++ = 0;
+    }
+    *w = 0;
+    arena_release(&arena);
+    return out;
 }
