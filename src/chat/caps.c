@@ -425,12 +425,13 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
             if (list_has(after_user, after_assistant->items[i])) end_of_turn = after_assistant->items[i];
         if (end_of_turn.type == VT_MISSING && after_assistant->len) end_of_turn = after_assistant->items[0];
         add_unique(P, stops, end_of_turn);
-        /* the token right after the reply closes it too (Nemotron's <SPECIAL_12>) */
+        /* the token right after the reply (and a line break) closes it too (Nemotron's <SPECIAL_12>) */
         const char *m = cf_memmem(out->data, out->len, M_ASSISTANT, strlen(M_ASSISTANT));
         if (m && after_assistant->len) {
-            const char *at = m + strlen(M_ASSISTANT);
+            const char *at = m + strlen(M_ASSISTANT), *end = out->data + out->len;
+            while (at < end && (*at == ' ' || *at == '\n')) at++;
             const Str *first = after_assistant->items[0].u.s;
-            if ((size_t)(out->data + out->len - at) >= first->len && memcmp(at, first->data, first->len) == 0)
+            if ((size_t)(end - at) >= first->len && memcmp(at, first->data, first->len) == 0)
                 add_unique(P, stops, after_assistant->items[0]);
         }
     }

@@ -86,7 +86,9 @@ static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
 static void build_sets(Engine *e) {
     const ReplyFormatDesc *d = e->d;
     add(&e->lead, d->think_open, R_THINK_OPEN);
+    add(&e->lead, d->think_close, R_THINK_CLOSE);   /* the prompt opened it: empty reasoning */
     add_triggers(&e->lead, d);
+    add(&e->lead, d->drop, R_DROP);
     add(&e->reason, d->think_close, R_THINK_CLOSE);
     if (d->calls_in_reasoning) add_triggers(&e->reason, d);
     add_triggers(&e->content, d);
@@ -174,7 +176,11 @@ static void name_known(Parser *p) {
 
 static void body_start(Parser *p) {
     const ReplyFormatDesc *d = p->eng->d;
-    if (p->call.has_name) name_known(p);
+    if (p->call.name.len) {   /* a bare arguments object commits when it opens (after a fence) */
+        p->call.has_name = true;
+        p->props = tool_properties(p, p->call.name.p, p->call.name.len);
+        if (d->body != BODY_JSON_ARGS) call_try_commit(p);
+    }
     switch (d->body) {
     case BODY_JSON_CALL:
         js_init(p, &p->js, 1, 1);
@@ -244,7 +250,10 @@ static void field_done(Parser *p, const char *tag) {
         }
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
-    default: break;
+    default: {   /* HF_LITERAL */
+        const char *want = e->d->header[e->field_at].text;
+        ok = ok && n == strlen(want) && memcmp(s, want, n) == 0;
+    }
     }
     p->text.len = 0;
     if (!ok) {
@@ -327,7 +336,11 @@ static const JsonHooks CALL_HOOKS = {call_on_key, call_on_vstart, call_on_vend, 
 
 static bool args_on_key(Parser *p) { (void)p; return false; }
 
-static bool args_on_vstart(Parser *p) { return p->js.vdepth == 0 && json_args_start(p, p->js.vtype); }
+static bool args_on_vstart(Parser *p) {
+    if (p->js.vdepth || !json_args_start(p, p->js.vtype)) return false;
+    call_try_commit(p);
+    return true;
+}
 
 static bool args_on_vend(Parser *p) {
     if (p->js.vdepth) return true;
@@ -475,6 +488,10 @@ static void put_flag(Parser *p, const char *s, size_t n) {
     for (size_t k = 0; k < n && e->flag_len < FLAG_MAX; k++) e->flag_text[e->flag_len++] = s[k];
 }
 
+static bool flag_is(const Engine *e, const char *want) {
+    return want && e->flag_len == strlen(want) && memcmp(e->flag_text, want, e->flag_len) == 0;
+}
+
 /* The parameter list ended with `role`'s marker (tag: consumed). */
 static void params_end(Parser *p, int role, const char *tag) {
     Engine *e = p->eng;
@@ -517,6 +534,8 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             r = scan_lead(p, s, n, &i, &e->lead.set, E_CONTENT);
             if (r < 0) break;
             if (e->lead.role[r] == R_THINK_OPEN) p->state = E_REASON;
+            else if (e->lead.role[r] == R_THINK_CLOSE) p->state = E_CONTENT;
+            else if (e->lead.role[r] == R_DROP) break;   /* a content wrapper: still before any text */
             else on_trigger(p, e->lead.role[r], e->lead.tags[r]);
             break;
         case E_REASON:
@@ -628,8 +647,11 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             r = scan_bounded(p, s, n, &i, &e->flag, put_flag, e->flag_len, FLAG_MAX);
             if (r < 0) break;
             call_raw(p, e->flag.tags[r], strlen(e->flag.tags[r]));
-            p->string_value = d->flag_string && e->flag_len == strlen(d->flag_string) &&
-                              memcmp(e->flag_text, d->flag_string, e->flag_len) == 0;
+            p->string_value = flag_is(e, d->flag_string);
+            if (!p->string_value && !flag_is(e, d->flag_json)) {
+                call_break(p, E_CONTENT, NULL, 0);
+                break;
+            }
             after_key(p);
             break;
         case E_MID:

@@ -20,7 +20,8 @@
  *                   value_close, typed by the tool's JSON schema (a string
  *                   parameter is the raw text, anything else JSON when it
  *                   parses), or by an explicit flag (key_flag FLAG flag_close:
- *                   FLAG == flag_string means a string).
+ *                   flag_string means a string, flag_json JSON);
+ *                   params_close ends the list.
  *
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
  * (not only "<...>") under one rule a test checks for every description:
@@ -37,13 +38,16 @@
 
 enum { DESC_MARKERS = 4 };          /* room in each marker list (NULL-terminated) */
 
-typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_SKIP } HeaderFieldKind;
+/* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
+ * field that is not is not this format's call (the bytes stay content). */
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL } HeaderFieldKind;
 typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
 typedef struct HeaderField {
     HeaderFieldKind kind;
     const char *end[DESC_MARKERS];  /* markers that end the field */
+    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
 } HeaderField;
 
 enum { MAX_HEADER_FIELDS = 3 };
@@ -74,6 +78,7 @@ typedef struct ReplyFormatDesc {
     const char *key_flag;           /* after the key: a type flag follows (DSML ' string="') */
     const char *flag_close;
     const char *flag_string;        /* the flag's value that means "string" */
+    const char *flag_json;          /* ... and "JSON" (any other flag: not a call) */
     const char *value_open;         /* NULL: the value follows the key directly */
     const char *value_close[DESC_MARKERS];
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */

@@ -1849,7 +1849,8 @@ static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
             return leaf_markup(p, ch);
         case A_TAG: {
             int r = tag_peek(p, p->fast_tags, ch);
-            if (markup && (ch >= 0x80 || raw->len == raw->cap)) return false;
+            /* a tag's non-ASCII byte is the machine's: it completes UTF-8 first */
+            if (ch >= 0x80 || (markup && raw->len == raw->cap)) return false;
             if (r == TAG_MORE) {
                 tag_step(p, p->fast_tags, ch);
                 return true;
@@ -1975,7 +1976,7 @@ static inline bool leaf_quick(Parser *p, unsigned char ch) {
         p->text.p[p->text.len++] = (char)ch;
         return true;
     case A_TAG:                     /* a tag goes on (else: leaf_act's) */
-        if (p->fast_kind >= FAST_TAG && p->call.raw.len == p->call.raw.cap) return false;
+        if (ch >= 0x80 || (p->fast_kind >= FAST_TAG && p->call.raw.len == p->call.raw.cap)) return false;
         return tag_more(p, p->fast_tags, ch);
     case A_U8: {                    /* held until complete (as fast_utf8) */
         p->u8_hold[p->u8_len++] = ch;
