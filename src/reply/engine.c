@@ -39,6 +39,7 @@ typedef struct MarkSet {
     const char *tags[SET_MAX];
     uint8_t role[SET_MAX];
     bool lt_only;            /* the stream's fast path may watch for it */
+    bool overflow;           /* more markers than SET_MAX */
 } MarkSet;
 
 struct Engine {
@@ -61,7 +62,10 @@ enum { K_NONE, K_NAME, K_ARGS };
 
 static void add(MarkSet *m, const char *const *list, int role) {
     for (int k = 0; k < DESC_MARKERS && list[k]; k++) {
-        if (m->set.n >= SET_MAX) return;   /* (formats.c stays far below) */
+        if (m->set.n >= SET_MAX) {   /* (engine_check_desc refuses such a description) */
+            m->overflow = true;
+            return;
+        }
         m->tags[m->set.n] = list[k];
         m->role[m->set.n++] = (uint8_t)role;
     }
@@ -118,6 +122,66 @@ static void build_sets(Engine *e) {
                       &e->field[2], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
                       &e->mid, &e->val, &e->section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
+}
+
+/* Is s[0..n) a prefix of a marker of m? */
+static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
+    for (int t = 0; t < m->set.n; t++)
+        if (strlen(m->tags[t]) >= n && memcmp(m->tags[t], s, n) == 0) return true;
+    return false;
+}
+
+/* The rules of TagSet (reply.h) for one set; NULL when it keeps them. The
+ * matcher holds a prefix of a marker and, when a byte shows it is none,
+ * lets the prefix out as text and looks at that byte again: that is exact
+ * unless a marker could start inside the prefix let out — some x[i..j)
+ * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
+ * miss. */
+static const char *set_problem(const MarkSet *m) {
+    if (m->overflow) return "more than 16 markers";
+    for (int a = 0; a < m->set.n; a++) {
+        const char *x = m->tags[a];
+        size_t xn = strlen(x);
+        if (!xn || xn >= 32) return "a marker is empty or 32 bytes or longer";
+        for (int b = 0; b < m->set.n; b++)
+            if (a != b && xn <= strlen(m->tags[b]) && memcmp(x, m->tags[b], xn) == 0)
+                return "a marker is a prefix of another";
+        for (size_t j = 2; j < xn; j++) {
+            char held[33];
+            memcpy(held, x, j);
+            for (size_t i = 1; i < j; i++)
+                for (int b = 0; b < m->set.n; b++) {
+                    const char *y = m->tags[b];
+                    if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
+                    held[j] = y[j - i];
+                    if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
+                }
+        }
+    }
+    return NULL;
+}
+
+const char *engine_check_desc(const ReplyFormatDesc *d) {
+    Engine e;
+    memset(&e, 0, sizeof e);
+    e.d = d;
+    build_sets(&e);
+    const MarkSet *all[] = {&e.lead, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
+                            &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
+                            &e.val, &e.section_end};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+        const char *why = set_problem(all[k]);
+        if (why) return why;
+    }
+    if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
+    bool named = d->body == BODY_JSON_CALL;
+    for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
+    if (!named) return "nothing names the call";
+    if (!d->section_open[0] && !d->call_open[0]) return "nothing opens a call";
+    if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
+        return "typed XML without its parameter markers";
+    if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
+    return NULL;
 }
 
 /* ---- calls ---- */

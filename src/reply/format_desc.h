@@ -26,9 +26,8 @@
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
  * (not only "<...>") under one rule a test checks for every description:
  * within each set the engine matches at once, no marker is a prefix of
- * another, and a marker's first byte occurs in no marker of the set except
- * as a first or last byte (so a partial match that fails never hides the
- * start of another: matching stays one pass). */
+ * another, and no marker can start inside a partial match that fails (so
+ * matching stays one pass, each byte looked at once or twice). */
 #ifndef CF_FORMAT_DESC_H
 #define CF_FORMAT_DESC_H
 
@@ -93,6 +92,9 @@ extern const size_t REPLY_FORMATS_COUNT;
  * (REPLY_DETECT_EXTRA in formats.c). */
 size_t reply_formats_described(void);
 cf_reply_format reply_format_at(size_t k);
+/* NULL when the engine can read d (the marker rules above, a name, an
+ * opener, complete XML markers), else what is wrong (engine.c). */
+const char *engine_check_desc(const ReplyFormatDesc *d);
 /* The description of f, or NULL for a hand-written format. */
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f);
 

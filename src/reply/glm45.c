@@ -16,13 +16,14 @@
 
 enum { G_PRE, G_REASON, G_CONTENT, G_NAME, G_ARGS, G_KEY, G_MID, G_VAL };
 
-static const char *const PRE_TAGS[] = {"<think>", "<tool_call>"};
+/* a leading </think> closes reasoning the prompt opened (GLM-4.7/5 history drops it) */
+static const char *const PRE_TAGS[] = {"<think>", "<tool_call>", "</think>"};
 static const char *const REASON_TAGS[] = {"</think>"};
 static const char *const ARGS_TAGS[] = {"<arg_key>", "</tool_call>"};
 static const char *const KEY_TAGS[] = {"</arg_key>"};
 static const char *const MID_TAGS[] = {"<arg_value>"};
 static const char *const VAL_TAGS[] = {"</arg_value>"};
-static const TagSet PRE_SET = {PRE_TAGS, 2}, CONTENT_SET = {PRE_TAGS + 1, 1};
+static const TagSet PRE_SET = {PRE_TAGS, 3}, CONTENT_SET = {PRE_TAGS + 1, 1};
 static const TagSet REASON_SET = {REASON_TAGS, 1}, ARGS_SET = {ARGS_TAGS, 2};
 static const TagSet KEY_SET = {KEY_TAGS, 1}, MID_SET = {MID_TAGS, 1}, VAL_SET = {VAL_TAGS, 1};
 
@@ -140,6 +141,7 @@ static void glm45_step(Parser *p, const char *s, size_t n) {
             r = scan_lead(p, s, n, &i, &PRE_SET, G_CONTENT);
             if (r == 0) p->state = G_REASON;
             else if (r == 1) start_call(p);
+            else if (r == 2) p->state = G_CONTENT;
             break;
         case G_REASON:
             if (scan_text(p, s, n, &i, &REASON_SET, put_reasoning) >= 0) p->state = G_CONTENT;

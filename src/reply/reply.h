@@ -29,10 +29,10 @@ typedef struct Parser Parser;
 /* ---- markup tags ---- */
 
 typedef struct TagSet {
-    const char *const *tags;  /* no tag is a prefix of another; a tag's first byte
-                                 occurs in no tag of the set but as a first or last
-                                 byte (a failed partial match then never hides the
-                                 start of another); shorter than 32 bytes; at most 32.
+    const char *const *tags;  /* no tag is a prefix of another; no tag can start
+                                 inside a failed partial match of another (one pass
+                                 is exact: engine.c's set_problem states it);
+                                 shorter than 32 bytes; at most 32.
                                  The stream's fast path takes sets whose tags all
                                  begin with '<' (tags_lt_only) */
     int n;
