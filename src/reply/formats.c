@@ -42,7 +42,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_MINIMAX_M2, .name = "minimax-m2",
         .example = "<minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></minimax:tool_call>",
-        THINK,
+        .think_open = {"<think>", "<mm:think>"}, .think_close = {"</think>", "</mm:think>"},   /* M3: mm: */
         .section_open = {"<minimax:tool_call>"}, .section_close = {"</minimax:tool_call>"},
         .call_open = {"<invoke name=\""},
         .header = {{HF_NAME, {"\">"}}}, .nheader = 1,
