@@ -15,6 +15,9 @@
 #define DS_CALL_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>"
 #define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
 #define FWBAR "\xEF\xBD\x9C"   /* ｜ */
+/* Header fields: text up to one of the markers. */
+#define FIELD(k, ...) {.kind = (k), .end = {__VA_ARGS__}}
+#define LITERAL(t, ...) {.kind = HF_LITERAL, .end = {__VA_ARGS__}, .text = (t)}
 
 const ReplyFormatDesc REPLY_FORMATS[] = {
     {
@@ -23,7 +26,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         THINK,
         .section_open = {"<tool_call>"}, .section_close = {"</tool_call>"}, .section_optional = true,
         .call_open = {"<function="},
-        .header = {{HF_NAME, {">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
         .params_close = {"</function>"}, .trim_value_newline = true,
@@ -34,7 +37,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .think_open = {"<seed:think>"}, .think_close = {"</seed:think>"},
         .section_open = {"<seed:tool_call>"}, .section_close = {"</seed:tool_call>"},
         .call_open = {"<function="},
-        .header = {{HF_NAME, {">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
         .params_close = {"</function>"}, .trim_value_newline = true,
@@ -45,7 +48,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .think_open = {"<think>", "<mm:think>"}, .think_close = {"</think>", "</mm:think>"},   /* M3: mm: */
         .section_open = {"<minimax:tool_call>"}, .section_close = {"</minimax:tool_call>"},
         .call_open = {"<invoke name=\""},
-        .header = {{HF_NAME, {"\">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter name=\""}, .key_close = {"\">"}, .value_close = {"</parameter>"},
         .params_close = {"</invoke>"},
@@ -56,7 +59,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         THINK,
         .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
         .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
-        .header = {{HF_LITERAL, {DS_SEP}, "function"}, {HF_NAME, {"\n```json"}, NULL}}, .nheader = 2,
+        .header = {LITERAL("function", DS_SEP), FIELD(HF_NAME, "\n```json")}, .nheader = 2,
         .body = BODY_JSON_ARGS, .args_after = "```",
     },
     {
@@ -65,7 +68,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         THINK,
         .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
         .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
-        .header = {{HF_NAME, {DS_SEP}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, DS_SEP)}, .nheader = 1,
         .body = BODY_JSON_ARGS,
     },
     {
@@ -75,7 +78,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .section_open = {"<" FWBAR "DSML" FWBAR "function_calls>", "<" FWBAR "DSML" FWBAR "tool_calls>"},
         .section_close = {"</" FWBAR "DSML" FWBAR "function_calls>", "</" FWBAR "DSML" FWBAR "tool_calls>"},
         .call_open = {"<" FWBAR "DSML" FWBAR "invoke name=\""},
-        .header = {{HF_NAME, {"\">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<" FWBAR "DSML" FWBAR "parameter name=\""}, .key_close = {"\">"},
         .key_flag = "\" string=\"", .flag_close = "\">", .flag_string = "true", .flag_json = "false",
@@ -89,7 +92,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .section_open = {"<" FWBAR "GCML" FWBAR "tool_calls>"},
         .section_close = {"</" FWBAR "GCML" FWBAR "tool_calls>"},
         .call_open = {"<" FWBAR "GCML" FWBAR "invoke name=\""},
-        .header = {{HF_NAME, {"\">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<" FWBAR "GCML" FWBAR "parameter name=\""}, .key_close = {"\">"},
         .key_flag = "\" string=\"", .flag_close = "\">", .flag_string = "true", .flag_json = "false",
@@ -104,7 +107,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .section_close = {"<|tool_calls_section_end|>", "<|tool_call_section_end|>"},
         .section_optional = true,
         .call_open = {"<|tool_call_begin|>"}, .call_close = {"<|tool_call_end|>"},
-        .header = {{HF_KIMI_ID, {"<|tool_call_argument_begin|>"}}}, .nheader = 1,
+        .header = {FIELD(HF_KIMI_ID, "<|tool_call_argument_begin|>")}, .nheader = 1,
         .body = BODY_JSON_ARGS,
     },
     {
@@ -113,7 +116,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .drop = {"<|content|>"},
         .section_open = {"<|tool_calls|>"}, .section_close = {"<|calls|>"},
         .call_open = {"<|tool_call:begin|>"}, .call_close = {"<|tool_call:end|>"},
-        .header = {{HF_ID, {"<|tool_call:name|>"}}, {HF_NAME, {"<|tool_call:args|>"}}}, .nheader = 2,
+        .header = {FIELD(HF_ID, "<|tool_call:name|>"), FIELD(HF_NAME, "<|tool_call:args|>")}, .nheader = 2,
         .body = BODY_JSON_ARGS,
     },
     {
@@ -122,7 +125,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .think_open = {"<think:opensource>"}, .think_close = {"</think:opensource>"},
         .section_open = {"<tool_calls:opensource>"}, .section_close = {"</tool_calls:opensource>"},
         .call_open = {"<tool_call:opensource>"},
-        .header = {{HF_NAME, {"<tool_sep:opensource>"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, "<tool_sep:opensource>")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<arg_key:opensource>"}, .key_close = {"</arg_key:opensource>"},
         .value_open = "<arg_value:opensource>", .value_close = {"</arg_value:opensource>"},
@@ -134,8 +137,8 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         THINK,
         .section_open = {"<" FWBAR "tool_calls_begin" FWBAR ">"}, .section_close = {"<" FWBAR "tool_calls_end" FWBAR ">"},
         .call_open = {"<" FWBAR "tool_call_begin" FWBAR ">"}, .call_close = {"<" FWBAR "tool_call_end" FWBAR ">"},
-        .header = {{HF_LITERAL, {"<" FWBAR "tool_sep" FWBAR ">"}, "function"},
-                   {HF_LITERAL, {"<steptml:invoke name=\""}, ""}, {HF_NAME, {"\">"}, NULL}},
+        .header = {LITERAL("function", "<" FWBAR "tool_sep" FWBAR ">"),
+                   LITERAL("", "<steptml:invoke name=\""), FIELD(HF_NAME, "\">")},
         .nheader = 3,
         .body = BODY_XML,
         .param_open = {"<steptml:parameter name=\""}, .key_close = {"\">"},
@@ -146,7 +149,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .example = "<function name=\"f\"><param name=\"k\">v</param></function>",
         THINK,
         .call_open = {"<function name=\""},
-        .header = {{HF_NAME, {"\">"}}}, .nheader = 1,
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<param name=\""}, .key_close = {"\">"}, .value_close = {"</param>"},
         .params_close = {"</function>"},

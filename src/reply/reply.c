@@ -34,8 +34,7 @@ const char *cf_reply_format_example(cf_reply_format f) {
         "<think>R</think>C",
         "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
         "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
-        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", "
-        "\"parameters\": {...}}]<|END_ACTION|>",
+        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
     };
     _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
     if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
