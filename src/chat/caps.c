@@ -596,9 +596,6 @@ static void probe_reply_format(Prober *P, Caps *c) {
     Str *tail = NULL, *reason_tail = NULL;
     Str *call_reply = calling ? reply_delta(P, prompt, calling, &tail) : NULL;
     Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
-    if (reason_reply && (recovers(P, CF_REPLY_PLAIN, reason_reply, reason_tail) & RECOVERS_REASONING) &&
-        !call_reply)
-        return;   /* plain */
     cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
     bool found_call = false, found_reason = false;
     for (size_t k = 0; k < candidates(); k++) {
@@ -612,13 +609,15 @@ static void probe_reply_format(Prober *P, Caps *c) {
         if (calls_ok && !found_call) first_call = f, found_call = true;
         if (reason_ok && !found_reason) first_reason = f, found_reason = true;
     }
+    /* nothing read back a call the template printed (or it printed none):
+     * its text's signature, else what read back its reasoning */
+    size_t len;
+    const char *src = cf_template_source(P->t, &len);
+    cf_reply_format by_text = cf_reply_format_detect(src, len);
     if (found_call) c->reply_format = first_call;
-    else if (!call_reply && found_reason) c->reply_format = first_reason;
-    else {   /* nothing read back what the template printed: its text's signature */
-        size_t len;
-        const char *src = cf_template_source(P->t, &len);
-        c->reply_format = cf_reply_format_detect(src, len);
-    }
+    else if (by_text != CF_REPLY_PLAIN) c->reply_format = by_text;
+    else if (found_reason && !(recovers(P, CF_REPLY_PLAIN, reason_reply, reason_tail) & RECOVERS_REASONING))
+        c->reply_format = first_reason;
 }
 
 static Dict *with_placeholder_tokens(Rt *rt, const cf_context *defaults) {

@@ -11,6 +11,7 @@
 
 enum {
     E_PRE, E_REASON, E_CONTENT,            /* text */
+    E_LEAD_REASON,                         /* the prompt opened reasoning: the model may open it again */
     E_SECTION,                             /* in a section, between calls */
     E_HDR,                                 /* a header field (name, id...) */
     E_JSON_CALL,                           /* a {"name", "arguments"} object */
@@ -44,13 +45,13 @@ typedef struct MarkSet {
 
 struct Engine {
     const ReplyFormatDesc *d;
-    MarkSet lead, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
+    MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
-    bool val_started;        /* the value's first byte was seen (trim: a leading newline) */
-    bool nl_held;            /* trim: a newline held back, layout if the value ends here */
+    bool val_started;        /* trim: the value's first non-space byte was seen */
+    StrBuf ws;               /* trim: whitespace held back, layout if the value ends here */
     char flag_text[FLAG_MAX + 1];
     uint8_t flag_len;
 };
@@ -93,6 +94,8 @@ static void build_sets(Engine *e) {
     add(&e->lead, d->think_close, R_THINK_CLOSE);   /* the prompt opened it: empty reasoning */
     add_triggers(&e->lead, d);
     add(&e->lead, d->drop, R_DROP);
+    add(&e->lead_reason, d->think_open, R_THINK_OPEN);
+    add(&e->lead_reason, d->think_close, R_THINK_CLOSE);
     add(&e->reason, d->think_close, R_THINK_CLOSE);
     if (d->calls_in_reasoning) add_triggers(&e->reason, d);
     add_triggers(&e->content, d);
@@ -113,12 +116,12 @@ static void build_sets(Engine *e) {
     add1(&e->flag, d->flag_close, R_FLAG_CLOSE);
     add1(&e->mid, d->value_open, R_VALUE_OPEN);
     add(&e->val, d->value_close, R_VALUE_CLOSE);
-    if (d->trim_value_newline) {   /* Qwen3-Coder models drop </parameter>: the next tag ends the value */
+    if (d->trim_value) {   /* Qwen3-Coder models drop </parameter>: the next tag ends the value */
         add(&e->val, d->param_open, R_PARAM_OPEN);
         add(&e->val, d->params_close, R_PARAMS_CLOSE);
     }
     add(&e->section_end, d->section_close, R_SECTION_CLOSE);
-    MarkSet *all[] = {&e->lead, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
+    MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
                       &e->field[2], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
                       &e->mid, &e->val, &e->section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
@@ -166,7 +169,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     memset(&e, 0, sizeof e);
     e.d = d;
     build_sets(&e);
-    const MarkSet *all[] = {&e.lead, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
+    const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
                             &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
                             &e.val, &e.section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
@@ -484,7 +487,8 @@ static void key_done(Parser *p) {
 static void value_begin(Parser *p) {
     Engine *e = p->eng;
     p->text.len = 0;
-    e->val_started = e->nl_held = false;
+    e->val_started = false;
+    e->ws.len = 0;
     if (p->string_value) {
         call_args(p, "\"", 1);
         call_represented(p);
@@ -507,20 +511,27 @@ static void emit_value(Parser *p, const char *s, size_t n) {
  * the value ends); any other value is held until its end. */
 static void put_value(Parser *p, const char *s, size_t n) {
     Engine *e = p->eng;
-    bool trim_nl = e->d->trim_value_newline;
+    bool trim = e->d->trim_value;
     call_raw(p, s, n);
-    if (trim_nl && !e->val_started && s[0] == '\n') s++, n--;
-    e->val_started = true;
-    if (!p->string_value) {
+    if (!p->string_value) {   /* (value_done trims it) */
         sb_put(&p->text, s, n);
         return;
     }
-    if (n && trim_nl) {
-        if (e->nl_held) emit_value(p, "\n", 1);
-        e->nl_held = s[n - 1] == '\n';
-        n -= e->nl_held;
+    if (trim) {
+        if (!e->val_started)
+            while (n && is_space((unsigned char)*s)) s++, n--;
+        size_t k = n;
+        while (k && is_space((unsigned char)s[k - 1])) k--;
+        if (k) {   /* text: the whitespace held before it is the value's */
+            e->val_started = true;
+            if (e->ws.len) emit_value(p, e->ws.p, e->ws.len);
+            e->ws.len = 0;
+            emit_value(p, s, k);
+        }
+        if (e->val_started) sb_put(&e->ws, s + k, n - k);
+    } else {
+        emit_value(p, s, n);
     }
-    emit_value(p, s, n);
     call_represented(p);
 }
 
@@ -535,7 +546,10 @@ static void value_done(Parser *p) {
             while (is_json_space((unsigned char)v[n - 1])) n--;
             call_args(p, v, n);
         } else {   /* not JSON: the text, as a string */
-            if (p->eng->d->trim_value_newline && n && v[n - 1] == '\n') n--;
+            if (p->eng->d->trim_value) {
+                while (n && is_space((unsigned char)*v)) v++, n--;
+                while (n && is_space((unsigned char)v[n - 1])) n--;
+            }
             p->esc.len = 0;
             sb_putc(&p->esc, '"');
             json_escape_into(&p->esc, v, n);
@@ -602,6 +616,24 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             else if (e->lead.role[r] == R_DROP) break;   /* a content wrapper: still before any text */
             else on_trigger(p, e->lead.role[r], e->lead.tags[r]);
             break;
+        case E_LEAD_REASON: {
+            unsigned char c = (unsigned char)s[i];
+            if (!p->tm_len && is_space(c)) {   /* (trimmed from reasoning anyway) */
+                i++;
+                break;
+            }
+            r = tag_step(p, &e->lead_reason.set, c);
+            if (r == TAG_MORE) {
+                i++;
+            } else if (r >= 0) {
+                i++;
+                p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
+            } else {   /* its text begins: c is looked at again */
+                p->state = E_REASON;
+                flush_tag_prefix(p, put_reasoning);
+            }
+            break;
+        }
         case E_REASON:
             r = scan_text(p, s, n, &i, &e->reason.set, put_reasoning);
             if (r < 0) break;
@@ -749,6 +781,7 @@ static void engine_finish(Parser *p) {
     switch (p->state) {
     case E_PRE:
     case E_CONTENT: flush_tag_prefix(p, put_content); break;
+    case E_LEAD_REASON:
     case E_REASON: flush_tag_prefix(p, put_reasoning); break;
     case E_SECTION:
     case E_ARR_NEXT:
@@ -775,7 +808,7 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
     case E_VAL:
         /* a string value of a committed call, escaped twice as glm45's (a
          * held newline is the machine's) */
-        if (!p->string_value || e->d->trim_value_newline || !p->call.committed) return FAST_NONE;
+        if (!p->string_value || e->d->trim_value || !p->call.committed) return FAST_NONE;
         m = &e->val;
         kind = FAST_GLM_ARGS;
         break;
@@ -794,11 +827,12 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     Engine *e = rt_alloc0(&p->rt, sizeof *e);
     e->d = d;
     build_sets(e);
+    sb_init(&p->rt, &e->ws, 16);
     p->eng = e;
     p->step = engine_step;
     p->finish = engine_finish;
     p->fast = engine_fast;
-    p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? E_REASON
+    p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? (d->think_open[0] ? E_LEAD_REASON : E_REASON)
              : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
              : E_PRE;
 }

@@ -81,7 +81,8 @@ typedef struct ReplyFormatDesc {
     const char *value_open;         /* NULL: the value follows the key directly */
     const char *value_close[DESC_MARKERS];
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
-    bool trim_value_newline;        /* one newline after the key and before the close is layout */
+    bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
+                                       the next parameter or the list's end also ends a value */
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */
@@ -92,6 +93,11 @@ extern const size_t REPLY_FORMATS_COUNT;
  * (REPLY_DETECT_EXTRA in formats.c). */
 size_t reply_formats_described(void);
 cf_reply_format reply_format_at(size_t k);
+/* The first described format whose call markers (section and call
+ * openers, the call's closer, the header's last marker, the parameter
+ * opener: at least two) all occur in a template's text; CF_REPLY_PLAIN if
+ * none. The fallback when probing reads nothing back. */
+cf_reply_format reply_format_by_signature(const char *text, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an
  * opener, complete XML markers), else what is wrong (engine.c). */
 const char *engine_check_desc(const ReplyFormatDesc *d);

@@ -4,6 +4,7 @@
  * order after the hand-written formats): a more specific syntax first. */
 #include "format_desc.h"
 #include <stddef.h>
+#include <string.h>
 
 #define THINK .think_open = {"<think>"}, .think_close = {"</think>"}
 /* The JSON keys most call objects use. */
@@ -23,13 +24,13 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_QWEN3_CODER, .name = "qwen3-coder",
         .example = "<tool_call>\\n<function=f>\\n<parameter=k>\\nv\\n</parameter>\\n</function>\\n</tool_call>",
-        THINK,
+        THINK, .calls_in_reasoning = true,   /* Qwen3.5 calls before </think> */
         .section_open = {"<tool_call>"}, .section_close = {"</tool_call>"}, .section_optional = true,
         .call_open = {"<function="},
         .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
-        .params_close = {"</function>"}, .trim_value_newline = true,
+        .params_close = {"</function>"}, .trim_value = true,
     },
     {
         .id = CF_REPLY_SEED_OSS, .name = "seed-oss",
@@ -40,7 +41,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
-        .params_close = {"</function>"}, .trim_value_newline = true,
+        .params_close = {"</function>"}, .trim_value = true,
     },
     {
         .id = CF_REPLY_MINIMAX_M2, .name = "minimax-m2",
@@ -157,7 +158,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_NEMOTRON_V2, .name = "nemotron-v2",
         .example = "<think>R</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {...}}]</TOOLCALL>",
-        THINK,
+        THINK, .calls_in_reasoning = true,
         .section_open = {"<TOOLCALL>"}, .section_close = {"</TOOLCALL>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -246,6 +247,29 @@ const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
     for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++)
         if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
     return NULL;
+}
+
+static bool contains(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return true;
+    return false;
+}
+
+cf_reply_format reply_format_by_signature(const char *text, size_t n) {
+    for (size_t f = 0; f < REPLY_FORMATS_COUNT; f++) {
+        const ReplyFormatDesc *d = &REPLY_FORMATS[f];
+        const char *need[] = {d->section_open[0], d->call_open[0], d->call_close[0],
+                              d->nheader ? d->header[d->nheader - 1].end[0] : NULL, d->param_open[0]};
+        int have = 0, asked = 0;
+        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+            if (!need[k]) continue;
+            asked++;
+            have += contains(text, n, need[k]);
+        }
+        if (asked >= 2 && have == asked) return d->id;
+    }
+    return CF_REPLY_PLAIN;
 }
 
 /* Formats without a description that detection should also try, after

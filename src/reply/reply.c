@@ -81,7 +81,7 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
         mentions_json_key(t, n, "\"name\"", "\\\"name\\\"") &&
         mentions_json_key(t, n, "\"arguments\"", "\\\"arguments\\\""))
         return CF_REPLY_HERMES;
-    return CF_REPLY_PLAIN;
+    return reply_format_by_signature(t, n);
 }
 
 /* ---- small helpers ---- */

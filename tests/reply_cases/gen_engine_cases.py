@@ -90,9 +90,8 @@ def typed_args(name, pairs, trim_newline=False):
     """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
     parts = []
     for k, raw, flag in pairs:
-        if trim_newline:
-            raw = raw[1:] if raw.startswith("\n") else raw
-            raw = raw[:-1] if raw.endswith("\n") else raw
+        if trim_newline:   # whitespace around a value is layout
+            raw = raw.strip(" \t\n\r")
         string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
         if not string and strict_json(raw):
             text = raw.strip(" \t\n\r")
