@@ -41,7 +41,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
-        .params_close = {"</function>"}, .trim_value = true,
+        .params_close = {"</function>"},
     },
     {
         .id = CF_REPLY_MINIMAX_M2, .name = "minimax-m2",

@@ -228,7 +228,7 @@ def rendered(name, fam, content, reasoning, calls, args_as_text=False):
             nxt = [reply.index(m, start + len(n)) for m, _ in calls if m != n and m in reply[start + len(n):]]
             stretch = reply[start:min(nxt) if nxt else len(reply)]
             pairs = [(m[0], m[-1], m[1] if len(m) == 3 else None) for m in re.findall(xml, stretch, re.S)]
-            text = typed_args(n, pairs, fmt in ("qwen3-coder", "seed-oss"))
+            text = typed_args(n, pairs, fmt == "qwen3-coder")
             if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3", "minicpm5"):
                 raise AssertionError((fam, name, text, a))
         else:
