@@ -414,7 +414,7 @@ CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
  * markers per family (GLM writes <tool_call> too): glm45 = "<arg_key>" and
  * "<|assistant|>"; command-a = "<|START_ACTION|>" and "<|END_ACTION|>";
  * hermes = "<tool_call>" and a JSON "name" and "arguments"; else the first
- * described format whose call markers all occur (at least two of them);
+ * described format whose call markers all occur (at least three of them);
  * else plain. cf_reply_format_of is the better answer: it renders. */
 CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t len);
 /* The format found by rendering probes through t (defaults as in

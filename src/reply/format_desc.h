@@ -95,7 +95,7 @@ size_t reply_formats_described(void);
 cf_reply_format reply_format_at(size_t k);
 /* The first described format whose call markers (section and call
  * openers, the call's closer, the header's last marker, the parameter
- * opener: at least two) all occur in a template's text; CF_REPLY_PLAIN if
+ * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
  * none. The fallback when probing reads nothing back. */
 cf_reply_format reply_format_by_signature(const char *text, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an

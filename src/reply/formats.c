@@ -267,7 +267,7 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
             asked++;
             have += contains(text, n, need[k]);
         }
-        if (asked >= 2 && have == asked) return d->id;
+        if (asked >= 3 && have == asked) return d->id;
     }
     return CF_REPLY_PLAIN;
 }
