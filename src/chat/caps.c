@@ -432,7 +432,8 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
             const char *at = m + strlen(M_ASSISTANT), *end = out->data + out->len;
             while (at < end && (*at == ' ' || *at == '\n')) at++;
             const Str *first = after_assistant->items[0].u.s;
-            if ((size_t)(end - at) >= first->len && memcmp(at, first->data, first->len) == 0)
+            if ((size_t)(end - at) >= first->len && memcmp(at, first->data, first->len) == 0 &&
+                !reply_format_uses(format, first->data, first->len))
                 add_unique(P, stops, after_assistant->items[0]);
         }
     }

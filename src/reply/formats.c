@@ -272,6 +272,30 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
     return CF_REPLY_PLAIN;
 }
 
+static bool in_list(const char *const *list, const char *s, size_t n) {
+    for (int k = 0; k < DESC_MARKERS && list[k]; k++)
+        if (strlen(list[k]) == n && memcmp(list[k], s, n) == 0) return true;
+    return false;
+}
+
+bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
+    /* the hand-written formats' markers a template may print after a reply */
+    static const char *const HAND[][DESC_MARKERS] = {
+        [CF_REPLY_PLAIN] = {"<think>", "</think>"},
+        [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
+        [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
+        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+    };
+    if ((unsigned)f < sizeof HAND / sizeof HAND[0]) return in_list(HAND[f], s, n);
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (!d) return false;
+    const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
+                                  d->call_open, d->call_close, d->params_close, d->value_close};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        if (in_list(lists[k], s, n)) return true;
+    return false;
+}
+
 /* Formats without a description that detection should also try, after
  * the described ones (another reply file's hand-written families: list
  * their ids in an array here and point REPLY_DETECT_EXTRA at it). */
