@@ -79,7 +79,7 @@ python-ext:
 	else echo "python-ext: no Python.h for python3: the binding uses its ctypes path only"; fi
 
 $(PY_EXT): python/chatfmt/_speedups.c include/chatfmt.h
-	$(CC) $(WARN) -O2 -g -DNDEBUG -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $< -ldl -o $@
+	$(CC) $(WARN) -O2 -g -DNDEBUG -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $< -ldl -lpthread -o $@
 
 .PHONY: python-ext
 
