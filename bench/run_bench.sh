@@ -95,7 +95,7 @@ done
 
 if [ -f bench/bench_reply.c ]; then
   echo "== reply parsing"
-  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply"; then
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply"; then
     # on each CPU in turn: one of them may be running at its slow speed
     for r in $(seq 0 $((NCPU - 1))); do
       [ "$NCPU" -gt 1 ] && echo "(CPU $r)"
