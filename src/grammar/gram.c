@@ -1,0 +1,441 @@
+/* gram.c — grammar expressions, named rules, and their two spellings. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "engine/json.h"
+#include "gram.h"
+
+void gram_init(Gram *g, Rt *rt) {
+    memset(g, 0, sizeof *g);
+    g->rt = rt;
+    g->cap = 64;
+    g->rules = rt_alloc(rt, g->cap * sizeof *g->rules);
+    g->nslots = 256;
+    g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
+    sb_init(rt, &g->warnings, 256);
+}
+
+void gram_warn(Gram *g, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    StrBuf one;
+    sb_init(g->rt, &one, len + 8);
+    json_write_string(&one, buf, len, false);
+    /* the same warning for 60 tools is said once */
+    if (g->warnings.len && cf_memmem(g->warnings.p, g->warnings.len, one.p, one.len)) return;
+    if (g->nwarnings >= 64) return;
+    if (g->nwarnings++) sb_putc(&g->warnings, ',');
+    sb_put(&g->warnings, one.p, one.len);
+}
+
+/* ---- expressions ---- */
+
+static GExpr *node(Gram *g, int kind) {
+    rt_step(g->rt, 1);
+    GExpr *e = rt_alloc0(g->rt, sizeof *e);
+    e->kind = (uint8_t)kind;
+    return e;
+}
+
+GExpr *gx_lit(Gram *g, const char *s, size_t n) {
+    GExpr *e = node(g, GX_LIT);
+    char *c = rt_alloc(g->rt, n + 1);
+    memcpy(c, s, n);
+    c[n] = 0;
+    e->u.lit = c;
+    e->n = (uint32_t)n;
+    return e;
+}
+
+GExpr *gx_litz(Gram *g, const char *z) { return gx_lit(g, z, strlen(z)); }
+
+GExpr *gx_class(Gram *g, bool negated, const GRange *r, size_t n) {
+    GExpr *e = node(g, GX_CLASS);
+    GRange *c = rt_alloc(g->rt, (n ? n : 1) * sizeof *c);
+    memcpy(c, r, n * sizeof *c);
+    e->u.ranges = c;
+    e->n = (uint32_t)n;
+    e->negated = negated;
+    return e;
+}
+
+GExpr *gx_chars(Gram *g, bool negated, const char *set) {
+    GRange r[64];
+    size_t n = 0;
+    for (const char *p = set; *p && n < 64; p++) {
+        if (p[1] == '-' && p[2]) {
+            r[n].lo = (unsigned char)p[0];
+            r[n++].hi = (unsigned char)p[2];
+            p += 2;
+        } else {
+            r[n].lo = r[n].hi = (unsigned char)*p;
+            n++;
+        }
+    }
+    return gx_class(g, negated, r, n);
+}
+
+GExpr *gx_ref(Gram *g, uint32_t rule) {
+    GExpr *e = node(g, GX_REF);
+    e->u.rule = rule;
+    return e;
+}
+
+GExpr *gx_rep(Gram *g, GExpr *e, uint32_t min, uint32_t max) {
+    if (min == 1 && max == 1) return e;
+    GExpr *r = node(g, GX_REP);
+    r->u.kid = e;
+    r->min = min;
+    r->max = max;
+    return r;
+}
+
+void gl_push(Gram *g, GList *l, GExpr *e) {
+    if (!e) return;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 8;
+        l->v = rt_realloc(g->rt, l->v, l->n * sizeof *l->v, cap * sizeof *l->v);
+        l->cap = cap;
+    }
+    l->v[l->n++] = e;
+}
+
+static GExpr *from_list(Gram *g, GList *l, int kind) {
+    if (l->n == 0) return NULL;
+    if (l->n == 1) return l->v[0];
+    GExpr *e = node(g, kind);
+    e->u.kids = l->v;
+    e->n = l->n;
+    return e;
+}
+
+GExpr *gl_seq(Gram *g, GList *l) { return from_list(g, l, GX_SEQ); }
+GExpr *gl_alt(Gram *g, GList *l) { return from_list(g, l, GX_ALT); }
+
+GExpr gx_end;
+
+GExpr *gx_seq_(Gram *g, ...) {
+    GList l = {0};
+    va_list ap;
+    va_start(ap, g);
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    va_end(ap);
+    return gl_seq(g, &l);
+}
+
+GExpr *gx_alt_(Gram *g, ...) {
+    GList l = {0};
+    va_list ap;
+    va_start(ap, g);
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    va_end(ap);
+    return gl_alt(g, &l);
+}
+
+/* ---- rules ---- */
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+uint32_t gram_rule_find(const Gram *g, const char *name) {
+    uint32_t mask = g->nslots - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t s = g->slots[i];
+        if (!s) return UINT32_MAX;
+        if (strcmp(g->rules[s - 1].name, name) == 0) return s - 1;
+    }
+}
+
+static void index_rule(Gram *g, uint32_t id) {
+    uint32_t mask = g->nslots - 1;
+    uint32_t i = name_hash(g->rules[id].name) & mask;
+    while (g->slots[i]) i = (i + 1) & mask;
+    g->slots[i] = id + 1;
+}
+
+uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
+    if (g->nrules >= GRAM_MAX_RULES)
+        rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
+    /* [a-z0-9-], starting with a letter, at most 48 bytes before a suffix */
+    char name[72];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 48; i++) {
+        unsigned char c = (unsigned char)base[i];
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) name[k++] = (char)c;
+        else if (k && name[k - 1] != '-') name[k++] = '-';
+    }
+    while (k && name[k - 1] == '-') k--;
+    if (!k || !(name[0] >= 'a' && name[0] <= 'z')) {
+        memmove(name + 2, name, k);
+        name[0] = 'r';
+        name[1] = '-';
+        k += 2;
+        if (k == 2) k = 1;
+    }
+    name[k] = 0;
+    /* "root" and "start" are the printers' names for the entry rule */
+    bool taken = strcmp(name, "root") == 0 || strcmp(name, "start") == 0 ||
+                 gram_rule_find(g, name) != UINT32_MAX;
+    for (uint32_t suffix = 1; taken; suffix++) {
+        snprintf(name + k, sizeof name - k, "-%u", suffix);
+        taken = gram_rule_find(g, name) != UINT32_MAX;
+    }
+    if (g->nrules == g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
+        g->cap *= 2;
+    }
+    if ((g->nrules + 1) * 2 > g->nslots) {
+        uint32_t old = g->nslots;
+        g->nslots = old * 2;
+        g->slots = rt_alloc0(g->rt, g->nslots * sizeof *g->slots);
+        for (uint32_t i = 0; i < g->nrules; i++) index_rule(g, i);
+    }
+    uint32_t id = g->nrules++;
+    size_t len = strlen(name);
+    char *copy = rt_alloc(g->rt, len + 1);
+    memcpy(copy, name, len + 1);
+    g->rules[id].name = copy;
+    g->rules[id].body = NULL;
+    index_rule(g, id);
+    return id;
+}
+
+void gram_rule_set(Gram *g, uint32_t id, GExpr *body) { g->rules[id].body = body; }
+
+uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
+    uint32_t id = gram_rule_find(g, name);
+    if (id != UINT32_MAX) return id;
+    id = gram_rule_new(g, name, strlen(name));
+    gram_rule_set(g, id, make(g));
+    return id;
+}
+
+/* ---- printing ---- */
+
+typedef struct Printer {
+    Gram *g;
+    StrBuf *sb;
+    bool lark;
+    uint32_t root;
+    const char *root_name;
+} Printer;
+
+static void put_name(Printer *p, uint32_t id) {
+    const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
+    if (!p->lark) {
+        sb_puts(p->sb, name);
+        return;
+    }
+    for (const char *c = name; *c; c++) sb_putc(p->sb, *c == '-' ? '_' : *c);
+}
+
+static void put_hex(StrBuf *sb, uint32_t cp) {
+    char buf[12];
+    if (cp < 0x100) snprintf(buf, sizeof buf, "\\x%02X", (unsigned)cp);
+    else if (cp < 0x10000) snprintf(buf, sizeof buf, "\\u%04X", (unsigned)cp);
+    else snprintf(buf, sizeof buf, "\\U%08X", (unsigned)cp);
+    sb_puts(sb, buf);
+}
+
+static void put_lit(Printer *p, const char *s, size_t n) {
+    StrBuf *sb = p->sb;
+    sb_putc(sb, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            sb_putc(sb, '\\');
+            sb_putc(sb, (char)c);
+        } else if (c == '\n') sb_puts(sb, "\\n");
+        else if (c == '\r') sb_puts(sb, "\\r");
+        else if (c == '\t') sb_puts(sb, "\\t");
+        else if (c < 0x20 || c == 0x7F) put_hex(sb, c);
+        else sb_putc(sb, (char)c);
+    }
+    sb_putc(sb, '"');
+}
+
+static void put_class_cp(Printer *p, uint32_t cp) {
+    StrBuf *sb = p->sb;
+    if (cp < 0x20 || cp == 0x7F) put_hex(sb, cp);
+    else if (cp == '\\' || cp == ']' || cp == '[' || cp == '^' || cp == '-' ||
+             (!p->lark && cp == '"') || (p->lark && cp == '/')) {
+        sb_putc(sb, '\\');
+        sb_putc(sb, (char)cp);
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(sb, cp);
+    else sb_put_cp(sb, cp);
+}
+
+static bool atomic(const GExpr *e) { return e->kind == GX_LIT || e->kind == GX_CLASS || e->kind == GX_REF; }
+
+static void put_expr(Printer *p, const GExpr *e, bool in_seq);
+
+static void put_group(Printer *p, const GExpr *e) {
+    if (atomic(e)) {
+        put_expr(p, e, true);
+        return;
+    }
+    sb_putc(p->sb, '(');
+    put_expr(p, e, false);
+    sb_putc(p->sb, ')');
+}
+
+static void put_count(StrBuf *sb, uint32_t v) { sb_put_int(sb, (int64_t)v); }
+
+static void put_rep(Printer *p, const GExpr *e) {
+    StrBuf *sb = p->sb;
+    uint32_t min = e->min, max = e->max;
+    const GExpr *k = e->u.kid;
+    if (max == GREP_INF && min <= 1) {
+        put_group(p, k);
+        sb_putc(sb, min ? '+' : '*');
+        return;
+    }
+    if (min == 0 && max == 1) {
+        put_group(p, k);
+        sb_putc(sb, '?');
+        return;
+    }
+    if (!p->lark) {
+        put_group(p, k);
+        sb_putc(sb, '{');
+        put_count(sb, min);
+        sb_putc(sb, ',');
+        if (max != GREP_INF) put_count(sb, max);
+        sb_putc(sb, '}');
+        return;
+    }
+    /* Lark: item ~ m..n (python-lark and llguidance both read it) */
+    if (max == GREP_INF) {
+        sb_putc(sb, '(');
+        put_group(p, k);
+        sb_puts(sb, " ~ ");
+        put_count(sb, min);
+        sb_putc(sb, ' ');
+        put_group(p, k);
+        sb_puts(sb, "*)");
+        return;
+    }
+    if (min == 0) {
+        sb_putc(sb, '(');
+        put_group(p, k);
+        sb_puts(sb, " ~ 1..");
+        put_count(sb, max);
+        sb_puts(sb, ")?");
+        return;
+    }
+    sb_putc(sb, '(');
+    put_group(p, k);
+    sb_puts(sb, " ~ ");
+    put_count(sb, min);
+    if (max != min) {
+        sb_puts(sb, "..");
+        put_count(sb, max);
+    }
+    sb_putc(sb, ')');
+}
+
+static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
+    StrBuf *sb = p->sb;
+    rt_step(p->g->rt, 1);
+    switch (e->kind) {
+    case GX_LIT:
+        put_lit(p, e->u.lit, e->n);
+        break;
+    case GX_CLASS:
+        sb_puts(sb, p->lark ? "/[" : "[");
+        if (e->negated) sb_putc(sb, '^');
+        for (uint32_t i = 0; i < e->n; i++) {
+            put_class_cp(p, e->u.ranges[i].lo);
+            if (e->u.ranges[i].hi != e->u.ranges[i].lo) {
+                sb_putc(sb, '-');
+                put_class_cp(p, e->u.ranges[i].hi);
+            }
+        }
+        sb_puts(sb, p->lark ? "]/" : "]");
+        break;
+    case GX_REF:
+        put_name(p, e->u.rule);
+        break;
+    case GX_SEQ:
+        for (uint32_t i = 0; i < e->n; i++) {
+            if (i) sb_putc(sb, ' ');
+            if (e->u.kids[i]->kind == GX_ALT) put_group(p, e->u.kids[i]);
+            else put_expr(p, e->u.kids[i], true);
+        }
+        break;
+    case GX_ALT:
+        if (in_seq) sb_putc(sb, '(');
+        for (uint32_t i = 0; i < e->n; i++) {
+            if (i) sb_puts(sb, " | ");
+            put_expr(p, e->u.kids[i], false);
+        }
+        if (in_seq) sb_putc(sb, ')');
+        break;
+    case GX_REP:
+        put_rep(p, e);
+        break;
+    }
+}
+
+static void mark(Gram *g, const GExpr *e, uint8_t *seen, uint32_t *order, uint32_t *n) {
+    for (;;) {
+        rt_step(g->rt, 1);
+        switch (e->kind) {
+        case GX_REF:
+            if (!seen[e->u.rule]) {
+                seen[e->u.rule] = 1;
+                order[(*n)++] = e->u.rule;
+            }
+            return;
+        case GX_SEQ:
+        case GX_ALT:
+            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, order, n);
+            e = e->u.kids[e->n - 1];
+            continue;
+        case GX_REP:
+            e = e->u.kid;
+            continue;
+        default:
+            return;
+        }
+    }
+}
+
+static void print_all(Printer *p) {
+    Gram *g = p->g;
+    uint8_t *seen = rt_alloc0(g->rt, g->nrules + 1);
+    uint32_t *order = rt_alloc(g->rt, (g->nrules + 1) * sizeof *order);
+    uint32_t n = 0;
+    seen[p->root] = 1;
+    order[n++] = p->root;
+    for (uint32_t i = 0; i < n; i++) {   /* breadth first: rules in the order they are used */
+        const GExpr *body = g->rules[order[i]].body;
+        if (body) mark(g, body, seen, order, &n);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const GExpr *body = g->rules[order[i]].body;
+        put_name(p, order[i]);
+        sb_puts(p->sb, p->lark ? ": " : " ::= ");
+        if (body) put_expr(p, body, false);
+        else sb_puts(p->sb, "\"\"");
+        sb_putc(p->sb, '\n');
+    }
+}
+
+void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {g, sb, false, root, root_name};
+    print_all(&p);
+}
+
+void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {g, sb, true, root, root_name};
+    print_all(&p);
+}
