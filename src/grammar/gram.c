@@ -94,6 +94,12 @@ GExpr *gx_rep(Gram *g, GExpr *e, uint32_t min, uint32_t max) {
     return r;
 }
 
+GExpr *gx_greedy(Gram *g, GExpr *class_expr, uint32_t min, uint32_t max) {
+    GExpr *r = gx_rep(g, class_expr, min, max);
+    if (r->kind == GX_REP) r->greedy = true;
+    return r;
+}
+
 void gl_push(Gram *g, GList *l, GExpr *e) {
     if (!e) return;
     if (l->n == l->cap) {
@@ -264,7 +270,8 @@ static void put_lit(Printer *p, const char *s, size_t n) {
 
 static void put_class_cp(Printer *p, uint32_t cp) {
     StrBuf *sb = p->sb;
-    if (cp < 0x20 || cp == 0x7F) put_hex(sb, cp);
+    /* GBNF escapes only \\ \" [ ] and control letters: '-' and '^' go as hex */
+    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(sb, cp);
     else if (cp == '\\' || cp == ']' || cp == '[' || cp == '^' || cp == '-' ||
              (!p->lark && cp == '"') || (p->lark && cp == '/')) {
         sb_putc(sb, '\\');
@@ -289,10 +296,23 @@ static void put_group(Printer *p, const GExpr *e) {
 
 static void put_count(StrBuf *sb, uint32_t v) { sb_put_int(sb, (int64_t)v); }
 
+static void put_class(Printer *p, const GExpr *e, bool lark_slashes);
+
 static void put_rep(Printer *p, const GExpr *e) {
     StrBuf *sb = p->sb;
     uint32_t min = e->min, max = e->max;
     const GExpr *k = e->u.kid;
+    if (p->lark && e->greedy && k->kind == GX_CLASS) {
+        /* one terminal: python-lark's dynamic lexer takes its longest match */
+        sb_putc(sb, '/');
+        put_class(p, k, false);
+        sb_putc(sb, '{');
+        put_count(sb, min ? min : 1);   /* no zero-width terminals: {1,n} and '?' */
+        sb_putc(sb, ',');
+        if (max != GREP_INF) put_count(sb, max);
+        sb_puts(sb, min ? "}/" : "}/?");
+        return;
+    }
     if (max == GREP_INF && min <= 1) {
         put_group(p, k);
         sb_putc(sb, min ? '+' : '*');
@@ -312,34 +332,46 @@ static void put_rep(Printer *p, const GExpr *e) {
         sb_putc(sb, '}');
         return;
     }
-    /* Lark: item ~ m..n (python-lark and llguidance both read it) */
-    if (max == GREP_INF) {
+    /* Lark: `item ~ m` for the required part, then the optional ones nested,
+     * (x (x (x)?)?)?: linear in the count, where python-lark expands
+     * `item ~ m..n` into every length (a 32-character whitespace rule took
+     * it minutes to compile). llguidance reads both. */
+    sb_putc(sb, '(');
+    if (min == 1) put_group(p, k);
+    else if (min > 1) {
         sb_putc(sb, '(');
         put_group(p, k);
         sb_puts(sb, " ~ ");
         put_count(sb, min);
-        sb_putc(sb, ' ');
-        put_group(p, k);
-        sb_puts(sb, "*)");
-        return;
+        sb_putc(sb, ')');
     }
-    if (min == 0) {
-        sb_putc(sb, '(');
+    if (max == GREP_INF) {
+        if (min) sb_putc(sb, ' ');
         put_group(p, k);
-        sb_puts(sb, " ~ 1..");
-        put_count(sb, max);
-        sb_puts(sb, ")?");
-        return;
-    }
-    sb_putc(sb, '(');
-    put_group(p, k);
-    sb_puts(sb, " ~ ");
-    put_count(sb, min);
-    if (max != min) {
-        sb_puts(sb, "..");
-        put_count(sb, max);
+        sb_putc(sb, '*');
+    } else {
+        uint32_t opt = max - min;
+        for (uint32_t i = 0; i < opt; i++) {
+            sb_puts(sb, i || min ? " (" : "(");
+            put_group(p, k);
+        }
+        for (uint32_t i = 0; i < opt; i++) sb_puts(sb, ")?");
     }
     sb_putc(sb, ')');
+}
+
+static void put_class(Printer *p, const GExpr *e, bool lark_slashes) {
+    StrBuf *sb = p->sb;
+    sb_puts(sb, lark_slashes ? "/[" : "[");
+    if (e->negated) sb_putc(sb, '^');
+    for (uint32_t i = 0; i < e->n; i++) {
+        put_class_cp(p, e->u.ranges[i].lo);
+        if (e->u.ranges[i].hi != e->u.ranges[i].lo) {
+            sb_putc(sb, '-');
+            put_class_cp(p, e->u.ranges[i].hi);
+        }
+    }
+    sb_puts(sb, lark_slashes ? "]/" : "]");
 }
 
 static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
@@ -350,16 +382,7 @@ static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
         put_lit(p, e->u.lit, e->n);
         break;
     case GX_CLASS:
-        sb_puts(sb, p->lark ? "/[" : "[");
-        if (e->negated) sb_putc(sb, '^');
-        for (uint32_t i = 0; i < e->n; i++) {
-            put_class_cp(p, e->u.ranges[i].lo);
-            if (e->u.ranges[i].hi != e->u.ranges[i].lo) {
-                sb_putc(sb, '-');
-                put_class_cp(p, e->u.ranges[i].hi);
-            }
-        }
-        sb_puts(sb, p->lark ? "]/" : "]");
+        put_class(p, e, p->lark);
         break;
     case GX_REF:
         put_name(p, e->u.rule);
@@ -385,19 +408,99 @@ static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
     }
 }
 
-static void mark(Gram *g, const GExpr *e, uint8_t *seen, uint32_t *order, uint32_t *n) {
+/* ---- Lark: no products of alternatives ----
+ * python-lark (and any Earley front end that expands EBNF) turns a rule's
+ * inline groups and optional parts into the cross product of their choices
+ * (a number's sign, digits, fraction and exponent made 14,000 alternatives
+ * and minutes of compiling). So for Lark, a group or a counted repetition
+ * inside a sequence becomes a rule of its own: a sequence then holds atoms,
+ * references and `x?` `x*` `x+` of atoms only. The helper rules are made
+ * while printing; the GBNF view of the grammar is unchanged. */
+
+static bool simple_rep(const GExpr *e) {
+    return e->kind == GX_REP && atomic(e->u.kid) && (e->greedy ||
+           ((e->min == 0 && e->max == 1) || (e->min <= 1 && e->max == GREP_INF)));
+}
+
+typedef struct Flat {
+    Gram *g;
+    const char *base;   /* the rule being printed: helper rules are named after it */
+    uint32_t *pending;  /* helper rules made, for the print queue */
+    uint32_t npending, cap;
+} Flat;
+
+static GExpr *flatten(Flat *f, const GExpr *e, bool top);
+
+static GExpr *hoist(Flat *f, GExpr *e) {
+    Gram *g = f->g;
+    char nm[80];
+    snprintf(nm, sizeof nm, "%.60s-g", f->base);
+    uint32_t id = gram_rule_new(g, nm, strlen(nm));
+    gram_rule_set(g, id, e);
+    if (f->npending == f->cap) {
+        uint32_t cap = f->cap ? f->cap * 2 : 16;
+        f->pending = rt_realloc(g->rt, f->pending, f->npending * sizeof *f->pending, cap * sizeof *f->pending);
+        f->cap = cap;
+    }
+    f->pending[f->npending++] = id;
+    return gx_ref(g, id);
+}
+
+static GExpr *flat_part(Flat *f, const GExpr *e) {
+    GExpr *c = flatten(f, e, false);
+    if (c->kind == GX_ALT || c->kind == GX_SEQ || (c->kind == GX_REP && !simple_rep(c))) return hoist(f, c);
+    return c;
+}
+
+static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
+    Gram *g = f->g;
+    rt_step(g->rt, 1);
+    switch (e->kind) {
+    case GX_SEQ:
+    case GX_ALT: {
+        GList l = {0};
+        for (uint32_t i = 0; i < e->n; i++) {
+            const GExpr *c = e->u.kids[i];
+            /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
+            if (e->kind == GX_ALT && top && c->kind == GX_SEQ) gl_push(g, &l, flatten(f, c, false));
+            else gl_push(g, &l, flat_part(f, c));
+        }
+        return e->kind == GX_SEQ ? gl_seq(g, &l) : gl_alt(g, &l);
+    }
+    case GX_REP: {
+        GExpr *k = flatten(f, e->u.kid, false);
+        if (!atomic(k)) k = hoist(f, k);
+        GExpr *r = gx_rep(g, k, e->min, e->max);
+        if (r->kind == GX_REP) r->greedy = e->greedy;
+        return r;
+    }
+    default:
+        return (GExpr *)e;
+    }
+}
+
+static void mark(Gram *g, const GExpr *e, uint8_t **seen, uint32_t *seen_cap, uint32_t **order, uint32_t *n) {
     for (;;) {
         rt_step(g->rt, 1);
         switch (e->kind) {
-        case GX_REF:
-            if (!seen[e->u.rule]) {
-                seen[e->u.rule] = 1;
-                order[(*n)++] = e->u.rule;
+        case GX_REF: {
+            uint32_t id = e->u.rule;
+            if (id >= *seen_cap) {   /* helper rules made since the arrays were sized */
+                uint32_t cap = g->nrules + 64;
+                *seen = rt_realloc(g->rt, *seen, *seen_cap, cap);
+                memset(*seen + *seen_cap, 0, cap - *seen_cap);
+                *order = rt_realloc(g->rt, *order, *seen_cap * sizeof **order, cap * sizeof **order);
+                *seen_cap = cap;
+            }
+            if (!(*seen)[id]) {
+                (*seen)[id] = 1;
+                (*order)[(*n)++] = id;
             }
             return;
+        }
         case GX_SEQ:
         case GX_ALT:
-            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, order, n);
+            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, seen_cap, order, n);
             e = e->u.kids[e->n - 1];
             continue;
         case GX_REP:
@@ -411,21 +514,24 @@ static void mark(Gram *g, const GExpr *e, uint8_t *seen, uint32_t *order, uint32
 
 static void print_all(Printer *p) {
     Gram *g = p->g;
-    uint8_t *seen = rt_alloc0(g->rt, g->nrules + 1);
-    uint32_t *order = rt_alloc(g->rt, (g->nrules + 1) * sizeof *order);
+    uint32_t cap = g->nrules + 64;
+    uint8_t *seen = rt_alloc0(g->rt, cap);
+    uint32_t *order = rt_alloc(g->rt, cap * sizeof *order);
     uint32_t n = 0;
     seen[p->root] = 1;
     order[n++] = p->root;
     for (uint32_t i = 0; i < n; i++) {   /* breadth first: rules in the order they are used */
-        const GExpr *body = g->rules[order[i]].body;
-        if (body) mark(g, body, seen, order, &n);
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        const GExpr *body = g->rules[order[i]].body;
-        put_name(p, order[i]);
+        uint32_t id = order[i];
+        GExpr *body = g->rules[id].body;
+        if (!body) body = gx_litz(g, "");
+        if (p->lark) {
+            Flat f = {g, g->rules[id].name, NULL, 0, 0};
+            body = flatten(&f, body, true);
+        }
+        mark(g, body, &seen, &cap, &order, &n);
+        put_name(p, id);
         sb_puts(p->sb, p->lark ? ": " : " ::= ");
-        if (body) put_expr(p, body, false);
-        else sb_puts(p->sb, "\"\"");
+        put_expr(p, body, false);
         sb_putc(p->sb, '\n');
     }
 }

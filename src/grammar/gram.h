@@ -22,6 +22,9 @@ typedef struct GExpr GExpr;
 struct GExpr {
     uint8_t kind;
     bool negated;            /* GX_CLASS: any code point but these */
+    bool greedy;             /* GX_REP of a GX_CLASS that nothing after it can continue
+                                (JSON whitespace, a number's digits): Lark may take it
+                                as one longest-match terminal */
     uint32_t n;              /* GX_LIT: bytes; GX_CLASS: ranges; GX_SEQ/GX_ALT: children */
     uint32_t min, max;       /* GX_REP */
     union {
@@ -61,6 +64,7 @@ GExpr *gx_chars(Gram *g, bool negated, const char *ascii_set);   /* "a-z0-9_" st
 GExpr *gx_ref(Gram *g, uint32_t rule);
 GExpr *gx_rep(Gram *g, GExpr *e, uint32_t min, uint32_t max);
 static inline GExpr *gx_opt(Gram *g, GExpr *e) { return gx_rep(g, e, 0, 1); }
+GExpr *gx_greedy(Gram *g, GExpr *class_expr, uint32_t min, uint32_t max);
 /* Sequences and alternatives of the arguments; NULL items are skipped
  * (an optional part that is absent). */
 extern GExpr gx_end;

@@ -34,7 +34,7 @@ SchemaCx *schema_cx_new(Gram *g, Value root) {
 
 /* ---- shared rules ---- */
 
-static GExpr *make_ws(Gram *g) { return gx_rep(g, gx_chars(g, false, " \t\n\r"), 0, GRAM_WS_MAX); }
+static GExpr *make_ws(Gram *g) { return gx_greedy(g, gx_chars(g, false, " \t\n\r"), 0, GRAM_WS_MAX); }
 uint32_t gram_ws(Gram *g) { return gram_shared(g, "ws", make_ws); }
 static GExpr *ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
 
@@ -57,15 +57,15 @@ uint32_t gram_string(Gram *g) { return string_rule(g); }
 /* Integers up to 19 digits, fractions up to 20, exponents up to 4: what
  * json.dumps writes for any double or int64, and no endless number. */
 static GExpr *int_part(Gram *g) {
-    return gx_alt(g, gx_litz(g, "0"), gx_seq(g, gx_chars(g, false, "1-9"), gx_rep(g, gx_chars(g, false, "0-9"), 0, 18)));
+    return gx_alt(g, gx_litz(g, "0"), gx_seq(g, gx_chars(g, false, "1-9"), gx_greedy(g, gx_chars(g, false, "0-9"), 0, 18)));
 }
 static GExpr *make_integer(Gram *g) { return gx_seq(g, gx_opt(g, gx_litz(g, "-")), int_part(g)); }
 static uint32_t integer_rule(Gram *g) { return gram_shared(g, "integer", make_integer); }
 
 static GExpr *make_number(Gram *g) {
-    GExpr *frac = gx_seq(g, gx_litz(g, "."), gx_rep(g, gx_chars(g, false, "0-9"), 1, 20));
+    GExpr *frac = gx_seq(g, gx_litz(g, "."), gx_greedy(g, gx_chars(g, false, "0-9"), 1, 20));
     GExpr *exp = gx_seq(g, gx_chars(g, false, "eE"), gx_opt(g, gx_chars(g, false, "-+")),
-                        gx_rep(g, gx_chars(g, false, "0-9"), 1, 4));
+                        gx_greedy(g, gx_chars(g, false, "0-9"), 1, 4));
     return gx_seq(g, gx_opt(g, gx_litz(g, "-")), int_part(g), gx_opt(g, frac), gx_opt(g, exp));
 }
 static uint32_t number_rule(Gram *g) { return gram_shared(g, "number", make_number); }
@@ -109,9 +109,15 @@ uint32_t gram_any_value(Gram *g) {
 
 /* ---- literals ---- */
 
+/* As json.dumps(ensure_ascii=False) writes it: what templates print and
+ * models write ("ü", not "\u00fc"). */
 static GExpr *json_text_lit(Gram *g, Value v) {
     StrBuf sb;
     sb_init(g->rt, &sb, 32);
+    if (v.type == VT_STR) {
+        json_write_string(&sb, v.u.s->data, v.u.s->len, false);
+        return gx_lit(g, sb.p, sb.len);
+    }
     JsonDumpOpts o;
     json_opts_default(&o);
     json_dump(g->rt, &sb, v, &o);
@@ -552,6 +558,27 @@ static GExpr *array_expr(SchemaCx *c, Value s, const char *name) {
 
 static Value resolve_ref(SchemaCx *c, Value s, int hops);
 
+static bool type_listed(Value t, const char *name) {
+    if (t.type == VT_STR) return str_eqz(t.u.s, name);
+    if (t.type != VT_LIST) return true;   /* no type: all */
+    for (size_t i = 0; i < t.u.list->len; i++)
+        if (t.u.list->items[i].type == VT_STR && str_eqz(t.u.list->items[i].u.s, name)) return true;
+    return false;
+}
+
+static bool type_allows(Value t, const char *name) {
+    return type_listed(t, name) || (!strcmp(name, "integer") && type_listed(t, "number"));
+}
+
+/* The types both `type` values allow (an integer is a number): a list, maybe empty. */
+static Value type_intersection(SchemaCx *c, Value a, Value b) {
+    static const char *const TYPES[] = {"string", "integer", "number", "boolean", "null", "object", "array"};
+    List *out = list_new(c->g->rt, 7);
+    for (size_t i = 0; i < 7; i++)
+        if (type_allows(a, TYPES[i]) && type_allows(b, TYPES[i])) list_push(c->g->rt, out, v_strz(c->g->rt, TYPES[i]));
+    return v_list_of(out);
+}
+
 static Value merge_into(SchemaCx *c, Value base, Value add) {
     Rt *rt = c->g->rt;
     add = resolve_ref(c, add, 0);
@@ -576,6 +603,8 @@ static Value merge_into(SchemaCx *c, Value base, Value add) {
                 for (size_t j = 0; j < old.u.list->len; j++) list_push(rt, l, old.u.list->items[j]);
                 for (size_t j = 0; j < v.u.list->len; j++) list_push(rt, l, v.u.list->items[j]);
                 v = v_list_of(l);
+            } else if (str_eqz(k.u.s, "type")) {
+                v = type_intersection(c, old, v);
             } else if (str_eqz(k.u.s, "allOf") || str_eqz(k.u.s, "anyOf") || str_eqz(k.u.s, "oneOf")) {
                 gram_warn(c->g, "nested %s inside allOf is relaxed", k.u.s->data);
             }
@@ -753,7 +782,11 @@ static GExpr *schema_expr(SchemaCx *c, Value s, const char *name) {
             char nm[96];
             snprintf(nm, sizeof nm, "%s-%zu", name, i);
             Value b = branches.u.list->items[i];
-            if (!plain_base) b = merge_into(c, base, b);
+            if (!plain_base) {
+                b = merge_into(c, base, b);
+                Value t;
+                if (get_type(b, "type", VT_LIST, &t) && t.u.list->len == 0) continue;   /* no value fits both */
+            }
             gl_push(g, &alts, gx_ref(g, schema_rule(c, b, nm)));
         }
         e = gl_alt(g, &alts);
