@@ -79,10 +79,11 @@ static GExpr *until(Gram *g, const char *delim) {
     char base[96];
     snprintf(base, sizeof base, "until-%.60s", delim);
     size_t L = strlen(delim);
-    uint32_t first = gram_rule_find(g, base);
+    uint32_t first = gram_memo_get(g, base);
     if (first == UINT32_MAX) {
         uint32_t *lv = rt_alloc(g->rt, L * sizeof *lv);
         lv[0] = first = gram_rule_new(g, base, strlen(base));
+        gram_memo_put(g, base, first);
         for (size_t k = 1; k < L; k++) {
             char nm[112];
             snprintf(nm, sizeof nm, "%s-%zu", g->rules[first].name, k);

@@ -216,6 +216,25 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
 
 void gram_rule_set(Gram *g, uint32_t id, GExpr *body) { g->rules[id].body = body; }
 
+struct GMemo { struct GMemo *next; const char *key; uint32_t rule; };
+
+uint32_t gram_memo_get(const Gram *g, const char *key) {
+    for (const struct GMemo *m = g->memo; m; m = m->next)
+        if (strcmp(m->key, key) == 0) return m->rule;
+    return UINT32_MAX;
+}
+
+void gram_memo_put(Gram *g, const char *key, uint32_t rule) {
+    struct GMemo *m = rt_alloc(g->rt, sizeof *m);
+    size_t n = strlen(key);
+    char *k = rt_alloc(g->rt, n + 1);
+    memcpy(k, key, n + 1);
+    m->key = k;
+    m->rule = rule;
+    m->next = g->memo;
+    g->memo = m;
+}
+
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
     uint32_t id = gram_rule_find(g, name);
     if (id != UINT32_MAX) return id;

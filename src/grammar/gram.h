@@ -44,6 +44,7 @@ typedef struct Gram {
     uint32_t nrules, cap;
     uint32_t *slots;         /* open-addressed name index: rule id + 1, 0 = empty */
     uint32_t nslots;
+    struct GMemo *memo;      /* rules made once per key (gram_memo_*) */
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
 } Gram;
@@ -85,6 +86,9 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n);
 void gram_rule_set(Gram *g, uint32_t id, GExpr *body);
 /* The rule with exactly this name, or UINT32_MAX. */
 uint32_t gram_rule_find(const Gram *g, const char *name);
+/* Rules made once per key (a key may be any text; rule names are sanitised). */
+uint32_t gram_memo_get(const Gram *g, const char *key);   /* UINT32_MAX when none */
+void gram_memo_put(Gram *g, const char *key, uint32_t rule);
 /* A rule named `name` whose body is made by `make` the first time it is asked for. */
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g));
 

@@ -5,6 +5,7 @@
  * member and comma, so any RFC 8259 spacing up to GRAM_WS_MAX characters
  * per gap is accepted. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include "engine/json.h"
 #include "schema.h"
@@ -355,9 +356,10 @@ static GExpr *string_expr(SchemaCx *c, Value s) {
 
 typedef struct KeyList { const Str **keys; size_t n; } KeyList;
 
-/* A JSON string key that is none of `keys` (as json.dumps writes them):
- * walks the keys' common prefixes; leaving them by any other character, or
- * by an escape, frees the rest of the key. */
+/* A JSON string key that is none of `keys` (as json.dumps writes them,
+ * sorted, all sharing their first `depth` bytes): walks the keys' common
+ * prefixes; leaving them by any other character, or by an escape, frees
+ * the rest of the key. */
 static GExpr *key_not_in(Gram *g, const Str **keys, size_t n, size_t depth, uint32_t free_rest) {
     rt_step(g->rt, n);
     GList alts = {0};
@@ -367,27 +369,20 @@ static GExpr *key_not_in(Gram *g, const Str **keys, size_t n, size_t depth, uint
     excl[ne++] = (GRange){'"', '"'};
     excl[ne++] = (GRange){'\\', '\\'};
     excl[ne++] = (GRange){0, 0x1F};
-    for (size_t i = 0; i < n; i++) {
-        const Str *k = keys[i];
-        if (k->len == depth) {
-            is_end = true;
-            continue;
+    size_t i = 0;
+    while (i < n && keys[i]->len == depth) {   /* sorted: the key ending here comes first */
+        is_end = true;
+        i++;
+    }
+    while (i < n) {
+        unsigned char ch = (unsigned char)keys[i]->data[depth];
+        size_t j = i;
+        while (j < n && (unsigned char)keys[j]->data[depth] == ch) j++;
+        if (ch < 0x80) {   /* non-ASCII: left to the free branch (relaxed) */
+            if (ne < 80) excl[ne++] = (GRange){ch, ch};
+            gl_push(g, &alts, gx_seq(g, gx_lit(g, keys[i]->data + depth, 1), key_not_in(g, keys + i, j - i, depth + 1, free_rest)));
         }
-        unsigned char ch = (unsigned char)k->data[depth];
-        bool seen = false;
-        for (size_t j = 0; j < i; j++)
-            if (keys[j]->len > depth && (unsigned char)keys[j]->data[depth] == ch &&
-                memcmp(keys[j]->data, k->data, depth) == 0)
-                seen = true;
-        if (seen) continue;
-        if (ch >= 0x80) continue;   /* non-ASCII: left to the free branch (relaxed) */
-        if (ne < 80) excl[ne++] = (GRange){ch, ch};
-        /* the keys continuing with this byte */
-        const Str **sub = rt_alloc(g->rt, n * sizeof *sub);
-        size_t m = 0;
-        for (size_t j = i; j < n; j++)
-            if (keys[j]->len > depth && (unsigned char)keys[j]->data[depth] == ch) sub[m++] = keys[j];
-        gl_push(g, &alts, gx_seq(g, gx_lit(g, k->data + depth, 1), key_not_in(g, sub, m, depth + 1, free_rest)));
+        i = j;
     }
     if (!is_end) gl_push(g, &alts, gx_litz(g, "\""));
     gl_push(g, &alts, gx_seq(g, gx_class(g, true, excl, ne), gx_ref(g, free_rest)));
@@ -396,6 +391,13 @@ static GExpr *key_not_in(Gram *g, const Str **keys, size_t n, size_t depth, uint
                         gx_seq(g, gx_litz(g, "u"), gx_rep(g, gx_chars(g, false, "0-9a-fA-F"), 4, 4)));
     gl_push(g, &alts, gx_seq(g, gx_litz(g, "\\"), esc, gx_ref(g, free_rest)));
     return gl_alt(g, &alts);
+}
+
+static int key_cmp(const void *a, const void *b) {
+    const Str *x = *(const Str *const *)a, *y = *(const Str *const *)b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
 static GExpr *make_string_rest(Gram *g) {
@@ -411,6 +413,10 @@ static GExpr *other_key(SchemaCx *c, const Str **keys, size_t n, const char *nam
             return gx_ref(g, string_rule(g));
         }
     uint32_t rest = gram_shared(g, "string-rest", make_string_rest);
+    const Str **sorted = rt_alloc(g->rt, n * sizeof *sorted);
+    memcpy(sorted, keys, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, key_cmp);
+    keys = sorted;
     char nm[96];
     snprintf(nm, sizeof nm, "%s-other-key", name);
     uint32_t id = gram_rule_new(g, nm, strlen(nm));
@@ -743,6 +749,11 @@ static GExpr *schema_expr(SchemaCx *c, Value s, const char *name) {
             return gx_ref(g, gram_any_value(g));
         }
         if (dict_get(c->ref_keys.u.dict, v_str_of(v.u.s), &memo)) return gx_ref(g, (uint32_t)memo.u.i);
+        Value end = resolve_ref(c, target, 0), more;
+        if (get_type(end, "$ref", VT_STR, &more)) {   /* refs that only lead to refs: a rule = itself */
+            gram_warn(g, "$ref \"%.64s\" leads only to other $refs: any value allowed", v.u.s->data);
+            return gx_ref(g, gram_any_value(g));
+        }
         const char *slash = strrchr(v.u.s->data, '/');
         char nm[96];
         snprintf(nm, sizeof nm, "ref-%.60s", slash ? slash + 1 : "root");
