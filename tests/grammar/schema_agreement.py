@@ -23,7 +23,11 @@ import os
 import subprocess
 import sys
 
-import jsonschema
+try:
+    import jsonschema
+except ImportError:   # Debian's python3-jsonschema beside another python3
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import jsonschema
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)

@@ -14,7 +14,11 @@ import json
 import random
 import sys
 
-import jsonschema
+try:
+    import jsonschema
+except ImportError:   # Debian's python3-jsonschema beside another python3
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import jsonschema
 
 PATTERNS = {  # pattern -> (strings that match, strings that do not)
     "^[a-z]+$": (["abc", "z", "hello"], ["ABC", "ab1", ""]),
