@@ -173,6 +173,7 @@ static GExpr *call_body(Gram *g, const CallSyntax *s, Value tool) {
     if (!tool_name(tool, &name)) return NULL;
     Value params = tool_parameters(tool);
     SchemaCx *c = schema_cx_new(g, params);   /* $ref pointers are relative to the tool's parameters */
+    schema_cx_close_objects(c);
     if (s->style == ARGS_XML_PARAMS)
         return gx_seq(g, gx_lit(g, name->data, name->len), ws(g), xml_params(g, c, s, params, name));
     GExpr *colon = gx_seq(g, ws(g), gx_litz(g, ":"), ws(g));

@@ -190,7 +190,9 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* "root" and "start" are the printers' names for the entry rule */
     bool taken = strcmp(name, "root") == 0 || strcmp(name, "start") == 0 ||
                  gram_rule_find(g, name) != UINT32_MAX;
-    for (uint32_t suffix = 1; taken; suffix++) {
+    /* the rule count is a suffix no earlier rule of this base took (the
+     * rules made after it get larger counts): no probing 1, 2, 3... */
+    for (uint32_t suffix = g->nrules; taken; suffix++) {
         snprintf(name + k, sizeof name - k, "-%u", suffix);
         taken = gram_rule_find(g, name) != UINT32_MAX;
     }

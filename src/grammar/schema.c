@@ -15,6 +15,7 @@ struct SchemaCx {
     Value root;
     uint32_t depth;
     Value ref_keys;          /* dict: JSON pointer -> rule id (VT_INT) */
+    bool closed;             /* objects without additionalProperties take no other keys */
 };
 
 bool schema_get(Value obj, const char *key, Value *out) {
@@ -24,6 +25,8 @@ bool schema_get(Value obj, const char *key, Value *out) {
 static bool get_type(Value obj, const char *key, int type, Value *out) {
     return schema_get(obj, key, out) && out->type == type;
 }
+
+void schema_cx_close_objects(SchemaCx *c) { c->closed = true; }
 
 SchemaCx *schema_cx_new(Gram *g, Value root) {
     SchemaCx *c = rt_alloc0(g->rt, sizeof *c);
@@ -437,6 +440,10 @@ static GExpr *object_expr(SchemaCx *c, Value s, const char *name) {
     if (schema_get(s, "minProperties", &req) || schema_get(s, "maxProperties", &req))
         gram_warn(g, "minProperties/maxProperties are not enforced");
     if (n == 0 && (!has_addl || (addl.type == VT_BOOL && addl.u.b))) return gx_ref(g, any_object_rule(g));
+    if (!has_addl && c->closed) {   /* tool arguments: only the parameters the tool declares */
+        has_addl = true;
+        addl = v_bool(false);
+    }
 
     /* JSON-encoded keys (as json.dumps writes them) */
     const Str **keys = rt_alloc(rt, (n ? n : 1) * sizeof *keys);

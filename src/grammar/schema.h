@@ -20,6 +20,10 @@ enum { GRAM_WS_MAX = 32, SCHEMA_MAX_DEPTH = 64 };
 
 typedef struct SchemaCx SchemaCx;
 SchemaCx *schema_cx_new(Gram *g, Value root_document);
+/* Objects whose schema does not say additionalProperties take only their
+ * declared properties (tool arguments: a key the tool does not declare is
+ * never one it reads; llama.cpp's and xgrammar's tool grammars do the same). */
+void schema_cx_close_objects(SchemaCx *c);
 /* A rule for the JSON values `schema` accepts, named after `name`. */
 uint32_t schema_rule(SchemaCx *c, Value schema, const char *name);
 /* Does every value `schema` accepts include strings? (typed-XML formats
