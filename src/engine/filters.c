@@ -971,15 +971,6 @@ static Args args_rest(const Args *args, int skip) {
     return r;
 }
 
-/* A filter or method may go over all of its operand, and a loop may call it
- * again and again on a big one (per-character filters like urlize take
- * ~50 ns a byte): see builtins.h. */
-void charge_operand(Rt *rt, Value v) {
-    if (v.type == VT_STR) rt_step(rt, v.u.s->len / 2);
-    else if (v.type == VT_LIST || v.type == VT_TUPLE) rt_step(rt, v.u.list->len);
-    else if (v.type == VT_DICT) rt_step(rt, dict_len(v.u.dict));
-}
-
 static Value f_map(Rt *rt, Value self, const Args *args) {
     List *out = new_list(rt, 4);
     if (!v_truthy(self)) return generator_of(out);
