@@ -831,8 +831,31 @@ static GExpr *schema_expr(SchemaCx *c, Value s, const char *name) {
     return e;
 }
 
+/* A schema that is only a primitive type (and words for people): its shared
+ * rule, without a rule of its own (most tool parameters are such). */
+static uint32_t primitive_rule(SchemaCx *c, Value s) {
+    Gram *g = c->g;
+    Value type;
+    if (s.type != VT_DICT || !get_type(s, "type", VT_STR, &type)) return UINT32_MAX;
+    for (size_t i = 0; i < dict_len(s.u.dict); i++) {
+        Value k = dict_key_at(s.u.dict, i);
+        if (k.type != VT_STR || !(str_eqz(k.u.s, "type") || str_eqz(k.u.s, "description") || str_eqz(k.u.s, "title") ||
+                                  str_eqz(k.u.s, "default") || str_eqz(k.u.s, "examples")))
+            return UINT32_MAX;
+    }
+    const Str *t = type.u.s;
+    if (str_eqz(t, "string")) return string_rule(g);
+    if (str_eqz(t, "integer")) return integer_rule(g);
+    if (str_eqz(t, "number")) return number_rule(g);
+    if (str_eqz(t, "boolean")) return boolean_rule(g);
+    if (str_eqz(t, "null")) return null_rule(g);
+    return UINT32_MAX;
+}
+
 uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
     Gram *g = c->g;
+    uint32_t prim = primitive_rule(c, schema);
+    if (prim != UINT32_MAX) return prim;
     if (c->depth >= SCHEMA_MAX_DEPTH)
         rt_throw(g->rt, CF_ERR_LIMIT, "JSON schema nested deeper than %d levels", SCHEMA_MAX_DEPTH);
     /* a bare $ref is its target's rule */
