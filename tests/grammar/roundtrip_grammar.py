@@ -20,6 +20,10 @@ character, must
   call with parallel calls off, content before the call with tool_choice required,
   the other tool with tool_choice naming one.
 
+Every structural tag must have xgrammar's triggered_tags shape (each tag's begin starts
+with a trigger, json_schema contents are schemas), and python-lark must accept every
+round-trip reply with the Lark grammar of the whole reply (tool_choice auto).
+
 Every grammar must parse. Prints "PASS grammar_roundtrip (...)" or FAIL with cases.
 """
 import importlib.util
@@ -28,6 +32,12 @@ import os
 import subprocess
 import sys
 import tempfile
+
+try:
+    import jsonschema
+except ImportError:   # Debian's python3-jsonschema beside another python3
+    sys.path.append("/usr/lib/python3/dist-packages")
+    import jsonschema
 
 
 def load_roundtrip(shared):
@@ -69,6 +79,38 @@ def main(argv):
         return {"name": name, "arguments": args}
 
     requests, expect, labels = [], [], []
+    shape_errors, lark_checks = [], []   # structural tags; (template, lark grammar, replies) for python-lark
+
+    def check_shape(g, label):
+        """xgrammar's triggered_tags structural tag, as its documentation describes it."""
+        st = g.get("structural_tag") or {}
+        f = st.get("format") or {}
+        problems = []
+        if st.get("type") != "structural_tag" or f.get("type") != "triggered_tags":
+            problems.append("not a triggered_tags structural tag")
+        triggers = f.get("triggers")
+        if not (isinstance(triggers, list) and triggers and all(isinstance(t, str) and t for t in triggers)):
+            problems.append("triggers must be non-empty strings")
+        for tag in f.get("tags") or [None]:
+            if not isinstance(tag, dict) or tag.get("type") != "tag" or not isinstance(tag.get("begin"), str) \
+                    or not isinstance(tag.get("end"), str):
+                problems.append(f"bad tag {tag!r:.100}")
+                continue
+            if not any(tag["begin"].startswith(t) for t in triggers or []):
+                problems.append(f"tag begin {tag['begin']!r} starts with no trigger")
+            content = tag.get("content") or {}
+            if content.get("type") == "json_schema":
+                try:
+                    jsonschema.Draft202012Validator.check_schema(content["json_schema"])
+                except Exception as e:  # noqa: BLE001 - reported as the failure
+                    problems.append(f"json_schema content is not a schema: {e}")
+            elif content.get("type") != "grammar" or not isinstance(content.get("grammar"), str):
+                problems.append(f"content {content!r:.100}")
+        for key in ("at_least_one", "stop_after_first"):
+            if not isinstance(f.get(key), bool):
+                problems.append(f"{key} must be a boolean")
+        if problems:
+            shape_errors.append(f"{label}: {'; '.join(problems)}")
 
     def check_case(g, reply, should_accept, must_fire, label):
         requests.append({"grammar": g["grammar"], "lazy": g["grammar_lazy"], "triggers": g["grammar_triggers"], "texts": [reply]})
@@ -99,10 +141,13 @@ def main(argv):
             continue
         templates += 1
         base = os.path.basename(path)
+        lark_replies = []
         for name, (reply, prompt, asst) in cases.items():
             has_calls = name != "think"
             auto = grammar(path, prompt)
             check_case(auto, reply, True, has_calls, f"{base} {name} auto")
+            check_shape(auto, f"{base} {name}")
+            lark_replies.append((auto["lark"], reply))
             if not has_calls:
                 continue
             marker = probe["grammar_triggers"][0]["value"]
@@ -113,6 +158,7 @@ def main(argv):
             check_case(single, reply, name != "two", True, f"{base} {name} parallel=false")
             named = grammar(path, prompt, "--tool-choice", "get_weather")
             check_case(named, reply, name != "two" and not content_first, False, f"{base} {name} tool_choice=get_weather")
+        lark_checks.append((base, lark_replies))
         # broken calls, rendered by the template itself
         if "call" in cases:
             _, prompt, asst = cases["call"]
@@ -156,10 +202,48 @@ def main(argv):
     if verbose or bad:
         for b in bad[:30]:
             print("  " + b)
-    status = "PASS" if not bad and templates >= 10 and acc_n and rej_n else "FAIL"
+    for e in shape_errors[:10]:
+        print("  structural tag: " + e)
+    status = "PASS" if not bad and not shape_errors and templates >= 10 and acc_n and rej_n else "FAIL"
     print(f"{status} grammar_roundtrip ({templates} templates; accepted {acc_ok}/{acc_n} round-trip replies, "
           f"rejected {rej_ok}/{rej_n} broken ones, through llama.cpp's grammar engine)")
-    return 0 if status == "PASS" else 1
+    # python-lark on the Lark grammar of the whole reply (tool_choice auto)
+    lark = load_lark()
+    if lark is None:
+        print("SKIP grammar_roundtrip_lark (python3-lark is not installed)")
+        return 0 if status == "PASS" else 1
+    lark_ok = lark_n = 0
+    lark_bad = []
+    cache = {}
+    for base, pairs in lark_checks:
+        for text, reply in pairs:
+            lark_n += 1
+            try:
+                parser = cache.get(text) or lark.Lark(text, start="start", parser="earley", lexer="dynamic")
+                cache[text] = parser
+                parser.parse(reply)
+                lark_ok += 1
+            except lark.exceptions.LarkError as e:
+                lark_bad.append(f"{base}: {str(e)[:160]}")
+    for b in lark_bad[:10]:
+        print("  lark: " + b)
+    lstatus = "PASS" if not lark_bad and lark_n else "FAIL"
+    print(f"{lstatus} grammar_roundtrip_lark (python-lark accepted {lark_ok}/{lark_n} round-trip replies with the "
+          f"whole-reply Lark grammar of tool_choice auto; {len(cache)} grammars)")
+    return 0 if status == "PASS" and lstatus == "PASS" else 1
+
+
+def load_lark():
+    try:
+        import lark
+        return lark
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")   # Debian's python3-lark
+        try:
+            import lark
+            return lark
+        except ImportError:
+            return None
 
 
 if __name__ == "__main__":
