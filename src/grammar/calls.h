@@ -40,6 +40,14 @@ typedef struct CallSyntax {
     const char *const *additional_stops;     /* NULL-terminated */
 } CallSyntax;
 
+/* Connecting a described format (a reply engine's format description) is
+ * filling one of these from it: reasoning markers from its think markers,
+ * section_open/close and calls_in_array from a call section holding a JSON
+ * array, call_open/close, the JSON keys of a JSON call, or the parameter
+ * markers of typed-XML bodies. Formats whose name sits between its own
+ * markers (<function=NAME>) or whose calls are pythonic need fields this
+ * struct does not have yet. */
+
 /* The description of a reply format, or NULL when it has no tool calls. */
 const CallSyntax *call_syntax_of(cf_reply_format f);
 
