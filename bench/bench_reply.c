@@ -4,9 +4,12 @@
  * byte, the worst case), plus 4 KB chunks. Targets: whole >= 200 MB/s;
  * 1-byte streaming within 3x of whole.
  *
+ * The described formats' replies are written from their descriptions
+ * (src/reply/formats.c): what a grammar would let a model write.
+ *
  * Build and run (from the repository root, after make):
- *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c build/libchatfmt.a -lm -o build/bench_reply
- *   build/bench_reply [MB]
+ *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_reply.c build/libchatfmt.a -lm -o build/bench_reply
+ *   build/bench_reply [MB] [FORMAT...]
  * Times are process CPU time (other load on the machine does not count).
  * Exit status 1 when a target is missed. */
 #include <stdio.h>
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include "chatfmt.h"
+#include "reply/format_desc.h"
 
 typedef struct Buf { char *p; size_t len, cap; } Buf;
 
@@ -46,10 +50,108 @@ static const char TOOLS[] =
     "\"properties\":{\"code\":{\"type\":\"string\"},\"timeout_s\":{\"type\":\"number\"},"
     "\"options\":{\"type\":\"object\"}}}}}]";
 
+/* JSON string text of s (no quotes). */
+static void put_json_text(Buf *b, const char *s) {
+    for (const char *c = s; *c; c++) {
+        char one[3] = {*c, 0, 0};
+        if (*c == '"' || *c == '\\') { one[0] = '\\'; one[1] = *c; }
+        else if (*c == '\n') { one[0] = '\\'; one[1] = 'n'; }
+        put(b, one);
+    }
+}
+
+static const char *first(const char *const *list) { return list[0] ? list[0] : ""; }
+
+static void put_args_json(Buf *b, const char *code) {
+    put(b, "{\"code\": \"");
+    put_json_text(b, code);
+    put(b, "\", \"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}");
+}
+
+static void put_param(Buf *b, const ReplyFormatDesc *d, const char *key, const char *value, bool string) {
+    put(b, first(d->param_open));
+    put(b, key);
+    if (d->key_flag) {
+        put(b, d->key_flag);
+        put(b, string ? d->flag_string : d->flag_json);
+        put(b, d->flag_close);
+    } else {
+        put(b, first(d->key_close));
+    }
+    if (d->value_open) put(b, d->value_open);
+    put(b, value);
+    put(b, first(d->value_close));
+}
+
+/* A call as the description writes it. */
+static void described_call(Buf *b, const ReplyFormatDesc *d, const char *code) {
+    put(b, first(d->call_open));
+    for (int k = 0; k < d->nheader; k++) {
+        const HeaderField *h = &d->header[k];
+        put(b, h->kind == HF_NAME ? "run_python" : h->kind == HF_ID ? "call_7"
+             : h->kind == HF_KIMI_ID ? "functions.run_python:0" : h->text);
+        put(b, first(h->end));
+    }
+    switch (d->body) {
+    case BODY_JSON_CALL:
+        put(b, d->name_is_key ? "{\"run_python\": " : "{\"name\": \"run_python\", \"arguments\": ");
+        put_args_json(b, code);
+        put(b, "}");
+        break;
+    case BODY_JSON_ARGS:
+        put_args_json(b, code);
+        if (d->args_after) put(b, d->args_after);
+        break;
+    default:
+        put_param(b, d, "code", code, true);
+        put_param(b, d, "timeout_s", "2.5", false);
+        put_param(b, d, "options", "{\"lang\": \"py\", \"n\": [1, 2]}", false);
+        put(b, first(d->params_close));
+    }
+    put(b, first(d->call_close));
+}
+
+static void described_reply(Buf *b, const ReplyFormatDesc *d, size_t total, unsigned *seed) {
+    size_t third = total / 3;
+    if (d->think_open[0]) {
+        put(b, d->think_open[0]);
+        prose(b, third, seed);
+        put(b, d->think_close[0]);
+    }
+    prose(b, third, seed);
+    while (b->len < total) {   /* sections of two calls with ~2 KB of code each */
+        Buf code[2] = {{0}, {0}};
+        prose(&code[0], 2000, seed);
+        prose(&code[1], 2000, seed);
+        put(b, "\n");
+        put(b, first(d->section_open));
+        bool list = d->body == BODY_JSON_CALL && d->list != LIST_ONE;
+        if (list) put(b, d->list == LIST_ARRAY ? "[" : "\n");
+        for (int k = 0; k < 2; k++) {
+            if (k && list) put(b, d->list == LIST_ARRAY ? ", " : "\n");
+            if (k && !list && !d->call_open[0]) {   /* the section is the call: one each */
+                put(b, first(d->section_close));
+                put(b, "\n");
+                put(b, first(d->section_open));
+            }
+            described_call(b, d, code[k].p);
+            free(code[k].p);
+        }
+        if (list) put(b, d->list == LIST_ARRAY ? "]" : "\n");
+        put(b, first(d->section_close));
+    }
+}
+
 static char *make_reply(cf_reply_format f, size_t total, size_t *len) {
     Buf b = {0};
     unsigned seed = 7;
     size_t third = total / 3;
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (d) {
+        described_reply(&b, d, total, &seed);
+        *len = b.len;
+        return b.p;
+    }
     if (f == CF_REPLY_COMMAND_A) {
         put(&b, "<|START_THINKING|>");
         prose(&b, third, &seed);
@@ -170,12 +272,16 @@ static void measure(const char *text, size_t len, const cf_reply_options *opt, d
 
 int main(int argc, char **argv) {
     size_t total = (size_t)((argc > 1 ? atof(argv[1]) : 1.0) * 1e6);
-    static const cf_reply_format formats[] = {CF_REPLY_HERMES, CF_REPLY_GLM45, CF_REPLY_COMMAND_A};
+    cf_reply_format formats[CF_REPLY_FORMAT_COUNT];
+    size_t nformats = 0;
+    for (int k = 2; k < argc && nformats < CF_REPLY_FORMAT_COUNT; k++)
+        if (cf_reply_format_from_name(argv[k], &formats[nformats])) nformats++;
+    for (int f = CF_REPLY_GLM45; argc <= 2 && f < CF_REPLY_FORMAT_COUNT; f++) formats[nformats++] = (cf_reply_format)f;
     int missed = 0;
     printf("reply parse throughput, MB/s of CPU time (best of several runs; %.1f MB replies)\n", total / 1e6);
-    printf("%-10s %10s %14s %16s %12s %8s\n", "format", "whole", "stream 1 B", "1 B, drain each",
+    printf("%-15s %10s %14s %16s %12s %8s\n", "format", "whole", "stream 1 B", "1 B, drain each",
            "stream 4 KB", "1B/whole");
-    for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++) {
+    for (size_t k = 0; k < nformats; k++) {
         size_t len;
         char *text = make_reply(formats[k], total, &len);
         cf_reply_options opt;
@@ -187,7 +293,7 @@ int main(int argc, char **argv) {
         double w = best[WHOLE], s1 = best[STREAM_1B], se = best[STREAM_1B_EACH], s4 = best[STREAM_4K];
         bool ok = w >= 200 && w / s1 <= 3;
         missed += !ok;
-        printf("%-10s %10.0f %14.0f %16.0f %12.0f %7.1fx %s\n", cf_reply_format_name(formats[k]), w, s1, se,
+        printf("%-15s %10.0f %14.0f %16.0f %12.0f %7.1fx %s\n", cf_reply_format_name(formats[k]), w, s1, se,
                s4, w / s1, ok ? "ok" : "BELOW TARGET");
         free(text);
     }

@@ -11,7 +11,7 @@
 #   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
 #   grammars         bench/bench_grammar: cf_tool_grammar for 60 tools (us a call)
-#   python/dataset   bench/bench_python.py, bench/bench_dataset.sh, if present
+#   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/bench_dataset.sh, if present
 # Jinja2 and chatfmt alternate over several rounds and each side keeps its
 # best (BENCH_ROUNDS; see the comment at the render-only step).
 set -u
@@ -96,7 +96,7 @@ done
 
 if [ -f bench/bench_reply.c ]; then
   echo "== reply parsing"
-  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply"; then
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_reply.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_reply"; then
     # on each CPU in turn: one of them may be running at its slow speed
     for r in $(seq 0 $((NCPU - 1))); do
       [ "$NCPU" -gt 1 ] && echo "(CPU $r)"
@@ -113,6 +113,10 @@ fi
 if [ -f bench/bench_python.py ]; then
   echo "== python binding"
   python3 bench/bench_python.py
+fi
+if [ -f bench/bench_python_batch.py ]; then
+  echo "== python binding: render_batch and patch"
+  python3 bench/bench_python_batch.py
 fi
 if [ -f bench/bench_dataset.sh ]; then
   echo "== dataset mode"

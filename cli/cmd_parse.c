@@ -19,13 +19,15 @@ static void parse_usage(FILE *to) {
           "  --template T             the model's chat template (file, tokenizer_config.json,\n"
           "                           model folder, GGUF or built-in name): picks the format\n"
           "                           and tells whether the prompt opened or closed reasoning\n"
-          "  --format NAME            glm45, hermes, command-a or plain (overrides detection)\n"
+          "  --format NAME            a reply format (`chatfmt formats` lists them; overrides detection)\n"
           "  --tools FILE             tools array (JSON): types glm45 argument values\n"
           "  -D, --define KEY=JSON    a template variable for the prompt, e.g.\n"
           "                           -D enable_thinking=false\n"
           "  --prompt FILE            the rendered prompt the reply continues (its end says\n"
           "                           whether reasoning is open); instead of rendering T's\n"
           "  --reasoning-open         the reply starts inside reasoning\n"
+          "  --no-stop                read past the template's stop strings (by default the\n"
+          "                           reply ends at the first, as a server stops there)\n"
           "  --stream                 print chat.completion.chunk objects, one per line, as\n"
           "                           the input arrives\n"
           "  --chunk-bytes N          feed the input N bytes at a time (default 4096)\n"
@@ -36,7 +38,7 @@ typedef struct ParseArgs {
     const char *template_path, *format_name, *tools_path, *prompt_path, *input;
     const char *defines[64];
     int ndefines;
-    bool stream, reasoning_open;
+    bool stream, reasoning_open, no_stop;
     size_t chunk;
     bool exact_chunks;          /* --chunk-bytes given */
     cf_limits lim;
@@ -53,6 +55,8 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
             return 1;
         } else if (!strcmp(o, "--stream")) {
             a->stream = true;
+        } else if (!strcmp(o, "--no-stop")) {
+            a->no_stop = true;
         } else if (!strcmp(o, "--reasoning-open")) {
             a->reasoning_open = true;
         } else if (!strcmp(o, "--template") && next) {
@@ -170,9 +174,10 @@ static void prompt_tail(const ParseArgs *a, const char *src, size_t len, const c
     cf_context_free(ctx);
 }
 
-/* Format (unless --format) and tail from the template. 0 ok, 1 error. */
+/* Format (unless --format), tail and stop strings (*stops, see
+ * cf_reply_stop_strings; unless --no-stop) from the template. 0 ok, 1 error. */
 static int read_template(const ParseArgs *a, const char *tools, size_t tools_len, cf_reply_format *fmt,
-                         bool detect, char *tail) {
+                         bool detect, char *tail, char **stops) {
     cf_error err;
     cf_load_options lo;
     memset(&lo, 0, sizeof lo);
@@ -185,7 +190,12 @@ static int read_template(const ParseArgs *a, const char *tools, size_t tools_len
     const char *text = src.text;
     size_t len = src.len;
     const cf_context *tokens = src.tokens;
-    if (detect) *fmt = cf_reply_format_detect(text, len);
+    /* by probing renders; a template that does not compile: its text's signature */
+    cf_compile_options co = {&a->lim, a->template_path};
+    cf_template *t = cf_compile(text, len, &co, &err);
+    if (detect) *fmt = t ? cf_reply_format_of(t, tokens) : cf_reply_format_detect(text, len);
+    if (t && !a->no_stop) *stops = cf_reply_stop_strings(t, tokens, &err);
+    cf_template_free(t);
     if (!a->prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
     cf_source_free(&src);
     return 0;
@@ -220,6 +230,44 @@ static ssize_t read_chunk(int fd, char *buf, size_t n) {
     return (ssize_t)got;
 }
 
+/* ---- stop strings ---- */
+
+/* Where the first stop string in s[0..n) starts (n: none). stops: as
+ * cf_reply_stop_strings returns them, or NULL. */
+static size_t stop_at(const char *stops, const char *s, size_t n) {
+    size_t best = n;
+    for (const char *z = stops; z && *z; z += strlen(z) + 1) {
+        size_t k = strlen(z);
+        for (size_t i = 0; i + k <= best; i++)
+            if (s[i] == z[0] && memcmp(s + i, z, k) == 0) {
+                best = i;
+                break;
+            }
+    }
+    return best;
+}
+
+/* The longest end of s[0..n) that may still become a stop string. */
+static size_t stop_prefix(const char *stops, const char *s, size_t n) {
+    size_t held = 0;
+    for (const char *z = stops; z && *z; z += strlen(z) + 1) {
+        size_t k = strlen(z);
+        for (size_t m = k - 1 < n ? k - 1 : n; m > held; m--)
+            if (memcmp(s + n - m, z, m) == 0) {
+                held = m;
+                break;
+            }
+    }
+    return held;
+}
+
+static size_t longest(const char *stops) {
+    size_t most = 0;
+    for (const char *z = stops; z && *z; z += strlen(z) + 1)
+        if (strlen(z) > most) most = strlen(z);
+    return most;
+}
+
 /* ---- output ---- */
 
 /* Each delta line becomes a chat.completion.chunk object. */
@@ -239,34 +287,48 @@ static bool print_chunks(const char *d, size_t n, bool *saw_calls) {
     return fflush(stdout) == 0;
 }
 
-static int run_stream(const ParseArgs *a, int fd, const cf_reply_options *opt) {
+/* Bytes held back (a possible stop string's start) come before the next
+ * chunk; the reply ends at a stop string. */
+static int run_stream(const ParseArgs *a, int fd, const cf_reply_options *opt, const char *stops) {
     cf_error err;
     cf_reply_stream *s = cf_reply_stream_new(opt, &err);
     if (!s) {
         cli_print_error(&err, NULL, NULL, 0);
         return 1;
     }
-    char *buf = malloc(a->chunk);
+    size_t held = 0, room = longest(stops);
+    char *buf = malloc(a->chunk + room);
     int rc = 1;
-    bool calls = false;
+    bool calls = false, stopped = false;
     if (!buf) goto done;
     if (!print_chunks("{\"role\":\"assistant\"}", 20, &calls)) goto done;
     for (;;) {
         /* --chunk-bytes: exact chunks (tests); otherwise whatever has arrived */
-        ssize_t k = a->exact_chunks ? read_chunk(fd, buf, a->chunk) : read_some(fd, buf, a->chunk);
+        ssize_t k = stopped ? 0
+                  : a->exact_chunks ? read_chunk(fd, buf + held, a->chunk) : read_some(fd, buf + held, a->chunk);
         if (k < 0) {
             fprintf(stderr, "chatfmt: error: IOError: cannot read %s: %s\n", a->input, strerror(errno));
             goto done;
         }
-        bool ok = k ? cf_reply_stream_feed(s, buf, (size_t)k, &err) : cf_reply_stream_finish(s, &err);
+        size_t n = held + (size_t)k, feed = n;
+        if (k && stops) {
+            feed = stop_at(stops, buf, n);
+            stopped = feed < n;
+            if (!stopped) feed = n - stop_prefix(stops, buf, n);
+        }
+        bool ok = true;
+        if (feed) ok = cf_reply_stream_feed(s, buf, feed, &err);
+        held = k && !stopped ? n - feed : 0;
+        memmove(buf, buf + feed, held);
+        if (ok && (!k || stopped)) ok = cf_reply_stream_finish(s, &err);
         if (!ok) {
             cli_print_error(&err, a->input, NULL, 0);
             goto done;
         }
-        size_t n;
-        const char *d = cf_reply_stream_drain(s, &n);
-        if (!print_chunks(d, n, &calls)) goto done;
-        if (!k) break;
+        size_t dn;
+        const char *d = cf_reply_stream_drain(s, &dn);
+        if (!print_chunks(d, dn, &calls)) goto done;
+        if (!k || stopped) break;
     }
     printf("{\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},"
            "\"finish_reason\":\"%s\"}]}\n", calls ? "tool_calls" : "stop");
@@ -277,10 +339,11 @@ done:
     return rc;
 }
 
-static int run_whole(const ParseArgs *a, const cf_reply_options *opt) {
+static int run_whole(const ParseArgs *a, const cf_reply_options *opt, const char *stops) {
     size_t len, out_len;
     char *text = cli_read_file(a->input, &len);
     if (!text) return 1;
+    len = stop_at(stops, text, len);
     cf_error err;
     char *msg = cf_parse_reply(text, len, opt, &out_len, &err);
     free(text);
@@ -303,7 +366,7 @@ int cmd_parse(int argc, char **argv) {
     opt.limits = &a.lim;
     opt.reasoning_open = a.reasoning_open;
     if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
-        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (glm45, hermes, command-a, plain)\n",
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (`chatfmt formats` lists them)\n",
                 a.format_name);
         return 2;
     }
@@ -311,10 +374,11 @@ int cmd_parse(int argc, char **argv) {
     size_t tools_len = 0;
     char *tools = a.tools_path ? cli_read_file(a.tools_path, &tools_len) : NULL;
     char tail[TAIL_BYTES + 1] = "";
+    char *stops = NULL;
     if (a.tools_path && !tools) return 1;
     opt.tools_json = tools;
     if (a.template_path &&
-        read_template(&a, tools, tools_len, &opt.format, a.format_name == NULL, tail) != 0)
+        read_template(&a, tools, tools_len, &opt.format, a.format_name == NULL, tail, &stops) != 0)
         goto done;
     if (a.prompt_path) {
         size_t plen;
@@ -329,12 +393,13 @@ int cmd_parse(int argc, char **argv) {
     if (a.stream) {
         int fd = open_input(a.input);
         if (fd < 0) goto done;
-        rc = run_stream(&a, fd, &opt);
+        rc = run_stream(&a, fd, &opt, stops);
         if (fd != 0) close(fd);
     } else {
-        rc = run_whole(&a, &opt);
+        rc = run_whole(&a, &opt, stops);
     }
 done:
+    free(stops);
     free(tools);
     return rc;
 }

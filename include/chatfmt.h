@@ -156,6 +156,11 @@ CF_API bool cf_context_has(const cf_context *c, const char *name);
 CF_API bool cf_context_has_value(const cf_context *c, const char *name);
 CF_API void cf_context_remove(cf_context *c, const char *name);
 CF_API void cf_context_free(cf_context *c);
+/* The variables as one JSON object, spelled as json.dumps(ensure_ascii=False)
+ * (a tuple as a list): cf_context_from_json of it gives the same variables.
+ * malloc'd and NUL-terminated (release with free()); its length in *len
+ * (may be NULL). NULL + err when memory runs out. */
+CF_API char *cf_context_to_json(const cf_context *c, size_t *len, cf_error *err);
 
 /* ---- rendering --------------------------------------------------------- */
 
@@ -321,34 +326,121 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
 /* ---- reply parsing, whole and streaming (src/reply/reply.c) ---- */
 /* @@REPLIES@@ (section owned by the replies stage) */
 
-/* What a model writes back, and how to read it:
+/* What a model writes back, and how to read it (`chatfmt formats` prints an
+ * example of each; R reasoning, C content, N a tool name, K/V an argument):
  *   glm45     <think>R</think> C <tool_call>NAME <arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call>
+ *             (GLM-4.5/4.6, and 4.7/5 without the newlines)
  *   hermes    <think>R</think> C <tool_call>{"name": N, "arguments": {...}}</tool_call>  (Qwen, Nanbeige)
  *   command-a <|START_THINKING|>R<|END_THINKING|> then <|START_ACTION|>[{"tool_call_id", "tool_name",
  *             "parameters"}...]<|END_ACTION|> or <|START_RESPONSE|>C<|END_RESPONSE|>; citations
  *             <co>SPAN</co: 0:[1,2]> in C
- *   plain     <think>R</think> C, no tool calls */
+ *   plain     <think>R</think> C, no tool calls
+ * Described formats, read by one engine from a table (src/reply/formats.c):
+ *   typed XML parameters (values typed like glm45's: by the schema, or by an explicit flag)
+ *     qwen3-coder   <tool_call><function=N><parameter=K>\nV\n</parameter></function></tool_call>
+ *                   (Qwen3-Coder, Qwen3.5/3.6, Nemotron 3, Step 3.5; one newline around V is layout;
+ *                   a missing </parameter> or <tool_call> is forgiven)
+ *     seed-oss      <seed:think>R</seed:think><seed:tool_call><function=N>...</seed:tool_call>
+ *     minimax-m2    <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke>...
+ *     deepseek-dsml <｜DSML｜function_calls> (V4: tool_calls) <｜DSML｜invoke name="N">
+ *                   <｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>...
+ *     gigachat-gcml the same with GCML (GigaChat 3.5)
+ *     hunyuan-v3    <tool_calls:opensource><tool_call:opensource>N<tool_sep:opensource>
+ *                   <arg_key:opensource>K</arg_key:opensource><arg_value:opensource>V</...>
+ *     step3         <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="N">
+ *                   <steptml:parameter name="K">V</steptml:parameter></steptml:invoke>...
+ *     minicpm5      <function name="N"><param name="K">V</param></function>
+ *   a name, then the arguments object (kept verbatim, as hermes)
+ *     deepseek-r1   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```
+ *                   <｜tool▁call▁end｜><｜tool▁calls▁end｜>
+ *     deepseek-v3.1 <｜tool▁call▁begin｜>N<｜tool▁sep｜>{...}<｜tool▁call▁end｜> (in the same section)
+ *     kimi-k2       <|tool_calls_section_begin|><|tool_call_begin|>functions.N:0<|tool_call_argument_begin|>
+ *                   {...}<|tool_call_end|>...; the id is "functions.N:0"; calls may come inside
+ *                   <think> (they end it); the singular <|tool_call_section_begin|> and a missing
+ *                   section are accepted
+ *     solar-open    <|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>N<|tool_call:args|>{...}
+ *                   <|tool_call:end|>; the id is the model's
+ *   JSON call objects {"name": N, "arguments"|"parameters": {...}}
+ *     nemotron-v2   <TOOLCALL>[...]</TOOLCALL>       granite  <|tool_call|>[...] (<response> dropped)
+ *     apriel        <thinking>R</thinking><tool_calls>[...]</tool_calls>
+ *     jamba         <tool_calls>[...]</tool_calls>   hunyuan  the same, <answer> dropped
+ *     minimax-m1    <tool_calls>\n{...}\n{...}\n</tool_calls>
+ *     apertus       <|inner_prefix|>R<|inner_suffix|><|tools_prefix|>[{"N": {...}}]<|tools_suffix|>
+ *     internlm      <|action_start|><|plugin|>{...}<|action_end|>
+ *     longcat       <longcat_tool_call>{...}</longcat_tool_call>
+ *     gigachat3     <|function_call|>{...}<|message_sep|>
+ *     granite-20b-fc <function_call> {...} (repeated, no closer)
+ *     ernie45       <think>R</think><response>C</response><tool_call>{...}</tool_call>
+ * Every described format takes <think>R</think> (or its own markers) before
+ * the content, a leading closer when the prompt opened reasoning, and text
+ * between and after calls. */
 typedef enum cf_reply_format {
     CF_REPLY_PLAIN = 0,
     CF_REPLY_GLM45,
     CF_REPLY_HERMES,
-    CF_REPLY_COMMAND_A
+    CF_REPLY_COMMAND_A,
+    /* read by the description-driven engine (src/reply/formats.c) */
+    CF_REPLY_QWEN3_CODER,
+    CF_REPLY_SEED_OSS,
+    CF_REPLY_MINIMAX_M2,
+    CF_REPLY_DEEPSEEK_R1,
+    CF_REPLY_DEEPSEEK_V31,
+    CF_REPLY_DEEPSEEK_DSML,
+    CF_REPLY_GIGACHAT_GCML,
+    CF_REPLY_KIMI_K2,
+    CF_REPLY_SOLAR_OPEN,
+    CF_REPLY_HUNYUAN_V3,
+    CF_REPLY_STEP3,
+    CF_REPLY_MINICPM5,
+    CF_REPLY_NEMOTRON_V2,
+    CF_REPLY_GRANITE,
+    CF_REPLY_APERTUS,
+    CF_REPLY_APRIEL,
+    CF_REPLY_JAMBA,
+    CF_REPLY_HUNYUAN,
+    CF_REPLY_MINIMAX_M1,
+    CF_REPLY_INTERNLM,
+    CF_REPLY_LONGCAT,
+    CF_REPLY_GIGACHAT3,
+    CF_REPLY_GRANITE_20B_FC,
+    CF_REPLY_ERNIE45,
+    CF_REPLY_FORMAT_COUNT     /* not a format: how many there are */
 } cf_reply_format;
 
 /* "plain", "glm45", "hermes", "command-a". */
 CF_API const char *cf_reply_format_name(cf_reply_format f);
+/* One line showing what a model writes in format f (R reasoning, C
+ * content, f a tool name, k/v an argument), or NULL for an unknown f.
+ * The formats are 0 .. CF_REPLY_FORMAT_COUNT - 1. */
+CF_API const char *cf_reply_format_example(cf_reply_format f);
 /* Inverse of cf_reply_format_name; false for an unknown name. */
 CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
 /* Guess the format from a chat template's text with several independent
  * markers per family (GLM writes <tool_call> too): glm45 = "<arg_key>" and
  * "<|assistant|>"; command-a = "<|START_ACTION|>" and "<|END_ACTION|>";
- * hermes = "<tool_call>" and a JSON "name" and "arguments"; else plain. */
+ * hermes = "<tool_call>" and a JSON "name" and "arguments"; else the first
+ * described format whose call markers all occur (at least three of them);
+ * else plain. cf_reply_format_of is the better answer: it renders. */
 CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t len);
+/* The format found by rendering probes through t (defaults as in
+ * cf_render_options.defaults; may be NULL): a turn calling a probe tool and
+ * a turn with reasoning are rendered, and the text after the prompt is read
+ * back with every format; the one that recovers the call (and the
+ * reasoning, when the template prints it) wins, plain when the template
+ * prints neither, cf_reply_format_detect's guess when no format reads it.
+ * cf_caps_json's reply_format is this answer. */
+CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context *defaults);
+/* Where a reply of t ends (cf_caps_json's stop_strings: the end-of-turn
+ * token, the token that closes an assistant turn, the eos_token): a server
+ * stops generating at them, so a reply it parses holds none. As malloc'd
+ * NUL-terminated strings one after another, ended by an empty one (free()
+ * it); NULL + err on failure. */
+CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defaults, cf_error *err);
 
 typedef struct cf_reply_options {
     cf_reply_format format;
     const char *tools_json;   /* OpenAI tools array (NUL-terminated JSON) or NULL: the
-                                 JSON schemas type GLM argument values */
+                                 JSON schemas type glm45 and typed-XML argument values */
     const char *prompt_tail;  /* the end of the rendered prompt, or NULL. Ending in the
                                  format's reasoning opener (<think>, <|START_THINKING|>)
                                  means the reply starts inside reasoning; ending in the
@@ -367,8 +459,9 @@ typedef struct cf_reply_options {
  * - content / reasoning_content: null when empty; surrounding ASCII whitespace
  *   trimmed; text between and after calls kept (joined as written).
  * - tool_calls and citations are omitted when there are none (as OpenAI does).
- * - id: the model's own (command-a tool_call_id), else "call_<index>"
- *   (0-based position in this reply: unique within the reply).
+ * - id: the model's own (command-a tool_call_id, kimi-k2 functions.N:0,
+ *   solar-open), else "call_<index>" (0-based position in this reply:
+ *   unique within the reply).
  * - arguments: hermes and command-a: the model's JSON object text verbatim
  *   (validated, RFC 8259 strict); a JSON string there is decoded and used as
  *   the text; missing -> "{}". A call object may hold only its own keys
@@ -376,7 +469,10 @@ typedef struct cf_reply_options {
  *   "tool_name", "parameters"), each once: anything else is malformed, as
  *   dropping it would lose what the model wrote. A hermes call whose JSON is
  *   complete but whose </tool_call> is missing is kept.
- *   glm45: built as Python json.dumps(args, ensure_ascii=False) would
+ *   The described formats that write a JSON object (or arguments object)
+ *   keep it verbatim in the same way; a call object there holds only its
+ *   name and arguments keys.
+ *   glm45 and the typed-XML formats: built as Python json.dumps(args, ensure_ascii=False) would
  *   (", " and ": " separators): a value whose schema
  *   (anyOf/oneOf/enum/const/type lists) allows a string is the raw text as a
  *   JSON string; any other value is its JSON text when it is valid JSON,

@@ -622,29 +622,13 @@ static void test_errors(void) {
     free(m);
 }
 
-int main(int argc, char **argv) {
-    const char *cases_path = argc > 1 ? argv[1] : "tests/reply_cases/cases.jsonl";
-    static char seeds[1100];
-    if (argc > 2) snprintf(seeds, sizeof seeds, "%.1000s", argv[2]);
-    else if (getenv("CHATFMT_SHARED")) snprintf(seeds, sizeof seeds, "%.1000s/seeds", getenv("CHATFMT_SHARED"));
-    else snprintf(seeds, sizeof seeds, "../shared/seeds");
-    rt_setup(&rt, &arena);
-    rt_setup(&srt, &scratch);
-    jmp_buf jb;
-    rt.jb = srt.jb = &jb;
-    if (setjmp(jb)) {
-        fprintf(stderr, "test harness error: %s\n", rt_error.message);
-        return 2;
-    }
-    test_names();
-    test_detect(seeds);
-    test_errors();
-
+/* Every case of one file; -1 when it cannot be read. */
+static int run_file(const char *path) {
     size_t len;
-    char *text = file_text(cases_path, &len);
+    char *text = file_text(path, &len);
     if (!text) {
-        fprintf(stderr, "cannot read %s\n", cases_path);
-        return 2;
+        fprintf(stderr, "cannot read %s\n", path);
+        return -1;
     }
     int ncases = 0;
     for (char *line = text, *nl; *line; line = nl + 1) {
@@ -662,6 +646,35 @@ int main(int argc, char **argv) {
         if (!*nl) break;
     }
     free(text);
+    return ncases;
+}
+
+int main(int argc, char **argv) {
+    /* the seed families' cases, then the described formats' (gen_engine_cases.py) */
+    const char *files[] = {argc > 1 ? argv[1] : "tests/reply_cases/cases.jsonl",
+                           argc > 1 ? NULL : "tests/reply_cases/engine_cases.jsonl"};
+    static char seeds[1100];
+    if (argc > 2) snprintf(seeds, sizeof seeds, "%.1000s", argv[2]);
+    else if (getenv("CHATFMT_SHARED")) snprintf(seeds, sizeof seeds, "%.1000s/seeds", getenv("CHATFMT_SHARED"));
+    else snprintf(seeds, sizeof seeds, "../shared/seeds");
+    rt_setup(&rt, &arena);
+    rt_setup(&srt, &scratch);
+    jmp_buf jb;
+    rt.jb = srt.jb = &jb;
+    if (setjmp(jb)) {
+        fprintf(stderr, "test harness error: %s\n", rt_error.message);
+        return 2;
+    }
+    test_names();
+    test_detect(seeds);
+    test_errors();
+
+    int ncases = 0;
+    for (size_t f = 0; f < 2 && files[f]; f++) {
+        int n = run_file(files[f]);
+        if (n < 0) return 2;
+        ncases += n;
+    }
     printf("%d cases\n%d passed, %d failed\n", ncases, passed, failed);
     arena_release(&arena);
     arena_release(&scratch);

@@ -172,6 +172,17 @@ cf_tool_grammar = (_declare("cf_tool_grammar", _P, ctypes.POINTER(GrammarOptions
 cf_schema_grammar = (_declare("cf_schema_grammar", _P, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int,
                               ctypes.POINTER(Limits), _SIZE_P, _ERR)
                      if hasattr(lib, "cf_schema_grammar") else None)
+# The special tokens of a template as JSON (pickling); absent from older libraries.
+cf_context_to_json = _declare("cf_context_to_json", _P, _P, _SIZE_P, _ERR) \
+    if hasattr(lib, "cf_context_to_json") else None
+cf_context_set_json = _declare("cf_context_set_json", ctypes.c_bool, _P, ctypes.c_char_p, ctypes.c_char_p,
+                               ctypes.c_size_t, _ERR)
+cf_context_set_bool = _declare("cf_context_set_bool", ctypes.c_bool, _P, ctypes.c_char_p, ctypes.c_bool)
+cf_context_has_value = _declare("cf_context_has_value", ctypes.c_bool, _P, ctypes.c_char_p)
+cf_context_from_json_limits = _declare("cf_context_from_json_limits", _P, ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.POINTER(Limits), _ERR)
+cf_json_quote = _declare("cf_json_quote", ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                         ctypes.c_size_t)
 
 # The library allocates cf_parse_reply's result with malloc; release it with
 # the C library's free (the one libchatfmt itself links against).

@@ -10,6 +10,7 @@
 #include "engine/context.h"
 #include "engine/json.h"
 #include "chat_render.h"
+#include "reply/format_desc.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +426,16 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
             if (list_has(after_user, after_assistant->items[i])) end_of_turn = after_assistant->items[i];
         if (end_of_turn.type == VT_MISSING && after_assistant->len) end_of_turn = after_assistant->items[0];
         add_unique(P, stops, end_of_turn);
+        /* the token right after the reply (and a line break) closes it too (Nemotron's <SPECIAL_12>) */
+        const char *m = cf_memmem(out->data, out->len, M_ASSISTANT, strlen(M_ASSISTANT));
+        if (m && after_assistant->len) {
+            const char *at = m + strlen(M_ASSISTANT), *end = out->data + out->len;
+            while (at < end && (*at == ' ' || *at == '\n')) at++;
+            const Str *first = after_assistant->items[0].u.s;
+            if ((size_t)(end - at) >= first->len && memcmp(at, first->data, first->len) == 0 &&
+                !reply_format_uses(format, first->data, first->len))
+                add_unique(P, stops, after_assistant->items[0]);
+        }
     }
     if (format == CF_REPLY_GLM45) {
         add_unique(P, stops, str(P, "<|user|>"));
@@ -479,6 +490,138 @@ static void probe_prefix_stable(Prober *P, Caps *c) {
     if (!compared) c->prefix_stable = -1;
 }
 
+/* ---- the reply format ----
+ * Render what a model would write (a turn calling the probe tool; a turn
+ * with reasoning) as the text after the prompt, and read it back with each
+ * format: the format is the one that recovers what was rendered. The
+ * template decides, not its name, and caps and parse agree by
+ * construction (parse uses this answer). */
+
+/* What add_generation_prompt leaves for the model: the text of `full`
+ * after its common part with `prompt`, cut back to the start of a special
+ * token the common part ends inside. *tail: the common part's end. */
+static Str *reply_delta(Prober *P, const Str *prompt, const Str *full, Str **tail) {
+    size_t n = 0, max = prompt->len < full->len ? prompt->len : full->len;
+    while (n < max && prompt->data[n] == full->data[n]) n++;
+    if (n < prompt->len) {
+        for (size_t back = 1; back <= TOKEN_MAX && back <= n; back++) {
+            size_t k = token_at(full->data + n - back, full->data + full->len);
+            if (k > back) {
+                n -= back;
+                break;
+            }
+        }
+        while (n > 0 && ((unsigned char)full->data[n] & 0xC0) == 0x80) n--;
+    }
+    size_t t = n < 256 ? n : 256;
+    *tail = str_new(P->rt, full->data + n - t, t);
+    return str_new(P->rt, full->data + n, full->len - n);
+}
+
+/* The text without JSON whitespace (the probe's values have none). */
+static bool same_json_text(const Str *s, const char *want) {
+    size_t k = 0, wn = strlen(want);
+    for (size_t i = 0; i < s->len; i++) {
+        char ch = s->data[i];
+        if (ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r') continue;
+        if (k >= wn || want[k++] != ch) return false;
+    }
+    return k == wn;
+}
+
+enum { RECOVERS_CALL = 1, RECOVERS_REASONING = 2 };
+
+/* Parse `reply` as format f: does it give back the probe call (one call of
+ * FN_ALPHA with the probe argument), or the probe reasoning? */
+static int recovers(Prober *P, cf_reply_format f, const Str *reply, const Str *tail) {
+    char tail_z[260];
+    memcpy(tail_z, tail->data, tail->len);
+    tail_z[tail->len] = 0;
+    cf_reply_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format = f;
+    opt.tools_json = TOOLS_JSON;
+    opt.prompt_tail = tail_z;
+    cf_error err;
+    size_t len;
+    char *msg = cf_parse_reply(reply->data, reply->len, &opt, &len, &err);
+    if (!msg) {
+        if (err.kind == CF_ERR_MEMORY) rt_throw(P->rt, CF_ERR_MEMORY, "%s", err.message);
+        return 0;
+    }
+    Value m = json_parse(P->rt, msg, len);
+    free(msg);
+    int got = 0;
+    Value calls, reasoning;
+    if (dict_get_str(m.u.dict, "reasoning_content", 17, &reasoning) && reasoning.type == VT_STR &&
+        str_eqz(reasoning.u.s, M_REASON))
+        got |= RECOVERS_REASONING;
+    if (dict_get_str(m.u.dict, "tool_calls", 10, &calls) && calls.type == VT_LIST && calls.u.list->len == 1) {
+        Value fn, name, args;
+        Value call = calls.u.list->items[0];
+        if (dict_get_str(call.u.dict, "function", 8, &fn) && dict_get_str(fn.u.dict, "name", 4, &name) &&
+            dict_get_str(fn.u.dict, "arguments", 9, &args) && str_eqz(name.u.s, FN_ALPHA) &&
+            same_json_text(args.u.s, "{\"" ARG_KEY "\":\"" ARG_VALUE "\"}"))
+            got |= RECOVERS_CALL;
+    }
+    return got;
+}
+
+/* Formats in the order they are tried: the hand-written ones, then the
+ * described ones (formats.c), more specific syntax first. */
+static cf_reply_format candidate(size_t k) {
+    static const cf_reply_format hand[] = {CF_REPLY_GLM45, CF_REPLY_COMMAND_A, CF_REPLY_HERMES};
+    enum { NHAND = sizeof hand / sizeof hand[0] };
+    return k < NHAND ? hand[k] : reply_format_at(k - NHAND);
+}
+
+static size_t candidates(void) { return 3 + reply_formats_described(); }
+
+static void probe_reply_format(Prober *P, Caps *c) {
+    c->reply_format = CF_REPLY_PLAIN;
+    Value user = list(P, 1, message(P, "user", M_USER));
+    Str *prompt = render(P, with(P, chat(P, user, true), "tools", P->tools));
+    const char *field = c->reasoning_field ? c->reasoning_field : "reasoning_content";
+    Str *reasoned = render(P, with(P, chat(P, append(P, user, reasoned_answer(P, field, M_REASON, M_ANSWER)),
+                                            false), "tools", P->tools));
+    /* the arguments as an object, else as JSON text (templates that
+     * concatenate them) */
+    Value one = list(P, 1, tool_call(P, CALL_ID, FN_ALPHA, arguments(P, ARG_VALUE)));
+    Str *calling = render_calls(P, one, P->calls_with_results, NULL);
+    if (!has(calling, FN_ALPHA) || has(calling, "{'" ARG_KEY "'")) {
+        Value as_text = list(P, 1, tool_call(P, CALL_ID, FN_ALPHA, str(P, ARGS_TEXT)));
+        calling = render_calls(P, as_text, P->calls_with_results, NULL);
+        if (!has(calling, FN_ALPHA)) calling = render_calls(P, as_text, true, NULL);
+    }
+    if (!has(calling, FN_ALPHA)) calling = NULL;
+    if (!prompt) return;
+    Str *tail = NULL, *reason_tail = NULL;
+    Str *call_reply = calling ? reply_delta(P, prompt, calling, &tail) : NULL;
+    Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
+    cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
+    bool found_call = false, found_reason = false;
+    for (size_t k = 0; k < candidates(); k++) {
+        cf_reply_format f = candidate(k);
+        bool calls_ok = call_reply && (recovers(P, f, call_reply, tail) & RECOVERS_CALL);
+        bool reason_ok = reason_reply && (recovers(P, f, reason_reply, reason_tail) & RECOVERS_REASONING);
+        if (calls_ok && reason_ok) {   /* both: this one */
+            c->reply_format = f;
+            return;
+        }
+        if (calls_ok && !found_call) first_call = f, found_call = true;
+        if (reason_ok && !found_reason) first_reason = f, found_reason = true;
+    }
+    /* nothing read back a call the template printed (or it printed none):
+     * its text's signature, else what read back its reasoning */
+    size_t len;
+    const char *src = cf_template_source(P->t, &len);
+    cf_reply_format by_text = cf_reply_format_detect(src, len);
+    if (found_call) c->reply_format = first_call;
+    else if (by_text != CF_REPLY_PLAIN) c->reply_format = by_text;
+    else if (found_reason && !(recovers(P, CF_REPLY_PLAIN, reason_reply, reason_tail) & RECOVERS_REASONING))
+        c->reply_format = first_reason;
+}
+
 static Dict *with_placeholder_tokens(Rt *rt, const cf_context *defaults) {
     Dict *d = dict_new(rt, 16);
     if (defaults) {
@@ -512,10 +655,8 @@ void caps_probe(Rt *rt, const struct cf_template *t, const cf_context *defaults,
     probe_documents(&P, out);
     probe_thinking_switch(&P, out);
     probe_generation_prompt(&P, out);
-    size_t len;
-    const char *src = cf_template_source(t, &len);
-    cf_reply_format format = cf_reply_format_detect(src, len);
-    probe_stop_strings(&P, out, format);
+    probe_reply_format(&P, out);
+    probe_stop_strings(&P, out, out->reply_format);
     probe_prefix_stable(&P, out);
 }
 
@@ -547,8 +688,6 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
     }
     Caps c;
     caps_probe(&rt, t, defaults, true, &c);
-    size_t len;
-    const char *src = cf_template_source(t, &len);
 
     Dict *d = dict_new(&rt, 20);
     put(&rt, d, "supports_system_role", v_bool(c.system_role));
@@ -566,7 +705,7 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
     put(&rt, d, "requires_typed_content", v_bool(c.typed_content && !c.string_content));
     put(&rt, d, "thinking_switch", str_or_null(&rt, c.thinking_switch));
     put(&rt, d, "generation_prompt", c.generation_prompt ? v_str_of(c.generation_prompt) : v_none());
-    put(&rt, d, "reply_format", v_strz(&rt, cf_reply_format_name(cf_reply_format_detect(src, len))));
+    put(&rt, d, "reply_format", v_strz(&rt, cf_reply_format_name(c.reply_format)));
     put(&rt, d, "stop_strings", v_list_of(c.stop_strings));
     put(&rt, d, "prefix_stable", c.prefix_stable < 0 ? v_none() : v_bool(c.prefix_stable == 1));
 
@@ -583,4 +722,82 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
     json[sb.len] = 0;
     arena_release(&arena);
     return json;
+}
+
+CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context *defaults) {
+    if (!t) return CF_REPLY_PLAIN;
+    cf_error err;
+    Arena arena;
+    arena_init(&arena, 0);
+    jmp_buf jb;
+    Rt rt;
+    memset(&rt, 0, sizeof rt);
+    rt.arena = &arena;
+    rt.jb = &jb;
+    rt.err = &err;
+    limits_resolve(&rt.lim);
+    cf_reply_format f = CF_REPLY_PLAIN;
+    if (setjmp(jb)) {   /* out of memory: the template's signature */
+        arena_release(&arena);
+        size_t len;
+        const char *src = cf_template_source(t, &len);
+        return cf_reply_format_detect(src, len);
+    }
+    Prober P;
+    memset(&P, 0, sizeof P);
+    P.rt = &rt;
+    P.t = t;
+    P.defaults = defaults;
+    P.probe_defaults.vars = with_placeholder_tokens(&rt, defaults);
+    P.tools = json_parse(&rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
+    Caps c;
+    memset(&c, 0, sizeof c);
+    probe_content(&P, &c);
+    probe_tool_calls(&P, &c);
+    probe_reasoning(&P, &c);
+    probe_reply_format(&P, &c);
+    f = c.reply_format;
+    arena_release(&arena);
+    return f;
+}
+
+CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defaults, cf_error *err) {
+    cf_error scratch;
+    if (!err) err = &scratch;
+    memset(err, 0, sizeof *err);
+    if (!t) {
+        error_set(err, CF_ERR_USAGE, 0, 0, "cf_reply_stop_strings: no template");
+        return NULL;
+    }
+    Arena arena;
+    arena_init(&arena, 0);
+    jmp_buf jb;
+    Rt rt;
+    memset(&rt, 0, sizeof rt);
+    rt.arena = &arena;
+    rt.jb = &jb;
+    rt.err = err;
+    limits_resolve(&rt.lim);
+    char *out = NULL;
+    if (setjmp(jb)) {
+        free(out);
+        arena_release(&arena);
+        return NULL;
+    }
+    Caps c;
+    caps_probe(&rt, t, defaults, true, &c);
+    size_t total = 1;
+    for (size_t i = 0; i < c.stop_strings->len; i++) total += c.stop_strings->items[i].u.s->len + 1;
+    out = malloc(total);
+    if (!out) rt_oom(&rt, total);
+    char *w = out;
+    for (size_t i = 0; i < c.stop_strings->len; i++) {
+        const Str *s = c.stop_strings->items[i].u.s;
+        memcpy(w, s->data, s->len);
+        w += s->len;
+        *w++ = 0;
+    }
+    *w = 0;
+    arena_release(&arena);
+    return out;
 }

@@ -21,6 +21,7 @@ typedef struct Caps {
     Str *generation_prompt;        /* NULL: add_generation_prompt adds nothing */
     List *stop_strings;            /* of VT_STR */
     int prefix_stable;             /* 1 yes, 0 no, -1 could not tell */
+    cf_reply_format reply_format;  /* the format that reads back what the template prints */
 } Caps;
 
 /* Probe t (rendering with `defaults` as cf_render_options.defaults; may be

@@ -93,6 +93,8 @@ Value markup_escape(Rt *rt, Value v);
  *   where Python raises ValueError (caller words the message).
  * py_parse_float: float(text) for a str; false where Python raises ValueError. */
 Value py_int_from_float(Rt *rt, double d);
+/* Python limits int <-> decimal text conversions to 4300 digits (3.11). */
+enum { INT_MAX_STR_DIGITS = 4300 };
 bool py_parse_int(Rt *rt, const char *s, size_t n, int base, Value *out);
 bool py_parse_float(Rt *rt, const char *s, size_t n, double *out);
 

@@ -16,68 +16,16 @@
 
 enum { G_PRE, G_REASON, G_CONTENT, G_NAME, G_ARGS, G_KEY, G_MID, G_VAL };
 
-static const char *const PRE_TAGS[] = {"<think>", "<tool_call>"};
+/* a leading </think> closes reasoning the prompt opened (GLM-4.7/5 history drops it) */
+static const char *const PRE_TAGS[] = {"<think>", "<tool_call>", "</think>"};
 static const char *const REASON_TAGS[] = {"</think>"};
 static const char *const ARGS_TAGS[] = {"<arg_key>", "</tool_call>"};
 static const char *const KEY_TAGS[] = {"</arg_key>"};
 static const char *const MID_TAGS[] = {"<arg_value>"};
 static const char *const VAL_TAGS[] = {"</arg_value>"};
-static const TagSet PRE_SET = {PRE_TAGS, 2}, CONTENT_SET = {PRE_TAGS + 1, 1};
+static const TagSet PRE_SET = {PRE_TAGS, 3}, CONTENT_SET = {PRE_TAGS + 1, 1};
 static const TagSet REASON_SET = {REASON_TAGS, 1}, ARGS_SET = {ARGS_TAGS, 2};
 static const TagSet KEY_SET = {KEY_TAGS, 1}, MID_SET = {MID_TAGS, 1}, VAL_SET = {VAL_TAGS, 1};
-
-enum { MAX_SCHEMA_DEPTH = 32 };
-
-/* ---- schemas ---- */
-
-static bool get(Value obj, const char *key, Value *out) {
-    return obj.type == VT_DICT && dict_get_str(obj.u.dict, key, strlen(key), out);
-}
-
-/* tools[i] is {"type": "function", "function": {...}} or the function itself. */
-static Value tool_properties(Parser *p, const char *name, size_t n) {
-    if (p->tools.type != VT_LIST) return v_none();
-    const List *tools = p->tools.u.list;
-    for (size_t k = 0; k < tools->len; k++) {
-        Value fn = tools->items[k], inner, nm, params, props;
-        if (get(fn, "function", &inner) && inner.type == VT_DICT) fn = inner;
-        if (!get(fn, "name", &nm) || nm.type != VT_STR || nm.u.s->len != n ||
-            memcmp(nm.u.s->data, name, n) != 0)
-            continue;
-        if (get(fn, "parameters", &params) && get(params, "properties", &props) &&
-            props.type == VT_DICT)
-            return props;
-        return v_none();
-    }
-    return v_none();
-}
-
-static bool list_has_string(Value list, const char *equal_to) {
-    if (list.type != VT_LIST) return false;
-    for (size_t k = 0; k < list.u.list->len; k++) {
-        Value v = list.u.list->items[k];
-        if (v.type == VT_STR && (!equal_to || str_eqz(v.u.s, equal_to))) return true;
-    }
-    return false;
-}
-
-/* Does the schema admit a string? No schema, or one that says nothing about
- * types, is "no": the value is then JSON when it parses, else a string. */
-static bool allows_string(Value schema, int depth) {
-    Value v;
-    if (schema.type != VT_DICT || depth > MAX_SCHEMA_DEPTH) return false;
-    if (get(schema, "type", &v))
-        return v.type == VT_STR ? str_eqz(v.u.s, "string") : list_has_string(v, "string");
-    if (get(schema, "enum", &v)) return list_has_string(v, NULL);
-    if (get(schema, "const", &v)) return v.type == VT_STR;
-    static const char *const alternatives[] = {"anyOf", "oneOf"};
-    for (int a = 0; a < 2; a++) {
-        if (!get(schema, alternatives[a], &v) || v.type != VT_LIST) continue;
-        for (size_t k = 0; k < v.u.list->len; k++)
-            if (allows_string(v.u.list->items[k], depth + 1)) return true;
-    }
-    return false;
-}
 
 /* ---- the call ---- */
 
@@ -141,9 +89,7 @@ static void key_done(Parser *p) {
     const char *key = p->text.p;
     size_t n = p->text.len;
     trim(&key, &n);
-    Value schema = v_none();
-    if (p->props.type == VT_DICT) dict_get_str(p->props.u.dict, key, n, &schema);
-    p->string_value = allows_string(schema, 0);
+    p->string_value = property_allows_string(p->props, key, n);
     p->esc.len = 0;
     sb_puts(&p->esc, p->nargs++ ? ", \"" : "{\"");
     json_escape_into(&p->esc, key, n);
@@ -195,6 +141,7 @@ static void glm45_step(Parser *p, const char *s, size_t n) {
             r = scan_lead(p, s, n, &i, &PRE_SET, G_CONTENT);
             if (r == 0) p->state = G_REASON;
             else if (r == 1) start_call(p);
+            else if (r == 2) p->state = G_CONTENT;
             break;
         case G_REASON:
             if (scan_text(p, s, n, &i, &REASON_SET, put_reasoning) >= 0) p->state = G_CONTENT;

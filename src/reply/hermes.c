@@ -10,11 +10,12 @@
 enum { H_PRE, H_REASON, H_CONTENT, H_CALL, H_POST };
 enum { K_NONE, K_NAME, K_ARGS };
 
-static const char *const PRE_TAGS[] = {"<think>", "<tool_call>"};
+/* a leading </think> closes reasoning the prompt opened (history drops it) */
+static const char *const PRE_TAGS[] = {"<think>", "</think>", "<tool_call>"};
 static const char *const REASON_TAGS[] = {"</think>"};
 static const char *const CALL_TAGS[] = {"<tool_call>"};
 static const char *const POST_TAGS[] = {"</tool_call>"};
-static const TagSet PRE_SET = {PRE_TAGS, 2}, PLAIN_PRE_SET = {PRE_TAGS, 1};
+static const TagSet PRE_SET = {PRE_TAGS, 3}, PLAIN_PRE_SET = {PRE_TAGS, 2};
 static const TagSet REASON_SET = {REASON_TAGS, 1};
 static const TagSet CONTENT_SET = {CALL_TAGS, 1}, PLAIN_CONTENT_SET = {NULL, 0};
 static const TagSet POST_SET = {POST_TAGS, 1};
@@ -86,7 +87,8 @@ static void hermes_step(Parser *p, const char *s, size_t n) {
         case H_PRE: {   /* before any text: a reasoning block may open */
             int r = scan_lead(p, s, n, &i, with_calls(p) ? &PRE_SET : &PLAIN_PRE_SET, H_CONTENT);
             if (r == 0) p->state = H_REASON;
-            else if (r == 1) start_call(p);
+            else if (r == 1) p->state = H_CONTENT;
+            else if (r == 2) start_call(p);
             break;
         }
         case H_REASON:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "reply.h"
+#include "format_desc.h"
 #include "engine/json.h"
 
 #if defined(__GNUC__)
@@ -18,15 +19,33 @@
 
 /* ---- formats ---- */
 
+/* The hand-written formats; the described ones are named in formats.c. */
 static const char *const FORMAT_NAMES[] = {"plain", "glm45", "hermes", "command-a"};
+enum { HAND_WRITTEN = sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] };
 
 const char *cf_reply_format_name(cf_reply_format f) {
-    return (unsigned)f < 4 ? FORMAT_NAMES[f] : "plain";
+    if ((unsigned)f < HAND_WRITTEN) return FORMAT_NAMES[f];
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    return d ? d->name : "plain";
+}
+
+const char *cf_reply_format_example(cf_reply_format f) {
+    static const char *const EXAMPLES[] = {
+        "<think>R</think>C",
+        "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
+    };
+    _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
+    if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    return d ? d->example : NULL;
 }
 
 bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
-    for (int f = 0; name && f < 4; f++) {
-        if (strcmp(name, FORMAT_NAMES[f]) == 0) {
+    for (int f = 0; name && f < CF_REPLY_FORMAT_COUNT; f++) {
+        if (strcmp(name, cf_reply_format_name((cf_reply_format)f)) == 0 &&
+            (f == CF_REPLY_PLAIN || strcmp(name, "plain") != 0)) {
             *out = (cf_reply_format)f;
             return true;
         }
@@ -62,7 +81,7 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
         mentions_json_key(t, n, "\"name\"", "\\\"name\\\"") &&
         mentions_json_key(t, n, "\"arguments\"", "\\\"arguments\\\""))
         return CF_REPLY_HERMES;
-    return CF_REPLY_PLAIN;
+    return reply_format_by_signature(t, n);
 }
 
 /* ---- small helpers ---- */
@@ -537,10 +556,23 @@ int tag_step(Parser *p, const TagSet *set, unsigned char c) {
     return TAG_MORE;
 }
 
+bool tags_lt_only(const TagSet *set) {
+    for (int t = 0; t < set->n; t++)
+        if (set->tags[t][0] != '<') return false;
+    return true;
+}
+
 int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, TextSink put) {
     size_t i = *pi;
     size_t run = i;              /* text of s not put yet starts here */
     size_t tm_at = SIZE_MAX;     /* where the held tag prefix begins in s (else: an earlier chunk) */
+    bool lt_only = tags_lt_only(set);
+    uint64_t first[4] = {0, 0, 0, 0};   /* the tags' first bytes, when not all '<' */
+    if (!lt_only)
+        for (int t = 0; t < set->n; t++) {
+            unsigned char c = (unsigned char)set->tags[t][0];
+            first[c >> 6] |= 1ull << (c & 63);
+        }
     for (;;) {
         if (p->tm_len) {
             if (i == n) break;
@@ -567,16 +599,32 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             tm_at = SIZE_MAX;
             continue;
         }
-        const char *lt = set->n && i < n ? memchr(s + i, '<', n - i) : NULL;
-        if (!lt) {
+        if (!set->n || i >= n) {
             i = n;
             break;
         }
-        i = (size_t)(lt - s);    /* every tag starts with '<' */
+        if (lt_only) {   /* every tag starts with '<' */
+            const char *lt = memchr(s + i, '<', n - i);
+            if (!lt) {
+                i = n;
+                break;
+            }
+            i = (size_t)(lt - s);
+            tm_at = i++;
+            p->tm_buf[0] = '<';
+            p->tm_len = 1;
+            p->tm_mask = (1u << set->n) - 1;
+            continue;
+        }
+        while (i < n && !(first[(unsigned char)s[i] >> 6] >> ((unsigned char)s[i] & 63) & 1)) i++;
+        if (i == n) break;
+        int r = tag_step(p, set, (unsigned char)s[i]);   /* a one-byte tag completes here */
+        if (r >= 0) {
+            if (i > run) put(p, s + run, i - run);
+            *pi = i + 1;
+            return r;
+        }
         tm_at = i++;
-        p->tm_buf[0] = '<';
-        p->tm_len = 1;
-        p->tm_mask = (1u << set->n) - 1;
     }
     /* input ended: put the run, but not a prefix still held */
     size_t end = !p->tm_len ? n : tm_at == SIZE_MAX ? run : tm_at;
@@ -594,7 +642,7 @@ int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             i++;
             continue;
         }
-        int r = p->tm_len || c == '<' ? tag_step(p, set, c) : TAG_MISS;
+        int r = tag_step(p, set, c);
         if (r == TAG_MORE) {
             i++;
             continue;
@@ -1052,7 +1100,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     Rt *rt = &p->rt;
     p->whole = whole;
     p->format = opt ? opt->format : CF_REPLY_PLAIN;
-    if ((unsigned)p->format > CF_REPLY_COMMAND_A)
+    if ((unsigned)p->format >= CF_REPLY_FORMAT_COUNT)
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
     StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->call.name, &p->call.id,
                       &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
@@ -1066,10 +1114,15 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     if (opt && opt->tools_json && opt->tools_json[0])
         p->tools = json_parse(rt, opt->tools_json, strlen(opt->tools_json));
     p->reasoning_mode = reasoning_from_tail(p->format, opt);
+    const ReplyFormatDesc *desc = reply_format_desc(p->format);
     switch (p->format) {
     case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
-    default: hermes_init(p); break;
+    case CF_REPLY_PLAIN:
+    case CF_REPLY_HERMES: hermes_init(p); break;
+    default:
+        if (!desc) rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
+        engine_init(p, desc);
     }
 }
 
@@ -1082,11 +1135,19 @@ static int reasoning_from_tail(cf_reply_format f, const cf_reply_options *opt) {
     if (!t) return REASONING_AUTO;
     size_t n = strlen(t);
     while (n && is_space((unsigned char)t[n - 1])) n--;
-    const char *open = f == CF_REPLY_COMMAND_A ? "<|START_THINKING|>" : "<think>";
-    const char *close = f == CF_REPLY_COMMAND_A ? "<|END_THINKING|>" : "</think>";
-    size_t lo = strlen(open), lc = strlen(close);
-    if (n >= lo && memcmp(t + n - lo, open, lo) == 0) return REASONING_OPEN;
-    if (n >= lc && memcmp(t + n - lc, close, lc) == 0) return REASONING_CLOSED;
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    static const char *const THINK_OPEN[] = {"<think>", NULL}, *const THINK_CLOSE[] = {"</think>", NULL};
+    static const char *const CA_OPEN[] = {"<|START_THINKING|>", NULL}, *const CA_CLOSE[] = {"<|END_THINKING|>", NULL};
+    const char *const *open = d ? d->think_open : f == CF_REPLY_COMMAND_A ? CA_OPEN : THINK_OPEN;
+    const char *const *close = d ? d->think_close : f == CF_REPLY_COMMAND_A ? CA_CLOSE : THINK_CLOSE;
+    for (int k = 0; open[k]; k++) {
+        size_t lo = strlen(open[k]);
+        if (n >= lo && memcmp(t + n - lo, open[k], lo) == 0) return REASONING_OPEN;
+    }
+    for (int k = 0; close[k]; k++) {
+        size_t lc = strlen(close[k]);
+        if (n >= lc && memcmp(t + n - lc, close[k], lc) == 0) return REASONING_CLOSED;
+    }
     return REASONING_AUTO;
 }
 
@@ -1787,7 +1848,8 @@ static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
             return leaf_markup(p, ch);
         case A_TAG: {
             int r = tag_peek(p, p->fast_tags, ch);
-            if (markup && (ch >= 0x80 || raw->len == raw->cap)) return false;
+            /* a tag's non-ASCII byte is the machine's: it completes UTF-8 first */
+            if (ch >= 0x80 || (markup && raw->len == raw->cap)) return false;
             if (r == TAG_MORE) {
                 tag_step(p, p->fast_tags, ch);
                 return true;
@@ -1913,7 +1975,7 @@ static inline bool leaf_quick(Parser *p, unsigned char ch) {
         p->text.p[p->text.len++] = (char)ch;
         return true;
     case A_TAG:                     /* a tag goes on (else: leaf_act's) */
-        if (p->fast_kind >= FAST_TAG && p->call.raw.len == p->call.raw.cap) return false;
+        if (ch >= 0x80 || (p->fast_kind >= FAST_TAG && p->call.raw.len == p->call.raw.cap)) return false;
         return tag_more(p, p->fast_tags, ch);
     case A_U8: {                    /* held until complete (as fast_utf8) */
         p->u8_hold[p->u8_len++] = ch;

@@ -29,10 +29,15 @@ typedef struct Parser Parser;
 /* ---- markup tags ---- */
 
 typedef struct TagSet {
-    const char *const *tags;  /* each begins with '<' and has no other '<'; no tag is
-                                 a prefix of another; at most 32 */
+    const char *const *tags;  /* no tag is a prefix of another; no tag can start
+                                 inside a failed partial match of another (one pass
+                                 is exact: engine.c's set_problem states it);
+                                 shorter than 32 bytes; at most 32.
+                                 The stream's fast path takes sets whose tags all
+                                 begin with '<' (tags_lt_only) */
     int n;
 } TagSet;
+bool tags_lt_only(const TagSet *set);
 
 enum { TAG_MORE = -1, TAG_MISS = -2 };
 
@@ -174,7 +179,8 @@ struct Parser {
     StrBuf esc;              /* scratch for escaping */
     StrBuf dec;              /* scratch for decoded JSON strings */
     Value tools;             /* parsed tools_json, or None */
-    Value props;             /* glm45: the called tool's "properties", or None */
+    Value props;             /* glm45, typed XML: the called tool's "properties", or None */
+    struct Engine *eng;      /* engine.c: the described format's state */
 
     /* command-a citations */
     bool span_open, span_started;
@@ -260,7 +266,17 @@ bool json_args_start(Parser *p, char vtype);
 /* FAST_JSON_ARGS or FAST_NONE for a JSON call's current position. */
 int json_args_fast(const Parser *p);
 
+/* Tool schemas (schema.c): the called tool's "properties" (tools[i] is
+ * {"type": "function", "function": {...}} or the function itself), or None;
+ * whether a schema admits a string (no schema, or one that says nothing
+ * about types, is "no": the value is then JSON when it parses, else a string). */
+Value tool_properties(Parser *p, const char *name, size_t n);
+bool schema_allows_string(Value schema);
+bool property_allows_string(Value props, const char *key, size_t n);
+
 /* per-format entry points */
+struct ReplyFormatDesc;
+void engine_init(Parser *p, const struct ReplyFormatDesc *desc);   /* engine.c: described formats */
 void hermes_init(Parser *p);     /* also plain */
 void glm45_init(Parser *p);
 void command_a_init(Parser *p);

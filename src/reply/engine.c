@@ -1,0 +1,838 @@
+/* engine.c — one streaming parser for every described format
+ * (format_desc.h, formats.c). It walks the description with the shared
+ * machinery of reply.c: markers are TagSets built once per parser from the
+ * description, text goes through the trimmed fields, and every call is a
+ * transaction (call_begin ... call_end, or call_break putting what it
+ * consumed back into content). Every decision depends only on bytes
+ * already seen, so a stream equals the whole parse at every chunking. */
+#include <string.h>
+#include "reply.h"
+#include "format_desc.h"
+
+enum {
+    E_PRE, E_REASON, E_CONTENT,            /* text */
+    E_LEAD_REASON,                         /* the prompt opened reasoning: the model may open it again */
+    E_SECTION,                             /* in a section, between calls */
+    E_HDR,                                 /* a header field (name, id...) */
+    E_JSON_CALL,                           /* a {"name", "arguments"} object */
+    E_ARR_OPEN, E_ARR_ITEM, E_ARR_NEXT,    /* a JSON array of call objects */
+    E_SEQ_NEXT,                            /* call objects in a row */
+    E_SECTION_END,                         /* after the calls: the section's closer */
+    E_ARGS, E_AFTER_ARGS,                  /* a bare arguments object, then its fence */
+    E_CALL_END,                            /* the call's closer */
+    E_PARAMS, E_KEY, E_FLAG, E_MID, E_VAL  /* typed XML parameters */
+};
+
+/* What a matched marker is. */
+enum {
+    R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
+    R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER
+};
+
+enum { SET_MAX = 16,
+       HEADER_MAX = MAX_CALL_NAME + 64,   /* a longer header field is not one */
+       KEY_MAX = 256,                     /* a longer parameter key is not one */
+       FLAG_MAX = 15 };
+
+typedef struct MarkSet {
+    TagSet set;
+    const char *tags[SET_MAX];
+    uint8_t role[SET_MAX];
+    bool lt_only;            /* the stream's fast path may watch for it */
+    bool overflow;           /* more markers than SET_MAX */
+} MarkSet;
+
+struct Engine {
+    const ReplyFormatDesc *d;
+    MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
+        flag, mid, val, section_end;
+    bool in_section;
+    uint32_t section_calls;  /* calls ended in the current section */
+    uint8_t field_at;        /* the header field being read */
+    bool val_started;        /* trim: the value's first non-space byte was seen */
+    StrBuf ws;               /* trim: whitespace held back, layout if the value ends here */
+    char flag_text[FLAG_MAX + 1];
+    uint8_t flag_len;
+};
+typedef struct Engine Engine;
+
+enum { K_NONE, K_NAME, K_ARGS };
+
+/* ---- marker sets ---- */
+
+static void add(MarkSet *m, const char *const *list, int role) {
+    for (int k = 0; k < DESC_MARKERS && list[k]; k++) {
+        if (m->set.n >= SET_MAX) {   /* (engine_check_desc refuses such a description) */
+            m->overflow = true;
+            return;
+        }
+        m->tags[m->set.n] = list[k];
+        m->role[m->set.n++] = (uint8_t)role;
+    }
+}
+
+static void add1(MarkSet *m, const char *marker, int role) {
+    const char *list[2] = {marker, NULL};
+    if (marker) add(m, list, role);
+}
+
+static void seal(MarkSet *m) {
+    m->set.tags = m->tags;
+    m->lt_only = tags_lt_only(&m->set);
+}
+
+/* Markers that start calls in text. */
+static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
+    add(m, d->section_open, R_SECTION_OPEN);
+    if (!d->section_open[0] || d->section_optional) add(m, d->call_open, R_CALL_OPEN);
+}
+
+static void build_sets(Engine *e) {
+    const ReplyFormatDesc *d = e->d;
+    add(&e->lead, d->think_open, R_THINK_OPEN);
+    add(&e->lead, d->think_close, R_THINK_CLOSE);   /* the prompt opened it: empty reasoning */
+    add_triggers(&e->lead, d);
+    add(&e->lead, d->drop, R_DROP);
+    add(&e->lead_reason, d->think_open, R_THINK_OPEN);
+    add(&e->lead_reason, d->think_close, R_THINK_CLOSE);
+    add(&e->reason, d->think_close, R_THINK_CLOSE);
+    if (d->calls_in_reasoning) add_triggers(&e->reason, d);
+    add_triggers(&e->content, d);
+    add(&e->content, d->drop, R_DROP);
+    add(&e->section, d->call_open, R_CALL_OPEN);
+    add(&e->section, d->section_close, R_SECTION_CLOSE);
+    for (int k = 0; k < d->nheader; k++) add(&e->field[k], d->header[k].end, R_FIELD_END);
+    add(&e->call_end, d->call_close, R_CALL_CLOSE);
+    add(&e->call_end, d->section_close, R_SECTION_CLOSE);
+    add(&e->call_end, d->call_open, R_CALL_OPEN);
+    add1(&e->after, d->args_after, R_AFTER);
+    add(&e->params, d->param_open, R_PARAM_OPEN);
+    add(&e->params, d->params_close, R_PARAMS_CLOSE);
+    add(&e->params, d->call_close, R_CALL_CLOSE);
+    add(&e->params, d->section_close, R_SECTION_CLOSE);
+    add(&e->key, d->key_close, R_KEY_CLOSE);
+    add1(&e->key, d->key_flag, R_KEY_FLAG);
+    add1(&e->flag, d->flag_close, R_FLAG_CLOSE);
+    add1(&e->mid, d->value_open, R_VALUE_OPEN);
+    add(&e->val, d->value_close, R_VALUE_CLOSE);
+    if (d->trim_value) {   /* Qwen3-Coder models drop </parameter>: the next tag ends the value */
+        add(&e->val, d->param_open, R_PARAM_OPEN);
+        add(&e->val, d->params_close, R_PARAMS_CLOSE);
+    }
+    add(&e->section_end, d->section_close, R_SECTION_CLOSE);
+    MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
+                      &e->field[2], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
+                      &e->mid, &e->val, &e->section_end};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
+}
+
+/* Is s[0..n) a prefix of a marker of m? */
+static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
+    for (int t = 0; t < m->set.n; t++)
+        if (strlen(m->tags[t]) >= n && memcmp(m->tags[t], s, n) == 0) return true;
+    return false;
+}
+
+/* The rules of TagSet (reply.h) for one set; NULL when it keeps them. The
+ * matcher holds a prefix of a marker and, when a byte shows it is none,
+ * lets the prefix out as text and looks at that byte again: that is exact
+ * unless a marker could start inside the prefix let out — some x[i..j)
+ * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
+ * miss. */
+static const char *set_problem(const MarkSet *m) {
+    if (m->overflow) return "more than 16 markers";
+    for (int a = 0; a < m->set.n; a++) {
+        const char *x = m->tags[a];
+        size_t xn = strlen(x);
+        if (!xn || xn >= 32) return "a marker is empty or 32 bytes or longer";
+        for (int b = 0; b < m->set.n; b++)
+            if (a != b && xn <= strlen(m->tags[b]) && memcmp(x, m->tags[b], xn) == 0)
+                return "a marker is a prefix of another";
+        for (size_t j = 2; j < xn; j++) {
+            char held[33];
+            memcpy(held, x, j);
+            for (size_t i = 1; i < j; i++)
+                for (int b = 0; b < m->set.n; b++) {
+                    const char *y = m->tags[b];
+                    if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
+                    held[j] = y[j - i];
+                    if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
+                }
+        }
+    }
+    return NULL;
+}
+
+const char *engine_check_desc(const ReplyFormatDesc *d) {
+    Engine e;
+    memset(&e, 0, sizeof e);
+    e.d = d;
+    build_sets(&e);
+    const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
+                            &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
+                            &e.val, &e.section_end};
+    for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
+        const char *why = set_problem(all[k]);
+        if (why) return why;
+    }
+    if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
+    bool named = d->body == BODY_JSON_CALL;
+    for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
+    if (!named) return "nothing names the call";
+    if (!d->section_open[0] && !d->call_open[0]) return "nothing opens a call";
+    if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
+        return "typed XML without its parameter markers";
+    if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
+    return NULL;
+}
+
+/* ---- calls ---- */
+
+static void body_start(Parser *p);
+
+static void begin_call(Parser *p, const char *tag) {
+    Engine *e = p->eng;
+    call_begin(p, tag, true, false);   /* raw keeps the section's opener for its first call */
+    e->field_at = 0;
+    p->nargs = 0;
+    p->props = v_none();
+    p->text.len = 0;
+    if (e->d->nheader) p->state = E_HDR;
+    else body_start(p);
+}
+
+static void finish_call(Parser *p) {
+    Engine *e = p->eng;
+    call_end(p);
+    e->section_calls++;
+    p->state = e->in_section ? E_SECTION : E_CONTENT;
+}
+
+/* The body is complete: its closer, if the format has one, comes next. */
+static void body_done(Parser *p) {
+    if (p->eng->d->call_close[0]) p->state = E_CALL_END;
+    else finish_call(p);
+}
+
+static void on_trigger(Parser *p, int role, const char *tag) {
+    Engine *e = p->eng;
+    const ReplyFormatDesc *d = e->d;
+    p->call.raw.len = 0;
+    if (role != R_SECTION_OPEN) {
+        e->in_section = false;
+        begin_call(p, tag);
+        return;
+    }
+    e->in_section = true;
+    e->section_calls = 0;
+    call_raw(p, tag, strlen(tag));
+    if (d->body == BODY_JSON_CALL && d->list == LIST_ARRAY) p->state = E_ARR_OPEN;
+    else if (d->body == BODY_JSON_CALL && d->list == LIST_SEQUENCE) p->state = E_SEQ_NEXT;
+    else if (!d->call_open[0]) begin_call(p, NULL);
+    else p->state = E_SECTION;
+}
+
+/* The name is known: the tool's schema types its XML values, and a stream
+ * sends the call's header now. */
+static void name_known(Parser *p) {
+    p->call.has_name = true;
+    p->props = tool_properties(p, p->call.name.p, p->call.name.len);
+    call_try_commit(p);
+}
+
+static void body_start(Parser *p) {
+    const ReplyFormatDesc *d = p->eng->d;
+    if (p->call.name.len) {   /* a bare arguments object commits when it opens (after a fence) */
+        p->call.has_name = true;
+        p->props = tool_properties(p, p->call.name.p, p->call.name.len);
+        if (d->body != BODY_JSON_ARGS) call_try_commit(p);
+    }
+    switch (d->body) {
+    case BODY_JSON_CALL:
+        js_init(p, &p->js, 1, 1);
+        p->cur_key = K_NONE;
+        p->val_mode = V_SKIP;
+        p->state = E_JSON_CALL;
+        break;
+    case BODY_JSON_ARGS:
+        js_init(p, &p->js, 0, 0);
+        p->val_mode = V_SKIP;
+        p->state = E_ARGS;
+        break;
+    default:
+        p->state = E_PARAMS;
+    }
+}
+
+/* ---- header fields ---- */
+
+static void put_held(Parser *p, const char *s, size_t n) {
+    sb_put(&p->text, s, n);
+    call_raw(p, s, n);
+}
+
+static void trim(const char **s, size_t *n) {
+    while (*n && is_space((unsigned char)**s)) (*s)++, (*n)--;
+    while (*n && is_space((unsigned char)(*s)[*n - 1])) (*n)--;
+}
+
+static bool has_control(const char *s, size_t n) {
+    for (size_t k = 0; k < n; k++)
+        if ((unsigned char)s[k] < 0x20) return true;
+    return false;
+}
+
+/* Kimi's "functions.NAME:INDEX" is the id; NAME is the name. */
+static bool kimi_id(Parser *p, const char *s, size_t n) {
+    sb_put(&p->call.id, s, n);
+    p->call.has_id = true;
+    static const char prefix[] = "functions.";
+    if (n >= sizeof prefix - 1 && memcmp(s, prefix, sizeof prefix - 1) == 0)
+        s += sizeof prefix - 1, n -= sizeof prefix - 1;
+    size_t k = n;
+    while (k && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    if (k && k < n && s[k - 1] == ':') n = k - 1;
+    if (!n) return false;
+    sb_put(&p->call.name, s, n);
+    return true;
+}
+
+static void field_done(Parser *p, const char *tag) {
+    Engine *e = p->eng;
+    call_raw(p, tag, strlen(tag));
+    const char *s = p->text.p;
+    size_t n = p->text.len;
+    trim(&s, &n);
+    bool ok = !has_control(s, n);
+    switch (e->d->header[e->field_at].kind) {
+    case HF_NAME:
+        ok = ok && n;
+        if (ok) sb_put(&p->call.name, s, n);
+        break;
+    case HF_ID:
+        if (ok && n) {
+            sb_put(&p->call.id, s, n);
+            p->call.has_id = true;
+        }
+        break;
+    case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
+    default: {   /* HF_LITERAL */
+        const char *want = e->d->header[e->field_at].text;
+        ok = ok && n == strlen(want) && memcmp(s, want, n) == 0;
+    }
+    }
+    p->text.len = 0;
+    if (!ok) {
+        call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    if (++e->field_at < e->d->nheader) return;
+    if (!p->call.name.len) {   /* (a description always names the call) */
+        call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    body_start(p);
+}
+
+/* ---- JSON bodies ---- */
+
+static bool key_in(const JScan *j, const char *const *keys) {
+    for (int k = 0; k < DESC_MARKERS && keys[k]; k++)
+        if (json_key_is(j, keys[k])) return true;
+    return false;
+}
+
+static bool call_on_key(Parser *p) {
+    const ReplyFormatDesc *d = p->eng->d;
+    const JScan *j = &p->js;
+    if (d->name_is_key) {   /* {"NAME": {arguments}} */
+        if (p->call.has_name || j->key_long || !j->key_len) return false;
+        sb_put(&p->call.name, j->key, j->key_len);
+        name_known(p);
+        p->cur_key = K_ARGS;
+        return true;
+    }
+    if (key_in(j, d->name_keys) && !p->call.has_name) p->cur_key = K_NAME;
+    else if (key_in(j, d->args_keys) && !p->nargs) p->cur_key = K_ARGS;
+    else return false;
+    return true;
+}
+
+static bool call_on_vstart(Parser *p) {
+    JScan *j = &p->js;
+    if (j->vdepth == 0) return j->vtype == '{';
+    switch (p->cur_key) {
+    case K_NAME:
+        if (j->vtype != '"') return false;
+        p->val_mode = V_NAME;
+        j->dec = &p->call.name;
+        return true;
+    case K_ARGS: return json_args_start(p, j->vtype);
+    default: return false;
+    }
+}
+
+static bool call_on_vend(Parser *p) {
+    Engine *e = p->eng;
+    if (p->js.vdepth == 0) {   /* the whole object */
+        if (!p->call.has_name) return false;
+        if (!p->nargs) call_args(p, "{}", 2);
+        call_represented(p);
+        switch (e->d->list) {
+        case LIST_ARRAY:
+        case LIST_SEQUENCE:
+            call_end(p);
+            e->section_calls++;
+            p->state = e->d->list == LIST_ARRAY ? E_ARR_NEXT : E_SEQ_NEXT;
+            break;
+        default: body_done(p);
+        }
+        return true;
+    }
+    if (p->val_mode == V_NAME) {
+        if (!p->call.name.len) return false;
+        name_known(p);
+    }
+    p->val_mode = V_SKIP;
+    p->cur_key = K_NONE;
+    return true;
+}
+
+static const JsonHooks CALL_HOOKS = {call_on_key, call_on_vstart, call_on_vend, E_CONTENT};
+
+static bool args_on_key(Parser *p) { (void)p; return false; }
+
+static bool args_on_vstart(Parser *p) {
+    if (p->js.vdepth || !json_args_start(p, p->js.vtype)) return false;
+    call_try_commit(p);
+    return true;
+}
+
+static bool args_on_vend(Parser *p) {
+    if (p->js.vdepth) return true;
+    call_represented(p);
+    if (p->eng->d->args_after) p->state = E_AFTER_ARGS;
+    else body_done(p);
+    return true;
+}
+
+static const JsonHooks ARGS_HOOKS = {args_on_key, args_on_vstart, args_on_vend, E_CONTENT};
+
+/* Between the objects of a JSON array, or before the first. */
+static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
+    if (is_json_space(c)) {
+        call_raw(p, s + *pi, 1);
+        ++*pi;
+        return;
+    }
+    switch (p->state) {
+    case E_ARR_OPEN:
+        if (c != '[') {
+            call_break(p, E_CONTENT, NULL, 0);
+            return;
+        }
+        p->state = E_ARR_ITEM;
+        break;
+    case E_ARR_ITEM:
+        if (c == '{') {
+            begin_call(p, NULL);   /* the object's bytes are the scanner's */
+            return;
+        }
+        if (c != ']') {
+            call_break(p, E_CONTENT, NULL, 0);
+            return;
+        }
+        p->state = E_SECTION_END;
+        break;
+    case E_ARR_NEXT:
+        if (c != ',' && c != ']') {   /* the calls stand; the rest is text */
+            p->call.raw.len = 0;
+            p->state = E_CONTENT;
+            return;
+        }
+        p->state = c == ',' ? E_ARR_ITEM : E_SECTION_END;
+        break;
+    default:   /* E_SEQ_NEXT */
+        if (c == '{') begin_call(p, NULL);
+        else p->state = E_SECTION_END;
+        return;
+    }
+    call_raw(p, s + *pi, 1);
+    ++*pi;
+}
+
+/* ---- typed XML parameters ---- */
+
+static void close_args(Parser *p) {
+    call_args(p, p->nargs ? "}" : "{}", p->nargs ? 1 : 2);
+    call_represented(p);
+}
+
+/* `{"key": ` or `, "key": ` goes out at once; the key's schema says
+ * whether the value is a string (an explicit flag may still say). */
+static void key_done(Parser *p) {
+    const char *key = p->text.p;
+    size_t n = p->text.len;
+    trim(&key, &n);
+    p->string_value = property_allows_string(p->props, key, n);
+    p->esc.len = 0;
+    sb_puts(&p->esc, p->nargs++ ? ", \"" : "{\"");
+    json_escape_into(&p->esc, key, n);
+    sb_puts(&p->esc, "\": ");
+    call_args(p, p->esc.p, p->esc.len);
+    call_represented(p);
+}
+
+static void value_begin(Parser *p) {
+    Engine *e = p->eng;
+    p->text.len = 0;
+    e->val_started = false;
+    e->ws.len = 0;
+    if (p->string_value) {
+        call_args(p, "\"", 1);
+        call_represented(p);
+    }
+    p->state = E_VAL;
+}
+
+static void after_key(Parser *p) {
+    if (p->eng->d->value_open) p->state = E_MID;
+    else value_begin(p);
+}
+
+static void emit_value(Parser *p, const char *s, size_t n) {
+    p->esc.len = 0;
+    json_escape_into(&p->esc, s, n);
+    call_args(p, p->esc.p, p->esc.len);
+}
+
+/* A string value streams as it comes (a held newline waits to see whether
+ * the value ends); any other value is held until its end. */
+static void put_value(Parser *p, const char *s, size_t n) {
+    Engine *e = p->eng;
+    bool trim = e->d->trim_value;
+    call_raw(p, s, n);
+    if (!p->string_value) {   /* (value_done trims it) */
+        sb_put(&p->text, s, n);
+        return;
+    }
+    if (trim) {
+        if (!e->val_started)
+            while (n && is_space((unsigned char)*s)) s++, n--;
+        size_t k = n;
+        while (k && is_space((unsigned char)s[k - 1])) k--;
+        if (k) {   /* text: the whitespace held before it is the value's */
+            e->val_started = true;
+            if (e->ws.len) emit_value(p, e->ws.p, e->ws.len);
+            e->ws.len = 0;
+            emit_value(p, s, k);
+        }
+        if (e->val_started) sb_put(&e->ws, s + k, n - k);
+    } else {
+        emit_value(p, s, n);
+    }
+    call_represented(p);
+}
+
+static void value_done(Parser *p) {
+    if (p->string_value) {
+        call_args(p, "\"", 1);
+    } else {
+        const char *v = p->text.p;
+        size_t n = p->text.len;
+        if (js_valid(p, v, n)) {
+            while (is_json_space((unsigned char)*v)) v++, n--;
+            while (is_json_space((unsigned char)v[n - 1])) n--;
+            call_args(p, v, n);
+        } else {   /* not JSON: the text, as a string */
+            if (p->eng->d->trim_value) {
+                while (n && is_space((unsigned char)*v)) v++, n--;
+                while (n && is_space((unsigned char)v[n - 1])) n--;
+            }
+            p->esc.len = 0;
+            sb_putc(&p->esc, '"');
+            json_escape_into(&p->esc, v, n);
+            sb_putc(&p->esc, '"');
+            call_args(p, p->esc.p, p->esc.len);
+        }
+    }
+    call_represented(p);
+}
+
+static void put_flag(Parser *p, const char *s, size_t n) {
+    Engine *e = p->eng;
+    call_raw(p, s, n);
+    for (size_t k = 0; k < n && e->flag_len < FLAG_MAX; k++) e->flag_text[e->flag_len++] = s[k];
+}
+
+static bool flag_is(const Engine *e, const char *want) {
+    return want && e->flag_len == strlen(want) && memcmp(e->flag_text, want, e->flag_len) == 0;
+}
+
+/* The parameter list ended with `role`'s marker (tag: consumed). */
+static void params_end(Parser *p, int role, const char *tag) {
+    Engine *e = p->eng;
+    call_raw(p, tag, strlen(tag));
+    close_args(p);
+    if (role == R_PARAMS_CLOSE) {
+        body_done(p);
+    } else if (role == R_CALL_CLOSE) {
+        finish_call(p);
+    } else {   /* the section's closer: the call and the section end */
+        call_end(p);
+        e->in_section = false;
+        p->state = E_CONTENT;
+    }
+}
+
+/* ---- the machine ---- */
+
+/* Scan text of a bounded field (at most `max` bytes held in Parser.text):
+ * the matched tag's index, -1 when input ran out, -2 when the field is too
+ * long (the call then broke). */
+static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *m, TextSink put,
+                        size_t held, size_t max) {
+    if (held >= max) {
+        call_break(p, E_CONTENT, p->tm_buf, p->tm_len);
+        return -2;
+    }
+    size_t end = n - *pi > max - held ? *pi + (max - held) : n;
+    return scan_text(p, s, end, pi, &m->set, put);
+}
+
+static void engine_step(Parser *p, const char *s, size_t n) {
+    Engine *e = p->eng;
+    const ReplyFormatDesc *d = e->d;
+    size_t i = 0;
+    while (i < n) {
+        int r;
+        switch (p->state) {
+        case E_PRE:
+            r = scan_lead(p, s, n, &i, &e->lead.set, E_CONTENT);
+            if (r < 0) break;
+            if (e->lead.role[r] == R_THINK_OPEN) p->state = E_REASON;
+            else if (e->lead.role[r] == R_THINK_CLOSE) p->state = E_CONTENT;
+            else if (e->lead.role[r] == R_DROP) break;   /* a content wrapper: still before any text */
+            else on_trigger(p, e->lead.role[r], e->lead.tags[r]);
+            break;
+        case E_LEAD_REASON: {
+            unsigned char c = (unsigned char)s[i];
+            if (!p->tm_len && is_space(c)) {   /* (trimmed from reasoning anyway) */
+                i++;
+                break;
+            }
+            r = tag_step(p, &e->lead_reason.set, c);
+            if (r == TAG_MORE) {
+                i++;
+            } else if (r >= 0) {
+                i++;
+                p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
+            } else {   /* its text begins: c is looked at again */
+                p->state = E_REASON;
+                flush_tag_prefix(p, put_reasoning);
+            }
+            break;
+        }
+        case E_REASON:
+            r = scan_text(p, s, n, &i, &e->reason.set, put_reasoning);
+            if (r < 0) break;
+            if (e->reason.role[r] == R_THINK_CLOSE) p->state = E_CONTENT;
+            else on_trigger(p, e->reason.role[r], e->reason.tags[r]);
+            break;
+        case E_CONTENT:
+            r = scan_text(p, s, n, &i, &e->content.set, put_content);
+            if (r >= 0 && e->content.role[r] != R_DROP) on_trigger(p, e->content.role[r], e->content.tags[r]);
+            break;
+        case E_SECTION:
+            r = expect_tag(p, s, n, &i, &e->section.set, E_CONTENT, e->section_calls > 0);
+            if (r < 0) break;
+            if (e->section.role[r] == R_CALL_OPEN) {
+                begin_call(p, e->section.tags[r]);
+            } else if (!e->section_calls) {   /* an empty section is text */
+                call_raw(p, e->section.tags[r], strlen(e->section.tags[r]));
+                call_break(p, E_CONTENT, NULL, 0);
+            } else {
+                p->call.raw.len = 0;
+                e->in_section = false;
+                p->state = E_CONTENT;
+            }
+            break;
+        case E_HDR: {
+            const MarkSet *m = &e->field[e->field_at];
+            r = scan_bounded(p, s, n, &i, m, put_held, p->text.len, HEADER_MAX);
+            if (r >= 0) field_done(p, m->tags[r]);
+            break;
+        }
+        case E_JSON_CALL:
+            i += json_call_step(p, s + i, n - i, &CALL_HOOKS);
+            break;
+        case E_ARGS:
+            i += json_call_step(p, s + i, n - i, &ARGS_HOOKS);
+            break;
+        case E_ARR_OPEN:
+        case E_ARR_ITEM:
+        case E_ARR_NEXT:
+        case E_SEQ_NEXT:
+            step_array(p, (unsigned char)s[i], &i, s);
+            break;
+        case E_SECTION_END:
+            if (!d->section_close[0]) {
+                p->call.raw.len = 0;
+                p->state = E_CONTENT;
+                break;
+            }
+            r = expect_tag(p, s, n, &i, &e->section_end.set, E_CONTENT, e->section_calls > 0);
+            if (r < 0) break;
+            if (!e->section_calls) {
+                call_raw(p, e->section_end.tags[r], strlen(e->section_end.tags[r]));
+                call_break(p, E_CONTENT, NULL, 0);
+            } else {
+                p->call.raw.len = 0;
+                p->state = E_CONTENT;
+            }
+            e->in_section = false;
+            break;
+        case E_AFTER_ARGS:
+            r = expect_tag(p, s, n, &i, &e->after.set, E_CONTENT, true);
+            if (r < 0) break;
+            call_raw(p, e->after.tags[r], strlen(e->after.tags[r]));
+            body_done(p);
+            break;
+        case E_CALL_END:
+            r = expect_tag(p, s, n, &i, &e->call_end.set, E_CONTENT, true);
+            if (r < 0) break;
+            switch (e->call_end.role[r]) {
+            case R_CALL_CLOSE: finish_call(p); break;
+            case R_CALL_OPEN:   /* its closer is missing: the next call begins */
+                finish_call(p);
+                p->call.raw.len = 0;
+                begin_call(p, e->call_end.tags[r]);
+                break;
+            default:            /* the section closes */
+                call_end(p);
+                p->call.raw.len = 0;
+                e->in_section = false;
+                p->state = E_CONTENT;
+            }
+            break;
+        case E_PARAMS:
+            r = expect_tag(p, s, n, &i, &e->params.set, E_CONTENT, false);
+            if (r < 0) break;
+            if (e->params.role[r] == R_PARAM_OPEN) {
+                call_raw(p, e->params.tags[r], strlen(e->params.tags[r]));
+                p->text.len = 0;
+                p->state = E_KEY;
+            } else {
+                params_end(p, e->params.role[r], e->params.tags[r]);
+            }
+            break;
+        case E_KEY:
+            r = scan_bounded(p, s, n, &i, &e->key, put_held, p->text.len, KEY_MAX);
+            if (r < 0) break;
+            call_raw(p, e->key.tags[r], strlen(e->key.tags[r]));
+            key_done(p);
+            if (e->key.role[r] == R_KEY_FLAG) {
+                e->flag_len = 0;
+                p->state = E_FLAG;
+            } else {
+                after_key(p);
+            }
+            break;
+        case E_FLAG:
+            r = scan_bounded(p, s, n, &i, &e->flag, put_flag, e->flag_len, FLAG_MAX);
+            if (r < 0) break;
+            call_raw(p, e->flag.tags[r], strlen(e->flag.tags[r]));
+            p->string_value = flag_is(e, d->flag_string);
+            if (!p->string_value && !flag_is(e, d->flag_json)) {
+                call_break(p, E_CONTENT, NULL, 0);
+                break;
+            }
+            after_key(p);
+            break;
+        case E_MID:
+            r = expect_tag(p, s, n, &i, &e->mid.set, E_CONTENT, false);
+            if (r < 0) break;
+            call_raw(p, e->mid.tags[r], strlen(e->mid.tags[r]));
+            value_begin(p);
+            break;
+        default:   /* E_VAL */
+            r = scan_text(p, s, n, &i, &e->val.set, put_value);
+            if (r < 0) break;
+            value_done(p);
+            switch (e->val.role[r]) {
+            case R_VALUE_CLOSE:
+                call_raw(p, e->val.tags[r], strlen(e->val.tags[r]));
+                p->state = E_PARAMS;
+                break;
+            case R_PARAM_OPEN:   /* the value's closer is missing */
+                call_raw(p, e->val.tags[r], strlen(e->val.tags[r]));
+                p->text.len = 0;
+                p->state = E_KEY;
+                break;
+            default: params_end(p, e->val.role[r], e->val.tags[r]);
+            }
+        }
+    }
+}
+
+static void engine_finish(Parser *p) {
+    Engine *e = p->eng;
+    switch (p->state) {
+    case E_PRE:
+    case E_CONTENT: flush_tag_prefix(p, put_content); break;
+    case E_LEAD_REASON:
+    case E_REASON: flush_tag_prefix(p, put_reasoning); break;
+    case E_SECTION:
+    case E_ARR_NEXT:
+    case E_SEQ_NEXT:
+    case E_SECTION_END:
+        if (e->section_calls) call_accept_eof(p);
+        else call_break_eof(p, E_CONTENT);
+        break;
+    case E_CALL_END:
+    case E_AFTER_ARGS: call_accept_eof(p); break;
+    default: call_break_eof(p, E_CONTENT);
+    }
+}
+
+static int engine_fast(const Parser *p, const TagSet **tags) {
+    const Engine *e = p->eng;
+    const MarkSet *m = NULL;
+    int kind = FAST_NONE;
+    switch (p->state) {
+    case E_CONTENT: m = &e->content; kind = FAST_CONTENT; break;
+    case E_REASON: m = &e->reason; kind = FAST_REASONING; break;
+    case E_JSON_CALL:
+    case E_ARGS: return json_args_fast(p);
+    case E_VAL:
+        /* a string value of a committed call, escaped twice as glm45's (a
+         * held newline is the machine's) */
+        if (!p->string_value || e->d->trim_value || !p->call.committed) return FAST_NONE;
+        m = &e->val;
+        kind = FAST_GLM_ARGS;
+        break;
+    case E_PARAMS: m = &e->params; kind = FAST_TAG; break;
+    case E_SECTION: m = &e->section; kind = FAST_TAG; break;
+    case E_CALL_END: m = &e->call_end; kind = FAST_TAG; break;
+    default: return FAST_NONE;
+    }
+    if (!m->set.n) return kind >= FAST_TAG ? FAST_NONE : kind;
+    if (!m->lt_only) return FAST_NONE;   /* the fast path watches for '<' only */
+    *tags = &m->set;
+    return kind;
+}
+
+void engine_init(Parser *p, const ReplyFormatDesc *d) {
+    Engine *e = rt_alloc0(&p->rt, sizeof *e);
+    e->d = d;
+    build_sets(e);
+    sb_init(&p->rt, &e->ws, 16);
+    p->eng = e;
+    p->step = engine_step;
+    p->finish = engine_finish;
+    p->fast = engine_fast;
+    p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? (d->think_open[0] ? E_LEAD_REASON : E_REASON)
+             : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
+             : E_PRE;
+}

@@ -1,0 +1,110 @@
+/* format_desc.h — reply formats as data. A ReplyFormatDesc says where a
+ * model puts its reasoning, its content and its tool calls; engine.c reads
+ * replies by walking it, and a grammar generator can walk the same
+ * description to constrain what a model writes (the pieces come in the
+ * order a reply writes them):
+ *
+ *   [think_open] REASONING think_close       (or left open/closed by the prompt)
+ *   CONTENT (drop markers removed)
+ *   section_open                             (optional: calls may stand alone)
+ *     call_open HEADER... BODY call_close     (repeated)
+ *   section_close
+ *
+ * HEADER is text fields each ending at a marker (the name; an id; a prefix
+ * to skip; Kimi's "functions.NAME:N" which is both). BODY is one of
+ *   BODY_JSON_CALL  a JSON object {"name": N, "arguments": {...}} (keys from
+ *                   name_keys/args_keys; or {"N": {...}} with name_is_key),
+ *                   alone, in a JSON array, or several in a row (list);
+ *   BODY_JSON_ARGS  the arguments object itself, then args_after (a fence);
+ *   BODY_XML        parameters: param_open KEY key_close [value_open] VALUE
+ *                   value_close, typed by the tool's JSON schema (a string
+ *                   parameter is the raw text, anything else JSON when it
+ *                   parses), or by an explicit flag (key_flag FLAG flag_close:
+ *                   flag_string means a string, flag_json JSON);
+ *                   params_close ends the list.
+ *
+ * Every marker list is NULL-terminated. Markers are arbitrary byte strings
+ * (not only "<...>") under one rule a test checks for every description:
+ * within each set the engine matches at once, no marker is a prefix of
+ * another, and no marker can start inside a partial match that fails (so
+ * matching stays one pass, each byte looked at once or twice). */
+#ifndef CF_FORMAT_DESC_H
+#define CF_FORMAT_DESC_H
+
+#include "chatfmt.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { DESC_MARKERS = 4 };          /* room in each marker list (NULL-terminated) */
+
+/* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
+ * field that is not is not this format's call (the bytes stay content). */
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL } HeaderFieldKind;
+typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
+typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
+
+typedef struct HeaderField {
+    HeaderFieldKind kind;
+    const char *end[DESC_MARKERS];  /* markers that end the field */
+    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
+} HeaderField;
+
+enum { MAX_HEADER_FIELDS = 3 };
+
+typedef struct ReplyFormatDesc {
+    cf_reply_format id;
+    const char *name;
+    const char *example;            /* one line, for `chatfmt formats` */
+    /* reasoning */
+    const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
+    bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
+    /* content */
+    const char *drop[DESC_MARKERS]; /* wrappers removed from content (<response>...) */
+    /* calls */
+    const char *section_open[DESC_MARKERS], *section_close[DESC_MARKERS];
+    bool section_optional;          /* call_open outside a section also starts a call */
+    const char *call_open[DESC_MARKERS];    /* none: the section opener opens the (one) call */
+    const char *call_close[DESC_MARKERS];   /* none: the call ends with its body */
+    HeaderField header[MAX_HEADER_FIELDS];
+    uint8_t nheader;
+    BodyKind body;
+    ListKind list;                  /* BODY_JSON_CALL: one object, an array, a row */
+    const char *args_after;         /* BODY_JSON_ARGS: marker after the object */
+    const char *name_keys[DESC_MARKERS], *args_keys[DESC_MARKERS];
+    bool name_is_key;
+    /* BODY_XML */
+    const char *param_open[DESC_MARKERS], *key_close[DESC_MARKERS];
+    const char *key_flag;           /* after the key: a type flag follows (DSML ' string="') */
+    const char *flag_close;
+    const char *flag_string;        /* the flag's value that means "string" */
+    const char *flag_json;          /* ... and "JSON" (any other flag: not a call) */
+    const char *value_open;         /* NULL: the value follows the key directly */
+    const char *value_close[DESC_MARKERS];
+    const char *params_close[DESC_MARKERS];  /* ends the parameter list */
+    bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
+                                       the next parameter or the list's end also ends a value */
+} ReplyFormatDesc;
+
+/* The described formats (formats.c), in detection order. */
+extern const ReplyFormatDesc REPLY_FORMATS[];
+extern const size_t REPLY_FORMATS_COUNT;
+/* Formats detection tries after the hand-written ones, in order: the
+ * described ones and any format a reply file registers for detection
+ * (REPLY_DETECT_EXTRA in formats.c). */
+size_t reply_formats_described(void);
+cf_reply_format reply_format_at(size_t k);
+/* The first described format whose call markers (section and call
+ * openers, the call's closer, the header's last marker, the parameter
+ * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
+ * none. The fallback when probing reads nothing back. */
+cf_reply_format reply_format_by_signature(const char *text, size_t n);
+/* Does format f write the marker s[0..n) (a closer the template prints
+ * after a reply is then the format's, not the end of the turn)? */
+bool reply_format_uses(cf_reply_format f, const char *s, size_t n);
+/* NULL when the engine can read d (the marker rules above, a name, an
+ * opener, complete XML markers), else what is wrong (engine.c). */
+const char *engine_check_desc(const ReplyFormatDesc *d);
+/* The description of f, or NULL for a hand-written format. */
+const ReplyFormatDesc *reply_format_desc(cf_reply_format f);
+
+#endif

@@ -1,0 +1,309 @@
+/* formats.c — the reply formats engine.c reads, as data (format_desc.h).
+ * Adding a family is an entry here plus its cases in tests/reply_formats_cases.py.
+ * Order matters only for detection (src/chat/caps.c tries them in this
+ * order after the hand-written formats): a more specific syntax first. */
+#include "format_desc.h"
+#include <stddef.h>
+#include <string.h>
+
+#define THINK .think_open = {"<think>"}, .think_close = {"</think>"}
+/* The JSON keys most call objects use. */
+#define NAME_ARGS .name_keys = {"name"}, .args_keys = {"arguments", "parameters"}
+/* DeepSeek's fullwidth-bar tokens (U+FF5C, U+2581). */
+#define DS_CALLS_BEGIN "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "begin\xEF\xBD\x9C>"
+#define DS_CALLS_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>"
+#define DS_CALL_BEGIN "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>"
+#define DS_CALL_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>"
+#define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
+#define FWBAR "\xEF\xBD\x9C"   /* ｜ */
+/* Header fields: text up to one of the markers. */
+#define FIELD(k, ...) {.kind = (k), .end = {__VA_ARGS__}}
+#define LITERAL(t, ...) {.kind = HF_LITERAL, .end = {__VA_ARGS__}, .text = (t)}
+
+const ReplyFormatDesc REPLY_FORMATS[] = {
+    {
+        .id = CF_REPLY_QWEN3_CODER, .name = "qwen3-coder",
+        .example = "<tool_call>\\n<function=f>\\n<parameter=k>\\nv\\n</parameter>\\n</function>\\n</tool_call>",
+        THINK, .calls_in_reasoning = true,   /* Qwen3.5 calls before </think> */
+        .section_open = {"<tool_call>"}, .section_close = {"</tool_call>"}, .section_optional = true,
+        .call_open = {"<function="},
+        .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
+        .params_close = {"</function>"}, .trim_value = true,
+    },
+    {
+        .id = CF_REPLY_SEED_OSS, .name = "seed-oss",
+        .example = "<seed:think>R</seed:think><seed:tool_call><function=f><parameter=k>v</parameter></function></seed:tool_call>",
+        .think_open = {"<seed:think>"}, .think_close = {"</seed:think>"},
+        .section_open = {"<seed:tool_call>"}, .section_close = {"</seed:tool_call>"},
+        .call_open = {"<function="},
+        .header = {FIELD(HF_NAME, ">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<parameter="}, .key_close = {">"}, .value_close = {"</parameter>"},
+        .params_close = {"</function>"},
+    },
+    {
+        .id = CF_REPLY_MINIMAX_M2, .name = "minimax-m2",
+        .example = "<minimax:tool_call><invoke name=\"f\"><parameter name=\"k\">v</parameter></invoke></minimax:tool_call>",
+        .think_open = {"<think>", "<mm:think>"}, .think_close = {"</think>", "</mm:think>"},   /* M3: mm: */
+        .section_open = {"<minimax:tool_call>"}, .section_close = {"</minimax:tool_call>"},
+        .call_open = {"<invoke name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<parameter name=\""}, .key_close = {"\">"}, .value_close = {"</parameter>"},
+        .params_close = {"</invoke>"},
+    },
+    {
+        .id = CF_REPLY_DEEPSEEK_R1, .name = "deepseek-r1",
+        .example = "<think>R</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{...}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        THINK,
+        .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
+        .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
+        .header = {LITERAL("function", DS_SEP), FIELD(HF_NAME, "\n```json")}, .nheader = 2,
+        .body = BODY_JSON_ARGS, .args_after = "```",
+    },
+    {
+        .id = CF_REPLY_DEEPSEEK_V31, .name = "deepseek-v3.1",
+        .example = "<think>R</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{...}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        THINK,
+        .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
+        .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
+        .header = {FIELD(HF_NAME, DS_SEP)}, .nheader = 1,
+        .body = BODY_JSON_ARGS,
+    },
+    {
+        .id = CF_REPLY_DEEPSEEK_DSML, .name = "deepseek-dsml",
+        .example = "<｜DSML｜function_calls><｜DSML｜invoke name=\"f\"><｜DSML｜parameter name=\"k\" string=\"true\">v</｜DSML｜parameter></｜DSML｜invoke></｜DSML｜function_calls>",
+        THINK,
+        .section_open = {"<" FWBAR "DSML" FWBAR "function_calls>", "<" FWBAR "DSML" FWBAR "tool_calls>"},
+        .section_close = {"</" FWBAR "DSML" FWBAR "function_calls>", "</" FWBAR "DSML" FWBAR "tool_calls>"},
+        .call_open = {"<" FWBAR "DSML" FWBAR "invoke name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<" FWBAR "DSML" FWBAR "parameter name=\""}, .key_close = {"\">"},
+        .key_flag = "\" string=\"", .flag_close = "\">", .flag_string = "true", .flag_json = "false",
+        .value_close = {"</" FWBAR "DSML" FWBAR "parameter>"},
+        .params_close = {"</" FWBAR "DSML" FWBAR "invoke>"},
+    },
+    {
+        .id = CF_REPLY_GIGACHAT_GCML, .name = "gigachat-gcml",
+        .example = "<｜GCML｜tool_calls><｜GCML｜invoke name=\"f\"><｜GCML｜parameter name=\"k\" string=\"true\">v</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>",
+        THINK,
+        .section_open = {"<" FWBAR "GCML" FWBAR "tool_calls>"},
+        .section_close = {"</" FWBAR "GCML" FWBAR "tool_calls>"},
+        .call_open = {"<" FWBAR "GCML" FWBAR "invoke name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<" FWBAR "GCML" FWBAR "parameter name=\""}, .key_close = {"\">"},
+        .key_flag = "\" string=\"", .flag_close = "\">", .flag_string = "true", .flag_json = "false",
+        .value_close = {"</" FWBAR "GCML" FWBAR "parameter>"},
+        .params_close = {"</" FWBAR "GCML" FWBAR "invoke>"},
+    },
+    {
+        .id = CF_REPLY_KIMI_K2, .name = "kimi-k2",
+        .example = "<think>R</think><|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{...}<|tool_call_end|><|tool_calls_section_end|>",
+        THINK, .calls_in_reasoning = true,
+        .section_open = {"<|tool_calls_section_begin|>", "<|tool_call_section_begin|>"},
+        .section_close = {"<|tool_calls_section_end|>", "<|tool_call_section_end|>"},
+        .section_optional = true,
+        .call_open = {"<|tool_call_begin|>"}, .call_close = {"<|tool_call_end|>"},
+        .header = {FIELD(HF_KIMI_ID, "<|tool_call_argument_begin|>")}, .nheader = 1,
+        .body = BODY_JSON_ARGS,
+    },
+    {
+        .id = CF_REPLY_SOLAR_OPEN, .name = "solar-open",
+        .example = "<|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>f<|tool_call:args|>{...}<|tool_call:end|><|calls|>",
+        .drop = {"<|content|>"},
+        .section_open = {"<|tool_calls|>"}, .section_close = {"<|calls|>"},
+        .call_open = {"<|tool_call:begin|>"}, .call_close = {"<|tool_call:end|>"},
+        .header = {FIELD(HF_ID, "<|tool_call:name|>"), FIELD(HF_NAME, "<|tool_call:args|>")}, .nheader = 2,
+        .body = BODY_JSON_ARGS,
+    },
+    {
+        .id = CF_REPLY_HUNYUAN_V3, .name = "hunyuan-v3",
+        .example = "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v</arg_value:opensource></tool_call:opensource></tool_calls:opensource>",
+        .think_open = {"<think:opensource>"}, .think_close = {"</think:opensource>"},
+        .section_open = {"<tool_calls:opensource>"}, .section_close = {"</tool_calls:opensource>"},
+        .call_open = {"<tool_call:opensource>"},
+        .header = {FIELD(HF_NAME, "<tool_sep:opensource>")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<arg_key:opensource>"}, .key_close = {"</arg_key:opensource>"},
+        .value_open = "<arg_value:opensource>", .value_close = {"</arg_value:opensource>"},
+        .params_close = {"</tool_call:opensource>"},
+    },
+    {
+        .id = CF_REPLY_STEP3, .name = "step3",
+        .example = "<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=\"f\"><steptml:parameter name=\"k\">v</steptml:parameter></steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>",
+        THINK,
+        .section_open = {"<" FWBAR "tool_calls_begin" FWBAR ">"}, .section_close = {"<" FWBAR "tool_calls_end" FWBAR ">"},
+        .call_open = {"<" FWBAR "tool_call_begin" FWBAR ">"}, .call_close = {"<" FWBAR "tool_call_end" FWBAR ">"},
+        .header = {LITERAL("function", "<" FWBAR "tool_sep" FWBAR ">"),
+                   LITERAL("", "<steptml:invoke name=\""), FIELD(HF_NAME, "\">")},
+        .nheader = 3,
+        .body = BODY_XML,
+        .param_open = {"<steptml:parameter name=\""}, .key_close = {"\">"},
+        .value_close = {"</steptml:parameter>"}, .params_close = {"</steptml:invoke>"},
+    },
+    {
+        .id = CF_REPLY_MINICPM5, .name = "minicpm5",
+        .example = "<function name=\"f\"><param name=\"k\">v</param></function>",
+        THINK,
+        .call_open = {"<function name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<param name=\""}, .key_close = {"\">"}, .value_close = {"</param>"},
+        .params_close = {"</function>"},
+    },
+    {
+        .id = CF_REPLY_NEMOTRON_V2, .name = "nemotron-v2",
+        .example = "<think>R</think><TOOLCALL>[{\"name\": \"f\", \"arguments\": {...}}]</TOOLCALL>",
+        THINK, .calls_in_reasoning = true,
+        .section_open = {"<TOOLCALL>"}, .section_close = {"</TOOLCALL>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_GRANITE, .name = "granite",
+        .example = "<think>R</think><response>C</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {...}}]",
+        THINK, .drop = {"<response>", "</response>"},
+        .section_open = {"<|tool_call|>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_APERTUS, .name = "apertus",
+        .example = "<|inner_prefix|>R<|inner_suffix|><|tools_prefix|>[{\"f\": {...}}]<|tools_suffix|>",
+        .think_open = {"<|inner_prefix|>"}, .think_close = {"<|inner_suffix|>"},
+        .section_open = {"<|tools_prefix|>"}, .section_close = {"<|tools_suffix|>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, .name_is_key = true,
+    },
+    {
+        .id = CF_REPLY_APRIEL, .name = "apriel",
+        .example = "<thinking>R</thinking><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        .think_open = {"<thinking>"}, .think_close = {"</thinking>"},
+        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_JAMBA, .name = "jamba",
+        .example = "<tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        THINK,
+        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_HUNYUAN, .name = "hunyuan",
+        .example = "<think>R</think><answer>C</answer><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        THINK, .drop = {"<answer>", "</answer>"},
+        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_MINIMAX_M1, .name = "minimax-m1",
+        .example = "<think>R</think><tool_calls>\\n{\"name\": \"f\", \"arguments\": {...}}\\n</tool_calls>",
+        THINK,
+        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
+        .body = BODY_JSON_CALL, .list = LIST_SEQUENCE, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_INTERNLM, .name = "internlm",
+        .example = "<|action_start|><|plugin|>\\n{\"name\": \"f\", \"parameters\": {...}}<|action_end|>",
+        THINK,
+        .section_open = {"<|action_start|>"}, .section_close = {"<|action_end|>"},
+        .call_open = {"<|plugin|>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_LONGCAT, .name = "longcat",
+        .example = "<longcat_tool_call>{\"name\": \"f\", \"arguments\": {...}}</longcat_tool_call>",
+        THINK,
+        .call_open = {"<longcat_tool_call>"}, .call_close = {"</longcat_tool_call>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_GIGACHAT3, .name = "gigachat3",
+        .example = "<|function_call|>{\"name\": \"f\", \"arguments\": {...}}<|message_sep|>",
+        THINK,
+        .call_open = {"<|function_call|>"}, .call_close = {"<|message_sep|>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_GRANITE_20B_FC, .name = "granite-20b-fc",
+        .example = "<function_call> {\"name\": \"f\", \"arguments\": {...}}",
+        .call_open = {"<function_call>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_ERNIE45, .name = "ernie45",
+        .example = "<think>R</think><response>C</response><tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        THINK, .drop = {"<response>", "</response>"},
+        .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+};
+
+const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
+
+const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
+    for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++)
+        if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
+    return NULL;
+}
+
+static bool contains(const char *s, size_t n, const char *needle) {
+    size_t k = strlen(needle);
+    for (size_t i = 0; k && i + k <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return true;
+    return false;
+}
+
+cf_reply_format reply_format_by_signature(const char *text, size_t n) {
+    for (size_t f = 0; f < REPLY_FORMATS_COUNT; f++) {
+        const ReplyFormatDesc *d = &REPLY_FORMATS[f];
+        const char *need[] = {d->section_open[0], d->call_open[0], d->call_close[0],
+                              d->nheader ? d->header[d->nheader - 1].end[0] : NULL, d->param_open[0]};
+        int have = 0, asked = 0;
+        for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
+            if (!need[k]) continue;
+            asked++;
+            have += contains(text, n, need[k]);
+        }
+        if (asked >= 3 && have == asked) return d->id;
+    }
+    return CF_REPLY_PLAIN;
+}
+
+static bool in_list(const char *const *list, const char *s, size_t n) {
+    for (int k = 0; k < DESC_MARKERS && list[k]; k++)
+        if (strlen(list[k]) == n && memcmp(list[k], s, n) == 0) return true;
+    return false;
+}
+
+bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
+    /* the hand-written formats' markers a template may print after a reply */
+    static const char *const HAND[][DESC_MARKERS] = {
+        [CF_REPLY_PLAIN] = {"<think>", "</think>"},
+        [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
+        [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
+        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+    };
+    if ((unsigned)f < sizeof HAND / sizeof HAND[0]) return in_list(HAND[f], s, n);
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (!d) return false;
+    const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
+                                  d->call_open, d->call_close, d->params_close, d->value_close};
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        if (in_list(lists[k], s, n)) return true;
+    return false;
+}
+
+/* Formats without a description that detection should also try, after
+ * the described ones (another reply file's hand-written families: list
+ * their ids in an array here and point REPLY_DETECT_EXTRA at it). */
+static const cf_reply_format *const REPLY_DETECT_EXTRA = NULL;
+static const size_t REPLY_DETECT_EXTRA_COUNT = 0;
+
+size_t reply_formats_described(void) { return REPLY_FORMATS_COUNT + REPLY_DETECT_EXTRA_COUNT; }
+
+cf_reply_format reply_format_at(size_t k) {
+    return k < REPLY_FORMATS_COUNT ? REPLY_FORMATS[k].id : REPLY_DETECT_EXTRA[k - REPLY_FORMATS_COUNT];
+}

@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""gen_engine_cases.py — writes tests/reply_cases/engine_cases.jsonl: cases for
+the formats read by the description-driven engine (src/reply/engine.c,
+src/reply/formats.c), in the case format of gen_cases.py (tests/test_reply.c
+runs both files: whole parse byte for byte, every chunking, mutations).
+
+Usage (from the repository root): python3 tests/reply_cases/gen_engine_cases.py [SHARED]
+
+Where replies come from:
+  - "rendered": a real template of the family (../shared/corpus) writes the
+    assistant turn through the reference renderer; the reply is the text after
+    the prompt (the render with add_generation_prompt), its end-of-turn token
+    removed, and the prompt's end is the case's tail. A scenario counts only
+    where the template prints what it tests.
+  - "built": families without a corpus template, and quirks (text after calls,
+    missing closers, calls inside reasoning, cut-off calls), written from the
+    format's documentation by the writers below.
+Expected messages follow the contract in include/chatfmt.h: content/reasoning
+stripped of ASCII whitespace (null when empty); JSON arguments are the text
+the model wrote; XML parameters are rebuilt as json.dumps writes them, each
+value typed by an explicit flag or the tool schema (a string-typed value is
+the raw text; any other is JSON when it parses, else the raw text).
+"""
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHARED = (sys.argv[1] if len(sys.argv) > 1 else
+          os.environ.get("CHATFMT_SHARED", os.path.join(HERE, "..", "..", "..", "shared")))
+sys.path.insert(0, os.path.join(SHARED, "oracle"))
+import hf_render  # noqa: E402
+
+CORPUS = os.path.join(SHARED, "corpus")
+WS = " \t\n\r\f\v"
+
+
+def dumps(v):
+    return json.dumps(v, ensure_ascii=False)
+
+
+def compact(v):
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+def fn(name, props, required=()):
+    return {"type": "function", "function": {
+        "name": name, "description": name.replace("_", " "),
+        "parameters": {"type": "object", "properties": props, "required": list(required)}}}
+
+
+TOOLS = [
+    fn("get_weather", {"city": {"type": "string"}, "days": {"type": "integer"}}, ["city"]),
+    fn("search_docs", {"query": {"type": "string"}, "limit": {"type": "integer"}}, ["query"]),
+    fn("lookup", {"zip": {"type": "string"}, "code": {"type": ["string", "null"]},
+                  "count": {"type": "integer"}, "ratio": {"type": "number"}}),
+    fn("configure", {"matrix": {"type": "array"}, "options": {"type": "object"}, "label": {"type": "string"}}),
+    fn("run_python", {"code": {"type": "string"}}, ["code"]),
+    fn("ping", {}),
+]
+
+
+def schema_of(name, key):
+    for t in TOOLS:
+        f = t["function"]
+        if f["name"] == name:
+            return f["parameters"]["properties"].get(key)
+    return None
+
+
+def allows_string(s):
+    if not isinstance(s, dict):
+        return False
+    t = s.get("type")
+    return t == "string" if isinstance(t, str) else isinstance(t, list) and "string" in t
+
+
+def strict_json(text):
+    def no_constants(c):
+        raise ValueError(c)
+    try:
+        json.loads(text, parse_constant=no_constants)
+        return True
+    except ValueError:
+        return False
+
+
+def typed_args(name, pairs, trim_newline=False):
+    """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
+    parts = []
+    for k, raw, flag in pairs:
+        if trim_newline:   # whitespace around a value is layout
+            raw = raw.strip(" \t\n\r")
+        string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
+        if not string and strict_json(raw):
+            text = raw.strip(" \t\n\r")
+        else:
+            text = dumps(raw)
+        parts.append(dumps(k.strip(WS)) + ": " + text)
+    return "{" + ", ".join(parts) + "}"
+
+
+# ---- families -------------------------------------------------------------------
+# format name -> (template under corpus/ or None, end-of-turn tokens, parameter
+# regex for XML formats: (key, raw value[, flag]) per parameter of a call)
+
+FW = "\uff5c"
+XML_QWEN = r"<parameter=([^>]*)>(.*?)</parameter>"
+XML_NAMED = r'<parameter name="([^"]*)">(.*?)</parameter>'
+FAMILIES = {
+    "qwen3-coder": ("templates/Qwen__Qwen3-Coder.jinja", ["<|im_end|>"], XML_QWEN),
+    "qwen3-coder/qwen3.5": ("templates/Qwen__Qwen3.5-4B.jinja", ["<|im_end|>"], XML_QWEN),
+    "seed-oss": ("templates/ByteDance-Seed__Seed-OSS.jinja", ["<seed:eos>"], XML_QWEN),
+    "minimax-m2": ("templates/MiniMaxAI__MiniMax-M2.jinja", ["[e~["], XML_NAMED),
+    "deepseek-r1": ("templates/deepseek-ai__DeepSeek-R1.jinja", ["<\uff5cend\u2581of\u2581sentence\uff5c>"], None),
+    "deepseek-v3.1": ("templates/deepseek-ai__DeepSeek-V3.1.jinja", ["<\uff5cend\u2581of\u2581sentence\uff5c>"], None),
+    "deepseek-dsml": ("templates/deepseek-ai__DeepSeek-V3.2.jinja", ["<\uff5cend\u2581of\u2581sentence\uff5c>"],
+                      r'<' + FW + r'DSML' + FW + r'parameter name="([^"]*)" string="(true|false)">(.*?)</' + FW + 'DSML' + FW + 'parameter>'),
+    "gigachat-gcml": ("more/ai-sage__GigaChat3.5.jinja", ["</s>"],
+                      r'<' + FW + r'GCML' + FW + r'parameter name="([^"]*)" string="(true|false)">(.*?)</' + FW + 'GCML' + FW + 'parameter>'),
+    "kimi-k2": ("templates/moonshotai__Kimi-K2.jinja", ["<|im_end|>"], None),
+    "solar-open": ("templates/upstage__Solar-Open-100B.jinja", ["<|calls|>", "<|end|>"], None),
+    "hunyuan-v3": ("more/tencent__Hy3.jinja", ["<\uff5chy_eos:opensource\uff5c>"],
+                   r"<arg_key:opensource>(.*?)</arg_key:opensource>\s*<arg_value:opensource>(.*?)</arg_value:opensource>"),
+    "minicpm5": ("more/openbmb__MiniCPM5-1B.jinja", ["<|im_end|>"], r'<param name="([^"]*)">(.*?)</param>'),
+    "nemotron-v2": ("templates/nvidia__NVIDIA-Nemotron-Nano-v2.jinja", ["<SPECIAL_12>"], None),
+    "apertus": ("templates/swiss-ai__Apertus-8B-Instruct.jinja", ["<|assistant_end|>"], None),
+    "apriel": ("templates/unsloth__Apriel-1.5.jinja", ["<|end|>", "</s>"], None),
+    "jamba": ("templates/ai21labs__AI21-Jamba-Large-1.6.jinja", ["<|eom|>"], None),
+    "hunyuan": ("more/vllm__tool_chat_template_hunyuan_a13b.jinja", ["<|eos|>"], None),
+    "minimax-m1": ("more/MiniMaxAI__MiniMax-M1.jinja", ["<end_of_sentence>"], None),
+    "gigachat3": ("templates/ai-sage__GigaChat3.1-10B-A1.8B.jinja", ["<|message_sep|>"], None),
+}
+KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
+            "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
+            "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
+            "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
+            "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
+USER = {"role": "user", "content": "What is the weather in Paris?"}
+
+CASES = []
+
+
+def add(name, fmt, reply, expected, tail=None, broken=False):
+    CASES.append({"name": "engine:" + name, "format": fmt, "tools": TOOLS, "tail": tail, "reply": reply,
+                  "expect": expected, "broken": broken, "keywords": KEYWORDS})
+
+
+def strip_or_none(s):
+    s = (s or "").strip(WS)
+    return s or None
+
+
+def message(content, reasoning, calls, ids=None):
+    m = {"role": "assistant", "content": strip_or_none(content), "reasoning_content": strip_or_none(reasoning)}
+    if calls:
+        m["tool_calls"] = [{"id": ids[i] if ids else "call_%d" % i, "type": "function",
+                            "function": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
+    return compact(m)
+
+
+def reply_of(path, msg, ends):
+    """The text after the prompt (common part, cut back to a marker's start), end tokens removed."""
+    text = open(os.path.join(CORPUS, path), encoding="utf-8").read()
+    ctx = {"tools": TOOLS, "bos_token": "<s>", "eos_token": "</s>"}
+    p = hf_render.render(text, dict(ctx, messages=[USER], add_generation_prompt=True))
+    f = hf_render.render(text, dict(ctx, messages=[USER, msg], add_generation_prompt=False))
+    i = 0
+    while i < min(len(p), len(f)) and p[i] == f[i]:
+        i += 1
+    if i < len(p):
+        for o, c in (("<", ">"), ("[", "]")):
+            k = f.rfind(o, 0, i)
+            if k > f.rfind(c, 0, i):
+                i = k
+    reply = f[i:]
+    while True:
+        t = reply.rstrip(WS)
+        for e in ends:
+            if t.endswith(e):
+                t = t[:-len(e)]
+                break
+        else:
+            return reply, f[max(0, i - 200):i]
+        reply = t
+
+
+def json_args_in(reply, args):
+    for text in (dumps(args), json.dumps(args), json.dumps(args, separators=(",", ":"), ensure_ascii=False)):
+        if text in reply:
+            return text
+    return None
+
+
+def rendered(name, fam, content, reasoning, calls, args_as_text=False):
+    path, ends, xml = FAMILIES[fam]
+    fmt = fam.split("/")[0]
+    msg = {"role": "assistant", "content": content or ""}
+    if reasoning:
+        msg["reasoning_content"] = reasoning
+    if calls:
+        msg["tool_calls"] = [{"id": "call_%d" % i, "type": "function",
+                              "function": {"name": n, "arguments": dumps(a) if args_as_text else a}}
+                             for i, (n, a) in enumerate(calls)]
+    try:
+        reply, tail = reply_of(path, msg, ends)
+    except Exception:
+        if calls and not args_as_text:   # templates that concatenate arguments take them as text
+            return rendered(name, fam, content, reasoning, calls, True)
+        return
+    if any(n not in reply for n, _ in calls):
+        return
+    if any(e in reply for e in ends) or "\u52a9\u624b\uff1a" in reply:
+        return   # the template split the turn (a call in a turn of its own) or prints a role prefix
+    if reasoning and reasoning not in reply:
+        return
+    if not reasoning and tail.rstrip(WS).endswith("<think>") and not reply.lstrip(WS).startswith("</think>"):
+        return   # the prompt opened reasoning, which history drops: not a reply a model writes
+    if calls and not args_as_text and "{'" in reply:
+        return rendered(name, fam, content, reasoning, calls, True)
+    got_content = content if content and content in reply else None
+    expected_calls, ids = [], []
+    for n, a in calls:
+        if xml:
+            # this call's parameters, from its own stretch of the reply
+            start = reply.index(n)
+            nxt = [reply.index(m, start + len(n)) for m, _ in calls if m != n and m in reply[start + len(n):]]
+            stretch = reply[start:min(nxt) if nxt else len(reply)]
+            pairs = [(m[0], m[-1], m[1] if len(m) == 3 else None) for m in re.findall(xml, stretch, re.S)]
+            text = typed_args(n, pairs, fmt == "qwen3-coder")
+            if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3", "minicpm5"):
+                raise AssertionError((fam, name, text, a))
+        else:
+            text = json_args_in(reply, a)
+            if text is None:
+                return
+        expected_calls.append((n, text))
+    if fmt == "kimi-k2":
+        ids = re.findall(r"<\|tool_call_begin\|>([^<]*)<\|tool_call_argument_begin\|>", reply)
+    elif fmt == "solar-open":
+        ids = re.findall(r"<\|tool_call:begin\|>([^<]*)<\|tool_call:name\|>", reply)
+    add(fam + ":" + name, fmt, reply, message(got_content, reasoning, expected_calls, ids or None), tail)
+
+
+WEATHER = ("get_weather", {"city": "Paris", "days": 3})
+SEARCH = ("search_docs", {"query": "kv cache", "limit": 5})
+PING = ("ping", {})
+NUMBERLIKE = ("lookup", {"zip": "02134", "code": "123", "count": 3, "ratio": 0.5})
+NESTED = ("configure", {"matrix": [[1, 2], [3, 4.5]], "options": {"lang": "en", "tags": ["a", "b"]},
+                        "label": "nested {\"json\": [1]} text"})
+UNICODE = ("run_python", {"code": "print(\"héllo\") # 中文 👋 \\ back < slash"})
+LT_TEXT = "a < b, c<d>e, </thin and <tool_ca> and <|tool and <\uff5ctool stay text"
+
+for fam in FAMILIES:
+    rendered("reasoning-content", fam, "The answer is 42.", "Let me think.\nStep 2.", [])
+    rendered("content-only", fam, "Just an answer.", None, [])
+    rendered("one-call", fam, "Checking the weather.", None, [WEATHER])
+    rendered("call-only", fam, "", None, [WEATHER])
+    rendered("parallel-calls", fam, "", None, [WEATHER, SEARCH])
+    rendered("no-arg-call", fam, "", None, [PING])
+    rendered("number-like-strings", fam, "", None, [NUMBERLIKE])
+    rendered("nested-args", fam, "", None, [NESTED])
+    rendered("unicode", fam, "Écris « bonjour » 👋 — 中文", None, [UNICODE])
+    rendered("lt-in-text", fam, LT_TEXT, None, [])
+
+# ---- built: families without a corpus template, and quirks ----------------------
+
+W = dumps(WEATHER[1])
+S = dumps(SEARCH[1])
+
+
+def built(name, fmt, reply, content, reasoning, calls, ids=None, tail=None, broken=False):
+    add(fmt + ":" + name, fmt, reply, message(content, reasoning, calls, ids), tail, broken)
+
+
+# from the formats' documentation (vLLM's parsers' docstrings and tests)
+built("doc", "longcat", "Sure.<longcat_tool_call>" + '{"name": "get_weather", "arguments": ' + W +
+      "}</longcat_tool_call>", "Sure.", None, [("get_weather", W)])
+built("doc", "granite", "<think>plan</think><response>Calling.</response><|tool_call|>[" +
+      '{"name": "get_weather", "arguments": ' + W + '}, {"name": "search_docs", "arguments": ' + S + "}]",
+      "Calling.", "plan", [("get_weather", W), ("search_docs", S)])
+built("doc", "granite-20b-fc", '<function_call> {"name": "get_weather", "arguments": ' + W + '}\n'
+      '<function_call> {"name": "search_docs", "arguments": ' + S + '}', None, None,
+      [("get_weather", W), ("search_docs", S)])
+built("doc", "ernie45", "<think>plan</think>\n\n<response>Calling.</response>\n<tool_call>\n" +
+      '{"name": "get_weather", "arguments": ' + W + "}\n</tool_call>", "Calling.", "plan", [("get_weather", W)])
+built("doc", "internlm", "Let me check.<|action_start|><|plugin|>\n" + '{"name": "get_weather", "parameters": ' + W +
+      "}<|action_end|>", "Let me check.", None, [("get_weather", W)])
+built("doc", "step3", "<think>r</think><\uff5ctool_calls_begin\uff5c><\uff5ctool_call_begin\uff5c>function<\uff5ctool_sep\uff5c>"
+      '<steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter>'
+      '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>'
+      "<\uff5ctool_calls_end\uff5c>", None, "r", [("get_weather", '{"city": "Paris", "days": 3}')])
+# quirks named in the landscape document
+K = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" + W + "<|tool_call_end|>"
+built("call-inside-reasoning", "kimi-k2", "<think>I will call it.<|tool_calls_section_begin|>" + K +
+      "<|tool_calls_section_end|>", None, "I will call it.", [("get_weather", W)], ["functions.get_weather:0"])
+built("singular-section", "kimi-k2", "<|tool_call_section_begin|>" + K + "<|tool_call_section_end|>", None, None,
+      [("get_weather", W)], ["functions.get_weather:0"])
+built("no-section", "kimi-k2", "Text." + K, "Text.", None, [("get_weather", W)], ["functions.get_weather:0"])
+built("missing-parameter-close", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
+      "<parameter=days>\n3\n</function>\n</tool_call>", None, None, [("get_weather", '{"city": "Paris", "days": 3}')])
+built("missing-section", "qwen3-coder", "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
+      None, None, [("get_weather", '{"city": "Paris"}')])
+built("int-as-float", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\n-\n</parameter>\n"
+      "<parameter=days>\n140.0\n</parameter>\n</function>\n</tool_call>", None, None,
+      [("get_weather", '{"city": "-", "days": 140.0}')])
+built("not-json-int", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=days>\nthree\n</parameter>\n"
+      "</function>\n</tool_call>", None, None, [("get_weather", '{"days": "three"}')])
+built("text-after-calls", "deepseek-v3.1", "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>"
+      "get_weather<\uff5ctool\u2581sep\uff5c>" + W + "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c> Done.",
+      "Done.", None, [("get_weather", W)])
+built("closed-reasoning-lead", "deepseek-dsml", "</think>Hello.", "Hello.", None, [])
+built("reasoning-open-by-prompt", "minimax-m2", "Thinking here.\n</think>\n\nHi.", "Hi.", "Thinking here.", [],
+      tail="]~b]ai\n<think>\n")
+CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
+built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
+built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
+      '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>', None, [], broken=True)
+built("empty-name", "deepseek-v3.1", "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}",
+      "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}", None, [], broken=True)
+
+out = os.path.join(HERE, "engine_cases.jsonl")
+with open(out, "w", encoding="utf-8") as f:
+    for c in CASES:
+        f.write(json.dumps(c, ensure_ascii=False) + "\n")
+counts = {}
+for c in CASES:
+    counts[c["format"]] = counts.get(c["format"], 0) + 1
+print("wrote %d cases to %s: %s" % (len(CASES), os.path.relpath(out),
+                                     ", ".join("%s %d" % kv for kv in sorted(counts.items()))))

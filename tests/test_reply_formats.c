@@ -1,0 +1,47 @@
+/* test_reply_formats.c — the reply format table (src/reply/formats.c):
+ * every description keeps the engine's marker rules (engine_check_desc:
+ * matching stays one pass), names and examples round-trip through the
+ * public API, and names are unique. Run from the repository root. */
+#include <stdio.h>
+#include <string.h>
+#include "chatfmt.h"
+#include "reply/format_desc.h"
+
+static int passed, failed;
+
+static void check(bool ok, const char *what, const char *detail) {
+    if (ok) {
+        passed++;
+        return;
+    }
+    failed++;
+    fprintf(stderr, "FAIL %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
+}
+
+int main(void) {
+    for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++) {
+        const ReplyFormatDesc *d = &REPLY_FORMATS[k];
+        const char *why = engine_check_desc(d);
+        check(why == NULL, d->name, why);
+        check(reply_format_desc(d->id) == d, d->name, "reply_format_desc finds it");
+        cf_reply_format f;
+        check(cf_reply_format_from_name(d->name, &f) && f == d->id, d->name, "name round trip");
+        check(cf_reply_format_example(d->id) == d->example && d->example && *d->example, d->name, "example");
+    }
+    for (int a = 0; a < CF_REPLY_FORMAT_COUNT; a++) {
+        const char *na = cf_reply_format_name((cf_reply_format)a);
+        check(cf_reply_format_example((cf_reply_format)a) != NULL, na, "every format has an example");
+        for (int b = a + 1; b < CF_REPLY_FORMAT_COUNT; b++)
+            check(strcmp(na, cf_reply_format_name((cf_reply_format)b)) != 0, na, "names are unique");
+    }
+    /* a description that breaks the rules is refused: a marker whose first
+     * byte recurs inside another would let a failed partial match hide it */
+    ReplyFormatDesc bad = REPLY_FORMATS[0];
+    bad.drop[0] = "<a<b>";
+    check(engine_check_desc(&bad) != NULL, "a rule-breaking description", "refused");
+    bad = REPLY_FORMATS[0];
+    bad.section_open[1] = "<tool_call>x";
+    check(engine_check_desc(&bad) != NULL, "a prefix marker", "refused");
+    printf("%zu described formats\n%d passed, %d failed\n", REPLY_FORMATS_COUNT, passed, failed);
+    return failed ? 1 : 0;
+}
