@@ -149,7 +149,7 @@ static GExpr *xml_params(Gram *g, SchemaCx *c, const CallSyntax *s, Value params
             for (size_t r = 0; r < req.u.list->len; r++)
                 if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
         GExpr *value;
-        if (schema_allows_string(c, ps)) {
+        if (schema_takes_string(c, ps)) {
             GExpr *choices = schema_raw_string_choices(c, ps);
             value = choices ? choices : until(g, s->value_close);
         } else {

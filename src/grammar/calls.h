@@ -10,7 +10,7 @@
 #ifndef CF_GRAMMAR_CALLS_H
 #define CF_GRAMMAR_CALLS_H
 
-#include "schema.h"
+#include "json_schema.h"
 
 typedef enum CallArgStyle {
     ARGS_JSON_OBJECT,    /* {"name": N, "arguments": {...}} */

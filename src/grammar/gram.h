@@ -1,7 +1,7 @@
 /* gram.h — a context-free grammar held as expression trees, printed as
  * GBNF (llama.cpp's grammar parser) or Lark (python-lark and llguidance).
  *
- * Both converters (schema.c: JSON Schema -> rules; calls.c: a reply
+ * Both converters (json_schema.c: JSON Schema -> rules; calls.c: a reply
  * format's call syntax -> rules) build the same trees, so one grammar has
  * two spellings that accept the same text. Everything lives in the Rt's
  * arena; work is bounded by the Rt's step budget and by GRAM_MAX_RULES. */

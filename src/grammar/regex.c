@@ -10,7 +10,7 @@
  * The grammar matches the JSON string's *text*, so a pattern character is
  * matched as json.dumps(ensure_ascii=False) spells it ('"' as \", controls
  * as escapes); '.' and negated classes accept any JSON character. */
-#include "schema.h"
+#include "json_schema.h"
 
 typedef struct Rx {
     Gram *g;
@@ -24,7 +24,7 @@ enum { RX_MAX_LEN = 4096, RX_MAX_DEPTH = 64 };
 static uint32_t any_char_rule(Gram *g) {
     uint32_t id = gram_rule_find(g, "char");
     if (id != UINT32_MAX) return id;
-    /* the same definition as schema.c's (whichever asks first makes it) */
+    /* the same definition as json_schema.c's (whichever asks first makes it) */
     id = gram_rule_new(g, "char", 4);
     GExpr *plain = gx_class(g, true, (const GRange[]){{'"', '"'}, {'\\', '\\'}, {0, 0x1F}}, 3);
     GExpr *esc = gx_seq(g, gx_litz(g, "\\"),

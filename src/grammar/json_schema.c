@@ -1,4 +1,4 @@
-/* schema.c — JSON Schema to grammar rules. See schema.h for what is covered.
+/* json_schema.c — JSON Schema to grammar rules. See json_schema.h for what is covered.
  *
  * Shape of the JSON the rules accept: a value never includes whitespace
  * around it; containers put `ws` after each opening bracket, key, colon,
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include "engine/json.h"
-#include "schema.h"
+#include "json_schema.h"
 
 struct SchemaCx {
     Gram *g;
@@ -901,7 +901,7 @@ static bool allows_string(SchemaCx *c, Value s, int depth) {
     return true;   /* untyped: a string is allowed */
 }
 
-bool schema_allows_string(SchemaCx *c, Value schema) { return allows_string(c, schema, 0); }
+bool schema_takes_string(SchemaCx *c, Value schema) { return allows_string(c, schema, 0); }
 
 GExpr *schema_raw_string_choices(SchemaCx *c, Value s) {
     Gram *g = c->g;

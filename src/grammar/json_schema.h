@@ -1,4 +1,4 @@
-/* schema.h — JSON Schema to grammar rules (gram.h).
+/* json_schema.h — JSON Schema to grammar rules (gram.h).
  *
  * Covered: type (and lists of types), properties in their order with
  * required/optional, additionalProperties (bool or schema; absent = any
@@ -11,8 +11,8 @@
  * the schema, never less — and named in a warning. The JSON text the rules
  * accept is RFC 8259 with bounded whitespace (GRAM_WS_MAX between tokens),
  * object members in the schema's property order. */
-#ifndef CF_GRAMMAR_SCHEMA_H
-#define CF_GRAMMAR_SCHEMA_H
+#ifndef CF_GRAMMAR_JSON_SCHEMA_H
+#define CF_GRAMMAR_JSON_SCHEMA_H
 
 #include "gram.h"
 
@@ -28,7 +28,7 @@ void schema_cx_close_objects(SchemaCx *c);
 uint32_t schema_rule(SchemaCx *c, Value schema, const char *name);
 /* Does every value `schema` accepts include strings? (typed-XML formats
  * write such parameters raw) */
-bool schema_allows_string(SchemaCx *c, Value schema);
+bool schema_takes_string(SchemaCx *c, Value schema);
 /* For a schema that only allows strings: its enum/const strings as raw
  * literals, or NULL when it allows any text. */
 GExpr *schema_raw_string_choices(SchemaCx *c, Value schema);
