@@ -141,6 +141,16 @@ for set in seeds corpus; do
     fi
 done
 
+# Decoding grammars: chatfmt's JSON Schema grammars and llama.cpp's own converter
+# (common/json-schema-to-grammar.cpp, same llama.rn sources) on the same generated
+# (schema, instance) pairs, each run through llama.cpp's grammar engine and judged
+# against Python's jsonschema; python-lark on chatfmt's Lark spelling of all of them.
+echo "== JSON Schema grammars vs jsonschema (tests/grammar/schema_pairs.py)"
+check=$(BUILD=$BUILD bash tests/grammar/llama_engine.sh 2>&1 | tail -n 1)
+case $check in
+    SKIP*) echo "compare_peers: grammars skipped (${check#SKIP })" ;;
+    *) python3 tests/grammar/schema_agreement.py "$BUILD/chatfmt" "$check" --lark --llama-converter | sed 's/^PASS //; s/^FAIL /FAIL: /' ;;
+esac
 # ---- replies: chatfmt's parser next to llama.cpp's, on the same cases --------
 # the peers' own parser tests (shared/replies) and the corpus round trip of
 # tests/reply_template_roundtrip.py; per source / scenario and the totals.

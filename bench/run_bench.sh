@@ -10,6 +10,7 @@
 #                    all cores (the default)
 #   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
+#   grammars         bench/bench_grammar: cf_tool_grammar for 60 tools (us a call)
 #   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/bench_dataset.sh, if present
 # Jinja2 and chatfmt alternate over several rounds and each side keeps its
 # best (BENCH_ROUNDS; see the comment at the render-only step).
@@ -101,6 +102,12 @@ if [ -f bench/bench_reply.c ]; then
       [ "$NCPU" -gt 1 ] && echo "(CPU $r)"
       pin "$r" "$OUT/bench_reply"
     done
+  fi
+fi
+if [ -f bench/bench_grammar.c ]; then
+  echo "== tool-call grammars (cf_tool_grammar, 60 tools)"
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_grammar.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_grammar"; then
+    "$OUT/bench_grammar" 100
   fi
 fi
 if [ -f bench/bench_python.py ]; then

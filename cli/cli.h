@@ -28,6 +28,7 @@ int cmd_parse(int argc, char **argv);       /* cli/cmd_parse.c (replies) */
 int cmd_list_templates(int argc, char **argv); /* cli/cmd_templates.c (loaders) */
 int cmd_repair(int argc, char **argv);      /* cli/cmd_templates.c (loaders) */
 int cmd_caps(int argc, char **argv);        /* cli/cmd_caps.c */
+int cmd_grammar(int argc, char **argv);     /* cli/cmd_grammar.c (grammars) */
 int cmd_formats(int argc, char **argv);     /* cli/cmd_formats.c (replies) */
 /* `chatfmt render TEMPLATE --jsonl IN.jsonl ...`: dataset mode (cli/cmd_dataset.c);
  * argv as given to cmd_render. */

@@ -81,6 +81,7 @@ static void usage(FILE *to) {
           "  render          render a template with a context (chat mode by default)\n"
           "  parse           parse a model reply into an assistant message\n"
           "  caps            probe what a template supports (JSON)\n"
+          "  grammar         the decoding grammar for a request's tools (GBNF, Lark, structural tag)\n"
           "  formats         list the reply formats parse reads, with an example each\n"
           "  list-templates  list the built-in templates\n"
           "  repair          print a web-copied template with its damage undone\n"
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
     if (!strcmp(cmd, "list-templates")) return cmd_list_templates(argc - 1, argv + 1);
     if (!strcmp(cmd, "repair")) return cmd_repair(argc - 1, argv + 1);
     if (!strcmp(cmd, "caps")) return cmd_caps(argc - 1, argv + 1);
+    if (!strcmp(cmd, "grammar")) return cmd_grammar(argc - 1, argv + 1);
     if (!strcmp(cmd, "formats")) return cmd_formats(argc - 1, argv + 1);
     fprintf(stderr, "chatfmt: error: UsageError: unknown command '%s'\n", cmd);
     usage(stderr);

@@ -521,6 +521,72 @@ CF_API bool cf_reply_stream_finish(cf_reply_stream *s, cf_error *err);
 CF_API const char *cf_reply_stream_drain(cf_reply_stream *s, size_t *len);
 CF_API void cf_reply_stream_free(cf_reply_stream *s);
 
+/* ---- constrained decoding: grammars for tool calls (src/grammar/) ------------ */
+/* @@GRAMMAR@@ (section owned by the grammar stage) */
+
+/* A decoding grammar that makes a model's reply one the reply parser reads
+ * back with valid calls: the tool name one of those offered, the arguments
+ * valid against the tool's JSON schema, in the format's own call syntax.
+ * It comes from the same markers the parser reads (src/grammar/calls.c). */
+typedef enum cf_tool_choice {
+    CF_TOOL_CHOICE_AUTO = 0,   /* free text, or calls (the grammar is lazy: triggers start it) */
+    CF_TOOL_CHOICE_REQUIRED,   /* at least one call; only reasoning and whitespace before it */
+    CF_TOOL_CHOICE_NONE,       /* no grammar at all */
+    CF_TOOL_CHOICE_NAMED       /* as required, with only the tool named in tool_name */
+} cf_tool_choice;
+
+enum { CF_EMIT_GBNF = 1, CF_EMIT_LARK = 2, CF_EMIT_STRUCTURAL_TAG = 4, CF_EMIT_ALL = 7 };
+
+typedef struct cf_grammar_options {
+    cf_reply_format format;    /* the reply format (cf_reply_format_detect); plain has no calls */
+    const char *tools_json;    /* OpenAI tools array (NUL-terminated JSON) */
+    cf_tool_choice tool_choice;
+    const char *tool_name;     /* CF_TOOL_CHOICE_NAMED: the tool */
+    bool single_call;          /* parallel_tool_calls=false: at most one call */
+    const char *prompt_tail;   /* as in cf_reply_options: ending in the reasoning opener
+                                  means the reply starts inside reasoning, in the closer
+                                  that it has none; else reasoning may come first */
+    bool reasoning_open;       /* the reply starts inside reasoning */
+    unsigned emit;             /* CF_EMIT_* bits; 0 = all */
+    const cf_limits *limits;   /* NULL: defaults (max_steps, max_memory, max_string,
+                                  max_json_depth apply) */
+} cf_grammar_options;
+
+/* The grammar for a request, as compact JSON (malloc'd; free()), keys in order:
+ *   "format"            the reply format
+ *   "grammar"           GBNF as llama.cpp's grammar parser reads it (root rule "root"),
+ *                       or null (tool_choice none, or not emitted)
+ *   "grammar_lazy"      true for tool_choice auto: the grammar applies from a trigger on
+ *   "grammar_triggers"  [{"type": "word"|"pattern"|"pattern_full"|"token", "value"}], in
+ *                       llama.cpp's meanings ("pattern": a regex searched anywhere, the
+ *                       grammar starts at its first capture group)
+ *   "preserved_tokens"  the format's special tokens (the sampler must let them through whole)
+ *   "additional_stops"  strings that end the reply besides the model's end of turn
+ *   "structural_tag"    xgrammar's {"type": "structural_tag", "format": {"type":
+ *                       "triggered_tags", ...}} (vLLM, SGLang), or null
+ *   "lark"              the whole reply in Lark (llguidance; python-lark reads it too:
+ *                       root rule "start"), or null
+ *   "warnings"          what the schemas ask that the grammar relaxes (it then accepts
+ *                       more than the schema, never less)
+ * Reasoning stays free text. Work and size are bounded by the limits: a
+ * hostile schema fails with LimitError, never runs away.
+ * NULL + err: UsageError (no tools, unknown NAME, a format without calls
+ * and a choice other than none), JSONDecodeError, LimitError, MemoryError. */
+CF_API char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *err);
+
+typedef enum cf_grammar_syntax { CF_GRAMMAR_GBNF = 0, CF_GRAMMAR_LARK } cf_grammar_syntax;
+
+/* One JSON Schema as a grammar for the JSON values it accepts (root rule
+ * "root" in GBNF, "start" in Lark), as JSON: {"grammar": "...", "warnings":
+ * [...]}. Covered: type (and lists), properties in order with required /
+ * optional, additionalProperties, enum, const, anyOf/oneOf, allOf, $ref to
+ * $defs/definitions (recursive too), items/prefixItems/minItems/maxItems,
+ * minLength/maxLength, pattern (docs/grammar.md names the regex subset),
+ * format date/time/date-time/uuid, integer minimum/maximum, nullable.
+ * Malloc'd (free()); NULL + err as cf_tool_grammar. */
+CF_API char *cf_schema_grammar(const char *schema_json, size_t len, cf_grammar_syntax syntax,
+                               const cf_limits *limits, size_t *out_len, cf_error *err);
+
 /* ---- variables built from the host's own data (src/engine/builder.c) ---------- */
 
 /* Push a render's variables value by value, straight from your own data (a

@@ -25,6 +25,8 @@
 #      at least ROUNDTRIP_MIN matched)
 #   g. tests/*_test.sh scripts (exit status decides)
 #   h. the JavaScript package js/ (make wasm; node --test js/test/), when node is present
+#   i. decoding grammars through llama.cpp's grammar engine, jsonschema and
+#      python-lark (tests/grammar/)
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -431,6 +433,54 @@ for script in tests/*_test.sh; do
         fail "$name" "exit status $?: $(tail -n 3 "$log" | oneline)"
     fi
 done
+
+# ---- i. decoding grammars (tests/grammar/) ---------------------------------------------
+# llama.cpp's own grammar engine (llama-grammar.cpp from the pinned llama.rn sources,
+# built by tests/grammar/llama_engine.sh) runs the grammars chatfmt emits: every reply
+# of the round trip accepted, broken ones rejected; JSON Schema grammars agree with
+# Python's jsonschema, and python-lark reads the Lark spelling of the same schemas.
+
+# relay CMD...: the PASS/FAIL/SKIP lines a script prints become steps here.
+relay() {
+    local out line word name rest
+    out=$("$@" 2>&1)
+    local st=$?
+    local seen=0
+    while IFS= read -r line; do
+        if [[ $line =~ ^(PASS|FAIL|SKIP)\ ([^ ]+)\ \((.*)\)$ ]]; then
+            word=${BASH_REMATCH[1]} name=${BASH_REMATCH[2]} rest=${BASH_REMATCH[3]}
+            seen=1
+            case $word in
+                PASS) pass "$name" "$rest" ;;
+                FAIL) fail "$name" "$rest"; printf '%s\n' "$out" | grep -v -E '^(PASS|FAIL|SKIP) ' | head -n 15 | indent ;;
+                SKIP) skip "$name" "$rest" ;;
+            esac
+        fi
+    done <<< "$out"
+    [ "$seen" = 1 ] || fail "$(basename "$2" .py)" "exit status $st: $(printf '%s\n' "$out" | tail -n 3 | oneline)"
+}
+
+grammar_python_ready() {
+    python3 -c 'import jsonschema' 2> /dev/null && return 0
+    # Debian's package, for the python3 on PATH when it is not Debian's own
+    { apt-get install -y -qq python3-jsonschema || { apt-get update -qq && apt-get install -y -qq python3-jsonschema; }; } > /dev/null 2>&1
+    PYTHONPATH=/usr/lib/python3/dist-packages python3 -c 'import jsonschema' 2> /dev/null
+}
+
+llama_check=$(BUILD=$BUILD bash tests/grammar/llama_engine.sh 2>&1 | tail -n 1)
+case $llama_check in
+    SKIP*) skip grammar_llamacpp "llama.cpp's grammar engine: ${llama_check#SKIP }" ;;
+    *)
+        relay python3 tests/grammar/roundtrip_grammar.py "$CHATFMT_BIN" "$llama_check" "$SHARED"
+        if grammar_python_ready; then
+            python3 -c 'import lark' 2> /dev/null || [ -d /usr/lib/python3/dist-packages/lark ] ||
+                apt-get install -y -qq python3-lark > /dev/null 2>&1
+            relay python3 tests/grammar/schema_agreement.py "$CHATFMT_BIN" "$llama_check" --lark --lark-every 4
+        else
+            skip schema_gbnf_llamacpp "needs Python's jsonschema (python3-jsonschema)"
+        fi
+        ;;
+esac
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

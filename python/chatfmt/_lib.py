@@ -103,6 +103,13 @@ class ReplyOptions(ctypes.Structure):
                 ("limits", ctypes.POINTER(Limits))]
 
 
+class GrammarOptions(ctypes.Structure):
+    _fields_ = [("format", ctypes.c_int), ("tools_json", ctypes.c_char_p), ("tool_choice", ctypes.c_int),
+                ("tool_name", ctypes.c_char_p), ("single_call", ctypes.c_bool),
+                ("prompt_tail", ctypes.c_char_p), ("reasoning_open", ctypes.c_bool),
+                ("emit", ctypes.c_uint), ("limits", ctypes.POINTER(Limits))]
+
+
 # ---- functions ----
 
 _P = ctypes.c_void_p
@@ -159,6 +166,12 @@ CF_RENDER_UNSUPPORTED, CF_RENDER_BIG = -2, -3
 # Template capabilities (src/chat/caps.c); absent from libraries built before it.
 cf_caps_json = _declare("cf_caps_json", _P, _P, _P, _ERR) if hasattr(lib, "cf_caps_json") else None
 
+# Decoding grammars (src/grammar/); absent from libraries built before them.
+cf_tool_grammar = (_declare("cf_tool_grammar", _P, ctypes.POINTER(GrammarOptions), _SIZE_P, _ERR)
+                   if hasattr(lib, "cf_tool_grammar") else None)
+cf_schema_grammar = (_declare("cf_schema_grammar", _P, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int,
+                              ctypes.POINTER(Limits), _SIZE_P, _ERR)
+                     if hasattr(lib, "cf_schema_grammar") else None)
 # The special tokens of a template as JSON (pickling); absent from older libraries.
 cf_context_to_json = _declare("cf_context_to_json", _P, _P, _SIZE_P, _ERR) \
     if hasattr(lib, "cf_context_to_json") else None

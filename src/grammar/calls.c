@@ -1,0 +1,387 @@
+/* calls.c — the call syntax of each reply format (data), and the walk that
+ * turns a description plus the request's tools into grammar rules, lazy
+ * triggers and an xgrammar structural tag. */
+#include <stdio.h>
+#include "engine/json.h"
+#include "calls.h"
+
+/* ---- the formats ---- */
+
+static const char *const HERMES_TOKENS[] = {"<think>", "</think>", "<tool_call>", "</tool_call>", NULL};
+static const char *const GLM45_TOKENS[] = {"<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>",
+                                           "</arg_key>", "<arg_value>", "</arg_value>", NULL};
+static const char *const GLM45_STOPS[] = {"<|observation|>", "<|user|>", NULL};
+static const char *const COMMAND_A_TOKENS[] = {"<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>",
+                                               "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>", NULL};
+static const char *const COMMAND_A_STOPS[] = {"<|END_OF_TURN_TOKEN|>", NULL};
+static const char *const NONE[] = {NULL};
+
+static const CallSyntax HERMES = {
+    .format = "hermes", .reasoning_open = "<think>", .reasoning_close = "</think>",
+    .call_open = "<tool_call>", .call_close = "</tool_call>", .style = ARGS_JSON_OBJECT,
+    .name_key = "name", .args_key = "arguments", .name_args_any_order = true,
+    .canon_after_open = "\n", .canon_before_close = "\n",
+    .preserved_tokens = HERMES_TOKENS, .additional_stops = NONE,
+};
+
+static const CallSyntax GLM45 = {
+    .format = "glm45", .reasoning_open = "<think>", .reasoning_close = "</think>",
+    .call_open = "<tool_call>", .call_close = "</tool_call>", .style = ARGS_XML_PARAMS,
+    .key_open = "<arg_key>", .key_close = "</arg_key>", .value_open = "<arg_value>", .value_close = "</arg_value>",
+    .canon_after_open = "", .canon_before_close = "",
+    .preserved_tokens = GLM45_TOKENS, .additional_stops = GLM45_STOPS,
+};
+
+static const CallSyntax COMMAND_A = {
+    .format = "command-a", .reasoning_open = "<|START_THINKING|>", .reasoning_close = "<|END_THINKING|>",
+    .section_open = "<|START_ACTION|>", .section_close = "<|END_ACTION|>", .calls_in_array = true,
+    .style = ARGS_JSON_OBJECT, .id_key = "tool_call_id", .name_key = "tool_name", .args_key = "parameters",
+    .canon_after_open = "[\n    ", .canon_before_close = "\n]",
+    .preserved_tokens = COMMAND_A_TOKENS, .additional_stops = COMMAND_A_STOPS,
+};
+
+const CallSyntax *call_syntax_of(cf_reply_format f) {
+    switch (f) {
+    case CF_REPLY_HERMES: return &HERMES;
+    case CF_REPLY_GLM45: return &GLM45;
+    case CF_REPLY_COMMAND_A: return &COMMAND_A;
+    default: return NULL;
+    }
+}
+
+/* ---- tools ---- */
+
+Value tool_function(Value tool) {
+    Value inner;
+    if (schema_get(tool, "function", &inner) && inner.type == VT_DICT) return inner;
+    return tool;
+}
+
+bool tool_name(Value tool, Str **out) {
+    Value v;
+    if (!schema_get(tool_function(tool), "name", &v) || v.type != VT_STR) return false;
+    *out = v.u.s;
+    return true;
+}
+
+Value tool_parameters(Value tool) {
+    Value v;
+    if (schema_get(tool_function(tool), "parameters", &v) && (v.type == VT_DICT || v.type == VT_BOOL)) return v;
+    return v_none();
+}
+
+/* ---- text without a delimiter ---- */
+
+/* Text in which `delim` does not occur (possibly empty), as a chain of
+ * rules: level k means the last k characters were delim's first k. A
+ * delimiter's first character must not recur in it (true of every tag here). */
+static GExpr *until(Gram *g, const char *delim) {
+    char base[96];
+    snprintf(base, sizeof base, "until-%.60s", delim);
+    size_t L = strlen(delim);
+    uint32_t first = gram_memo_get(g, base);
+    if (first == UINT32_MAX) {
+        uint32_t *lv = rt_alloc(g->rt, L * sizeof *lv);
+        lv[0] = first = gram_rule_new(g, base, strlen(base));
+        gram_memo_put(g, base, first);
+        for (size_t k = 1; k < L; k++) {
+            char nm[112];
+            snprintf(nm, sizeof nm, "%s-%zu", g->rules[first].name, k);
+            lv[k] = gram_rule_new(g, nm, strlen(nm));
+        }
+        GRange d0 = {(unsigned char)delim[0], (unsigned char)delim[0]};
+        GExpr *restart = gx_seq(g, gx_lit(g, delim, 1), gx_opt(g, gx_ref(g, lv[1 < L ? 1 : 0])));
+        gram_rule_set(g, lv[0], gx_alt(g, gx_seq(g, gx_class(g, true, &d0, 1), gx_opt(g, gx_ref(g, lv[0]))),
+                                        L > 1 ? restart : NULL));
+        for (size_t k = 1; k < L; k++) {
+            GRange ex[2] = {{(unsigned char)delim[k], (unsigned char)delim[k]}, d0};
+            GExpr *other = gx_seq(g, gx_class(g, true, ex, 2), gx_opt(g, gx_ref(g, lv[0])));
+            GExpr *again = gx_seq(g, gx_lit(g, delim, 1), gx_opt(g, gx_ref(g, lv[1])));
+            GExpr *on = k + 1 < L ? gx_seq(g, gx_lit(g, delim + k, 1), gx_opt(g, gx_ref(g, lv[k + 1]))) : NULL;
+            gram_rule_set(g, lv[k], gx_alt(g, other, again, on));
+        }
+    }
+    return gx_opt(g, gx_ref(g, first));
+}
+
+/* ---- one call ---- */
+
+static GExpr *ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+
+static GExpr *json_key(Gram *g, const char *k) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, strlen(k) + 2);
+    json_write_string(&sb, k, strlen(k), false);
+    return gx_lit(g, sb.p, sb.len);
+}
+
+static GExpr *json_name(Gram *g, const Str *name) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, name->len + 2);
+    json_write_string(&sb, name->data, name->len, false);
+    return gx_lit(g, sb.p, sb.len);
+}
+
+static uint32_t args_rule(Gram *g, SchemaCx *c, Value params, const Str *name) {
+    char nm[96];
+    snprintf(nm, sizeof nm, "%.60s-args", name->data);
+    if (params.type == VT_NONE) {
+        /* no parameters: an object (OpenAI sends "{}") */
+        Dict *d = dict_new(g->rt, 1);
+        dict_set(g->rt, d, v_strz(g->rt, "type"), v_strz(g->rt, "object"));
+        params = v_dict_of(d);
+    }
+    return schema_rule(c, params, nm);
+}
+
+/* typed-XML parameters: each one written as the format spells it, in the
+ * schema's order; required ones must be there. Parameters the schema does
+ * not name are not offered (the parser could not type them). */
+static GExpr *xml_params(Gram *g, SchemaCx *c, const CallSyntax *s, Value params, const Str *name) {
+    Value props, req;
+    if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
+    GList items = {0};
+    for (size_t i = 0; i < dict_len(props.u.dict); i++) {
+        Value k = dict_key_at(props.u.dict, i), ps = dict_val_at(props.u.dict, i);
+        if (k.type != VT_STR) continue;
+        bool required = false;
+        if (schema_get(params, "required", &req) && req.type == VT_LIST)
+            for (size_t r = 0; r < req.u.list->len; r++)
+                if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
+        GExpr *value;
+        if (schema_takes_string(c, ps)) {
+            GExpr *choices = schema_raw_string_choices(c, ps);
+            value = choices ? choices : until(g, s->value_close);
+        } else {
+            char nm[96];
+            snprintf(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
+            value = gx_seq(g, ws(g), gx_ref(g, schema_rule(c, ps, nm)), ws(g));
+        }
+        GExpr *item = gx_seq(g, gx_litz(g, s->key_open), gx_lit(g, k.u.s->data, k.u.s->len), gx_litz(g, s->key_close), ws(g),
+                             gx_litz(g, s->value_open), value, gx_litz(g, s->value_close), ws(g));
+        gl_push(g, &items, required ? item : gx_opt(g, item));
+    }
+    Value addl;
+    if (schema_get(params, "additionalProperties", &addl) && !(addl.type == VT_BOOL && !addl.u.b))
+        gram_warn(g, "%s: parameters the schema does not name are not offered", s->format);
+    return gl_seq(g, &items);
+}
+
+/* The call's text between call_open and call_close (or the array element). */
+static GExpr *call_body(Gram *g, const CallSyntax *s, Value tool) {
+    Str *name;
+    if (!tool_name(tool, &name)) return NULL;
+    Value params = tool_parameters(tool);
+    SchemaCx *c = schema_cx_new(g, params);   /* $ref pointers are relative to the tool's parameters */
+    schema_cx_close_objects(c);
+    if (s->style == ARGS_XML_PARAMS)
+        return gx_seq(g, gx_lit(g, name->data, name->len), ws(g), xml_params(g, c, s, params, name));
+    GExpr *colon = gx_seq(g, ws(g), gx_litz(g, ":"), ws(g));
+    GExpr *name_part = gx_seq(g, json_key(g, s->name_key), colon, json_name(g, name), ws(g));
+    GExpr *args_part = gx_seq(g, json_key(g, s->args_key), colon, gx_ref(g, args_rule(g, c, params, name)), ws(g));
+    GExpr *comma = gx_seq(g, gx_litz(g, ","), ws(g));
+    GExpr *id_part = s->id_key ? gx_seq(g, json_key(g, s->id_key), colon, gx_ref(g, gram_string(g)), ws(g), comma) : NULL;
+    GExpr *fwd = gx_seq(g, gx_litz(g, "{"), ws(g), id_part, name_part, comma, args_part, gx_litz(g, "}"));
+    if (!s->name_args_any_order) return fwd;
+    GExpr *rev = gx_seq(g, gx_litz(g, "{"), ws(g), args_part, comma, name_part, gx_litz(g, "}"));
+    return gx_alt(g, fwd, rev);
+}
+
+static GExpr *one_call(Gram *g, const CallRequest *r) {
+    const CallSyntax *s = r->syn;
+    GList alts = {0};
+    const List *tools = r->tools.u.list;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) {
+            gram_warn(g, "a tool without a name is left out");
+            continue;
+        }
+        char nm[96];
+        snprintf(nm, sizeof nm, "call-%.60s", name->data);
+        uint32_t id = gram_rule_new(g, nm, strlen(nm));
+        GExpr *body = call_body(g, s, tools->items[i]);
+        if (s->call_open) body = gx_seq(g, gx_litz(g, s->call_open), ws(g), body, ws(g), gx_litz(g, s->call_close));
+        gram_rule_set(g, id, body);
+        gl_push(g, &alts, gx_ref(g, id));
+    }
+    GExpr *e = gl_alt(g, &alts);
+    if (!e) rt_throw(g->rt, CF_ERR_USAGE, "no tool with a name to call");
+    uint32_t id = gram_rule_new(g, "tool-call", 9);
+    gram_rule_set(g, id, e);
+    return gx_ref(g, id);
+}
+
+static GExpr *calls_expr(Gram *g, const CallRequest *r) {
+    const CallSyntax *s = r->syn;
+    GExpr *one = one_call(g, r);
+    if (s->calls_in_array) {
+        GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, gx_litz(g, ","), ws(g), one, ws(g)), 0, GREP_INF) : NULL;
+        return gx_seq(g, gx_litz(g, s->section_open), ws(g), gx_litz(g, "["), ws(g), one, ws(g), more, gx_litz(g, "]"), ws(g),
+                      gx_litz(g, s->section_close));
+    }
+    GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, ws(g), one), 0, GREP_INF) : NULL;
+    GExpr *calls = gx_seq(g, one, more);
+    if (s->section_open) calls = gx_seq(g, gx_litz(g, s->section_open), ws(g), calls, ws(g), gx_litz(g, s->section_close));
+    return calls;
+}
+
+/* Reasoning before anything else, as the prompt left it. */
+static GExpr *reasoning_prefix(Gram *g, const CallRequest *r) {
+    const CallSyntax *s = r->syn;
+    if (!s->reasoning_close || r->reasoning == REASON_CLOSED) return ws(g);
+    GExpr *body = gx_seq(g, until(g, s->reasoning_close), gx_litz(g, s->reasoning_close));
+    if (r->reasoning == REASON_OPEN) return gx_seq(g, body, ws(g));
+    return gx_seq(g, ws(g), gx_opt(g, gx_seq(g, gx_opt(g, gx_litz(g, s->reasoning_open)), body)), ws(g));
+}
+
+static const char *call_marker(const CallSyntax *s) { return s->section_open ? s->section_open : s->call_open; }
+
+CallGrammar call_grammar(Gram *g, const CallRequest *r) {
+    CallGrammar out;
+    GExpr *calls = calls_expr(g, r);
+    uint32_t calls_id = gram_rule_new(g, "tool-calls", 10);
+    gram_rule_set(g, calls_id, calls);
+    GExpr *tail = ws(g);
+    GExpr *prefix = reasoning_prefix(g, r);
+    if (r->required) {
+        out.gbnf_root = gram_rule_new(g, "reply", 5);
+        gram_rule_set(g, out.gbnf_root, gx_seq(g, prefix, gx_ref(g, calls_id), tail));
+        out.lark_root = out.gbnf_root;
+        return out;
+    }
+    /* lazy: the grammar starts at the trigger, with the call marker */
+    out.gbnf_root = gram_rule_new(g, "calls-from-trigger", 18);
+    gram_rule_set(g, out.gbnf_root, gx_seq(g, gx_ref(g, calls_id), tail));
+    /* Lark constrains the whole reply: free text up to the first call */
+    out.lark_root = gram_rule_new(g, "reply", 5);
+    gram_rule_set(g, out.lark_root, gx_seq(g, prefix, until(g, call_marker(r->syn)), gx_opt(g, gx_seq(g, gx_ref(g, calls_id), tail))));
+    return out;
+}
+
+/* ---- triggers ---- */
+
+static void regex_escape(StrBuf *sb, const char *z) {
+    for (; *z; z++) {
+        if (strchr("\\^$.|?*+()[]{}", *z)) sb_putc(sb, '\\');
+        sb_putc(sb, *z);
+    }
+}
+
+static void put_trigger(StrBuf *sb, const char *type, const char *value, size_t n) {
+    sb_puts(sb, "{\"type\":\"");
+    sb_puts(sb, type);
+    sb_puts(sb, "\",\"value\":");
+    json_write_string(sb, value, n, false);
+    sb_putc(sb, '}');
+}
+
+void call_triggers(const CallRequest *r, StrBuf *sb) {
+    const CallSyntax *s = r->syn;
+    const char *marker = call_marker(s);
+    sb_putc(sb, '[');
+    if (r->reasoning == REASON_OPEN && s->reasoning_close) {
+        /* a call mentioned inside the open reasoning does not start the grammar */
+        StrBuf re;
+        sb_init(sb->rt, &re, 64);
+        regex_escape(&re, s->reasoning_close);
+        sb_puts(&re, "[\\s\\S]*?(");
+        regex_escape(&re, marker);
+        sb_putc(&re, ')');
+        put_trigger(sb, "pattern", re.p, re.len);
+    } else {
+        put_trigger(sb, "word", marker, strlen(marker));
+    }
+    sb_putc(sb, ']');
+}
+
+/* ---- xgrammar structural tag ---- */
+
+static void put_json_z(StrBuf *sb, const char *z) { json_write_string(sb, z, strlen(z), false); }
+
+void call_structural_tag(Gram *g, const CallRequest *r, StrBuf *sb) {
+    const CallSyntax *s = r->syn;
+    JsonDumpOpts o;
+    json_opts_default(&o);
+    const char *marker = call_marker(s);
+    sb_puts(sb, "{\"type\":\"structural_tag\",\"format\":{\"type\":\"triggered_tags\",\"triggers\":[");
+    put_json_z(sb, marker);
+    sb_puts(sb, "],\"tags\":[");
+    const List *tools = r->tools.u.list;
+    bool first = true;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) continue;
+        Value params = tool_parameters(tools->items[i]);
+        if (!first) sb_putc(sb, ',');
+        first = false;
+        StrBuf begin, end;
+        sb_init(g->rt, &begin, 64);
+        sb_init(g->rt, &end, 32);
+        sb_puts(sb, "{\"type\":\"tag\",\"begin\":");
+        if (s->style == ARGS_XML_PARAMS) {
+            /* the parameters as a grammar (xgrammar reads GBNF) */
+            sb_puts(&begin, s->call_open);
+            sb_put(&begin, name->data, name->len);
+            sb_puts(&end, s->call_close);
+            json_write_string(sb, begin.p, begin.len, false);
+            sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
+            uint32_t id = gram_rule_new(g, "xml-params", 10);
+            gram_rule_set(g, id, gx_seq(g, ws(g), xml_params(g, schema_cx_new(g, params), s, params, name)));
+            StrBuf gb;
+            sb_init(g->rt, &gb, 256);
+            gram_print_gbnf(g, &gb, id, "root");
+            json_write_string(sb, gb.p, gb.len, false);
+            sb_putc(sb, '}');
+        } else if (s->calls_in_array) {
+            /* the element varies by its id: the whole object is the content */
+            sb_puts(&begin, s->section_open);
+            sb_puts(&begin, s->canon_after_open);
+            sb_puts(&end, s->canon_before_close);
+            sb_puts(&end, s->section_close);
+            json_write_string(sb, begin.p, begin.len, false);
+            sb_puts(sb, ",\"content\":{\"type\":\"json_schema\",\"json_schema\":{\"type\":\"object\",\"properties\":{");
+            put_json_z(sb, s->id_key);
+            sb_puts(sb, ":{\"type\":\"string\"},");
+            put_json_z(sb, s->name_key);
+            sb_puts(sb, ":{\"const\":");
+            json_write_string(sb, name->data, name->len, false);
+            sb_puts(sb, "},");
+            put_json_z(sb, s->args_key);
+            sb_putc(sb, ':');
+            if (params.type == VT_NONE) sb_puts(sb, "{\"type\":\"object\"}");
+            else json_dump(g->rt, sb, params, &o);
+            sb_puts(sb, "},\"required\":[");
+            put_json_z(sb, s->name_key);
+            sb_putc(sb, ',');
+            put_json_z(sb, s->args_key);
+            sb_puts(sb, "]}}");
+        } else {
+            sb_puts(&begin, s->call_open);
+            sb_puts(&begin, s->canon_after_open);
+            sb_puts(&begin, "{");
+            json_write_string(&begin, s->name_key, strlen(s->name_key), false);
+            sb_puts(&begin, ": ");
+            json_write_string(&begin, name->data, name->len, false);
+            sb_puts(&begin, ", ");
+            json_write_string(&begin, s->args_key, strlen(s->args_key), false);
+            sb_puts(&begin, ": ");
+            sb_puts(&end, "}");
+            sb_puts(&end, s->canon_before_close);
+            sb_puts(&end, s->call_close);
+            json_write_string(sb, begin.p, begin.len, false);
+            sb_puts(sb, ",\"content\":{\"type\":\"json_schema\",\"json_schema\":");
+            if (params.type == VT_NONE) sb_puts(sb, "{\"type\":\"object\"}");
+            else json_dump(g->rt, sb, params, &o);
+            sb_putc(sb, '}');
+        }
+        sb_puts(sb, ",\"end\":");
+        json_write_string(sb, end.p, end.len, false);
+        sb_putc(sb, '}');
+    }
+    sb_puts(sb, "],\"at_least_one\":");
+    sb_puts(sb, r->required ? "true" : "false");
+    sb_puts(sb, ",\"stop_after_first\":");
+    sb_puts(sb, r->parallel ? "false" : "true");
+    sb_puts(sb, "}}");
+}

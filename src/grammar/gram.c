@@ -1,0 +1,568 @@
+/* gram.c — grammar expressions, named rules, and their two spellings. */
+#include <stdarg.h>
+#include <stdio.h>
+#include "engine/json.h"
+#include "gram.h"
+
+void gram_init(Gram *g, Rt *rt) {
+    memset(g, 0, sizeof *g);
+    g->rt = rt;
+    g->cap = 64;
+    g->rules = rt_alloc(rt, g->cap * sizeof *g->rules);
+    g->nslots = 256;
+    g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
+    sb_init(rt, &g->warnings, 256);
+}
+
+void gram_warn(Gram *g, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t len = (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
+    StrBuf one;
+    sb_init(g->rt, &one, len + 8);
+    json_write_string(&one, buf, len, false);
+    /* the same warning for 60 tools is said once */
+    if (g->warnings.len && cf_memmem(g->warnings.p, g->warnings.len, one.p, one.len)) return;
+    if (g->nwarnings >= 64) return;
+    if (g->nwarnings++) sb_putc(&g->warnings, ',');
+    sb_put(&g->warnings, one.p, one.len);
+}
+
+/* ---- expressions ---- */
+
+static GExpr *node(Gram *g, int kind) {
+    rt_step(g->rt, 1);
+    GExpr *e = rt_alloc0(g->rt, sizeof *e);
+    e->kind = (uint8_t)kind;
+    return e;
+}
+
+GExpr *gx_lit(Gram *g, const char *s, size_t n) {
+    GExpr *e = node(g, GX_LIT);
+    char *c = rt_alloc(g->rt, n + 1);
+    memcpy(c, s, n);
+    c[n] = 0;
+    e->u.lit = c;
+    e->n = (uint32_t)n;
+    return e;
+}
+
+GExpr *gx_litz(Gram *g, const char *z) { return gx_lit(g, z, strlen(z)); }
+
+GExpr *gx_class(Gram *g, bool negated, const GRange *r, size_t n) {
+    GExpr *e = node(g, GX_CLASS);
+    GRange *c = rt_alloc(g->rt, (n ? n : 1) * sizeof *c);
+    memcpy(c, r, n * sizeof *c);
+    e->u.ranges = c;
+    e->n = (uint32_t)n;
+    e->negated = negated;
+    return e;
+}
+
+GExpr *gx_chars(Gram *g, bool negated, const char *set) {
+    GRange r[64];
+    size_t n = 0;
+    for (const char *p = set; *p && n < 64; p++) {
+        if (p[1] == '-' && p[2]) {
+            r[n].lo = (unsigned char)p[0];
+            r[n++].hi = (unsigned char)p[2];
+            p += 2;
+        } else {
+            r[n].lo = r[n].hi = (unsigned char)*p;
+            n++;
+        }
+    }
+    return gx_class(g, negated, r, n);
+}
+
+GExpr *gx_ref(Gram *g, uint32_t rule) {
+    GExpr *e = node(g, GX_REF);
+    e->u.rule = rule;
+    return e;
+}
+
+GExpr *gx_rep(Gram *g, GExpr *e, uint32_t min, uint32_t max) {
+    if (min == 1 && max == 1) return e;
+    GExpr *r = node(g, GX_REP);
+    r->u.kid = e;
+    r->min = min;
+    r->max = max;
+    return r;
+}
+
+GExpr *gx_greedy(Gram *g, GExpr *class_expr, uint32_t min, uint32_t max) {
+    GExpr *r = gx_rep(g, class_expr, min, max);
+    if (r->kind == GX_REP) r->greedy = true;
+    return r;
+}
+
+void gl_push(Gram *g, GList *l, GExpr *e) {
+    if (!e) return;
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 8;
+        l->v = rt_realloc(g->rt, l->v, l->n * sizeof *l->v, cap * sizeof *l->v);
+        l->cap = cap;
+    }
+    l->v[l->n++] = e;
+}
+
+static GExpr *from_list(Gram *g, GList *l, int kind) {
+    if (l->n == 0) return NULL;
+    if (l->n == 1) return l->v[0];
+    GExpr *e = node(g, kind);
+    e->u.kids = l->v;
+    e->n = l->n;
+    return e;
+}
+
+GExpr *gl_seq(Gram *g, GList *l) { return from_list(g, l, GX_SEQ); }
+GExpr *gl_alt(Gram *g, GList *l) { return from_list(g, l, GX_ALT); }
+
+GExpr gx_end;
+
+GExpr *gx_seq_(Gram *g, ...) {
+    GList l = {0};
+    va_list ap;
+    va_start(ap, g);
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    va_end(ap);
+    return gl_seq(g, &l);
+}
+
+GExpr *gx_alt_(Gram *g, ...) {
+    GList l = {0};
+    va_list ap;
+    va_start(ap, g);
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    va_end(ap);
+    return gl_alt(g, &l);
+}
+
+/* ---- rules ---- */
+
+static uint32_t name_hash(const char *s) {
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+uint32_t gram_rule_find(const Gram *g, const char *name) {
+    uint32_t mask = g->nslots - 1;
+    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+        uint32_t s = g->slots[i];
+        if (!s) return UINT32_MAX;
+        if (strcmp(g->rules[s - 1].name, name) == 0) return s - 1;
+    }
+}
+
+static void index_rule(Gram *g, uint32_t id) {
+    uint32_t mask = g->nslots - 1;
+    uint32_t i = name_hash(g->rules[id].name) & mask;
+    while (g->slots[i]) i = (i + 1) & mask;
+    g->slots[i] = id + 1;
+}
+
+uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
+    if (g->nrules >= GRAM_MAX_RULES)
+        rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
+    /* [a-z0-9-], starting with a letter, at most 48 bytes before a suffix */
+    char name[72];
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < 48; i++) {
+        unsigned char c = (unsigned char)base[i];
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
+        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) name[k++] = (char)c;
+        else if (k && name[k - 1] != '-') name[k++] = '-';
+    }
+    while (k && name[k - 1] == '-') k--;
+    if (!k || !(name[0] >= 'a' && name[0] <= 'z')) {
+        memmove(name + 2, name, k);
+        name[0] = 'r';
+        name[1] = '-';
+        k += 2;
+        if (k == 2) k = 1;
+    }
+    name[k] = 0;
+    /* "root" and "start" are the printers' names for the entry rule */
+    bool taken = strcmp(name, "root") == 0 || strcmp(name, "start") == 0 ||
+                 gram_rule_find(g, name) != UINT32_MAX;
+    /* the rule count is a suffix no earlier rule of this base took (the
+     * rules made after it get larger counts): no probing 1, 2, 3... */
+    for (uint32_t suffix = g->nrules; taken; suffix++) {
+        snprintf(name + k, sizeof name - k, "-%u", suffix);
+        taken = gram_rule_find(g, name) != UINT32_MAX;
+    }
+    if (g->nrules == g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
+        g->cap *= 2;
+    }
+    if ((g->nrules + 1) * 2 > g->nslots) {
+        uint32_t old = g->nslots;
+        g->nslots = old * 2;
+        g->slots = rt_alloc0(g->rt, g->nslots * sizeof *g->slots);
+        for (uint32_t i = 0; i < g->nrules; i++) index_rule(g, i);
+    }
+    uint32_t id = g->nrules++;
+    size_t len = strlen(name);
+    char *copy = rt_alloc(g->rt, len + 1);
+    memcpy(copy, name, len + 1);
+    g->rules[id].name = copy;
+    g->rules[id].body = NULL;
+    index_rule(g, id);
+    return id;
+}
+
+void gram_rule_set(Gram *g, uint32_t id, GExpr *body) { g->rules[id].body = body; }
+
+struct GMemo { struct GMemo *next; const char *key; uint32_t rule; };
+
+uint32_t gram_memo_get(const Gram *g, const char *key) {
+    for (const struct GMemo *m = g->memo; m; m = m->next)
+        if (strcmp(m->key, key) == 0) return m->rule;
+    return UINT32_MAX;
+}
+
+void gram_memo_put(Gram *g, const char *key, uint32_t rule) {
+    struct GMemo *m = rt_alloc(g->rt, sizeof *m);
+    size_t n = strlen(key);
+    char *k = rt_alloc(g->rt, n + 1);
+    memcpy(k, key, n + 1);
+    m->key = k;
+    m->rule = rule;
+    m->next = g->memo;
+    g->memo = m;
+}
+
+uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
+    uint32_t id = gram_rule_find(g, name);
+    if (id != UINT32_MAX) return id;
+    id = gram_rule_new(g, name, strlen(name));
+    gram_rule_set(g, id, make(g));
+    return id;
+}
+
+/* ---- printing ---- */
+
+typedef struct Printer {
+    Gram *g;
+    StrBuf *sb;
+    bool lark;
+    uint32_t root;
+    const char *root_name;
+} Printer;
+
+static void put_name(Printer *p, uint32_t id) {
+    const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
+    if (!p->lark) {
+        sb_puts(p->sb, name);
+        return;
+    }
+    for (const char *c = name; *c; c++) sb_putc(p->sb, *c == '-' ? '_' : *c);
+}
+
+static void put_hex(StrBuf *sb, uint32_t cp) {
+    char buf[12];
+    if (cp < 0x100) snprintf(buf, sizeof buf, "\\x%02X", (unsigned)cp);
+    else if (cp < 0x10000) snprintf(buf, sizeof buf, "\\u%04X", (unsigned)cp);
+    else snprintf(buf, sizeof buf, "\\U%08X", (unsigned)cp);
+    sb_puts(sb, buf);
+}
+
+static void put_lit(Printer *p, const char *s, size_t n) {
+    StrBuf *sb = p->sb;
+    sb_putc(sb, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            sb_putc(sb, '\\');
+            sb_putc(sb, (char)c);
+        } else if (c == '\n') sb_puts(sb, "\\n");
+        else if (c == '\r') sb_puts(sb, "\\r");
+        else if (c == '\t') sb_puts(sb, "\\t");
+        else if (c < 0x20 || c == 0x7F) put_hex(sb, c);
+        else sb_putc(sb, (char)c);
+    }
+    sb_putc(sb, '"');
+}
+
+static void put_class_cp(Printer *p, uint32_t cp) {
+    StrBuf *sb = p->sb;
+    /* GBNF escapes only \\ \" [ ] and control letters: '-' and '^' go as hex */
+    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(sb, cp);
+    else if (cp == '\\' || cp == ']' || cp == '[' || cp == '^' || cp == '-' ||
+             (!p->lark && cp == '"') || (p->lark && cp == '/')) {
+        sb_putc(sb, '\\');
+        sb_putc(sb, (char)cp);
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(sb, cp);
+    else sb_put_cp(sb, cp);
+}
+
+static bool atomic(const GExpr *e) { return e->kind == GX_LIT || e->kind == GX_CLASS || e->kind == GX_REF; }
+
+static void put_expr(Printer *p, const GExpr *e, bool in_seq);
+
+static void put_group(Printer *p, const GExpr *e) {
+    if (atomic(e)) {
+        put_expr(p, e, true);
+        return;
+    }
+    sb_putc(p->sb, '(');
+    put_expr(p, e, false);
+    sb_putc(p->sb, ')');
+}
+
+static void put_count(StrBuf *sb, uint32_t v) { sb_put_int(sb, (int64_t)v); }
+
+static void put_class(Printer *p, const GExpr *e, bool lark_slashes);
+
+static void put_rep(Printer *p, const GExpr *e) {
+    StrBuf *sb = p->sb;
+    uint32_t min = e->min, max = e->max;
+    const GExpr *k = e->u.kid;
+    if (p->lark && e->greedy && k->kind == GX_CLASS) {
+        /* one terminal: python-lark's dynamic lexer takes its longest match */
+        sb_putc(sb, '/');
+        put_class(p, k, false);
+        sb_putc(sb, '{');
+        put_count(sb, min ? min : 1);   /* no zero-width terminals: {1,n} and '?' */
+        sb_putc(sb, ',');
+        if (max != GREP_INF) put_count(sb, max);
+        sb_puts(sb, min ? "}/" : "}/?");
+        return;
+    }
+    if (max == GREP_INF && min <= 1) {
+        put_group(p, k);
+        sb_putc(sb, min ? '+' : '*');
+        return;
+    }
+    if (min == 0 && max == 1) {
+        put_group(p, k);
+        sb_putc(sb, '?');
+        return;
+    }
+    if (!p->lark) {
+        put_group(p, k);
+        sb_putc(sb, '{');
+        put_count(sb, min);
+        sb_putc(sb, ',');
+        if (max != GREP_INF) put_count(sb, max);
+        sb_putc(sb, '}');
+        return;
+    }
+    /* Lark: `item ~ m` for the required part, then the optional ones nested,
+     * (x (x (x)?)?)?: linear in the count, where python-lark expands
+     * `item ~ m..n` into every length (a 32-character whitespace rule took
+     * it minutes to compile). llguidance reads both. */
+    sb_putc(sb, '(');
+    if (min == 1) put_group(p, k);
+    else if (min > 1) {
+        sb_putc(sb, '(');
+        put_group(p, k);
+        sb_puts(sb, " ~ ");
+        put_count(sb, min);
+        sb_putc(sb, ')');
+    }
+    if (max == GREP_INF) {
+        if (min) sb_putc(sb, ' ');
+        put_group(p, k);
+        sb_putc(sb, '*');
+    } else {
+        uint32_t opt = max - min;
+        for (uint32_t i = 0; i < opt; i++) {
+            sb_puts(sb, i || min ? " (" : "(");
+            put_group(p, k);
+        }
+        for (uint32_t i = 0; i < opt; i++) sb_puts(sb, ")?");
+    }
+    sb_putc(sb, ')');
+}
+
+static void put_class(Printer *p, const GExpr *e, bool lark_slashes) {
+    StrBuf *sb = p->sb;
+    sb_puts(sb, lark_slashes ? "/[" : "[");
+    if (e->negated) sb_putc(sb, '^');
+    for (uint32_t i = 0; i < e->n; i++) {
+        put_class_cp(p, e->u.ranges[i].lo);
+        if (e->u.ranges[i].hi != e->u.ranges[i].lo) {
+            sb_putc(sb, '-');
+            put_class_cp(p, e->u.ranges[i].hi);
+        }
+    }
+    sb_puts(sb, lark_slashes ? "]/" : "]");
+}
+
+static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
+    StrBuf *sb = p->sb;
+    rt_step(p->g->rt, 1);
+    switch (e->kind) {
+    case GX_LIT:
+        put_lit(p, e->u.lit, e->n);
+        break;
+    case GX_CLASS:
+        put_class(p, e, p->lark);
+        break;
+    case GX_REF:
+        put_name(p, e->u.rule);
+        break;
+    case GX_SEQ:
+        for (uint32_t i = 0; i < e->n; i++) {
+            if (i) sb_putc(sb, ' ');
+            if (e->u.kids[i]->kind == GX_ALT) put_group(p, e->u.kids[i]);
+            else put_expr(p, e->u.kids[i], true);
+        }
+        break;
+    case GX_ALT:
+        if (in_seq) sb_putc(sb, '(');
+        for (uint32_t i = 0; i < e->n; i++) {
+            if (i) sb_puts(sb, " | ");
+            put_expr(p, e->u.kids[i], false);
+        }
+        if (in_seq) sb_putc(sb, ')');
+        break;
+    case GX_REP:
+        put_rep(p, e);
+        break;
+    }
+}
+
+/* ---- Lark: no products of alternatives ----
+ * python-lark (and any Earley front end that expands EBNF) turns a rule's
+ * inline groups and optional parts into the cross product of their choices
+ * (a number's sign, digits, fraction and exponent made 14,000 alternatives
+ * and minutes of compiling). So for Lark, a group or a counted repetition
+ * inside a sequence becomes a rule of its own: a sequence then holds atoms,
+ * references and `x?` `x*` `x+` of atoms only. The helper rules are made
+ * while printing; the GBNF view of the grammar is unchanged. */
+
+static bool simple_rep(const GExpr *e) {
+    return e->kind == GX_REP && atomic(e->u.kid) && (e->greedy ||
+           ((e->min == 0 && e->max == 1) || (e->min <= 1 && e->max == GREP_INF)));
+}
+
+typedef struct Flat {
+    Gram *g;
+    const char *base;   /* the rule being printed: helper rules are named after it */
+    uint32_t *pending;  /* helper rules made, for the print queue */
+    uint32_t npending, cap;
+} Flat;
+
+static GExpr *flatten(Flat *f, const GExpr *e, bool top);
+
+static GExpr *hoist(Flat *f, GExpr *e) {
+    Gram *g = f->g;
+    char nm[80];
+    snprintf(nm, sizeof nm, "%.60s-g", f->base);
+    uint32_t id = gram_rule_new(g, nm, strlen(nm));
+    gram_rule_set(g, id, e);
+    if (f->npending == f->cap) {
+        uint32_t cap = f->cap ? f->cap * 2 : 16;
+        f->pending = rt_realloc(g->rt, f->pending, f->npending * sizeof *f->pending, cap * sizeof *f->pending);
+        f->cap = cap;
+    }
+    f->pending[f->npending++] = id;
+    return gx_ref(g, id);
+}
+
+static GExpr *flat_part(Flat *f, const GExpr *e) {
+    GExpr *c = flatten(f, e, false);
+    if (c->kind == GX_ALT || c->kind == GX_SEQ || (c->kind == GX_REP && !simple_rep(c))) return hoist(f, c);
+    return c;
+}
+
+static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
+    Gram *g = f->g;
+    rt_step(g->rt, 1);
+    switch (e->kind) {
+    case GX_SEQ:
+    case GX_ALT: {
+        GList l = {0};
+        for (uint32_t i = 0; i < e->n; i++) {
+            const GExpr *c = e->u.kids[i];
+            /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
+            if (e->kind == GX_ALT && top && c->kind == GX_SEQ) gl_push(g, &l, flatten(f, c, false));
+            else gl_push(g, &l, flat_part(f, c));
+        }
+        return e->kind == GX_SEQ ? gl_seq(g, &l) : gl_alt(g, &l);
+    }
+    case GX_REP: {
+        GExpr *k = flatten(f, e->u.kid, false);
+        if (!atomic(k)) k = hoist(f, k);
+        GExpr *r = gx_rep(g, k, e->min, e->max);
+        if (r->kind == GX_REP) r->greedy = e->greedy;
+        return r;
+    }
+    default:
+        return (GExpr *)e;
+    }
+}
+
+static void mark(Gram *g, const GExpr *e, uint8_t **seen, uint32_t *seen_cap, uint32_t **order, uint32_t *n) {
+    for (;;) {
+        rt_step(g->rt, 1);
+        switch (e->kind) {
+        case GX_REF: {
+            uint32_t id = e->u.rule;
+            if (id >= *seen_cap) {   /* helper rules made since the arrays were sized */
+                uint32_t cap = g->nrules + 64;
+                *seen = rt_realloc(g->rt, *seen, *seen_cap, cap);
+                memset(*seen + *seen_cap, 0, cap - *seen_cap);
+                *order = rt_realloc(g->rt, *order, *seen_cap * sizeof **order, cap * sizeof **order);
+                *seen_cap = cap;
+            }
+            if (!(*seen)[id]) {
+                (*seen)[id] = 1;
+                (*order)[(*n)++] = id;
+            }
+            return;
+        }
+        case GX_SEQ:
+        case GX_ALT:
+            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, seen_cap, order, n);
+            e = e->u.kids[e->n - 1];
+            continue;
+        case GX_REP:
+            e = e->u.kid;
+            continue;
+        default:
+            return;
+        }
+    }
+}
+
+static void print_all(Printer *p) {
+    Gram *g = p->g;
+    uint32_t cap = g->nrules + 64;
+    uint8_t *seen = rt_alloc0(g->rt, cap);
+    uint32_t *order = rt_alloc(g->rt, cap * sizeof *order);
+    uint32_t n = 0;
+    seen[p->root] = 1;
+    order[n++] = p->root;
+    for (uint32_t i = 0; i < n; i++) {   /* breadth first: rules in the order they are used */
+        uint32_t id = order[i];
+        GExpr *body = g->rules[id].body;
+        if (!body) body = gx_litz(g, "");
+        if (p->lark) {
+            Flat f = {g, g->rules[id].name, NULL, 0, 0};
+            body = flatten(&f, body, true);
+        }
+        mark(g, body, &seen, &cap, &order, &n);
+        put_name(p, id);
+        sb_puts(p->sb, p->lark ? ": " : " ::= ");
+        put_expr(p, body, false);
+        sb_putc(p->sb, '\n');
+    }
+}
+
+void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {g, sb, false, root, root_name};
+    print_all(&p);
+}
+
+void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {g, sb, true, root, root_name};
+    print_all(&p);
+}

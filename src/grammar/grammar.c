@@ -1,0 +1,188 @@
+/* grammar.c — the public entry points of the grammar stage: cf_tool_grammar
+ * (a reply format + tools -> GBNF, Lark, triggers, structural tag) and
+ * cf_schema_grammar (one JSON Schema -> GBNF or Lark). */
+#include <stdlib.h>
+#include "engine/json.h"
+#include "calls.h"
+
+typedef struct Session {
+    Arena arena;
+    Rt rt;
+    jmp_buf jb;
+} Session;
+
+static void session_init(Session *s, const cf_limits *limits, cf_error *err) {
+    cf_limits lim;
+    if (limits) lim = *limits;
+    else memset(&lim, 0, sizeof lim);
+    limits_resolve(&lim);
+    arena_init(&s->arena, lim.max_memory);
+    memset(&s->rt, 0, sizeof s->rt);
+    s->rt.arena = &s->arena;
+    s->rt.lim = lim;
+    s->rt.err = err;
+    s->rt.jb = &s->jb;
+}
+
+/* The arena's text as a malloc'd string; NULL + MemoryError. */
+static char *finish(const StrBuf *sb, size_t *out_len, cf_error *err) {
+    char *out = malloc(sb->len + 1);
+    if (!out) {
+        error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory (%zu bytes)", sb->len + 1);
+        return NULL;
+    }
+    memcpy(out, sb->p, sb->len);
+    out[sb->len] = 0;
+    if (out_len) *out_len = sb->len;
+    return out;
+}
+
+/* Where the reply starts, from the end of the prompt. */
+static int reasoning_state(const CallSyntax *syn, const cf_grammar_options *opt) {
+    if (opt->reasoning_open) return REASON_OPEN;
+    if (!opt->prompt_tail || !syn->reasoning_open) return REASON_AUTO;
+    const char *t = opt->prompt_tail;
+    size_t n = strlen(t);
+    while (n && (t[n - 1] == ' ' || t[n - 1] == '\n' || t[n - 1] == '\t' || t[n - 1] == '\r')) n--;
+    size_t lo = strlen(syn->reasoning_open), lc = strlen(syn->reasoning_close);
+    if (n >= lo && memcmp(t + n - lo, syn->reasoning_open, lo) == 0) return REASON_OPEN;
+    if (n >= lc && memcmp(t + n - lc, syn->reasoning_close, lc) == 0) return REASON_CLOSED;
+    return REASON_AUTO;
+}
+
+static void put_z_list(StrBuf *sb, const char *const *z) {
+    sb_putc(sb, '[');
+    for (size_t i = 0; z && z[i]; i++) {
+        if (i) sb_putc(sb, ',');
+        json_write_string(sb, z[i], strlen(z[i]), false);
+    }
+    sb_putc(sb, ']');
+}
+
+/* The tools that may be called: all, or the one named. */
+static Value callable_tools(Rt *rt, Value tools, const cf_grammar_options *opt) {
+    if (tools.type != VT_LIST) rt_throw(rt, CF_ERR_USAGE, "tools must be a JSON array");
+    if (opt->tool_choice != CF_TOOL_CHOICE_NAMED) {
+        if (tools.u.list->len == 0 && opt->tool_choice != CF_TOOL_CHOICE_NONE)
+            rt_throw(rt, CF_ERR_USAGE, "no tools to call");
+        return tools;
+    }
+    if (!opt->tool_name) rt_throw(rt, CF_ERR_USAGE, "tool_choice names no tool");
+    List *one = list_new(rt, 1);
+    for (size_t i = 0; i < tools.u.list->len; i++) {
+        Str *name;
+        if (tool_name(tools.u.list->items[i], &name) && str_eqz(name, opt->tool_name)) {
+            list_push(rt, one, tools.u.list->items[i]);
+            return v_list_of(one);
+        }
+    }
+    rt_throw(rt, CF_ERR_USAGE, "tool_choice names \"%.200s\", which is not among the tools", opt->tool_name);
+}
+
+char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *err) {
+    if (!opt) {
+        error_set(err, CF_ERR_USAGE, 0, 0, "no options");
+        return NULL;
+    }
+    Session s;
+    session_init(&s, opt->limits, err);
+    Rt *rt = &s.rt;
+    if (setjmp(s.jb)) {
+        arena_release(&s.arena);
+        return NULL;
+    }
+    const CallSyntax *syn = call_syntax_of(opt->format);
+    if (!syn && opt->tool_choice != CF_TOOL_CHOICE_NONE)
+        rt_throw(rt, CF_ERR_USAGE, "the %s reply format has no tool calls", cf_reply_format_name(opt->format));
+    if (!opt->tools_json) rt_throw(rt, CF_ERR_USAGE, "no tools given");
+    Value tools = callable_tools(rt, json_parse(rt, opt->tools_json, strlen(opt->tools_json)), opt);
+    unsigned emit = opt->emit ? opt->emit : CF_EMIT_ALL;
+
+    StrBuf out;
+    sb_init(rt, &out, 4096);
+    sb_puts(&out, "{\"format\":");
+    const char *fname = cf_reply_format_name(opt->format);
+    json_write_string(&out, fname, strlen(fname), false);
+    if (opt->tool_choice == CF_TOOL_CHOICE_NONE || !syn) {
+        sb_puts(&out, ",\"grammar\":null,\"grammar_lazy\":false,\"grammar_triggers\":[],\"preserved_tokens\":[],"
+                      "\"additional_stops\":[],\"structural_tag\":null,\"lark\":null,\"warnings\":[]}");
+        char *r = finish(&out, out_len, err);
+        arena_release(&s.arena);
+        return r;
+    }
+    CallRequest req = {
+        .syn = syn,
+        .tools = tools,
+        .required = opt->tool_choice == CF_TOOL_CHOICE_REQUIRED || opt->tool_choice == CF_TOOL_CHOICE_NAMED,
+        .parallel = !opt->single_call,
+        .reasoning = reasoning_state(syn, opt),
+    };
+    Gram g;
+    gram_init(&g, rt);
+    CallGrammar cg = call_grammar(&g, &req);
+
+    sb_puts(&out, ",\"grammar\":");
+    if (emit & CF_EMIT_GBNF) {
+        StrBuf gb;
+        sb_init(rt, &gb, 4096);
+        gram_print_gbnf(&g, &gb, cg.gbnf_root, "root");
+        json_write_string(&out, gb.p, gb.len, false);
+    } else sb_puts(&out, "null");
+    sb_puts(&out, ",\"grammar_lazy\":");
+    sb_puts(&out, req.required ? "false" : "true");
+    sb_puts(&out, ",\"grammar_triggers\":");
+    if (req.required) sb_puts(&out, "[]");
+    else call_triggers(&req, &out);
+    sb_puts(&out, ",\"preserved_tokens\":");
+    put_z_list(&out, syn->preserved_tokens);
+    sb_puts(&out, ",\"additional_stops\":");
+    put_z_list(&out, syn->additional_stops);
+    sb_puts(&out, ",\"structural_tag\":");
+    if (emit & CF_EMIT_STRUCTURAL_TAG) call_structural_tag(&g, &req, &out);
+    else sb_puts(&out, "null");
+    sb_puts(&out, ",\"lark\":");
+    if (emit & CF_EMIT_LARK) {
+        StrBuf lb;
+        sb_init(rt, &lb, 4096);
+        gram_print_lark(&g, &lb, cg.lark_root, "start");
+        json_write_string(&out, lb.p, lb.len, false);
+    } else sb_puts(&out, "null");
+    sb_puts(&out, ",\"warnings\":[");
+    sb_put(&out, g.warnings.p, g.warnings.len);
+    sb_puts(&out, "]}");
+    char *r = finish(&out, out_len, err);
+    arena_release(&s.arena);
+    return r;
+}
+
+char *cf_schema_grammar(const char *schema_json, size_t len, cf_grammar_syntax syntax, const cf_limits *limits,
+                        size_t *out_len, cf_error *err) {
+    Session s;
+    session_init(&s, limits, err);
+    Rt *rt = &s.rt;
+    if (setjmp(s.jb)) {
+        arena_release(&s.arena);
+        return NULL;
+    }
+    if (!schema_json) rt_throw(rt, CF_ERR_USAGE, "no schema given");
+    Value schema = json_parse(rt, schema_json, len);
+    Gram g;
+    gram_init(&g, rt);
+    SchemaCx *c = schema_cx_new(&g, schema);
+    uint32_t value = schema_rule(c, schema, "value-of-schema");
+    uint32_t root = gram_rule_new(&g, "document", 8);
+    gram_rule_set(&g, root, gx_seq(&g, gx_ref(&g, gram_ws(&g)), gx_ref(&g, value), gx_ref(&g, gram_ws(&g))));
+    StrBuf text, out;
+    sb_init(rt, &text, 4096);
+    if (syntax == CF_GRAMMAR_LARK) gram_print_lark(&g, &text, root, "start");
+    else gram_print_gbnf(&g, &text, root, "root");
+    sb_init(rt, &out, text.len + 64);
+    sb_puts(&out, "{\"grammar\":");
+    json_write_string(&out, text.p, text.len, false);
+    sb_puts(&out, ",\"warnings\":[");
+    sb_put(&out, g.warnings.p, g.warnings.len);
+    sb_puts(&out, "]}");
+    char *r = finish(&out, out_len, err);
+    arena_release(&s.arena);
+    return r;
+}
