@@ -79,7 +79,7 @@ python-ext:
 	else echo "python-ext: no Python.h for python3: the binding uses its ctypes path only"; fi
 
 $(PY_EXT): python/chatfmt/_speedups.c include/chatfmt.h
-	$(CC) $(WARN) -O2 -g -DNDEBUG -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $< -ldl -o $@
+	$(CC) $(WARN) -O2 -g -DNDEBUG -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $< -ldl -lpthread -o $@
 
 .PHONY: python-ext
 
@@ -92,6 +92,56 @@ bench-peers: all
 	BUILD=$(BUILD) CHATFMT_SHARED="$${CHATFMT_SHARED:-$(SHARED)}" bash bench/compare_peers.sh
 
 .PHONY: bench bench-peers
+
+# ---- WebAssembly: the npm package js/ (make wasm -> js/dist/chatfmt.mjs + .wasm) ----
+# The library's sources (SRCS) compile unchanged with emscripten (installed by
+# js/tools/ensure_emscripten.sh when missing), plus the flat C surface the
+# wrapper calls (js/src/chatfmt_wasm.c). emscripten's malloc aligns to 8
+# bytes on wasm32; the library relies on malloc's 16 (glibc's, and the
+# arenas' ARENA_ALIGN), so the build links emscripten's own dlmalloc.c
+# compiled with MALLOC_ALIGNMENT=16 in place of the stock one.
+EMCC        ?= emcc
+WASM_BUILD  := $(BUILD)/wasm
+WASM_CFLAGS := -O2 -DCF_NO_SIMD -DNDEBUG
+WASM_OBJS   := $(SRCS:src/%.c=$(WASM_BUILD)/obj/%.o) $(WASM_BUILD)/obj/chatfmt_wasm.o \
+               $(WASM_BUILD)/obj/dlmalloc16.o $(WASM_BUILD)/obj/sbrk.o
+# Node's ES module loader cannot run emscripten 3.1's node-flavoured ES6
+# output (it reads __dirname): the module is built for the web, and the
+# wrapper hands it the .wasm bytes itself under Node.
+WASM_LDFLAGS := -O2 -sMALLOC=none -sMODULARIZE=1 -sEXPORT_ES6=1 -sEXPORT_NAME=createChatfmt \
+               -sENVIRONMENT=web,worker -sALLOW_MEMORY_GROWTH=1 -sTOTAL_STACK=8388608 \
+               -sEXPORTED_RUNTIME_METHODS=FS -sEXPORTED_FUNCTIONS=_malloc,_free
+# emscripten's JS optimizer imports acorn, which Debian installs there
+EM_ENV      := NODE_PATH=/usr/share/nodejs$${NODE_PATH:+:$$NODE_PATH}
+
+wasm:
+	@bash js/tools/ensure_emscripten.sh
+	@$(MAKE) --no-print-directory js/dist/chatfmt.mjs
+
+js/dist/chatfmt.mjs: $(WASM_OBJS)
+	@mkdir -p js/dist
+	$(EM_ENV) $(EMCC) $(WASM_LDFLAGS) $(WASM_OBJS) -o $@
+	@ls -l js/dist/chatfmt.mjs js/dist/chatfmt.wasm | awk '{s += $$5} END {printf "wasm: js/dist/ %.0f KiB (module + wasm)\n", s / 1024}'
+
+$(WASM_BUILD)/obj/%.o: src/%.c $(wildcard src/*.h src/*/*.h) include/chatfmt.h
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(WARN) $(WASM_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+$(WASM_BUILD)/obj/chatfmt_wasm.o: js/src/chatfmt_wasm.c include/chatfmt.h
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) $(WARN) $(WASM_CFLAGS) $(CPPFLAGS) -c $< -o $@
+
+EM_ROOT = $(shell $(EM_ENV) em-config EMSCRIPTEN_ROOT 2> /dev/null || echo /usr/share/emscripten)
+
+$(WASM_BUILD)/obj/dlmalloc16.o:
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) -O2 -DMALLOC_ALIGNMENT=16 -c $(EM_ROOT)/system/lib/dlmalloc.c -o $@
+
+$(WASM_BUILD)/obj/sbrk.o:
+	@mkdir -p $(dir $@)
+	$(EM_ENV) $(EMCC) -O2 -c $(EM_ROOT)/system/lib/sbrk.c -o $@
+
+.PHONY: wasm
 
 # The same suite on an AddressSanitizer + UBSan build in build-asan/.
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

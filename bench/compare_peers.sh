@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compare_peers.sh — chatfmt next to the engines LLM servers use for chat
 # templates: llama.cpp's own (C++, common/jinja: what llama-server renders
-# with), @huggingface/jinja (transformers.js) and minijinja-js, on the same
+# with), @huggingface/jinja (transformers.js) and minijinja-js, and chatfmt's
+# own WebAssembly package (js/, timed from JavaScript as they are), on the same
 # cases: seeds x conversations and corpus x conversations.
 # Prints, per engine, the cases identical to the reference renderer (text,
 # or an error where it fails) and, on the seeds, microseconds per render with
@@ -33,6 +34,15 @@ if ! [ -d "$OUT/node_modules/minijinja-js" ] || ! [ -d "$OUT/node_modules/@huggi
         { echo "compare_peers: skipped (npm install failed)"; exit 0; }
 fi
 cp bench/peers/compare.mjs "$OUT/"
+
+# chatfmt itself in WebAssembly (the js/ package, `make wasm`), timed from JavaScript beside them.
+js_index=
+if bash js/tools/ensure_emscripten.sh 2> /dev/null && make --no-print-directory wasm > "$OUT/wasm.log" 2>&1; then
+    js_index=file://$(realpath js/index.js)
+else
+    echo "compare_peers: chatfmt-wasm skipped (make wasm: $(tail -n 1 "$OUT/wasm.log" 2> /dev/null))"
+fi
+export CHATFMT_JS_INDEX=$js_index
 
 # llama.cpp's engine: sources from the pinned llama.rn package, built once.
 LLAMA_RN=0.12.9

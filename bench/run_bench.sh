@@ -10,7 +10,7 @@
 #                    all cores (the default)
 #   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
-#   python/dataset   bench/bench_python.py, bench/bench_dataset.sh, if present
+#   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/bench_dataset.sh, if present
 # Jinja2 and chatfmt alternate over several rounds and each side keeps its
 # best (BENCH_ROUNDS; see the comment at the render-only step).
 set -u
@@ -106,6 +106,10 @@ fi
 if [ -f bench/bench_python.py ]; then
   echo "== python binding"
   python3 bench/bench_python.py
+fi
+if [ -f bench/bench_python_batch.py ]; then
+  echo "== python binding: render_batch and patch"
+  python3 bench/bench_python_batch.py
 fi
 if [ -f bench/bench_dataset.sh ]; then
   echo "== dataset mode"

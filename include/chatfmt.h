@@ -156,6 +156,11 @@ CF_API bool cf_context_has(const cf_context *c, const char *name);
 CF_API bool cf_context_has_value(const cf_context *c, const char *name);
 CF_API void cf_context_remove(cf_context *c, const char *name);
 CF_API void cf_context_free(cf_context *c);
+/* The variables as one JSON object, spelled as json.dumps(ensure_ascii=False)
+ * (a tuple as a list): cf_context_from_json of it gives the same variables.
+ * malloc'd and NUL-terminated (release with free()); its length in *len
+ * (may be NULL). NULL + err when memory runs out. */
+CF_API char *cf_context_to_json(const cf_context *c, size_t *len, cf_error *err);
 
 /* ---- rendering --------------------------------------------------------- */
 

@@ -43,7 +43,7 @@ unit_tests() {   # LABEL ENV...
     shift
     if env "$@" CHATFMT_LIBRARY="$LIB" CHATFMT_BIN="$BIN" LD_PRELOAD="$PRELOAD" \
             python3 -m unittest discover -s python/tests -p 'test_*.py' 2>&1 |
-            tee "$TMP/unittest.log" | grep -E '^(seeds|corpus) x|^Ran|^OK|^FAILED'; then
+            tee "$TMP/unittest.log" | grep -E '^(seeds|corpus) x|^patch:|^assistant masks:|^Ran|^OK|^FAILED'; then
         grep -q '^OK' "$TMP/unittest.log" && ok "$label" || { ko "$label"; tail -n 40 "$TMP/unittest.log" >&2; }
     else
         ko "$label did not run"
@@ -53,7 +53,22 @@ unit_tests() {   # LABEL ENV...
 if ls python/chatfmt/_speedups*.so > /dev/null 2>&1; then
     unit_tests "python/tests (C render path)" CHATFMT_EXPECT_SPEEDUPS=1
 fi
-unit_tests "python/tests (ctypes path)" CHATFMT_NO_SPEEDUPS=1
+# (the second pass checks the seeds only where a test loops over the corpus: CHATFMT_QUICK)
+unit_tests "python/tests (ctypes path)" CHATFMT_NO_SPEEDUPS=1 CHATFMT_QUICK=1
+
+# return_tensors="np" needs numpy: Debian's python3 has it when python3-numpy
+# is installed (python3-dask brings it), the first python3 on PATH may not.
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy, jinja2' 2> /dev/null; then
+    if (cd python/tests && CHATFMT_LIBRARY="$LIB" LD_PRELOAD="$PRELOAD" /usr/bin/python3 -m unittest \
+            test_transformers.Tokenize.test_return_tensors_np > "$TMP/np.log" 2>&1); then
+        ok "return_tensors='np' with numpy (/usr/bin/python3)"
+    else
+        ko "return_tensors='np' with numpy (/usr/bin/python3)"
+        tail -n 20 "$TMP/np.log" >&2
+    fi
+else
+    echo "SKIP: return_tensors='np': no numpy for /usr/bin/python3 (apt-get install python3-numpy)"
+fi
 
 # ---- pip install ./python, offline, used from elsewhere --------------------------
 printf '{"messages": [{"role": "user", "content": "Hi \\u00e9"}], "add_generation_prompt": true}\n' > "$TMP/ctx.json"

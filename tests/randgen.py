@@ -22,6 +22,8 @@ import json
 import random
 import sys
 
+from randgen_scope import make_scope_case
+
 # ---- random data ---------------------------------------------------------------
 
 WORDS = ["hello", "world", "Paris", "tool", "call", "x", "ab", "The quick", "user", "data",
@@ -688,6 +690,9 @@ class Gen:
 
 def make_case(seed, index):
     r = random.Random(f"{seed}:{index}")
+    if index % 4:   # three cases in four: where names live (randgen_scope.py)
+        text, context = make_scope_case(r)
+        return {"id": f"rand-{seed}-{index}", "template_text": text, "context": context, "raw": True}
     context = rand_context(r)
     g = Gen(r)
     text = g.block(4, r.randint(2, 7))

@@ -18,17 +18,19 @@
 #      minijinja, minja, @huggingface/jinja), 100% but known differences
 #   d3. the reply round trip over corpus/templates and corpus/more (shared/
 #      tools/reply_roundtrip.py): figures, each at least what it was
-#   e. random templates from tests/randgen.py (fixed seeds), >= 99%
+#   e. random templates from tests/randgen.py (fixed seeds), >= 99.9%
 #   f. replies: the peers' own parser tests' replies (tests/reply_peer_cases.py,
 #      at least REPLY_CASES_MIN matched); the corpus templates' tool calls and
 #      reasoning read back whole and streamed (tests/reply_template_roundtrip.py,
 #      at least ROUNDTRIP_MIN matched)
 #   g. tests/*_test.sh scripts (exit status decides)
+#   h. the JavaScript package js/ (make wasm; node --test js/test/), when node is present
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
 # ORACLE_CACHE (reference outputs keyed by input hash; default build/oracle-cache),
-# RANDOM_SEEDS / RANDOM_CASES (default "1 2 3" x 1000).
+# ORACLE_JOBS (reference processes for a long case file; default 2),
+# RANDOM_SEEDS / RANDOM_CASES (default "1 2 3" x 4000).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -39,7 +41,8 @@ CFLAGS=${CFLAGS:--O2 -g}
 SHARED=${CHATFMT_SHARED:-../shared}
 ORACLE_CACHE=${ORACLE_CACHE:-build/oracle-cache}
 RANDOM_SEEDS=${RANDOM_SEEDS:-1 2 3}
-RANDOM_CASES=${RANDOM_CASES:-1000}
+RANDOM_CASES=${RANDOM_CASES:-4000}
+ORACLE_JOBS=${ORACLE_JOBS:-2}
 OUT=$BUILD/tests
 ORACLE=$SHARED/oracle/hf_render.py
 KNOWN_ARGS=()
@@ -97,14 +100,37 @@ oracle_run() {
     local cached=$ORACLE_CACHE/$key.jsonl
     if [ ! -s "$cached" ]; then
         mkdir -p "$ORACLE_CACHE" || return 1
-        # (Python warns while compiling what Jinja2 generates for `3[1:]`: noise, not a result)
-        if ! PYTHONWARNINGS=ignore::SyntaxWarning python3 "$ORACLE" --batch "$cases" > "$cached.tmp.$$"; then
+        if ! oracle_parallel "$cases" "$cached.tmp.$$"; then
             rm -f "$cached.tmp.$$"
             return 1
         fi
         mv "$cached.tmp.$$" "$cached" || return 1
     fi
     cp "$cached" "$out"
+}
+
+# oracle_parallel CASES OUT: the reference over CASES, a long file split in
+# ORACLE_JOBS runs side by side (compiling each template is its cost), the
+# results joined in input order.
+oracle_parallel() {
+    local cases=$1 out=$2 lines jobs=$ORACLE_JOBS
+    lines=$(wc -l < "$cases")
+    [ "$lines" -lt 1000 ] && jobs=1
+    # (Python warns while compiling what Jinja2 generates for `3[1:]`: noise, not a result)
+    if [ "$jobs" -le 1 ]; then
+        PYTHONWARNINGS=ignore::SyntaxWarning python3 "$ORACLE" --batch "$cases" > "$out"
+        return
+    fi
+    local part=$out.part pids=() k ok=0
+    split -n "l/$jobs" -d -a 2 "$cases" "$part.in."
+    for k in $(seq -f %02g 0 $((jobs - 1))); do
+        PYTHONWARNINGS=ignore::SyntaxWarning python3 "$ORACLE" --batch "$part.in.$k" > "$part.out.$k" &
+        pids+=($!)
+    done
+    for k in "${pids[@]}"; do wait "$k" || ok=1; done
+    [ "$ok" -eq 0 ] && cat "$part".out.* > "$out"
+    rm -f "$part".in.* "$part".out.*
+    return "$ok"
 }
 
 # engine_run CASES OUT ERRLOG: chatfmt's results; non-zero when it did not exit 0.
@@ -303,7 +329,7 @@ else
         for seed in $RANDOM_SEEDS; do
             python3 tests/randgen.py "$seed" "$RANDOM_CASES"
         done > "$cases"
-        differential random "$cases" --min 0.99 --strict-messages
+        differential random "$cases" --min 0.999 --strict-messages
     fi
 fi
 
@@ -350,6 +376,48 @@ elif engine_ready reply-roundtrip; then
         --failures "$OUT/reply-roundtrip.failures" > "$log" 2>&1
     reply_step reply-roundtrip "$log" $?
 fi
+
+# ---- h. the JavaScript package js/: `make wasm`, then node --test js/test/ ---------------
+# (the corpus and unit tables' references come from the oracle cache, as above)
+js_step() {
+    if ! command -v node > /dev/null 2>&1; then
+        skip js "node not found: the WebAssembly package is not tested"
+        return
+    fi
+    if ! bash js/tools/ensure_emscripten.sh > "$OUT/js-wasm.log" 2>&1; then
+        skip js "emscripten missing and not installable: $(tail -n 1 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    if ! make --no-print-directory wasm BUILD=build > "$OUT/js-wasm.log" 2>&1; then
+        fail js "make wasm: $(tail -n 3 "$OUT/js-wasm.log" | oneline)"
+        return
+    fi
+    local env=(CHATFMT_BIN="$(realpath "$CHATFMT_BIN")" CHATFMT_SHARED="$(realpath "$SHARED")"
+               CHATFMT_JS_FIGURES="$(realpath "$OUT")/js-figures.txt")
+    if [ -d "$SHARED" ] && oracle_usable; then
+        local cases=$OUT/js-corpus.cases.jsonl ref=$OUT/js-corpus.ref.jsonl unit= table
+        python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/templates" "$SHARED/conversations" > "$cases" &&
+            oracle_run "$cases" "$ref" "$SHARED"/corpus/templates/*.jinja &&
+            env+=(CHATFMT_JS_CORPUS_CASES="$(realpath "$cases")" CHATFMT_JS_CORPUS_REF="$(realpath "$ref")")
+        for table in tests/unit/*.jsonl; do
+            ref=$OUT/js-unit-$(basename "$table" .jsonl).ref.jsonl
+            oracle_run "$table" "$ref" && unit+="$(realpath "$table"):$(realpath "$ref"),"
+        done
+        env+=(CHATFMT_JS_UNIT="$unit")
+    fi
+    # chromium, playwright-core and typescript for the playground and types tests (each SKIPs without them)
+    local deps
+    deps=$(bash js/tools/ensure_test_deps.sh "$BUILD/js-deps" 2>> "$OUT/js-wasm.log") && env+=(CHATFMT_JS_DEPS="$deps")
+    rm -f "$OUT/js-figures.txt"
+    local log=$OUT/js.log
+    if env "${env[@]}" timeout 600 node --test js/test/*.test.mjs > "$log" 2>&1; then
+        pass js "$(grep -E '^# (tests|pass|skipped) ' "$log" | tr -d '#' | oneline); $(sed ':a;N;$!ba;s/\n/; /g' "$OUT/js-figures.txt")"
+    else
+        fail js "$(grep -E '^# (tests|pass|fail) ' "$log" | tr -d '#' | oneline)"
+        grep -E '^not ok|^  error:' "$log" | head -n 10 | indent
+    fi
+}
+js_step
 
 # ---- g. other engineers' scripts ------------------------------------------------------
 

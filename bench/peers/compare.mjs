@@ -4,7 +4,10 @@
 // is (trim_blocks/lstrip_blocks, raise_exception, strftime_now, tools and
 // documents defined). For each: how many cases give exactly the reference's
 // result (the same text, or an error where the reference fails), and the
-// median microseconds per render with templates compiled once.
+// median microseconds per render with templates compiled once. chatfmt's own
+// WebAssembly package (js/) runs beside them when CHATFMT_JS_INDEX names its
+// index.js (compare_peers.sh builds it), and its ratio to @huggingface/jinja
+// is printed.
 import fs from "node:fs";
 import { createRequire } from "node:module";
 
@@ -56,7 +59,26 @@ function chatContext(c) {
   return ctx;
 }
 
+// chatfmt itself in WebAssembly (the js/ package), when compare_peers.sh built it:
+// templates compiled once, the same calls a JS user makes.
+const chatfmtIndex = process.env.CHATFMT_JS_INDEX;
+const chatfmt = chatfmtIndex ? await import(chatfmtIndex) : null;
+const PINNED_NOW = "2026-03-14T15:09:26";
+
 const engines = {
+  ...(chatfmt && {
+    "chatfmt-wasm": () => {
+      const compiled = new Map();
+      return (i) => {
+        let t = compiled.get(texts[i]);
+        if (!t) compiled.set(texts[i], (t = new chatfmt.Template(texts[i], { now: PINNED_NOW })));
+        const c = cases[i];
+        if (c.raw) return t.render(c.context);
+        const { messages, ...options } = c.context;
+        return t.applyChatTemplate(messages, options);
+      };
+    },
+  }),
   "@huggingface/jinja": () => {
     const compiled = new Map();
     return (i) => {
@@ -100,6 +122,7 @@ const engines = {
   },
 };
 
+const perRender = {};
 for (const [label, make] of Object.entries(engines)) {
   let render;
   try {
@@ -140,5 +163,10 @@ for (const [label, make] of Object.entries(engines)) {
   }
   globalThis.Date = PinnedDate;
   runs.sort((a, b) => a - b);
+  perRender[label] = runs[2];
   console.log(`${label}\tparity ${same}/${cases.length}\tus_per_render ${runs[2].toFixed(2)}`);
+}
+if (repeat > 0 && perRender["chatfmt-wasm"] && perRender["@huggingface/jinja"]) {
+  const ratio = perRender["@huggingface/jinja"] / perRender["chatfmt-wasm"];
+  console.log(`chatfmt-wasm vs @huggingface/jinja\t${ratio.toFixed(1)}x ${ratio > 1 ? "faster" : "slower"} per render (median of 5 rounds each)`);
 }

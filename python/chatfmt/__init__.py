@@ -18,10 +18,12 @@ from ._lib import path as library_path
 from .errors import *  # noqa: F401,F403 - the exception classes are part of the API
 from .replies import REPLY_FORMATS, ReplyStream, parse_reply
 from .template import Template, apply_chat_template, builtin_names, compile
+from ._transformers import patch, unpatch
+from .dataset import FormatStats, format_jsonl
 
 __version__ = "0.1.0"
 
 # `from chatfmt import *` must not shadow builtins (compile, TypeError, KeyError, ...):
 # those stay reachable as chatfmt.compile, chatfmt.KeyError.
-__all__ = ["apply_chat_template", "Template", "parse_reply", "ReplyStream", "builtin_names",
+__all__ = ["apply_chat_template", "Template", "parse_reply", "patch", "unpatch", "format_jsonl", "FormatStats", "ReplyStream", "builtin_names",
            "REPLY_FORMATS", "library_path", "errors"] + [n for n in errors.__all__ if not hasattr(builtins, n)]

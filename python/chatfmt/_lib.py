@@ -159,6 +159,18 @@ CF_RENDER_UNSUPPORTED, CF_RENDER_BIG = -2, -3
 # Template capabilities (src/chat/caps.c); absent from libraries built before it.
 cf_caps_json = _declare("cf_caps_json", _P, _P, _P, _ERR) if hasattr(lib, "cf_caps_json") else None
 
+# The special tokens of a template as JSON (pickling); absent from older libraries.
+cf_context_to_json = _declare("cf_context_to_json", _P, _P, _SIZE_P, _ERR) \
+    if hasattr(lib, "cf_context_to_json") else None
+cf_context_set_json = _declare("cf_context_set_json", ctypes.c_bool, _P, ctypes.c_char_p, ctypes.c_char_p,
+                               ctypes.c_size_t, _ERR)
+cf_context_set_bool = _declare("cf_context_set_bool", ctypes.c_bool, _P, ctypes.c_char_p, ctypes.c_bool)
+cf_context_has_value = _declare("cf_context_has_value", ctypes.c_bool, _P, ctypes.c_char_p)
+cf_context_from_json_limits = _declare("cf_context_from_json_limits", _P, ctypes.c_char_p, ctypes.c_size_t,
+                                       ctypes.POINTER(Limits), _ERR)
+cf_json_quote = _declare("cf_json_quote", ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                         ctypes.c_size_t)
+
 # The library allocates cf_parse_reply's result with malloc; release it with
 # the C library's free (the one libchatfmt itself links against).
 _libc = ctypes.CDLL(None)

@@ -11,6 +11,9 @@
 #include <Python.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include "chatfmt.h"
 
@@ -24,6 +27,13 @@ static struct {
     bool (*render)(const cf_template *, const cf_context *, const cf_render_options *, cf_result *, cf_error *);
     void (*result_free)(cf_result *);
     void (*context_free)(cf_context *);
+    /* dataset rows (format_jsonl) */
+    cf_context *(*context_from_json_limits)(const char *, size_t, const cf_limits *, cf_error *);
+    bool (*context_set_json)(cf_context *, const char *, const char *, size_t, cf_error *);
+    bool (*context_set_bool)(cf_context *, const char *, bool);
+    bool (*context_has_value)(const cf_context *, const char *);
+    size_t (*json_quote)(const char *, size_t, char *, size_t);
+    const char *(*error_kind_name)(cf_error_kind);
 } lib;
 
 static PyObject *declined;   /* returned when the data is outside the subset */
@@ -41,20 +51,35 @@ enum { MAX_DEPTH = 200, CHUNK = 256 };
  * library call per CHUNK values). Strings point into the Python objects,
  * alive until the feed copies them: the caller holds them and the GIL. */
 typedef struct Walk {
-    cf_builder *b;
-    size_t n;
-    cf_builder_item items[CHUNK];
+    cf_builder *b;           /* a render's walk: full chunks go to this builder */
+    size_t n, cap;
+    cf_builder_item *items;  /* chunk (cap CHUNK), or a batch's growing array (b NULL) */
+    struct Held *held;       /* a batch's walk: the strings pointed to, held until rendered */
+    bool failed;             /* a batch's array could not grow (out of memory) */
+    cf_builder_item chunk[CHUNK];
 } Walk;
 
+/* A batch's walk: room for more items (the array grows), else a scratch
+ * slot and w->failed. */
+static cf_builder_item *grow_items(Walk *w);
+
 static inline cf_builder_item *next_item(Walk *w, cf_builder_item_kind kind) {
-    if (w->n == CHUNK) {
-        lib.feed(w->b, w->items, CHUNK);
-        w->n = 0;
+    if (w->n == w->cap) {
+        if (w->b) {
+            lib.feed(w->b, w->items, w->n);
+            w->n = 0;
+        } else {
+            cf_builder_item *it = grow_items(w);
+            it->kind = kind;
+            return it;
+        }
     }
     cf_builder_item *it = &w->items[w->n++];
     it->kind = kind;
     return it;
 }
+
+static bool hold(Walk *w, PyObject *o);
 
 /* Push a str (its exact type checked by the caller); false for one with
  * lone surrogates (no UTF-8). */
@@ -68,6 +93,7 @@ static inline bool push_unicode(Walk *w, PyObject *o) {
         PyErr_Clear();
         return false;
     }
+    if (w->held && !hold(w, o)) return false;   /* (a batch renders it after the GIL is let go) */
     cf_builder_item *it = next_item(w, CF_ITEM_STR);
     it->n = (size_t)n;
     it->u.s = s;
@@ -148,6 +174,12 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     SYM(render, "cf_render");
     SYM(result_free, "cf_result_free");
     SYM(context_free, "cf_context_free");
+    SYM(context_from_json_limits, "cf_context_from_json_limits");
+    SYM(context_set_json, "cf_context_set_json");
+    SYM(context_set_bool, "cf_context_set_bool");
+    SYM(context_has_value, "cf_context_has_value");
+    SYM(json_quote, "cf_json_quote");
+    SYM(error_kind_name, "cf_error_kind_name");
 #undef SYM
     Py_RETURN_TRUE;
 }
@@ -209,6 +241,10 @@ static PyObject *render_walked(Walk *w, bool walked, const cf_template *t, const
 static bool start_walk(Walk *w, const cf_render_options *opt) {
     w->b = lib.builder_new(opt ? opt->limits : NULL);
     w->n = 0;
+    w->cap = CHUNK;
+    w->items = w->chunk;
+    w->held = NULL;
+    w->failed = false;
     return w->b != NULL;
 }
 
@@ -285,8 +321,16 @@ static SeenText seen[SEEN_SETS][2];
 static PyObject *known;              /* dict */
 static PyObject *general_apply;      /* template.py's apply_chat_template */
 static PyObject *raise_native;       /* template.py's _raise_native(template, error_tuple) */
-static PyObject *param_names[6];     /* template, messages, tools, documents, add_generation_prompt, continue_final_message */
-
+/* The parameters of apply_chat_template (Template.render: from index 1),
+ * transformers' signature; "messages" names the conversation too. */
+enum { P_TEMPLATE, P_CONVERSATION, P_TOOLS, P_DOCUMENTS, P_CHAT_TEMPLATE, P_AGP, P_CFM, P_TOKENIZE,
+       P_TOKENIZER = 15, NPARAMS, P_MESSAGES = NPARAMS, NNAMES };
+static const char *const param_spelling[NNAMES] = {
+    "template", "conversation", "tools", "documents", "chat_template", "add_generation_prompt",
+    "continue_final_message", "tokenize", "padding", "truncation", "max_length", "return_tensors", "return_dict",
+    "return_assistant_tokens_mask", "tokenizer_kwargs", "tokenizer", "messages"};
+static PyObject *param_names[NNAMES];
+static PyObject *var_names[5];       /* messages, tools, documents, add_generation_prompt, continue_final_message */
 static SeenText *seen_set(PyObject *text) {
     uint64_t h = (uint64_t)(uintptr_t)text * 0x9E3779B97F4A7C15ull;   /* addresses differ in the middle bits */
     _Static_assert(SEEN_SETS == 256, "the set is the hash's top 8 bits");
@@ -340,14 +384,16 @@ static SeenText *find_known(PyObject *text) {
 
 /* setup(general_apply, raise_native) */
 static PyObject *sp_setup(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    static const char *const names[6] = {"template", "messages", "tools", "documents", "add_generation_prompt",
-                                         "continue_final_message"};
+    static const char *const vars[5] = {"messages", "tools", "documents", "add_generation_prompt",
+                                        "continue_final_message"};
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "setup(general_apply, raise_native)");
         return NULL;
     }
-    for (int i = 0; i < 6; i++)
-        if (!param_names[i] && !(param_names[i] = PyUnicode_InternFromString(names[i]))) return NULL;
+    for (int i = 0; i < NNAMES; i++)
+        if (!param_names[i] && !(param_names[i] = PyUnicode_InternFromString(param_spelling[i]))) return NULL;
+    for (int i = 0; i < 5; i++)
+        if (!var_names[i] && !(var_names[i] = PyUnicode_InternFromString(vars[i]))) return NULL;
     if (!known && !(known = PyDict_New())) return NULL;
     Py_XSETREF(general_apply, new_ref(args[0]));
     Py_XSETREF(raise_native, new_ref(args[1]));
@@ -355,17 +401,17 @@ static PyObject *sp_setup(PyObject *self, PyObject *const *args, Py_ssize_t narg
 }
 
 /* Which parameter a keyword names (-1: a template variable), among
- * param_names[first..5]. Keywords from a ** dict are seldom the interned
- * names: compared by length and bytes. */
+ * param_names[first..]; "messages" is the conversation. Keywords from a **
+ * dict are seldom the interned names: compared by length and bytes. */
 static int param_index(PyObject *name, int first) {
-    for (int i = first; i < 6; i++)
-        if (name == param_names[i]) return i;
+    for (int i = first; i < NNAMES; i++)
+        if (name == param_names[i]) return i == P_MESSAGES ? P_CONVERSATION : i;
     Py_ssize_t n = PyUnicode_GET_LENGTH(name);
-    if (!PyUnicode_IS_COMPACT_ASCII(name)) return -1;   /* the six are ASCII */
+    if (!PyUnicode_IS_COMPACT_ASCII(name)) return -1;   /* the names are ASCII */
     const char *s = (const char *)PyUnicode_DATA(name);
-    for (int i = first; i < 6; i++)
+    for (int i = first; i < NNAMES; i++)
         if (PyUnicode_GET_LENGTH(param_names[i]) == n && memcmp(PyUnicode_DATA(param_names[i]), s, (size_t)n) == 0)
-            return i;
+            return i == P_MESSAGES ? P_CONVERSATION : i;
     return -1;
 }
 
@@ -375,22 +421,23 @@ typedef struct ChatCall {
     PyObject *const *args;
     Py_ssize_t nargs, nkw, nvars;
     PyObject *kwnames;
-    PyObject *param[6];   /* template, messages, tools, documents, add_generation_prompt, continue_final_message */
+    PyObject *param[NPARAMS];
     signed char kw_param[MAX_KEYWORDS];
 } ChatCall;
 
 /* False when the general function must answer: arguments it would reject
- * (it raises Python's TypeError), or not one conversation. */
+ * (it raises Python's TypeError), not one conversation, or any option
+ * beyond rendering text (chat_template, continue_final_message, tokenize,
+ * return_dict, ...: those take the general path, which checks them). */
 static bool parse_chat_call(ChatCall *c, PyObject *const *args, size_t nargsf, PyObject *kwnames, int first) {
     c->args = args;
     c->nargs = PyVectorcall_NARGS(nargsf);
     c->nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     c->kwnames = kwnames;
     c->nvars = 0;
-    PyObject *defaults[6] = {NULL, NULL, Py_None, Py_None, Py_False, Py_False};
-    memcpy(c->param, defaults, sizeof defaults);
-    bool given[6] = {false};
-    if (!param_names[0] || c->nargs > 6 - first || c->nkw > MAX_KEYWORDS) return false;
+    for (int i = 0; i < NPARAMS; i++) c->param[i] = i == P_AGP || i == P_CFM ? Py_False : NULL;
+    bool given[NPARAMS] = {false};
+    if (!param_names[0] || c->nargs > P_CHAT_TEMPLATE - first || c->nkw > MAX_KEYWORDS) return false;
     for (Py_ssize_t i = 0; i < c->nargs; i++) {
         c->param[first + i] = args[i];
         given[first + i] = true;
@@ -405,8 +452,14 @@ static bool parse_chat_call(ChatCall *c, PyObject *const *args, size_t nargsf, P
         c->param[p] = args[c->nargs + i];
         given[p] = true;
     }
-    if (!given[1] || (first == 0 && !given[0])) return false;
-    PyObject *messages = c->param[1];
+    if (!given[P_CONVERSATION] || (first == 0 && !given[P_TEMPLATE])) return false;
+    if (!c->param[P_TOOLS]) c->param[P_TOOLS] = Py_None;
+    if (!c->param[P_DOCUMENTS]) c->param[P_DOCUMENTS] = Py_None;
+    if (c->param[P_CFM] != Py_False) return false;
+    for (int i = P_CHAT_TEMPLATE; i < NPARAMS; i++)
+        if (i != P_AGP && i != P_CFM && c->param[i] && c->param[i] != Py_None && c->param[i] != Py_False)
+            return false;
+    PyObject *messages = c->param[P_CONVERSATION];
     return PyList_CheckExact(messages) &&   /* (else a batch of conversations, or not a list) */
            (!PyList_GET_SIZE(messages) || PyDict_CheckExact(PyList_GET_ITEM(messages, 0)));
 }
@@ -423,8 +476,9 @@ static PyObject *render_chat_call(const ChatCall *c, PyObject *tmpl, const cf_te
         if (c->kw_param[i] >= 0) continue;
         walked = walk(&w, PyTuple_GET_ITEM(c->kwnames, i), 1) && walk(&w, c->args[c->nargs + i], 1);
     }
+    static const int order[5] = {P_CONVERSATION, P_TOOLS, P_DOCUMENTS, P_AGP, P_CFM};
     for (int i = 0; walked && i < 5; i++)
-        walked = walk(&w, param_names[1 + i], 1) && walk(&w, c->param[1 + i], 1);
+        walked = walk(&w, var_names[i], 1) && walk(&w, c->param[order[i]], 1);
     PyObject *out = render_walked(&w, walked, t, opt, true);
     if (out && !PyUnicode_CheckExact(out) && out != declined) {
         PyObject *raised = PyObject_CallFunctionObjArgs(raise_native, tmpl, out, NULL);   /* raises */
@@ -491,10 +545,11 @@ static PyObject *sp_template_render(PyObject *self, PyObject *const *args, Py_ss
 
 static PyMethodDef render_def = {
     "render", (PyCFunction)(void (*)(void))sp_template_render, METH_FASTCALL | METH_KEYWORDS,
-    "render($self, messages, tools=None, documents=None, add_generation_prompt=False, continue_final_message=False, "
-    "**kwargs)\n--\n\n"
-    "Render a conversation as transformers' apply_chat_template(..., tokenize=False) does; other keyword "
-    "arguments become template variables (enable_thinking=False, bos_token=..., ...)."};
+    "render($self, conversation, tools=None, documents=None, chat_template=None, add_generation_prompt=False, "
+    "continue_final_message=False, tokenize=False, padding=False, truncation=False, max_length=None, "
+    "return_tensors=None, return_dict=False, return_assistant_tokens_mask=False, tokenizer_kwargs=None, "
+    "tokenizer=None, **kwargs)\n--\n\n"
+    "transformers' apply_chat_template on this template (see template.py: Template._render_general)."};
 
 /* render_method(Template, Template._render_py) -> the descriptor to install as Template.render */
 static PyObject *sp_render_method(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -505,6 +560,611 @@ static PyObject *sp_render_method(PyObject *self, PyObject *const *args, Py_ssiz
     if (!front_name && !(front_name = PyUnicode_InternFromString("_front"))) return NULL;
     Py_XSETREF(general_render, new_ref(args[1]));
     return PyDescr_NewMethod((PyTypeObject *)args[0], &render_def);
+}
+
+/* ---- batches on threads (Template.render_batch, format_jsonl) ----
+ * The rows of a batch are rendered on N threads with the GIL let go: the
+ * calling thread (holding the GIL) walks a window of rows into builder
+ * items, then renders beside N - 1 workers; while they render one window it
+ * walks the next and turns the previous one's outputs into str objects, so
+ * only Python-object work is serial. A window is reused only when no worker
+ * holds it. */
+typedef struct Held { PyObject **o; size_t n, cap; } Held;
+
+static bool hold(Walk *w, PyObject *o) {
+    Held *h = w->held;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 1024;
+        PyObject **p = realloc(h->o, cap * sizeof *p);
+        if (!p) {
+            w->failed = true;
+            return false;
+        }
+        h->o = p;
+        h->cap = cap;
+    }
+    Py_INCREF(o);
+    h->o[h->n++] = o;
+    return true;
+}
+
+static void release_held(Held *h) {
+    for (size_t i = 0; i < h->n; i++) Py_DECREF(h->o[i]);
+    h->n = 0;
+}
+
+static cf_builder_item *grow_items(Walk *w) {
+    static cf_builder_item scratch;   /* written after a failure, never read */
+    size_t cap = w->cap ? 2 * w->cap : 4096;
+    cf_builder_item *p = w->failed ? NULL : realloc(w->items, cap * sizeof *p);
+    if (!p) {
+        w->failed = true;
+        return &scratch;
+    }
+    w->items = p;
+    w->cap = cap;
+    return &w->items[w->n++];
+}
+
+typedef struct Window Window;
+typedef void (*RowFn)(Window *win, size_t i);
+
+struct Window {
+    RowFn row;
+    void *job;
+    size_t nrows;
+    atomic_size_t next, done;   /* rows claimed, rows finished */
+    int users;                  /* workers that may still claim rows (pool mutex) */
+};
+
+typedef struct Pool {
+    pthread_t *threads;
+    unsigned nthreads;          /* workers besides the caller */
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    unsigned long generation;   /* bumped when `current` is published */
+    Window *current;
+    bool quit;
+} Pool;
+
+/* Claim and run rows of win until none is left. */
+static void run_rows(Window *win) {
+    for (;;) {
+        size_t i = atomic_fetch_add(&win->next, 1);
+        if (i >= win->nrows) return;
+        win->row(win, i);
+        atomic_fetch_add(&win->done, 1);
+    }
+}
+
+static void *worker_main(void *arg) {
+    Pool *p = arg;
+    unsigned long seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->generation == seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
+        if (p->quit) break;
+        seen = p->generation;
+        Window *win = p->current;
+        win->users++;
+        pthread_mutex_unlock(&p->mu);
+        run_rows(win);
+        pthread_mutex_lock(&p->mu);
+        win->users--;
+        pthread_cond_broadcast(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Start up to `threads` - 1 workers (fewer when threads cannot start:
+ * the caller renders alone, the result is the same). */
+static void pool_start(Pool *p, unsigned threads) {
+    memset(p, 0, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    if (threads > 1 && (p->threads = calloc(threads - 1, sizeof *p->threads))) {
+        while (p->nthreads < threads - 1 && pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
+            p->nthreads++;
+    }
+}
+
+static void pool_stop(Pool *p) {
+    pthread_mutex_lock(&p->mu);
+    p->quit = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    free(p->threads);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+}
+
+/* Hand win to the workers (its rows set up; the caller then joins in with
+ * pool_finish). */
+static void pool_publish(Pool *p, Window *win) {
+    atomic_store(&win->next, 0);
+    atomic_store(&win->done, 0);
+    pthread_mutex_lock(&p->mu);
+    p->current = win;
+    p->generation++;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Render win's rows beside the workers until all are done and no worker
+ * holds it. Called without the GIL. */
+static void pool_finish(Pool *p, Window *win) {
+    run_rows(win);
+    pthread_mutex_lock(&p->mu);
+    while (atomic_load(&win->done) < win->nrows || win->users) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Wait until no worker holds win (one that woke late may still be leaving
+ * it): only then may the caller write its rows again. */
+static void pool_quiesce(Pool *p, Window *win) {
+    pthread_mutex_lock(&p->mu);
+    while (win->users) pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* -- render_batch -- */
+
+enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR };
+enum { WINDOW_ROWS = 512, WINDOW_ITEMS = 1 << 16 };
+
+typedef struct BatchRow {
+    size_t first, count;      /* its items in the window's array */
+    const cf_template *t;
+    int state;
+    cf_result res;
+    cf_error err;
+} BatchRow;
+
+typedef struct BatchWindow {
+    Window win;
+    Walk walk;                /* items (a growing array) and the strings they point into */
+    Held held;
+    BatchRow rows[WINDOW_ROWS];
+    size_t start;             /* index of its first row in the batch */
+    const cf_render_options *opt;
+    bool chat;
+} BatchWindow;
+
+static void batch_row(Window *win, size_t i) {
+    BatchWindow *bw = (BatchWindow *)win;
+    BatchRow *r = &bw->rows[i];
+    if (r->state != ROW_PENDING) return;
+    cf_builder *b = lib.builder_new(bw->opt ? bw->opt->limits : NULL);
+    if (!b) {
+        r->state = ROW_DECLINED;   /* out of memory: the general path reports it */
+        return;
+    }
+    lib.feed(b, bw->walk.items + r->first, r->count);
+    if (lib.failed(b)) {
+        lib.builder_free(b);
+        r->state = ROW_DECLINED;
+        return;
+    }
+    cf_context *ctx = lib.finish(b, &r->err);
+    if (!ctx) {
+        r->state = ROW_DECLINED;
+        return;
+    }
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    lib.context_free(ctx);
+    r->state = ok ? ROW_OK : ROW_ERROR;
+}
+
+typedef struct BatchArgs {
+    PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
+    const cf_template *plain, *with_tools;
+} BatchArgs;
+
+/* The value `tools` has for this row (borrowed; NULL when absent). */
+static PyObject *row_tools(const BatchArgs *a, PyObject *row) {
+    PyObject *v = PyDict_CheckExact(row) ? PyDict_GetItemWithError(row, a->tools_key) : NULL;
+    if (!v && !PyErr_Occurred()) v = PyDict_GetItemWithError(a->common, a->tools_key);
+    return v;
+}
+
+/* A dict's pairs, without a header (the caller counted them). */
+static bool walk_pairs(Walk *w, PyObject *d) {
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v))
+        if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, 1)) return false;
+    return true;
+}
+
+/* Walk rows [start, end) of the batch into bw, as many as fit; returns the
+ * end of what was walked, or (size_t)-1 with an exception set. */
+static size_t batch_fill(BatchWindow *bw, const BatchArgs *a, size_t start, size_t end) {
+    Walk *w = &bw->walk;
+    w->n = 0;
+    w->failed = false;
+    bw->start = start;
+    size_t k = 0;
+    for (; start + k < end && k < WINDOW_ROWS && w->n < WINDOW_ITEMS; k++) {
+        PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
+        BatchRow *r = &bw->rows[k];
+        r->first = w->n;
+        r->state = ROW_PENDING;
+        PyObject *tools = row_tools(a, row);
+        if (PyErr_Occurred()) return (size_t)-1;
+        bool with_tools = tools && tools != Py_None;
+        r->t = with_tools && a->with_tools ? a->with_tools : a->plain;
+        bool walked;
+        if (with_tools && a->tools_error != Py_None) {
+            r->state = ROW_TOOLS_ERROR;
+            walked = true;
+        } else if (PyDict_CheckExact(row)) {
+            next_item(w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
+            walked = walk_pairs(w, a->common) && walk_pairs(w, row);
+        } else if (PyList_CheckExact(row) || PyTuple_CheckExact(row)) {   /* a conversation */
+            next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
+            walked = walk_pairs(w, a->common) && push_unicode(w, a->messages_key) && walk(w, row, 1);
+        } else {
+            walked = false;
+        }
+        if (w->failed) {
+            PyErr_NoMemory();
+            return (size_t)-1;
+        }
+        if (!walked) r->state = ROW_DECLINED;
+        r->count = w->n - r->first;
+    }
+    bw->win.nrows = k;
+    return start + k;
+}
+
+/* The window's results into out[start...], as str, error objects (made by
+ * make_error(kind, message, line, column, offset)), the tools error, or
+ * DECLINED; frees the outputs. False with an exception set. */
+static bool batch_drain(BatchWindow *bw, const BatchArgs *a, PyObject *out) {
+    bool ok = true;
+    for (size_t i = 0; i < bw->win.nrows; i++) {
+        BatchRow *r = &bw->rows[i];
+        PyObject *o = NULL;
+        if (r->state == ROW_OK) {
+            if (ok) o = text_to_str(r->res.text, r->res.len);
+            lib.result_free(&r->res);
+        } else if (!ok) {
+            continue;
+        } else if (r->state == ROW_ERROR) {
+            PyObject *t = error_tuple(&r->err);
+            if (t) {
+                o = PyObject_CallObject(a->make_error, t);
+                Py_DECREF(t);
+            }
+        } else {
+            o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
+        }
+        if (!o) {
+            ok = false;
+            continue;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)(bw->start + i), o);
+    }
+    release_held(&bw->held);
+    return ok;
+}
+
+static void batch_window_free(BatchWindow *bw) {
+    if (!bw) return;
+    release_held(&bw->held);
+    free(bw->held.o);
+    free(bw->walk.items);
+    free(bw);
+}
+
+/* render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads,
+ *              make_error) -> list
+ * rows: a list of dicts (variables) or conversations (lists of messages);
+ * common: variables every row has (a row's own keys win). Each result is a
+ * str, an error object, tools_error (a row with tools when the tool_use
+ * template did not compile; None: no such error), or DECLINED (data
+ * outside the subset: the caller renders that row the general way). */
+static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9 || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "render_batch(rows: list, common: dict, plain, with_tools, tools_error, "
+                                         "options, chat, threads, make_error)");
+        return NULL;
+    }
+    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL};
+    a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
+    const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
+    int chat = PyObject_IsTrue(args[6]);
+    long threads = PyLong_AsLong(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    if (!a.plain || threads < 1 || threads > 256) {
+        PyErr_SetString(PyExc_ValueError, "render_batch: no template, or threads outside 1..256");
+        return NULL;
+    }
+    a.tools_key = PyUnicode_InternFromString("tools");
+    a.messages_key = PyUnicode_InternFromString("messages");
+    Py_ssize_t n = PyList_GET_SIZE(a.rows);
+    PyObject *out = PyList_New(n);
+    BatchWindow *bw[2] = {calloc(1, sizeof(BatchWindow)), calloc(1, sizeof(BatchWindow))};
+    if (!a.tools_key || !a.messages_key || !out || !bw[0] || !bw[1]) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto fail_early;
+    }
+    for (int k = 0; k < 2; k++) {
+        bw[k]->win.row = batch_row;
+        bw[k]->walk.held = &bw[k]->held;
+        bw[k]->opt = opt;
+        bw[k]->chat = chat != 0;
+    }
+    if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
+    Pool pool;
+    pool_start(&pool, (unsigned)threads);
+    bool ok = true;
+    BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
+    size_t at = batch_fill(bw[0], &a, 0, (size_t)n);
+    if (at == (size_t)-1) ok = false;
+    else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
+    int c = 0;
+    while (ok && bw[c]->win.nrows) {
+        BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
+        /* the workers render cur meanwhile */
+        pool_quiesce(&pool, &nxt->win);
+        size_t next_at = at < (size_t)n ? batch_fill(nxt, &a, at, (size_t)n) : at;
+        if (at >= (size_t)n || next_at == (size_t)-1) nxt->win.nrows = 0;
+        Py_BEGIN_ALLOW_THREADS
+        pool_finish(&pool, &cur->win);
+        Py_END_ALLOW_THREADS
+        published = NULL;
+        if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+        if (!batch_drain(cur, &a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        at = next_at;
+        c ^= 1;
+    }
+    if (published) {   /* stopped by an exception: let the workers finish, drop the outputs */
+        Py_BEGIN_ALLOW_THREADS
+        pool_finish(&pool, &published->win);
+        Py_END_ALLOW_THREADS
+        for (size_t i = 0; i < published->win.nrows; i++)
+            if (published->rows[i].state == ROW_OK) lib.result_free(&published->rows[i].res);
+    }
+    pool_stop(&pool);
+fail_early:
+    Py_XDECREF(a.tools_key);
+    Py_XDECREF(a.messages_key);
+    batch_window_free(bw[0]);
+    batch_window_free(bw[1]);
+    if (PyErr_Occurred()) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* -- format_jsonl: dataset mode's rows (cli/cmd_dataset.c), same bytes -- */
+
+enum { MAX_DEFINES = 64 };
+
+typedef struct JsonJob {
+    const cf_template *plain, *with_tools;
+    const cf_error *tools_error;     /* the tool_use template did not compile: rows with tools */
+    const cf_render_options *opt;
+    const cf_limits *lim;
+    bool raw, spans, agp;
+    int ndefines;
+    const char *define_key[MAX_DEFINES], *define_json[MAX_DEFINES];
+    size_t define_len[MAX_DEFINES];
+} JsonJob;
+
+typedef struct JsonRow {
+    const char *line;
+    size_t len;
+    char *out;                       /* its output line (malloc), or NULL: out of memory */
+    size_t out_len;
+    bool error;
+} JsonRow;
+
+typedef struct JsonWindow {
+    Window win;
+    const JsonJob *job;
+    JsonRow *rows;
+} JsonWindow;
+
+typedef struct Buf { char *p; size_t len, cap; bool failed; } Buf;
+
+static bool buf_reserve(Buf *b, size_t n) {
+    if (b->failed) return false;
+    if (b->len + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->failed = true;
+            return false;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    return true;
+}
+
+static void buf_put(Buf *b, const char *s, size_t n) {
+    if (buf_reserve(b, n)) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+    }
+}
+
+static void buf_puts(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+/* json.dumps(s, ensure_ascii=False), as the CLI writes it (cf_json_quote). */
+static void buf_json(Buf *b, const char *s, size_t n) {
+    size_t need = lib.json_quote(s, n, NULL, 0);
+    if (buf_reserve(b, need)) b->len += lib.json_quote(s, n, b->p + b->len, need);
+}
+
+static void json_row(Window *win, size_t i) {
+    JsonWindow *jw = (JsonWindow *)win;
+    const JsonJob *d = jw->job;
+    JsonRow *r = &jw->rows[i];
+    cf_error err;
+    err.kind = CF_OK;
+    err.message[0] = 0;
+    cf_result res;
+    cf_context *ctx = lib.context_from_json_limits(r->line, r->len, d->lim, &err);
+    bool ok = ctx != NULL;
+    for (int k = 0; ok && k < d->ndefines; k++)
+        ok = lib.context_set_json(ctx, d->define_key[k], d->define_json[k], d->define_len[k], &err);
+    if (ok && d->agp) ok = lib.context_set_bool(ctx, "add_generation_prompt", true);
+    if (ok) {
+        bool tools = (d->with_tools || d->tools_error) && lib.context_has_value(ctx, "tools");
+        const cf_template *t = tools && d->with_tools ? d->with_tools : d->plain;
+        if (tools && d->tools_error) {
+            err = *d->tools_error;
+            ok = false;
+        } else {
+            ok = (d->raw ? lib.render : lib.render_chat)(t, ctx, d->opt, &res, &err);
+        }
+    }
+    if (ctx) lib.context_free(ctx);
+    if (!ok && err.kind == CF_OK) {
+        err.kind = CF_ERR_MEMORY;
+        strcpy(err.message, "out of memory");
+    }
+    Buf b = {0};
+    if (!ok) {
+        const char *kind = lib.error_kind_name(err.kind);
+        buf_puts(&b, "{\"error\": {\"type\": ");
+        buf_json(&b, kind, strlen(kind));
+        buf_puts(&b, ", \"message\": ");
+        buf_json(&b, err.message, strlen(err.message));
+        buf_puts(&b, "}}\n");
+        r->error = true;
+    } else {
+        buf_puts(&b, "{\"text\": ");
+        buf_json(&b, res.text, res.len);
+        if (d->spans) {
+            buf_puts(&b, ", \"spans\": [");
+            for (size_t k = 0; k < res.nspans; k++) {
+                char num[80];
+                snprintf(num, sizeof num, "%s{\"start\": %zu, \"end\": %zu}", k ? ", " : "", res.spans[k].start,
+                         res.spans[k].end);
+                buf_puts(&b, num);
+            }
+            buf_puts(&b, "]");
+        }
+        buf_puts(&b, "}\n");
+        lib.result_free(&res);
+    }
+    if (b.failed) {
+        free(b.p);
+        b.p = NULL;
+        r->error = true;
+    }
+    r->out = b.p;
+    r->out_len = b.len;
+}
+
+static const char OOM_ROW[] = "{\"error\": {\"type\": \"MemoryError\", \"message\": \"out of memory\"}}\n";
+
+/* format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp,
+ *             defines, threads) -> (bytes, rows, errors, first_error_row or -1)
+ * block: whole lines of a JSON Lines file (each ending in '\n', the file's
+ * last may not); '\r's before a '\n' are not part of the row (as the CLI).
+ * tools_error: None or (kind, message) of the tool_use template's compile
+ * error; defines: a list of (key, JSON text) as bytes, set on every row. */
+static PyObject *sp_format_rows(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 11 || !PyBytes_Check(args[0]) || !PyList_Check(args[9])) {
+        PyErr_SetString(PyExc_TypeError, "format_rows(block: bytes, plain, with_tools, tools_error, options, "
+                                         "limits, raw, spans, agp, defines: list, threads)");
+        return NULL;
+    }
+    JsonJob d;
+    memset(&d, 0, sizeof d);
+    cf_error tools_error;
+    d.plain = PyLong_AsVoidPtr(args[1]);
+    d.with_tools = args[2] == Py_None ? NULL : PyLong_AsVoidPtr(args[2]);
+    if (args[3] != Py_None) {
+        int kind;
+        const char *msg;
+        if (!PyArg_ParseTuple(args[3], "iy", &kind, &msg)) return NULL;
+        memset(&tools_error, 0, sizeof tools_error);
+        tools_error.kind = (cf_error_kind)kind;
+        snprintf(tools_error.message, sizeof tools_error.message, "%s", msg);
+        d.tools_error = &tools_error;
+    }
+    d.opt = PyLong_AsVoidPtr(args[4]);
+    d.lim = args[5] == Py_None ? NULL : PyLong_AsVoidPtr(args[5]);
+    d.raw = PyObject_IsTrue(args[6]) == 1;
+    d.spans = PyObject_IsTrue(args[7]) == 1;
+    d.agp = PyObject_IsTrue(args[8]) == 1;
+    long threads = PyLong_AsLong(args[10]);
+    if (PyErr_Occurred()) return NULL;
+    if (!d.plain || threads < 1 || threads > 256 || PyList_GET_SIZE(args[9]) > MAX_DEFINES) {
+        PyErr_SetString(PyExc_ValueError, "format_rows: no template, threads outside 1..256 or too many defines");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(args[9]); k++) {
+        Py_ssize_t n;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(args[9], k), "yy#", &d.define_key[k], &d.define_json[k], &n))
+            return NULL;
+        d.define_len[k] = (size_t)n;
+        d.ndefines++;
+    }
+    const char *p = PyBytes_AS_STRING(args[0]);
+    size_t len = (size_t)PyBytes_GET_SIZE(args[0]), nrows = 0;
+    for (size_t i = 0; i < len; i++) nrows += p[i] == '\n';
+    if (len && p[len - 1] != '\n') nrows++;
+    JsonRow *rows = calloc(nrows ? nrows : 1, sizeof *rows);
+    if (!rows) return PyErr_NoMemory();
+    for (size_t i = 0, at = 0; i < nrows; i++) {
+        const char *nl = memchr(p + at, '\n', len - at);
+        size_t end = nl ? (size_t)(nl - p) : len, e = end;
+        while (e > at && p[e - 1] == '\r') e--;
+        rows[i].line = p + at;
+        rows[i].len = e - at;
+        at = end + 1;
+    }
+    JsonWindow jw;
+    memset(&jw, 0, sizeof jw);
+    jw.win.row = json_row;
+    jw.win.nrows = nrows;
+    jw.job = &d;
+    jw.rows = rows;
+    if (nrows < (size_t)threads * 4) threads = (long)(nrows / 4 + 1);
+    /* the bytes object is held by the caller; the rows point into it */
+    Py_BEGIN_ALLOW_THREADS
+    Pool pool;
+    pool_start(&pool, (unsigned)threads);
+    pool_publish(&pool, &jw.win);
+    pool_finish(&pool, &jw.win);
+    pool_stop(&pool);
+    Py_END_ALLOW_THREADS
+    size_t total = 0, errors = 0;
+    Py_ssize_t first_error = -1;
+    for (size_t i = 0; i < nrows; i++) {
+        total += rows[i].out ? rows[i].out_len : sizeof OOM_ROW - 1;
+        if (rows[i].error) {
+            errors++;
+            if (first_error < 0) first_error = (Py_ssize_t)i;
+        }
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out) {
+        char *o = PyBytes_AS_STRING(out);
+        for (size_t i = 0; i < nrows; i++) {
+            const char *s = rows[i].out ? rows[i].out : OOM_ROW;
+            size_t n = rows[i].out ? rows[i].out_len : sizeof OOM_ROW - 1;
+            memcpy(o, s, n);
+            o += n;
+        }
+    }
+    for (size_t i = 0; i < nrows; i++) free(rows[i].out);
+    free(rows);
+    if (!out) return NULL;
+    return Py_BuildValue("(Nnnn)", out, (Py_ssize_t)nrows, (Py_ssize_t)errors, first_error);
 }
 
 static PyMethodDef methods[] = {
@@ -520,9 +1180,16 @@ static PyMethodDef methods[] = {
     {"render_method", (PyCFunction)(void (*)(void))sp_render_method, METH_FASTCALL,
      "render_method(Template, general_render) -> Template.render as a C method"},
     {"apply_chat_template", (PyCFunction)(void (*)(void))sp_apply, METH_FASTCALL | METH_KEYWORDS,
-     "apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False, "
-     "continue_final_message=False, **kwargs)\n--\n\n"
+     "apply_chat_template(template, conversation, tools=None, documents=None, chat_template=None, "
+     "add_generation_prompt=False, continue_final_message=False, tokenize=False, padding=False, truncation=False, "
+     "max_length=None, return_tensors=None, return_dict=False, return_assistant_tokens_mask=False, "
+     "tokenizer_kwargs=None, tokenizer=None, **kwargs)\n--\n\n"
      "chatfmt.apply_chat_template: see template.py; its usual calls are answered here."},
+    {"render_batch", (PyCFunction)(void (*)(void))sp_render_batch, METH_FASTCALL,
+     "render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads, make_error) -> list"},
+    {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
+     "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
+     "threads) -> (bytes, rows, errors, first_error_row)"},
     {NULL, NULL, 0, NULL},
 };
 

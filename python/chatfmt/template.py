@@ -6,7 +6,7 @@ import marshal
 import os
 import threading
 
-from . import _lib, errors
+from . import _lib, _transformers, errors
 
 # The variables cross into C in Python's marshal format: CPython writes it
 # several times faster than JSON, and the library reads exactly the
@@ -90,11 +90,12 @@ def _names_a_source(s):
 class _Compiled:
     """One compiled template and the special tokens that came with it."""
 
-    __slots__ = ("ptr", "handle", "source", "_src", "tokens", "__weakref__")
+    __slots__ = ("ptr", "handle", "source", "_src", "tokens", "_own_tokens", "__weakref__")
 
-    def __init__(self, text, name, limits, src=None):
+    def __init__(self, text, name, limits, src=None, tokens=None):
         self._src = src                  # keeps src.tokens alive
-        self.tokens = src.tokens if src is not None else None
+        self._own_tokens = tokens        # a cf_context of its own (an unpickled template's tokens)
+        self.tokens = src.tokens if src is not None else tokens
         self.source = text
         data = text.encode("utf-8") if isinstance(text, str) else text
         if isinstance(text, bytes):
@@ -117,6 +118,9 @@ class _Compiled:
         if getattr(self, "_src", None) is not None:
             lib.cf_source_free(ctypes.byref(self._src))
             self._src = None
+        if getattr(self, "_own_tokens", None):
+            lib.cf_context_free(self._own_tokens)
+            self._own_tokens = None
 
 
 def _load_source(what, template_name, has_tools, repair, limits):
@@ -167,15 +171,25 @@ class Template:
         self._now = now.encode() if now else None
         self._with_tools = None
         self._tools_error = None   # the tool_use template failed to compile: raised by renders with tools
+        self._tools_source = None  # its text
         self.warnings = []
         self.kind = "text"
         self.name = name
+        # what pickling and chat_template= need: the source a path named, and the options
+        self._origin = None
+        self._spec = {"limits": dict(limits) if limits else None, "now": now, "polyfill": bool(polyfill),
+                      "repair": repair}
+        self._selected = {}
         if isinstance(template, str) and _names_a_source(template):
+            self._origin = template
             self._load(template, template_name, repair is not False, name or template)
         elif repair:
             self._from_text(template, name)
         else:
             self._plain = _Compiled(template, name, self._limits)
+        self._set_options(polyfill)
+
+    def _set_options(self, polyfill):
         limits = ctypes.pointer(self._limits) if self._limits else None
         self._options = _lib.RenderOptions(limits, self._now, self._plain.tokens, bool(polyfill))
         self._raw_options = _lib.RenderOptions(limits, self._now, None, False)   # the variables only
@@ -204,6 +218,7 @@ class Template:
         if text == self._plain.source:
             _lib.cf_source_free(ctypes.byref(tsrc))
             return
+        self._tools_source = text
         try:
             self._with_tools = _Compiled(text, name, self._limits, tsrc)
         except errors.ChatfmtError as e:   # transformers compiles it only when tools come
@@ -334,11 +349,41 @@ class Template:
             return self._run_context(self._compiled_for(variables.get("tools")), variables, chat, True)
         return self._render(variables, chat)
 
-    def render(self, messages, tools=None, documents=None, add_generation_prompt=False,
-               continue_final_message=False, **kwargs):
-        """Render a conversation as transformers' apply_chat_template(...,
-        tokenize=False) does; other keyword arguments become template
-        variables (enable_thinking=False, bos_token=..., ...)."""
+    def _render_general(self, conversation=None, tools=None, documents=None, chat_template=None,
+                        add_generation_prompt=False, continue_final_message=False, tokenize=False, padding=False,
+                        truncation=False, max_length=None, return_tensors=None, return_dict=False,
+                        return_assistant_tokens_mask=False, tokenizer_kwargs=None, tokenizer=None, **kwargs):
+        """transformers' ``tokenizer.apply_chat_template`` with this template
+        (see :func:`apply_chat_template` and python/README.md's table).
+
+        ``conversation``: one conversation (a list of messages) or a batch of
+        them (a list of lists; the result is then a list). Only ``kwargs``
+        (and the source's special tokens) reach the template, as in
+        transformers; ``messages=`` is accepted for ``conversation``.
+        ``tokenize=False`` (the default) returns text; ``return_dict=True``
+        with text gives ``{"text", "assistant_spans"}``; ``tokenize=True``
+        calls ``tokenizer`` as transformers does and returns its ids or, with
+        ``return_dict=True``, its encoding (plus ``assistant_masks`` with
+        ``return_assistant_tokens_mask=True``)."""
+        if "messages" in kwargs:
+            if conversation is not None:
+                raise TypeError("render() got the conversation twice (conversation and messages)")
+            conversation = kwargs.pop("messages")
+        if conversation is None:
+            raise TypeError("render() missing the conversation (a list of messages, or a list of them)")
+        t = self.select(chat_template, tools)
+        if tokenize or return_dict or return_assistant_tokens_mask or continue_final_message \
+                or _is_batch(conversation):
+            return _transformers.apply(t, conversation, tools, documents, add_generation_prompt,
+                                       continue_final_message, tokenize, padding, truncation, max_length,
+                                       return_tensors, return_dict, return_assistant_tokens_mask, tokenizer_kwargs,
+                                       tokenizer, kwargs)
+        return t._render_one(conversation, tools, documents, add_generation_prompt, continue_final_message, kwargs)
+
+    render = _render_general
+
+    def _render_one(self, messages, tools, documents, add_generation_prompt, continue_final_message, kwargs):
+        """One conversation's text (kwargs: the template variables; taken over)."""
         if _native is not None:
             text = _chat_native(self, kwargs, messages, tools, documents, add_generation_prompt,
                                 continue_final_message)
@@ -350,6 +395,134 @@ class Template:
         kwargs["add_generation_prompt"] = add_generation_prompt
         kwargs["continue_final_message"] = continue_final_message
         return self._render(kwargs, True)
+
+    def select(self, chat_template=None, tools=None):
+        """The template transformers' ``chat_template=`` argument picks: None
+        is this one; a name of the source's named templates (a
+        tokenizer_config.json's or model folder's) is that template; anything
+        else is template text, rendered with this source's special tokens."""
+        if chat_template is None:
+            return self
+        if not isinstance(chat_template, str):
+            raise errors.UsageError(f"chat_template must be a template name or text, not {type(chat_template).__name__}")
+        t = self._selected.get(chat_template)
+        if t is not None:
+            return t
+        if self._origin is not None and "{" not in chat_template and "\n" not in chat_template \
+                and self.kind in ("tokenizer_config", "model_dir"):
+            try:
+                t = Template(self._origin, template_name=chat_template, name=self.name, **self._spec)
+            except errors.UsageError:   # not one of its names: template text, as transformers takes it
+                t = None
+        if t is None:
+            spec = dict(self._spec, repair=False)
+            t = Template(chat_template, **spec)
+            t._options.defaults = self._plain.tokens   # this source's special tokens
+            t._tokens_owner = self                      # (kept alive with them)
+        if len(self._selected) >= 16:
+            self._selected.clear()
+        self._selected[chat_template] = t
+        return t
+
+    def render_batch(self, rows, threads=None, **variables):
+        """Render many requests in one call, on ``threads`` threads (default:
+        $CHATFMT_THREADS, else every core) that run without the GIL.
+
+        ``rows``: a list of contexts (dicts of variables: ``messages``,
+        ``tools``, ``documents``, ``add_generation_prompt``, ... as a
+        dataset-mode row) or of conversations (lists of messages).
+        ``variables`` are set on every row (a row's own keys win). Returns a
+        list in the order of ``rows``: each item is the text, or the
+        exception object (a :class:`ChatfmtError`) of a row that failed; the
+        batch never stops at a failing row."""
+        rows = rows if type(rows) is list else list(rows)
+        threads = _thread_count(threads)
+        tools_error = self._tools_error
+        if _native is not None and hasattr(_native, "render_batch"):
+            plain = self._plain.ptr
+            with_tools = self._with_tools.ptr if self._with_tools is not None else None
+            out = _native.render_batch(rows, variables, plain, with_tools, tools_error, self._options_addr, True,
+                                       threads, self._error_object)
+            for i, r in enumerate(out):
+                if r is _DECLINED:
+                    out[i] = self._row_general(rows[i], variables)
+            return out
+        if threads == 1 or len(rows) < 2:
+            return [self._row_general(r, variables) for r in rows]
+        # ctypes lets the GIL go during each foreign call: the rows overlap
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(threads) as pool:
+            return list(pool.map(lambda r: self._row_general(r, variables), rows, chunksize=64))
+
+    def _row_general(self, row, variables):
+        """One batch row the general way: its text or its exception object."""
+        try:
+            if isinstance(row, dict):
+                ctx = dict(variables)
+                ctx.update(row)
+            else:
+                ctx = dict(variables, messages=getattr(row, "messages", row))
+            return self._render(ctx, True)
+        except Exception as e:  # noqa: BLE001 - a failing row gives its error in its place
+            return e
+
+    def _error_object(self, kind, message, line, column, offset):
+        cls = errors.BY_KIND.get(_lib.cf_error_kind_name(kind).decode(), errors.ChatfmtError)
+        return cls(message, lineno=line or None, column=column or None, offset=offset or None, name=self.name)
+
+    # ---- pickling: by text, name and options; recompiled once per process ----
+
+    def __reduce__(self):
+        return (_restore, (self._state(),))
+
+    def _state(self):
+        tokens = None
+        if self._plain.tokens:
+            if _lib.cf_context_to_json is None:
+                raise errors.UsageError(f"{_lib.path} has no cf_context_to_json: cannot pickle the special tokens")
+            err = _lib.Error()
+            n = ctypes.c_size_t()
+            p = _lib.cf_context_to_json(self._plain.tokens, ctypes.byref(n), ctypes.byref(err))
+            if not p:
+                _lib.raise_error(err, self.name)
+            try:
+                tokens = ctypes.string_at(p, n.value).decode("utf-8")
+            finally:
+                _lib.free(p)
+        spec = self._spec
+        limits = tuple(sorted(spec["limits"].items())) if spec["limits"] else None
+        return ("chatfmt.Template/1", self._plain.source, self._tools_source, tokens, self.name, self.kind,
+                tuple(self.warnings), limits, spec["now"], spec["polyfill"])
+
+    @classmethod
+    def _from_state(cls, state):
+        _, plain, tools_text, tokens, name, kind, warnings, limits, now, polyfill = state
+        t = cls.__new__(cls)
+        t._limits = _lib.limits_struct(dict(limits) if limits else None)
+        t._now = now.encode() if now else None
+        t._with_tools = t._tools_error = None
+        t._tools_source = tools_text
+        t.warnings = list(warnings)
+        t.kind = kind
+        t.name = name
+        t._origin = None
+        t._spec = {"limits": dict(limits) if limits else None, "now": now, "polyfill": polyfill, "repair": False}
+        t._selected = {}
+        ctx = None
+        if tokens is not None:
+            data = tokens.encode("utf-8")
+            err = _lib.Error()
+            ctx = _lib.cf_context_from_json(data, len(data), ctypes.byref(err))
+            if not ctx:
+                _lib.raise_error(err, name)
+        t._plain = _Compiled(plain, name, t._limits, tokens=ctx)
+        if tools_text is not None:
+            try:
+                t._with_tools = _Compiled(tools_text, name, t._limits)
+            except errors.ChatfmtError as e:
+                t._tools_error = e
+        t._set_options(polyfill)
+        return t
 
     def render_with_spans(self, messages, tools=None, documents=None, add_generation_prompt=False,
                           continue_final_message=False, **kwargs):
@@ -437,29 +610,55 @@ def _raise_native(t, err):
     _lib.raise_fields(*err, name=t.name)
 
 
-def apply_chat_template(template, messages, tools=None, documents=None, add_generation_prompt=False,
-                        continue_final_message=False, **kwargs):
-    """transformers' tokenizer.apply_chat_template(messages, tokenize=False,
-    ...) without transformers: returns the prompt text.
+def apply_chat_template(template, conversation=None, tools=None, documents=None, chat_template=None,
+                        add_generation_prompt=False, continue_final_message=False, tokenize=False, padding=False,
+                        truncation=False, max_length=None, return_tensors=None, return_dict=False,
+                        return_assistant_tokens_mask=False, tokenizer_kwargs=None, tokenizer=None, **kwargs):
+    """transformers' ``tokenizer.apply_chat_template`` without transformers,
+    parameter by parameter (python/README.md has the table).
 
-    ``template``: template text, a path, a built-in name or a :class:`Template`
-    (compiled templates are cached by text/path, as transformers caches).
-    ``messages``: a conversation (list of dicts), or a list of conversations
-    (returns a list of texts). Other keyword arguments are template
-    variables. Errors raise the chatfmt exception named as the Python
-    exception transformers would raise (TemplateError, UndefinedError, ...).
+    ``template``: template text, a path (.jinja, tokenizer_config.json, model
+    folder, .gguf), a built-in name or a :class:`Template` (compiled
+    templates are cached by text/path, as transformers caches). The other
+    parameters are transformers': ``conversation`` is one conversation or a
+    batch (a list of them: the result is a list, rendered in one call on
+    every core; a failing conversation gives its exception object in its
+    place). ``tokenize`` defaults to False here (text); ``tokenize=True``
+    needs ``tokenizer=`` (any object called as transformers' tokenizers are).
+    Only ``kwargs`` (and the source's special tokens) reach the template.
+    Errors raise the chatfmt exception named as the Python exception
+    transformers would raise (TemplateError, UndefinedError, ...).
     """
     t = _by_text.get(template) if type(template) is str else None
     if t is None:
         t = template if type(template) is Template else _template_for(template)
-    if (type(messages) is not list or not messages or type(messages[0]) is not dict) and _is_batch(messages):
-        return [t.render(getattr(m, "messages", m), tools, documents, add_generation_prompt,
-                         continue_final_message, **kwargs) for m in messages]
-    if _native is not None:   # (Template.render's first step, without passing kwargs on again)
-        text = _chat_native(t, kwargs, messages, tools, documents, add_generation_prompt, continue_final_message)
-        if text is not None:
-            return text
-    return t.render(messages, tools, documents, add_generation_prompt, continue_final_message, **kwargs)
+    return Template._render_general(t, conversation, tools, documents, chat_template, add_generation_prompt,
+                                    continue_final_message, tokenize, padding, truncation, max_length,
+                                    return_tensors, return_dict, return_assistant_tokens_mask, tokenizer_kwargs,
+                                    tokenizer, **kwargs)
+
+
+def _thread_count(threads):
+    if threads is None:
+        threads = int(os.environ.get("CHATFMT_THREADS") or 0) or os.cpu_count() or 1
+    threads = int(threads)
+    if not 1 <= threads <= 256:
+        raise errors.UsageError(f"threads must be 1..256, not {threads}")
+    return threads
+
+
+# Unpickled templates, by their state: each is compiled once per process.
+_restored = {}
+_RESTORED_MAX = 64
+
+
+def _restore(state):
+    t = _restored.get(state)
+    if t is None:
+        if len(_restored) >= _RESTORED_MAX:
+            _restored.clear()
+        t = _restored[state] = Template._from_state(state)
+    return t
 
 
 # With _speedups, chatfmt.apply_chat_template is its C front door: the usual
@@ -471,5 +670,5 @@ _native_apply = _native is not None and hasattr(_native, "render_method")
 if _native_apply:
     _native.setup(_apply_general, _raise_native)
     apply_chat_template = _native.apply_chat_template
-    Template._render_py = Template.render
-    Template.render = _native.render_method(Template, Template._render_py)
+    Template._render_py = Template._render_general
+    Template.render = _native.render_method(Template, Template._render_general)

@@ -183,7 +183,7 @@ class NativePath(unittest.TestCase):
         t = chatfmt.compile("{% for m in messages %}{{ m.content }}{% endfor %}|{{ extra }}|{{ tools | tojson }}|"
                             "{{ documents }}|{{ add_generation_prompt }}|{{ continue_final_message is defined }}")
         kwargs = {"extra": [1, {"a": None}], "bos_token": "<s>"}
-        args = ([{"role": "user", "content": "hi"}], [{"type": "function"}], None, True)
+        args = ([{"role": "user", "content": "hi"}], [{"type": "function"}], None, None, True)   # chat_template=None, agp
         got = outcome(lambda: t.render(*args, **kwargs))
         self.assertEqual(got, through_marshal(lambda: t.render(*args, **kwargs)))
         self.assertEqual(got[0], "ok")
@@ -251,7 +251,9 @@ class NativePath(unittest.TestCase):
         msgs = [{"role": "user", "content": "hi"}]
         calls = [
             ((msgs,), {}), ((), {"messages": msgs, "template": "a variable here"}),
-            ((msgs, [{"a": 1}], [{"d": 1}], True, False), {"y": 1}), ((msgs, None, None, False, False, 6), {}),
+            ((msgs, [{"a": 1}], [{"d": 1}], None, True, False), {"y": 1}), ((msgs, None, None, None, False, False, 6), {}),
+            ((msgs,), {"tokenize": False, "return_dict": False, "chat_template": None, "tokenizer": None}),
+            ((msgs,), {"conversation": msgs}), ((), {"conversation": msgs, "continue_final_message": True}),
             ((msgs,), {"messages": msgs}), ((), {}), (([msgs, msgs],), {}), (([],), {}),
             ((msgs,), {"y": float("nan")}), ((msgs,), {"y": 2 ** 70}), (((m for m in msgs),), {}),
         ]

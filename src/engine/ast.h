@@ -33,7 +33,8 @@ typedef enum NodeKind {
                       op = error kind (raised when executed) */
     /* expressions */
     N_CONST,       /* v */
-    N_NAME,        /* name/sym; op: NAME_TOP_LEVEL when no frame can bind it */
+    N_NAME,        /* name/sym; op: NAME_TOP_LEVEL when no frame can bind it,
+                      NAME_IN_BLOCK inside a {% block %} (scope.c) */
     N_NSREF,       /* name/sym: namespace variable; attr: attribute */
     N_TUPLE, N_LIST, /* items */
     N_DICT,        /* items: keys; alt: values */
@@ -62,7 +63,9 @@ enum { SET_ACCUMULATE = 1 };
  * MF_CALLER_PARAM: the body uses caller and a parameter named caller has no
  * default, which Jinja2 refuses when it compiles the macro. */
 enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8, MF_CALLER_PARAM = 16 };
-enum { NAME_TOP_LEVEL = 1 };
+/* NAME_IN_BLOCK: read as Jinja2's block functions read, through the render's
+ * context (interp.c: lookup_in_block). */
+enum { NAME_TOP_LEVEL = 1, NAME_IN_BLOCK = 2 };
 /* N_NAME.flag: the slot its symbol has in the layout of the frame it is
  * read or assigned in (N_NAME.scope: the N_FOR or N_MACRO that makes that
  * frame), or SLOT_NONE. A hint: a frame's entry is checked to hold the
@@ -97,6 +100,18 @@ uint8_t loop_attr_id(const Str *name);
 typedef struct Node Node;
 typedef struct NodeList { Node **v; int n; } NodeList;
 
+/* The names a frame starts with bound to their Undefined ("'x' is
+ * undefined"), besides its parameters: those its body sets before anything
+ * reads them, when no enclosing frame has the name (scope.c says why).
+ * Hung on the node that makes the frame; NULL when there are none. */
+typedef struct FrameInit {
+    int n;
+    const int *syms;
+    uint8_t *slots;         /* each one's slot in the frame's layout, or SLOT_NONE */
+    int nelse;              /* N_FOR: the same for the frame of its else body */
+    const int *else_syms;
+} FrameInit;
+
 /* Fields are grouped by cache line (the parser aligns nodes to 64 bytes):
  * the first line holds all that constants, names, attribute lookups,
  * operators and argument-less filters and tests read, the second what
@@ -121,6 +136,7 @@ struct Node {
         TestFn test;        /* N_TEST */
         const struct Method *str_method;   /* N_GETATTR called as a method: str's method of that name */
         const struct Node *scope;          /* N_NAME: the frame layout its slot (flag) is in, or NULL */
+        FrameInit *init;                   /* a node that makes a frame (scope.c) */
     };
     int line, col;
     /* line 2 */
@@ -135,7 +151,8 @@ struct Node {
     Str **params;           /* macro parameter names */
     int *param_syms;
     int nparams;
-    int16_t nslots;         /* N_FOR / N_MACRO: names its frame's layout places (parser.c: frame layouts) */
+    int16_t nslots;         /* N_FOR / N_MACRO / N_SET_BLOCK / N_FILTER_BLOCK / N_GENERATION: names its
+                               frame's layout places (scope.c: frame layouts); 0: no frame of its own */
     Str *name;              /* N_NAME / N_NSREF / N_MACRO */
 };
 
@@ -158,6 +175,7 @@ struct cf_template {
     int nsyms;
     Value *sym_builtin;     /* per symbol: builtin global, or VT_MISSING */
     Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
+    uint8_t *sym_starts_undef; /* per symbol: the top level holds its Undefined until a set (scope.c) */
     int sym_chat[CHAT_NVARS];  /* symbol of each chat variable, -1 if unused */
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
@@ -179,5 +197,18 @@ struct cf_template {
 
 /* Parse the normalised source into t (syms, body). Throws TemplateSyntaxError. */
 void parse_template(Rt *rt, struct cf_template *t);
+
+/* The passes over a parsed tree: visit on each child of n (a, b, c, d, then
+ * the lists body, alt, items, kwvals), NULLs skipped (parser.c). */
+typedef void (*NodeVisit)(Node *n, void *ctx);
+void each_child(Node *n, NodeVisit visit, void *ctx);
+
+/* scope.c: where each name lives, as Jinja2's compiler decides it. Before
+ * packing: marks names NAME_TOP_LEVEL / NAME_IN_BLOCK and fills
+ * sym_starts_undef and each frame's FrameInit; throws the AssertionError
+ * Jinja2's compiler raises for a name a block set's filter cannot reach. */
+void scope_analyze(Rt *rt, struct cf_template *t);
+/* After packing: the frame layouts (nslots, N_NAME slots, FrameInit slots). */
+void scope_layout(const struct cf_template *t);
 
 #endif

@@ -101,6 +101,32 @@ CF_API void cf_context_remove(cf_context *c, const char *name) {
     if (setjmp(jb_rt)) return;
     dict_del(c->vars, v_strz(&rt, name));
 }
+/* The variables as one JSON object (json.dumps, ensure_ascii off): what
+ * cf_context_from_json reads back into the same variables (tuples become
+ * lists). The Python binding pickles a template's special tokens so. */
+CF_API char *cf_context_to_json(const cf_context *c, size_t *len, cf_error *err) {
+    Arena arena;
+    arena_init(&arena, 0);
+    RT_PROTECTED(rt, &arena, err, NULL);
+    if (setjmp(jb_rt)) {
+        arena_release(&arena);
+        return NULL;
+    }
+    StrBuf sb;
+    sb_init(&rt, &sb, 256);
+    JsonDumpOpts o;
+    json_opts_default(&o);
+    o.ensure_ascii = false;
+    json_dump(&rt, &sb, c && c->vars ? v_dict_of(c->vars) : v_dict_of(dict_new(&rt, 0)), &o);
+    char *json = malloc(sb.len + 1);
+    if (!json) rt_oom(&rt, sb.len + 1);
+    memcpy(json, sb.p, sb.len);
+    json[sb.len] = 0;
+    if (len) *len = sb.len;
+    arena_release(&arena);
+    return json;
+}
+
 CF_API void cf_context_free(cf_context *c) {
     if (!c) return;
     arena_release(&c->arena);

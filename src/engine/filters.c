@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "builtins.h"
+#include "complex.h"
 #include "html_entities.h"
 #include "json.h"
 #include "unicode.h"
@@ -324,6 +325,8 @@ static Value py_add(Rt *rt, Value a, Value b) {
         return r;
     }
     if (a.type == VT_STR && b.type == VT_STR) return str_concat(rt, a, b);
+    Value c;
+    if (complex_binop(rt, OP_ADD, a, b, &c)) return c;
     if (a.type == VT_LIST && !a.flags && b.type != VT_LIST)
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
     if (a.type == VT_TUPLE)
@@ -517,6 +520,7 @@ static Value f_abs(Rt *rt, Value self, const Args *args) {
         return s->data[0] == '-' ? v_bigint(rt, s->data + 1, s->len - 1) : self;
     }
     default:
+        if (v_is_complex(self)) return complex_abs(rt, self);
         rt_throw(rt, CF_ERR_TYPE, "bad operand type for abs(): '%s'", v_type_name(self));
     }
 }
@@ -944,7 +948,7 @@ static void no_such(Rt *rt, const char *what, Value name) {
 }
 
 static void need_hashable(Rt *rt, Value v) {
-    if (!v_hashable(v)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(v));
+    if (!v_hashable(v)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(v));
 }
 
 static FilterFn filter_by_value(Rt *rt, Value name) {
@@ -1430,6 +1434,8 @@ static Value py_round(Rt *rt, Value v, Value ndigits) {
         if (is_int(v)) return v.type == VT_BOOL ? v_int(v.u.b) : v;
         if (v.type == VT_FLOAT) return py_int_from_float(rt, nearbyint(v.u.f));
     } else {
+        if (ndigits.type == VT_UNDEFINED)   /* (round() takes operator.index of it: no __index__) */
+            rt_throw(rt, CF_ERR_TYPE, "'Undefined' object cannot be interpreted as an integer");
         int64_t nd = as_index(rt, ndigits);
         if (is_int(v)) return round_int(rt, v, nd);
         if (v.type == VT_FLOAT) return v_float(round_float(rt, v.u.f, nd));

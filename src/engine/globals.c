@@ -7,10 +7,10 @@
 #include <time.h>
 #include <stdio.h>
 
+/* operator.index(): an Undefined too is a TypeError (its type has no __index__). */
 static int64_t int_arg(Rt *rt, Value v) {
     if (v.type == VT_INT) return v.u.i;
     if (v.type == VT_BOOL) return v.u.b;
-    if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
     rt_throw(rt, CF_ERR_TYPE, "'%s' object cannot be interpreted as an integer", v_type_name(v));
 }
 
@@ -49,7 +49,7 @@ static void dict_update_from(Rt *rt, Dict *d, Value src) {
         List *kv = v_iterate(rt, pair);
         if (kv->len != 2)
             rt_throw(rt, CF_ERR_VALUE, "dictionary update sequence element #%zu has length %zu; 2 is required", i, kv->len);
-        if (!v_hashable(kv->items[0])) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(kv->items[0]));
+        if (!v_hashable(kv->items[0])) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(kv->items[0]));
         dict_set(rt, d, kv->items[0], kv->items[1]);
     }
 }

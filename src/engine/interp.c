@@ -11,6 +11,7 @@
 #include "unicode.h"
 #include "lexer.h"
 #include "bigint.h"
+#include "complex.h"
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -85,12 +86,18 @@ static inline const void *filtered_key(const Dict *d) { return (const char *)(co
 /* Runtime objects */
 typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
 typedef struct Loop {
-    List *items;
+    List *items;             /* the items (`for x in xs if test`: those kept so far) */
     int64_t index0;
     int depth0;
     const Node *node;        /* the N_FOR, for loop(...) recursion */
     Frame *outer;            /* frame the loop runs in */
     List *last_changed;      /* loop.changed() memory; NULL = never called */
+    /* `for x in xs if test`: Jinja2 filters through a generator, so an
+     * item's test runs when the loop reaches it (after the body of the item
+     * before), or when loop.last, .nextitem or .length looks ahead. */
+    const List *source;      /* xs, while items remain untested; else NULL */
+    size_t next_source;      /* the next one to test */
+    Frame *test_frame;
 } Loop;
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
@@ -160,6 +167,24 @@ static inline void frame_set(Interp *I, Frame *f, int sym, Value v) {
     f->n++;
 }
 
+/* A frame's names that start missing (FrameInit), bound to their Undefined. */
+static NOINLINE void frame_start_missing(Interp *I, Frame *f, int n, const int *syms, const uint8_t *slots) {
+    for (int i = 0; i < n; i++) {
+        int sym = syms[i];
+        unsigned slot = slots ? slots[i] : SLOT_NONE;
+        if (slot < (unsigned)f->nslots && (f->syms[slot] == sym || (f->syms[slot] == SYM_UNBOUND && f->n == f->nslots))) {
+            f->syms[slot] = sym;
+            f->vals[slot] = I->t->sym_undef[sym];
+        } else {
+            frame_set(I, f, sym, I->t->sym_undef[sym]);
+        }
+    }
+}
+static ALWAYS_INLINE void frame_start(Interp *I, Frame *f, const Node *maker) {
+    const FrameInit *fi = maker->init;
+    if (fi && fi->n) frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
+}
+
 static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     if (f) frame_set(I, f, sym, v);
     else I->globals[sym] = v;
@@ -187,30 +212,37 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
 
 static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
 
-/* A top-level name's value on first use: chat variable, caller variable,
- * default (special token), builtin global, else Undefined. Cached. */
-static Value resolve_global(Interp *I, int sym) {
+/* A name's value from outside the template: chat variable, caller
+ * variable, default (special token), builtin global, else Undefined. */
+static Value input_value(Interp *I, int sym) {
     const RenderInput *in = I->in;
     const struct cf_template *t = I->t;
     Str *name = t->syms[sym];
     Value v;
     if (sym == t->sym_self)   /* Jinja2 binds `self` itself, over any variable of that name */
-        return I->globals[sym] = v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
+        return v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
     if (in->chat_mode) {
         for (int k = 0; k < CHAT_NVARS; k++) {
             if (t->sym_chat[k] != sym) continue;
             v = in->chat[k];
             if (v.type == VT_MISSING) goto builtin;   /* hidden */
-            return I->globals[sym] = v;
+            return v;
         }
     }
     /* symbol names are frozen (hash cached): the keyed lookup only reads them */
-    if (in->vars && dict_get_key(in->vars, name, &v)) return I->globals[sym] = v;
-    if (in->defaults && dict_get_key(in->defaults, name, &v)) return I->globals[sym] = v;
+    if (in->vars && dict_get_key(in->vars, name, &v)) return v;
+    if (in->defaults && dict_get_key(in->defaults, name, &v)) return v;
 builtin:
     v = t->sym_builtin[sym];
-    if (v.type == VT_MISSING) v = t->sym_undef[sym];
-    return I->globals[sym] = v;
+    return v.type == VT_MISSING ? t->sym_undef[sym] : v;
+}
+
+/* A top-level name's value on first use, cached: its Undefined when the
+ * top level sets it before reading it (scope.c: Jinja2 then never looks
+ * outside), else input_value. */
+static NOINLINE Value resolve_global(Interp *I, int sym) {
+    const struct cf_template *t = I->t;
+    return I->globals[sym] = t->sym_starts_undef[sym] && sym != t->sym_self ? t->sym_undef[sym] : input_value(I, sym);
 }
 
 /* A name no frame can bind (parser: NAME_TOP_LEVEL). */
@@ -238,6 +270,32 @@ static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
 
 static Value lookup(Interp *I, Frame *f, int sym) { return lookup_inline(I, f, sym); }
 
+/* A binding a frame started with (FrameInit: "missing" in Jinja2) that
+ * nothing set since. (An Undefined of that very name set there on purpose
+ * looks the same: Jinja2 would pass that one on to a block.) */
+static bool still_missing(const Interp *I, int sym, Value v) {
+    const Value u = I->t->sym_undef[sym];
+    return v.type == VT_UNDEFINED && v.u.s == u.u.s && v.iter == u.iter;
+}
+
+/* A name inside a {% block %} (NAME_IN_BLOCK). Jinja2 compiles a block to a
+ * function of the render's context: the names the block's own frames bind,
+ * then (scoped: the enclosing frames' bindings, then) the top level's sets
+ * so far, then the render's variables. What the enclosing frames or the top
+ * level hold as still missing is not in that context. */
+static NOINLINE Value lookup_in_block(Interp *I, Frame *f, int sym) {
+    bool outside = false;   /* past the innermost block's own frame */
+    for (; f; f = f->parent) {
+        for (int i = f->n - 1; i >= 0; i--)
+            if (f->syms[i] == sym && !(outside && still_missing(I, sym, f->vals[i]))) return f->vals[i];
+        if (f->scope && f->scope->kind == N_SCOPE_BLOCK) outside = true;
+    }
+    Value v = I->globals[sym];
+    if (v.type != VT_MISSING && !still_missing(I, sym, v)) return v;
+    return input_value(I, sym);
+}
+
+
 /* A name read where the parser gave it a slot (N_NAME.flag): the frame's
  * entry there, if it holds the name (a frame holds a name at most once, so
  * that is its binding in the innermost frame), else the search. */
@@ -254,11 +312,18 @@ static ALWAYS_INLINE Value lookup_name(Interp *I, const Node *name, Frame *f) {
     return lookup_inline(I, f, name->sym);
 }
 
+/* Any N_NAME's value, by how the parser marked it. */
+static ALWAYS_INLINE Value name_value(Interp *I, const Node *n, Frame *f) {
+    if (n->op == NAME_TOP_LEVEL) return lookup_top(I, n->sym);
+    if (!n->op) return lookup_name(I, n, f);
+    return lookup_in_block(I, f, n->sym);
+}
+
 /* Constants and names are a third of all nodes: evaluated in place. */
 static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
 static inline Value operand(Interp *I, const Node *n, Frame *f) {
     if (n->kind == N_CONST) return n->v;
-    if (n->kind == N_NAME) return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
+    if (n->kind == N_NAME) return name_value(I, n, f);
     if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
     return eval(I, n, f);
 }
@@ -476,6 +541,8 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
         }
         }
     }
+    Value c;
+    if ((a.type == VT_OBJECT || b.type == VT_OBJECT) && complex_binop(rt, op, a, b, &c)) return c;
     /* ints beyond int64, or an int64 result that overflowed: exact Python ints */
     bool a_int = is_intlike(a) || a.type == VT_BIGINT, b_int = is_intlike(b) || b.type == VT_BIGINT;
     Value big;
@@ -500,7 +567,7 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
             return v_float(py_fmod(x, y));
         case OP_POW:
             if (x == 0 && y < 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
-            if (x < 0 && y != floor(y)) rt_throw(rt, CF_ERR_VALUE, "complex results are not supported");
+            if (x < 0 && y != floor(y) && !isnan(y)) return complex_pow_real(rt, x, y);   /* as float.__pow__ */
             {
                 double r = pow(x, y);
                 if (isinf(r) && !isinf(x) && !isinf(y)) rt_throw(rt, CF_ERR_OVERFLOW, "(34, 'Numerical result out of range')");
@@ -525,7 +592,7 @@ static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
             rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
         if (a_seq && is_intlike(b)) return repeat(I, a, as_int(b));
         if (b_seq && is_intlike(a)) return repeat(I, b, as_int(a));
-        if (a.type == VT_STR || b.type == VT_STR || v_is_list(a) || v_is_list(b))
+        if (a_seq || b_seq)
             rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(a_seq ? b : a));
     }
     if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
@@ -552,7 +619,7 @@ static bool contains(Interp *I, Value item, Value container) {
         return i < l->len;
     }
     case VT_DICT: {
-        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(item));
+        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(item));
         Value dummy;
         return dict_get(container.u.dict, item, &dummy);
     }
@@ -802,6 +869,7 @@ static Value make_macro(Interp *I, const Node *node, Frame *closure) {
 
 /* The macro's body, its parameters bound in f; leaves the macro's level. */
 static Value macro_body(Interp *I, const Node *node, Frame *f, int saved_line, int saved_col) {
+    frame_start(I, f, node);
     Value out = capture(I, &node->body, f);
     I->depth--;
     I->rt->line = saved_line;
@@ -966,6 +1034,7 @@ static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
     const Macro *m = callee.u.obj->data;
     if (!macro_takes_positional(call, m->node)) return false;
     Frame *mf = macro_enter_positional(I, call, f, m);
+    frame_start(I, mf, m->node);
     I->root_writes += I->out == I->root;
     exec_body(I, &m->node->body, mf);   /* (a break or continue cannot leave a macro's body) */
     I->depth--;
@@ -1002,7 +1071,36 @@ uint8_t loop_attr_id(const Str *name) {
     return LA_NONE;
 }
 
-static Value loop_attr(const Loop *l, uint8_t id) {
+static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f);
+static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f);
+
+/* Tests source items until `need` are kept or none is left. */
+static NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
+    const Node *node = l->node;
+    while (l->source && l->items->len < need) {
+        if (l->next_source >= l->source->len) {
+            l->source = NULL;
+            break;
+        }
+        Value item = l->source->items[l->next_source++];
+        rt_step(I->rt, 1);
+        frame_unbind(l->test_frame, 0);
+        unpack_assign(I, node->a, item, l->test_frame);
+        if (cond(I, node->c, l->test_frame)) list_push(I->rt, l->items, item);
+    }
+}
+/* Whether item i exists (testing up to it). */
+static inline bool loop_has(Interp *I, Loop *l, size_t i) {
+    if (l->source && l->items->len <= i) loop_fill(I, l, i + 1);
+    return i < l->items->len;
+}
+/* What loop.last / .nextitem (ahead 1) and .length (ahead: all) need known. */
+static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
+    if (l->source) loop_fill(I, l, all ? SIZE_MAX : (size_t)l->index0 + 2);
+}
+
+static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
+    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
     int64_t len = (int64_t)l->items->len, i = l->index0;
     switch (id) {
     case LA_INDEX0: return v_int(i);
@@ -1019,8 +1117,10 @@ static Value loop_attr(const Loop *l, uint8_t id) {
 
 static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Loop *l = self->data;
-    int64_t len = (int64_t)l->items->len, i = l->index0;
 #define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
+    if (IS("last") || IS("nextitem")) loop_look_ahead(INTERP(rt), l, false);
+    else if (IS("length") || IS("revindex") || IS("revindex0")) loop_look_ahead(INTERP(rt), l, true);
+    int64_t len = (int64_t)l->items->len, i = l->index0;
     if (IS("index0")) *out = v_int(i);
     else if (IS("index")) *out = v_int(i + 1);
     else if (IS("first")) *out = v_bool(i == 0);
@@ -1060,6 +1160,7 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
 
 static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     Loop *l = self->data;
+    loop_look_ahead(INTERP(rt), l, true);   /* (its repr shows loop.length) */
     sb_printf(sb, "<LoopContext %lld/%zu>", (long long)l->index0 + 1, l->items->len);
 }
 
@@ -1071,6 +1172,7 @@ static List *loop_iterate(Rt *rt, Obj *self) {
     Value loopv = {0};
     loopv.type = VT_OBJECT;
     loopv.u.obj = self;
+    loop_look_ahead(INTERP(rt), l, true);   /* (every item left: their tests run now) */
     size_t len = l->items->len, next = (size_t)l->index0 + 1;
     List *pairs = list_new(rt, next < len ? len - next : 0);
     for (; next < len; next++) {
@@ -1117,7 +1219,9 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     switch ((ValueType)v.type) {
     case VT_NONE: case VT_BOOL: case VT_INT: case VT_BIGINT: case VT_FLOAT: case VT_CALLABLE: case VT_NAMESPACE:
         rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable %s object", v_type_name(v));
-    default: break;
+    default:
+        if (v_is_complex(v)) rt_throw(rt, CF_ERR_TYPE, "cannot unpack non-iterable complex object");
+        break;
     }
     List *items = v_iterate(rt, v);
     int want = target->items.n;
@@ -1224,7 +1328,7 @@ static NOINLINE Value eval_dict(Interp *I, const Node *n, Frame *f) {
     for (int i = 0; i < n->items.n; i++) {
         Value k = operand(I, n->items.v[i], f);
         Value v = operand(I, n->alt.v[i], f);
-        if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(k)); }
+        if (!v_hashable(k)) { set_pos(I, n); rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(k)); }
         dict_set(rt, d, k, v);
     }
     return v_dict_of(d);
@@ -1259,6 +1363,7 @@ static NOINLINE Value eval_unary(Interp *I, const Node *n, Value v) {
     }
     if (v.type == VT_BIGINT) return n->kind == N_NEG ? bigint_neg(rt, v) : v;
     if (v.type == VT_FLOAT) return v_float(n->kind == N_NEG ? -v.u.f : v.u.f);
+    if (v_is_complex(v)) return n->kind == N_NEG ? complex_neg(rt, v) : v;
     rt_throw(rt, CF_ERR_TYPE, "bad operand type for unary %s: '%s'", n->kind == N_NEG ? "-" : "+", v_type_name(v));
 }
 
@@ -1391,7 +1496,7 @@ static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, in
     case N_BINOP: return int_sum(I, n, f, out, steps);
     case N_FILTER: return int_length(I, n, f, out, steps);
     case N_GETATTR: v = getattr_of_name(I, n, f); break;
-    default: v = n->op ? lookup_top(I, n->sym) : lookup(I, f, n->sym); break;   /* N_NAME */
+    default: v = name_value(I, n, f); break;   /* N_NAME */
     }
     *out = v.u.i;
     return v.type == VT_INT;
@@ -1475,7 +1580,7 @@ static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
         return getattr_dict_miss(n, obj.u.dict, c);
     }
     if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-        return loop_attr(obj.u.obj->data, n->op);
+        return loop_attr(I, obj.u.obj->data, n->op);
     if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {
         const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
@@ -1766,7 +1871,7 @@ static Value eval(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
-    case N_NAME: return n->op ? lookup_top(I, n->sym) : lookup_name(I, n, f);
+    case N_NAME: return name_value(I, n, f);
     case N_GETATTR: return eval_getattr_node(I, n, f);
     case N_GETITEM: return eval_getitem(I, n, f);
     case N_SLICE: return eval_slice(I, n, f);
@@ -1838,20 +1943,13 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     Rt *rt = I->rt;
     set_pos(I, node);
     List *items = v_iterate(rt, iterable);
-    if (node->c) {
-        /* `for x in xs if cond`: filter first, so loop.length counts the kept */
-        List *kept = list_new(rt, items->len);
-        Frame *tf = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
-        for (size_t i = 0; i < items->len; i++) {
-            rt_step(rt, 1);
-            frame_unbind(tf, 0);
-            unpack_assign(I, node->a, items->items[i], tf);
-            if (cond(I, node->c, tf)) list_push(rt, kept, items->items[i]);
-        }
-        items = kept;
-    }
     Loop *l = rt_alloc(rt, sizeof(Loop));
     *l = (Loop){.items = items, .depth0 = depth0, .node = node, .outer = outer};
+    if (node->c) {   /* `for x in xs if cond`: tested as the loop reaches them (loop_fill) */
+        l->source = items;
+        l->items = items = list_new(rt, items->len);
+        l->test_frame = frame_new_layout(I, outer, node);   /* the targets alone (no loop) */
+    }
     Value loopv = v_object(rt, VT_OBJECT, &LOOP_TYPE, l);
     int loop_sym = I->t->sym_loop;
     Frame *f = frame_new_layout(I, outer, node);
@@ -1871,7 +1969,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     int first_set = name_target >= 0 ? base + 1 : base;
     /* (the next item is the one after loop.index0: iterating the loop
      * object in the body may have advanced it to the end) */
-    for (size_t i = 0; i < items->len; i = (size_t)l->index0 + 1) {
+    for (size_t i = 0; loop_has(I, l, i); i = (size_t)l->index0 + 1) {
         rt_step(rt, 1);
         frame_unbind(f, first_set);
         l->index0 = (int64_t)i;
@@ -1882,11 +1980,16 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         } else {
             unpack_assign(I, node->a, items->items[i], f);
         }
+        frame_start(I, f, node);
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) break;
         if (c == CTL_NONE) completed = true;
     }
-    if (!completed && node->alt.n) return exec_body(I, &node->alt, frame_new(I, outer));
+    if (!completed && node->alt.n) {
+        Frame *ef = frame_new(I, outer);
+        if (node->init && node->init->nelse) frame_start_missing(I, ef, node->init->nelse, node->init->else_syms, NULL);
+        return exec_body(I, &node->alt, ef);
+    }
     return CTL_NONE;
 }
 
@@ -1915,8 +2018,10 @@ static Frame *block_frame(Interp *I, const Node *block, Frame *parent) {
         rt_throw(I->rt, CF_ERR_TEMPLATE_RUNTIME, "Required block '%s' not found", block->name->data);
     }
     Frame *bf = frame_new(I, parent);
+    bf->scope = block;   /* (where lookup_in_block's search leaves the block) */
     if (I->t->sym_super >= 0)
         frame_set(I, bf, I->t->sym_super, v_undef_msg(I->rt, "there is no parent block called '%s'.", block->name->data));
+    frame_start(I, bf, block);
     return bf;
 }
 
@@ -2017,6 +2122,16 @@ static NOINLINE bool accumulate(Interp *I, const Node *n, Frame *f) {
     return true;
 }
 
+/* The frame a block set's, filter block's or generation block's body runs
+ * in (Jinja2 compiles each to a frame of its own), or f when the body sets
+ * nothing (scope.c: nslots 0). */
+static Frame *body_frame(Interp *I, const Node *n, Frame *f) {
+    if (!n->nslots) return f;
+    Frame *bf = frame_new_layout(I, f, n);
+    frame_start(I, bf, n);
+    return bf;
+}
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
@@ -2034,10 +2149,11 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_SET_BLOCK: {
         depth_enter(I);
         Ctl c;
-        Value v = capture_ctl(I, &n->body, f, &c);
+        Frame *bf = body_frame(I, n, f);
+        Value v = capture_ctl(I, &n->body, bf, &c);
         I->depth--;
         if (c != CTL_NONE) return c;
-        if (n->c) v = apply_filter(I, n->c, v, f);
+        if (n->c) v = apply_filter(I, n->c, v, bf);
         set_pos(I, n);
         unpack_assign(I, n->a, v, f);
         return CTL_NONE;
@@ -2054,14 +2170,16 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     case N_FILTER_BLOCK: {
         depth_enter(I);
         Ctl c;
-        Value v = capture_ctl(I, &n->body, f, &c);
+        Frame *bf = body_frame(I, n, f);
+        Value v = capture_ctl(I, &n->body, bf, &c);
         I->depth--;
         if (c != CTL_NONE) return c;
-        write_value(I, apply_filter(I, n->c, v, f));
+        write_value(I, apply_filter(I, n->c, v, bf));
         return CTL_NONE;
     }
     case N_WITH: {
         Frame *wf = frame_new(I, f);
+        frame_start(I, wf, n);
         for (int i = 0; i < n->items.n; i++) {
             const Node *s = n->items.v[i];
             unpack_assign(I, s->a, eval(I, s->b, f), wf);
@@ -2076,7 +2194,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
          * macro or nested block starts where its enclosing top-level output
          * is), and nothing is recorded until something was yielded at the top
          * level or a span exists (its "is_active" tests two empty lists). */
-        Value body = capture(I, &n->body, f);
+        Value body = capture(I, &n->body, body_frame(I, n, f));
         SpanVec *sv = I->spans;
         if (I->root_writes || sv->n) {
             size_t start = root_chars(I);
@@ -2099,7 +2217,9 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         bool saved = I->autoescape;
         I->autoescape = v_truthy(eval(I, n->a, f));
         /* Jinja2 compiles the block as a scope: what it sets stays inside */
-        Ctl c = exec_body(I, &n->body, frame_new(I, f));
+        Frame *af = frame_new(I, f);
+        frame_start(I, af, n);
+        Ctl c = exec_body(I, &n->body, af);
         /* Jinja2 restores the setting after the block's last statement: a
          * break or continue inside skips that, and the setting outlives the
          * block (seen by output whose escaping is decided at run time). */

@@ -1230,7 +1230,7 @@ enum { VIEW_ITEMS, VIEW_KEYS, VIEW_VALUES, DICT_COPY };
 
 static Value m_dict_get(Rt *rt, Value self, const Value *argv, const Method *m) {
     if (!v_hashable(argv[0]))
-        rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(argv[0]));
+        rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(argv[0]));
     Value found;
     if (dict_get(self.u.dict, argv[0], &found)) return found;
     return given(argv[1]) ? argv[1] : v_none();

@@ -6,6 +6,8 @@
 #include "unicode.h"
 #include <string.h>
 #include <stdio.h>
+#include <math.h>
+#include <stdint.h>
 
 typedef struct Parser {
     Rt *rt;
@@ -138,7 +140,9 @@ static void leave(Parser *P) { P->depth--; }
 static void chain_link(Parser *P, int *links) { enter(P); (*links)++; }
 static void chain_end(Parser *P, int links) { P->depth -= links; }
 
-_Static_assert(sizeof(Node) % 64 == 0, "a slab's nodes stay on cache line boundaries");
+/* (with 8-byte pointers, as on x86-64 and arm64; a 32-bit target such as
+ * wasm32 packs the same fields smaller and only loses the cache line layout) */
+_Static_assert(sizeof(Node) % 64 == 0 || sizeof(void *) < 8, "a slab's nodes stay on cache line boundaries");
 
 static Node *new_node(Parser *P, NodeKind k, Token *at) {
     /* 64-byte aligned (ast.h: the fields are laid out by cache line) */
@@ -675,13 +679,33 @@ static Node *binop(Parser *P, Token *at, uint8_t op, Node *a, Node *b) {
     return n;
 }
 
+/* left ** right. Jinja2 folds a constant left operand (`-0.5`, `(1 - 3)`)
+ * and, when the power does not fold (its right operand is no constant, or
+ * computing it fails), writes its repr into the Python it generates as is:
+ * `(-0.5 ** n)`, which Python reads as -(0.5 ** n). */
+static Node *pow_node(Parser *P, Token *at, Node *left, Node *right) {
+    Node *pow = binop(P, at, OP_POW, left, right);
+    Value v, folded;
+    if (foldable(P, left, true) && interp_eval_constant(P->rt, P->t, left, &v) &&
+        ((v.type == VT_INT && v.u.i < 0 && v.u.i != INT64_MIN) || (v.type == VT_FLOAT && signbit(v.u.f))) &&
+        !(foldable(P, right, true) && interp_eval_constant(P->rt, P->t, pow, &folded))) {
+        Node *base = new_node(P, N_CONST, at);
+        base->v = v.type == VT_INT ? v_int(-v.u.i) : v_float(-v.u.f);
+        pow->a = base;
+        Node *neg = new_node(P, N_NEG, at);
+        neg->a = pow;
+        return neg;
+    }
+    return pow;
+}
+
 static Node *parse_pow(Parser *P) {
     Node *left = parse_unary(P, true);
     int links = 0;
     while (is_op(cur(P), OP_POW)) {
         chain_link(P, &links);
         Token *t = advance(P);
-        left = binop(P, t, OP_POW, left, parse_unary(P, true));
+        left = pow_node(P, t, left, parse_unary(P, true));
     }
     chain_end(P, links);
     return left;
@@ -1017,12 +1041,9 @@ static NodeList parse_statements(Parser *P, const char *const *end_tokens, bool 
     return body;
 }
 
-/* Every node below n (pre-order), for the passes over a parsed tree. */
-typedef void (*NodeVisit)(Node *n, void *ctx);
-
 /* visit on each child of n (a, b, c, d, then the lists), NULLs skipped (a
  * macro's parameter without a default is one). */
-static void each_child(Node *n, NodeVisit visit, void *ctx) {
+void each_child(Node *n, NodeVisit visit, void *ctx) {
     Node *kids[] = {n->a, n->b, n->c, n->d};
     for (int k = 0; k < 4; k++)
         if (kids[k]) visit(kids[k], ctx);
@@ -1257,7 +1278,13 @@ static Node *parse_statement(Parser *P) {
             fail_at(P, cur(P), "Block names in Jinja have to be valid Python identifiers and may not contain hyphens, use an underscore instead.", NULL, NULL);
         int saved_loops = P->loop_depth;
         P->loop_depth = 0;     /* the body is a function of its own: no break out of it */
+        /* ... which Jinja2 compiles after the template body, when the
+         * enclosing autoescape blocks no longer decide how output escapes */
+        bool saved_escape = P->escape, saved_volatile = P->escape_volatile;
+        P->escape = P->escape_volatile = false;
         n->body = parse_statements(P, endblock, true);
+        P->escape = saved_escape;
+        P->escape_volatile = saved_volatile;
         P->loop_depth = saved_loops;
         if (n->flag & BLOCK_REQUIRED)
             for (int i = 0; i < n->body.n; i++)
@@ -1456,70 +1483,6 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
     check_list(P, &n->alt, soft);
 }
 
-/* Names a frame can bind: targets of set/with inside a loop, macro or with
- * body, loop targets, macro parameters, and the implicit loop/caller/
- * varargs/kwargs. A set outside any of those writes the top-level slot, so
- * every other name lives only there and its lookups skip the frames. */
-static void mark_target(const Node *target, uint8_t *framed) {
-    if (target->kind == N_NAME) framed[target->sym] = 1;
-    else if (target->kind == N_TUPLE)
-        for (int i = 0; i < target->items.n; i++) mark_target(target->items.v[i], framed);
-}
-
-static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame);
-static void mark_bindings_list(const NodeList *l, uint8_t *framed, bool in_frame) {
-    for (int i = 0; i < l->n; i++) mark_bindings(l->v[i], framed, in_frame);
-}
-static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
-    if (!n) return;
-    switch (n->kind) {
-    case N_FOR:                 /* body, else and the filter test run in frames */
-        mark_target(n->a, framed);
-        mark_bindings_list(&n->body, framed, true);
-        mark_bindings_list(&n->alt, framed, true);
-        return;
-    case N_MACRO:               /* also the caller of a call block (N_CALL_BLOCK.b) */
-        if (in_frame) framed[n->sym] = 1;
-        for (int i = 0; i < n->nparams; i++) framed[n->param_syms[i]] = 1;
-        mark_bindings_list(&n->body, framed, true);
-        return;
-    case N_WITH:
-        for (int i = 0; i < n->items.n; i++) mark_target(n->items.v[i]->a, framed);
-        mark_bindings_list(&n->body, framed, true);
-        return;
-    case N_SCOPE_BLOCK:         /* a function of its own */
-        mark_bindings_list(&n->body, framed, true);
-        return;
-    case N_AUTOESCAPE:          /* a scope of its own, as a with block */
-        mark_bindings_list(&n->body, framed, true);
-        return;
-    case N_SET: case N_SET_BLOCK:
-        if (in_frame) mark_target(n->a, framed);
-        break;
-    case N_IF:                  /* the elif branches */
-        mark_bindings_list(&n->items, framed, in_frame);
-        break;
-    default:
-        break;
-    }
-    mark_bindings(n->b, framed, in_frame);   /* N_CALL_BLOCK's caller */
-    mark_bindings_list(&n->body, framed, in_frame);
-    mark_bindings_list(&n->alt, framed, in_frame);
-}
-
-static void flag_top_level_name(Node *n, void *framed) {
-    if (n->kind == N_NAME && !((const uint8_t *)framed)[n->sym]) n->op = NAME_TOP_LEVEL;
-}
-
-static void mark_top_level_names(Rt *rt, struct cf_template *t) {
-    uint8_t *framed = rt_alloc0(rt, (size_t)(t->nsyms ? t->nsyms : 1));
-    const int implicit[] = {t->sym_loop, t->sym_caller, t->sym_varargs, t->sym_kwargs, t->sym_super};
-    for (size_t i = 0; i < sizeof implicit / sizeof implicit[0]; i++)
-        if (implicit[i] >= 0) framed[implicit[i]] = 1;
-    mark_bindings_list(&t->body, framed, false);
-    walk_list(&t->body, flag_top_level_name, framed);
-}
-
 /* Everything a render needs to know about each name, computed once. */
 static void resolve_symbols(Rt *rt, struct cf_template *t) {
     static const char *const chat_names[CHAT_NVARS] = {
@@ -1612,7 +1575,7 @@ static int int_sum_shape(const Node *n) {
  * that evaluating it touches one node, not two (ast.h: N_GETATTR.simple;
  * a single comparison does the same from the start: parse_compare). */
 static void fuse_operands(Node *n) {
-    if (n->kind == N_GETATTR && n->a->kind == N_NAME) {          /* m.role */
+    if (n->kind == N_GETATTR && n->a->kind == N_NAME && n->a->op != NAME_IN_BLOCK) {   /* m.role */
         n->sym = n->a->sym;
         n->simple = (uint8_t)(n->a->op == NAME_TOP_LEVEL ? GA_NAME_TOP : GA_NAME);
     }
@@ -1695,65 +1658,6 @@ static void count_block(Node *n, void *t) {
 static void collect_block(Node *n, void *t) {
     struct cf_template *tt = t;
     if (n->kind == N_SCOPE_BLOCK) tt->blocks[tt->nblocks++] = n;
-}
-
-/* ---- frame layouts ----
- * A loop's body and a macro's body each run in a frame of their own, whose
- * names are known here: the loop variable and targets, or the parameters,
- * then the names the body sets (not those of nested loops, macros, with
- * and block scopes, which have frames of their own). Each gets a fixed
- * slot, so a name is read and assigned without searching the frame
- * (interp.c: frame_new_layout, slot_holds, bind_target). The slots are
- * hints checked at run time: the interpreter stays exact whatever they
- * say, they only decide how often the search is skipped. */
-typedef struct Layout {
-    const Node *scope;    /* the N_FOR / N_MACRO, NULL outside any */
-    int syms[SLOT_MAX];
-    int n;
-} Layout;
-
-static void layout_add(Layout *lo, int sym) {
-    for (int i = 0; i < lo->n; i++)
-        if (lo->syms[i] == sym) return;
-    if (lo->n < SLOT_MAX) lo->syms[lo->n++] = sym;
-}
-
-static void layout_add_target(Layout *lo, const Node *target) {
-    if (target->kind == N_NAME) layout_add(lo, target->sym);
-    else if (target->kind == N_TUPLE)
-        for (int i = 0; i < target->items.n; i++) layout_add_target(lo, target->items.v[i]);
-}
-
-/* The names a body's statements set in the body's own frame. */
-static void layout_add_sets(Layout *lo, const NodeList *body) {
-    for (int i = 0; i < body->n; i++) {
-        const Node *n = body->v[i];
-        switch (n->kind) {
-        case N_SET:
-            layout_add_target(lo, n->a);
-            break;
-        case N_SET_BLOCK:
-            layout_add_target(lo, n->a);
-            layout_add_sets(lo, &n->body);
-            break;
-        case N_IF:
-            layout_add_sets(lo, &n->body);
-            for (int k = 0; k < n->items.n; k++) layout_add_sets(lo, &n->items.v[k]->body);
-            layout_add_sets(lo, &n->alt);
-            break;
-        case N_FILTER_BLOCK: case N_GENERATION:   /* captured in the same frame */
-            layout_add_sets(lo, &n->body);
-            break;
-        default:   /* loops, macros, with, blocks, autoescape: frames of their own */
-            break;
-        }
-    }
-}
-
-static int layout_slot(const Layout *lo, int sym) {
-    for (int i = 0; lo && i < lo->n; i++)
-        if (lo->syms[i] == sym) return i;
-    return SLOT_NONE;
 }
 
 /* ---- accumulators ----
@@ -1868,62 +1772,6 @@ static void mark_accumulators(Rt *rt, struct cf_template *t) {
     for (int i = 0; i < a.nsets; i++) a.sets[i]->flag = SET_ACCUMULATE;
 }
 
-static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo);
-static void layout_list(const struct cf_template *t, NodeList *l, const Layout *lo) {
-    for (int i = 0; i < l->n; i++) layout_tree(t, l->v[i], lo);
-}
-typedef struct LayoutWalk { const struct cf_template *t; const Layout *lo; } LayoutWalk;
-static void layout_child(Node *n, void *w) { layout_tree(((LayoutWalk *)w)->t, n, ((LayoutWalk *)w)->lo); }
-static void layout_tree(const struct cf_template *t, Node *n, const Layout *lo) {
-    if (!n) return;
-    switch (n->kind) {
-    case N_NAME:
-        if (n->op != NAME_TOP_LEVEL) {
-            n->flag = (uint8_t)layout_slot(lo, n->sym);
-            n->scope = n->flag == SLOT_NONE ? NULL : lo->scope;
-        }
-        return;
-    case N_FOR: {
-        layout_tree(t, n->b, lo);   /* the iterable: in the enclosing frame */
-        Layout in = {n, {0}, 0};
-        if (t->sym_loop >= 0) layout_add(&in, t->sym_loop);   /* slot 0, the target next (loop_run) */
-        layout_add_target(&in, n->a);
-        layout_add_sets(&in, &n->body);
-        n->nslots = (int16_t)in.n;
-        layout_tree(t, n->a, &in);
-        layout_tree(t, n->c, &in);   /* the filter test: a frame of the same layout */
-        layout_list(t, &n->body, &in);
-        layout_list(t, &n->alt, NULL);   /* else: a frame without a layout */
-        return;
-    }
-    case N_MACRO: {   /* also a call block's caller */
-        Layout in = {n, {0}, 0};
-        for (int i = 0; i < n->nparams && i < SLOT_MAX; i++) layout_add(&in, n->param_syms[i]);
-        if (n->nparams <= SLOT_MAX) layout_add_sets(&in, &n->body);
-        n->nslots = (int16_t)in.n;
-        layout_list(t, &n->items, &in);   /* defaults run in the macro's frame */
-        layout_list(t, &n->body, &in);
-        return;
-    }
-    case N_WITH:
-        for (int i = 0; i < n->items.n; i++) {
-            layout_tree(t, n->items.v[i]->b, lo);
-            layout_tree(t, n->items.v[i]->a, NULL);
-        }
-        layout_list(t, &n->body, NULL);
-        return;
-    case N_SCOPE_BLOCK: case N_AUTOESCAPE:
-        layout_tree(t, n->a, lo);
-        layout_list(t, &n->body, NULL);
-        return;
-    default: {
-        LayoutWalk w = {t, lo};
-        each_child(n, layout_child, &w);
-        return;
-    }
-    }
-}
-
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1938,7 +1786,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     check_list(&P, &t->body, false);
     walk_list(&t->body, freeze_node, NULL);
     resolve_symbols(rt, t);
-    mark_top_level_names(rt, t);
+    scope_analyze(rt, t);
     walk_list(&t->body, rotate_logic_chain, rt);
     pack_template(rt, t);
     walk_list(&t->body, count_block, t);   /* (after packing: the nodes a render reads) */
@@ -1946,5 +1794,5 @@ void parse_template(Rt *rt, struct cf_template *t) {
     t->nblocks = 0;
     walk_list(&t->body, collect_block, t);
     mark_accumulators(rt, t);
-    layout_list(t, &t->body, NULL);   /* (after packing: a node reached twice is one node) */
+    scope_layout(t);   /* (after packing: a node reached twice is one node) */
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "builtins.h"
+#include "complex.h"
 #include "unicode.h"
 
 /* ---- arguments: tests take the value plus at most one argument ---- */
@@ -146,7 +147,7 @@ static bool t_undefined(Rt *rt, Value self, const Args *args) {
 /* `value in env.filters` / `env.tests`: a dict lookup, so unhashable
  * values raise TypeError. */
 static bool registry_has(Rt *rt, Value self, bool filters) {
-    if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(self));
+    if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(self));
     if (self.type != VT_STR) return false;
     return filters ? filter_lookup(self.u.s->data, self.u.s->len) != NULL
                    : test_lookup(self.u.s->data, self.u.s->len) != NULL;
@@ -232,7 +233,7 @@ static bool t_mapping(Rt *rt, Value self, const Args *args) {
 
 static bool t_number(Rt *rt, Value self, const Args *args) {
     test_arg(rt, args, "test_number", NULL);
-    return is_number(self);
+    return is_number(self) || v_is_complex(self);   /* (numbers.Number) */
 }
 
 static bool is_view(Value v) {
@@ -312,7 +313,7 @@ static bool t_in(Rt *rt, Value self, const Args *args) {
         return false;
     }
     case VT_DICT: {
-        if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_type_name(self));
+        if (!v_hashable(self)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(self));
         Value dummy;
         return dict_get(seq.u.dict, self, &dummy);
     }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "value.h"
+#include "complex.h"
 #include "builtins.h"
 #include "unicode.h"
 
@@ -707,8 +708,8 @@ bool v_truthy(Value v) {
     case VT_TUPLE: return v.u.list->len != 0;
     case VT_DICT: return v.u.dict->len != 0;
     case VT_NAMESPACE:
-    case VT_CALLABLE:
-    case VT_OBJECT: return true;
+    case VT_CALLABLE: return true;
+    case VT_OBJECT: return !v_is_complex(v) || complex_truthy(v);
     }
     return true;
 }
@@ -827,6 +828,7 @@ static bool dicts_equal(const Dict *a, const Dict *b, int depth) {
 static bool equal_depth(Value a, Value b, int depth) {
     if (depth > VALUE_MAX_DEPTH) return false;   /* Python: RecursionError */
     if (is_number(a) && is_number(b)) return cmp_numbers(a, b) == 0;
+    if (v_is_complex(a) || v_is_complex(b)) return complex_equals(a, b);
     bool a_undef = a.type == VT_UNDEFINED || a.type == VT_MISSING;
     bool b_undef = b.type == VT_UNDEFINED || b.type == VT_MISSING;
     if (a_undef || b_undef) return a_undef && b_undef;
@@ -868,6 +870,7 @@ static const char *unhashable_type_name(Value v, int depth) {
 }
 
 bool v_hashable(Value v) { return unhashable_type_name(v, 0) == NULL; }
+const char *v_unhashable_type(Value v) { return unhashable_type_name(v, 0); }
 
 static uint32_t hash_u64(uint64_t x) {
     x ^= x >> 33;

@@ -359,6 +359,9 @@ bool v_equal(Value a, Value b);       /* Python ==  (1 == 1.0 == True) */
  * "'<' not supported between instances of 'X' and 'Y'" (op is the operator text). */
 int v_compare(Rt *rt, Value a, Value b, const char *op);
 bool v_hashable(Value v);
+/* The type Python's hash() of v names when it fails (a tuple's unhashable
+ * item's), or NULL when v hashes. */
+const char *v_unhashable_type(Value v);
 uint32_t v_hash(Value v);             /* consistent with v_equal (hash(1)==hash(1.0)==hash(True)) */
 
 /* Python str(v) appended to sb. Undefined prints as "" (Jinja2 default). */

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""bench_python_batch.py [ROWS]: the binding's pipeline paths against Python
+Jinja2 in the same process (a benchmark for `make bench`, not a test).
+
+  render_batch   Template.render_batch on ROWS (default 100000) rows per
+                 seed template (the shared conversations, cycled), on 1 and
+                 2 threads (wall clock, best of 3), against a loop of
+                 hf_render.render (Jinja2 with transformers' semantics, the
+                 template compiled once) timed on a sample of the same rows.
+                 Targets: >= 50x the Jinja2 loop; ~1.8x from 1 to 2 threads.
+  patch          chatfmt.patch on the stand-in tokenizer
+                 (python/tests/standin_tokenizer.py: transformers'
+                 apply_chat_template on Jinja2) with tokenize=False, against
+                 the same tokenizer unpatched, on seeds x conversations (CPU
+                 time). Target: >= 20x.
+Environment: BUILD (the library is BUILD/libchatfmt.so unless
+CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared).
+"""
+import glob
+import json
+import os
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.abspath(os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared"))
+os.environ.setdefault("CHATFMT_LIBRARY", os.path.join(REPO, os.environ.get("BUILD", "build"), "libchatfmt.so"))
+os.environ.setdefault("CHATFMT_NOW", "2026-03-14T15:09:26")
+os.environ["CHATFMT_SHARED"] = SHARED
+sys.path.insert(0, os.path.join(REPO, "python"))
+sys.path.insert(0, os.path.join(REPO, "python", "tests"))
+sys.path.insert(0, os.path.join(SHARED, "oracle"))
+import chatfmt  # noqa: E402
+import hf_render  # noqa: E402
+
+
+def best(call, n=3, clock=time.perf_counter):
+    times = []
+    for _ in range(n):
+        t0 = clock()
+        call()
+        times.append(clock() - t0)
+    return min(times)
+
+
+def jinja_loop(text, rows):
+    for r in rows:
+        try:
+            hf_render.render(text, r)
+        except Exception:  # noqa: BLE001 - failing rows cost time too
+            pass
+
+
+def main():
+    nrows = int(sys.argv[1]) if len(sys.argv) > 1 else 100000
+    convs = []
+    for path in sorted(glob.glob(os.path.join(SHARED, "conversations", "*.json"))):
+        with open(path, encoding="utf-8") as f:
+            convs.append(json.load(f))
+    seeds = sorted(glob.glob(os.path.join(SHARED, "seeds", "*.jinja")))
+    rows = [convs[i % len(convs)] for i in range(nrows)]
+    sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
+    print(f"render_batch: {nrows} rows per seed (the {len(convs)} shared conversations cycled); "
+          f"Jinja2 timed on {len(sample)} of them; library {chatfmt.library_path}")
+    ratios, scalings = [], []
+    for path in seeds:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        t = chatfmt.compile(text)
+        hf_render.compile_template(text)
+        jinja_us = best(lambda: jinja_loop(text, sample), 2, time.process_time) / len(sample) * 1e6
+        cpu = best(lambda: t.render_batch(rows, threads=1), 3, time.process_time) / nrows * 1e6
+        one = best(lambda: t.render_batch(rows, threads=1)) / nrows * 1e6
+        two = best(lambda: t.render_batch(rows, threads=2)) / nrows * 1e6
+        ratios.append(jinja_us / cpu)
+        scalings.append(one / two)
+        print(f"  {os.path.basename(path):28s} jinja2 {jinja_us:8.2f} us/row   render_batch 1 thread {cpu:6.3f} us/row "
+              f"CPU ({jinja_us / cpu:6.1f}x)   wall: 1 thread {one:6.3f}, 2 threads {two:6.3f} us/row "
+              f"(scaling {one / two:.2f}x)")
+    print(f"render_batch_speedup_min {min(ratios):.1f}x   (1 thread vs the Jinja2 loop, CPU time; target >= 50x)")
+    print(f"render_batch_scaling_2_threads min {min(scalings):.2f}x  max {max(scalings):.2f}x   (target ~1.8x; "
+          f"{os.cpu_count()} CPUs, wall clock: a loaded machine scales less)")
+
+    from standin_tokenizer import StandInTokenizer
+    special = {"bos_token": "<s>", "eos_token": "</s>"}
+    cases = []
+    for path in seeds:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for c in convs:
+            ctx = {k: v for k, v in c.items() if k != "messages"}
+            cases.append((text, c["messages"], ctx))
+
+    def run(tokenizers):
+        for text, msgs, ctx in cases:
+            try:
+                tokenizers[text].apply_chat_template(msgs, tokenize=False, **ctx)
+            except Exception:  # noqa: BLE001
+                pass
+
+    plain = {text: StandInTokenizer(text, special) for text, _, _ in cases}
+    patched = {text: chatfmt.patch(StandInTokenizer(text, special)) for text, _, _ in cases}
+    run(plain)
+    run(patched)
+    jinja_us = best(lambda: run(plain), 3, time.process_time) / len(cases) * 1e6
+    patched_us = best(lambda: [run(patched) for _ in range(10)], 3, time.process_time) / len(cases) / 10 * 1e6
+    print(f"patch: tokenizer.apply_chat_template(tokenize=False) unpatched (Jinja2) {jinja_us:.2f} us, "
+          f"patched {patched_us:.2f} us per call on {len(cases)} seeds x conversations (CPU time)")
+    print(f"patch_speedup {jinja_us / patched_us:.1f}x   (target >= 20x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""The binding for data pipelines: Template.render_batch (threads without
+the GIL, results in order, error objects in place), pickling (by text,
+name and options; compiled once per process), chatfmt.format_jsonl (the
+CLI's dataset mode, same bytes). Expected values come from Template.render
+and from the CLI built from the same tree."""
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+from support import REPO, SHARED, chatfmt, conversations, read, templates
+
+import chatfmt.dataset as dataset_module
+import chatfmt.template as template_module
+
+BIN = os.environ.get("CHATFMT_BIN") or os.path.join(REPO, os.environ.get("BUILD", "build"), "chatfmt")
+
+
+def outcome(call):
+    try:
+        return "ok", call()
+    except Exception as e:  # noqa: BLE001 - render_batch puts any row's exception in its place
+        return "error", (type(e).__name__, str(e))
+
+
+def as_outcome(x):
+    if isinstance(x, BaseException):
+        return "error", (type(x).__name__, str(x))
+    return "ok", x
+
+
+class RenderBatch(unittest.TestCase):
+    def test_equals_render_row_by_row(self):
+        """Seeds x conversations (and rows the C walk declines): each row's
+        result is what Template.render gives, on 1 and 2 threads, in order."""
+        rows = [ctx for _, ctx in conversations()]
+        rows += [{"messages": [{"role": "user", "content": "x"}], "odd": {1, 2}},     # declined: a set
+                 {"messages": [{"role": "user", "content": float("nan")}]},           # declined: NaN
+                 {"messages": "not a list"}]
+        rows = rows * 3
+        for name, text in templates("seeds"):
+            t = chatfmt.compile(text)
+            want = [outcome(lambda: t.render(**r)) for r in rows]
+            for threads in (1, 2):
+                with self.subTest(template=name, threads=threads):
+                    got = [as_outcome(x) for x in t.render_batch(rows, threads=threads)]
+                    self.assertEqual(got, want)
+            self.assertTrue(any(w[0] == "error" for w in want) and any(w[0] == "ok" for w in want))
+            # a context without messages fails as in dataset mode
+            self.assertEqual(as_outcome(t.render_batch([{"nothing": True}])[0]), ("error", ("KeyError", "'messages'")))
+
+    def test_conversations_and_common_variables(self):
+        t = chatfmt.compile("{{ bos_token }}{{ messages | length }}{{ add_generation_prompt }}{{ x | default('-') }}")
+        convs = [[{"role": "user", "content": "a"}] * n for n in range(1, 40)]
+        got = t.render_batch(convs, threads=2, bos_token="<s>", add_generation_prompt=True)
+        self.assertEqual(got, [t.render(c, bos_token="<s>", add_generation_prompt=True) for c in convs])
+        rows = [{"messages": c, "x": i} for i, c in enumerate(convs)]
+        got = t.render_batch(rows, threads=2, x="common", bos_token="B")
+        self.assertEqual(got, [t.render(r["messages"], x=i, bos_token="B") for i, r in enumerate(rows)])
+        self.assertEqual(chatfmt.apply_chat_template(t, convs, bos_token="<s>"),
+                         [t.render(c, bos_token="<s>") for c in convs])
+
+    def test_tool_use_template_and_its_error(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tokenizer_config.json")
+            with open(path, "w") as f:
+                json.dump({"bos_token": "<s>", "chat_template": [
+                    {"name": "default", "template": "D{{ bos_token }}"},
+                    {"name": "tool_use", "template": "T{{ tools | length }}"}]}, f)
+            t = chatfmt.compile(path)
+            rows = [{"messages": []}, {"messages": [], "tools": [{}]}, {"messages": [], "tools": None}]
+            self.assertEqual(t.render_batch(rows, threads=2), ["D<s>", "T1", "D<s>"])
+            with open(path, "w") as f:
+                json.dump({"chat_template": [{"name": "default", "template": "D"},
+                                             {"name": "tool_use", "template": "{% if %}"}]}, f)
+            t = chatfmt.compile(path)
+            got = t.render_batch(rows)
+            self.assertEqual(got[0], "D")
+            self.assertIsInstance(got[1], chatfmt.TemplateSyntaxError)
+
+    def test_many_python_threads_at_once(self):
+        t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
+        rows = [ctx for _, ctx in conversations()] * 20
+        want = [as_outcome(x) for x in t.render_batch(rows, threads=1)]
+        results = [None] * 4
+
+        def run(i):
+            results[i] = [as_outcome(x) for x in t.render_batch(rows, threads=2)]
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(results, [want] * 4)
+
+
+class Pickling(unittest.TestCase):
+    def check_round_trip(self, t):
+        t2 = pickle.loads(pickle.dumps(t))
+        self.assertIs(pickle.loads(pickle.dumps(t)), t2)   # compiled once per process
+        self.assertEqual((t2.name, t2.kind, t2.source), (t.name, t.kind, t.source))
+        for _, ctx in conversations():
+            self.assertEqual(outcome(lambda: t2.render(**ctx)), outcome(lambda: t.render(**ctx)))
+        return t2
+
+    def test_every_builtin(self):
+        for name in chatfmt.builtin_names():
+            with self.subTest(builtin=name):
+                self.check_round_trip(chatfmt.compile(name))
+
+    def test_tokenizer_config_and_gguf(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tokenizer_config.json")
+            with open(path, "w") as f:
+                json.dump({"bos_token": "<s>", "eos_token": {"content": "</s>"}, "chat_template": [
+                    {"name": "default", "template": "{{ bos_token }}{{ messages | length }}{{ eos_token }}"},
+                    {"name": "tool_use", "template": "{{ bos_token }}T{{ tools | length }}"}]}, f)
+            t = self.check_round_trip(chatfmt.compile(path, limits={"max_steps": 10 ** 6}, now="2024-01-02T03:04:05"))
+            self.assertEqual(t.render([], tools=[{}, {}]), "<s>T2")
+            subprocess.run([sys.executable, os.path.join(REPO, "tests", "make_gguf.py"), d], check=True,
+                           capture_output=True)
+            g = self.check_round_trip(chatfmt.compile(os.path.join(d, "ok_v3.gguf")))
+            self.assertEqual(g.kind, "gguf")
+            blob = pickle.dumps([t, g])
+        # another process, the files gone: the same renders
+        code = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import chatfmt; "
+                "t, g = pickle.loads(sys.stdin.buffer.read()); "
+                "print(t.render([{'role': 'user', 'content': 'x'}]), t.render([], tools=[{}]), g.render([]), sep='|')")
+        out = subprocess.run([sys.executable, "-c", code, os.path.join(REPO, "python")], input=blob,
+                             capture_output=True, check=True).stdout.decode()
+        t2, g2 = pickle.loads(blob)
+        self.assertEqual(out, f"{t2.render([{'role': 'user', 'content': 'x'}])}|{t2.render([], tools=[{}])}|"
+                              f"{g2.render([])}\n")
+
+
+def cli_jsonl(template, path, *args):
+    r = subprocess.run([BIN, "render", template, "--jsonl", path, *args], capture_output=True)
+    if r.returncode:
+        raise AssertionError(r.stderr.decode())
+    return r.stdout
+
+
+class FormatJsonl(unittest.TestCase):
+    def rows_file(self, d):
+        lines = [json.dumps(ctx, ensure_ascii=i % 2 == 0).encode() for i, (_, ctx) in enumerate(conversations())]
+        lines += [b"", b"{not json", b"[1, 2]", b'{"messages": [{"role": "user", "content": "caf\xc3\xa9"}]}\r',
+                  b'{"messages": [{"role": "user", "content": "\xff"}]}', b'{"messages": []}  ',
+                  json.dumps({"messages": [{"role": "user", "content": "t"}], "tools": [{"type": "function",
+                              "function": {"name": "f", "parameters": {}}}]}).encode()]
+        path = os.path.join(d, "rows.jsonl")
+        with open(path, "wb") as f:
+            f.write(b"\n".join(lines * 7))   # the last line without a newline
+        return path
+
+    def test_same_bytes_as_the_cli(self):
+        with tempfile.TemporaryDirectory() as d:
+            rows = self.rows_file(d)
+            out = os.path.join(d, "out.jsonl")
+            cases = [((), {}), (("--spans",), {"spans": True}), (("--raw",), {"raw": True}),
+                     (("-D", "enable_thinking=false", "-D", 'bos_token="<B>"'),
+                      {"define": {"enable_thinking": False, "bos_token": "<B>"}}),
+                     (("--add-generation-prompt", "--threads", "1"), {"add_generation_prompt": True, "threads": 1}),
+                     (("--polyfill",), {"polyfill": True})]
+            for name, _ in templates("seeds"):
+                seed = os.path.join(SHARED, "seeds", name)
+                for args, kwargs in cases:
+                    with self.subTest(template=name, args=args):
+                        want = cli_jsonl(seed, rows, *args)
+                        stats = chatfmt.format_jsonl(seed, rows, out, **kwargs)
+                        with open(out, "rb") as f:
+                            self.assertEqual(f.read(), want)
+                        self.assertEqual(stats.rows, want.count(b"\n"))
+                        self.assertEqual(stats.errors, want.count(b'{"error": '))
+                        first = want.split(b"\n").index(next(x for x in want.split(b"\n") if x.startswith(b'{"error"')))
+                        self.assertEqual(stats.first_error_line, first + 1)
+                        if kwargs == {}:   # the ctypes path (no _speedups) writes the same bytes
+                            saved = dataset_module._native
+                            dataset_module._native = None
+                            try:
+                                chatfmt.format_jsonl(seed, rows, out)
+                            finally:
+                                dataset_module._native = saved
+                            with open(out, "rb") as f:
+                                self.assertEqual(f.read(), want)
+
+    def test_tool_use_template_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "tokenizer_config.json")
+            with open(path, "w") as f:
+                json.dump({"bos_token": "<s>", "chat_template": [
+                    {"name": "default", "template": "D{{ bos_token }}{{ messages | length }}"},
+                    {"name": "tool_use", "template": "{{ tools | length }}{% if %}"}]}, f)
+            rows = self.rows_file(d)
+            out = os.path.join(d, "out.jsonl")
+            chatfmt.format_jsonl(path, rows, out, threads=2)
+            with open(out, "rb") as f:
+                self.assertEqual(f.read(), cli_jsonl(path, rows))
+
+
+@unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+class NativeOnly(unittest.TestCase):
+    def test_render_batch_is_one_native_call(self):
+        self.assertTrue(hasattr(template_module._native, "render_batch"))
+        self.assertTrue(hasattr(template_module._native, "format_rows"))
+
+
+if __name__ == "__main__":
+    unittest.main()
