@@ -785,7 +785,19 @@ CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defau
         return NULL;
     }
     Caps c;
-    caps_probe(&rt, t, defaults, true, &c);
+    memset(&c, 0, sizeof c);
+    Prober P;
+    memset(&P, 0, sizeof P);
+    P.rt = &rt;
+    P.t = t;
+    P.defaults = defaults;
+    P.probe_defaults.vars = with_placeholder_tokens(&rt, defaults);
+    P.tools = json_parse(&rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
+    probe_content(&P, &c);   /* only what the stop strings need */
+    probe_tool_calls(&P, &c);
+    probe_reasoning(&P, &c);
+    probe_reply_format(&P, &c);
+    probe_stop_strings(&P, &c, c.reply_format);
     size_t total = 1;
     for (size_t i = 0; i < c.stop_strings->len; i++) total += c.stop_strings->items[i].u.s->len + 1;
     out = malloc(total);

@@ -602,7 +602,7 @@ static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const Ma
 }
 
 static void engine_step(Parser *p, const char *s, size_t n) {
-    Engine *e = p->eng;
+    Engine *e = p->eng;   /* (re-entered once, from E_LEAD_REASON, for at most 31 held bytes) */
     const ReplyFormatDesc *d = e->d;
     size_t i = 0;
     while (i < n) {
@@ -628,9 +628,13 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             } else if (r >= 0) {
                 i++;
                 p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
-            } else {   /* its text begins: c is looked at again */
+            } else {   /* its text begins: the held bytes and c are looked at again */
+                char held[sizeof p->tm_buf];
+                size_t k = p->tm_len;
+                memcpy(held, p->tm_buf, k);
+                p->tm_len = 0;
                 p->state = E_REASON;
-                flush_tag_prefix(p, put_reasoning);
+                if (k) engine_step(p, held, k);
             }
             break;
         }

@@ -313,6 +313,10 @@ built("text-after-calls", "deepseek-v3.1", "<\uff5ctool\u2581calls\u2581begin\uf
 built("closed-reasoning-lead", "deepseek-dsml", "</think>Hello.", "Hello.", None, [])
 built("reasoning-open-by-prompt", "minimax-m2", "Thinking here.\n</think>\n\nHi.", "Hi.", "Thinking here.", [],
       tail="]~b]ai\n<think>\n")
+built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": ' + W + '}]</TOOLCALL>',
+      None, None, [("get_weather", W)], tail="Assistant\n<think>\n")
+built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
+      tail="<|im_start|>assistant\n<think>\n")
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
