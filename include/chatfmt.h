@@ -332,7 +332,17 @@ typedef enum cf_reply_format {
     CF_REPLY_PLAIN = 0,
     CF_REPLY_GLM45,
     CF_REPLY_HERMES,
-    CF_REPLY_COMMAND_A
+    CF_REPLY_COMMAND_A,
+    /* written by hand per family (src/reply/families.h) */
+    CF_REPLY_HARMONY,
+    CF_REPLY_LLAMA3_JSON,
+    CF_REPLY_PYTHONIC,
+    CF_REPLY_MISTRAL,
+    CF_REPLY_FUNCTIONARY_V31,
+    CF_REPLY_FUNCTIONARY_V32,
+    CF_REPLY_FUNCTOOLS,
+    CF_REPLY_GEMMA4,
+    CF_REPLY_XLAM
 } cf_reply_format;
 
 /* "plain", "glm45", "hermes", "command-a". */

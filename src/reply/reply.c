@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "reply.h"
+#include "families.h"
 #include "engine/json.h"
 
 #if defined(__GNUC__)
@@ -21,12 +21,13 @@
 static const char *const FORMAT_NAMES[] = {"plain", "glm45", "hermes", "command-a"};
 
 const char *cf_reply_format_name(cf_reply_format f) {
+    if (is_family(f)) return family_name(f);
     return (unsigned)f < 4 ? FORMAT_NAMES[f] : "plain";
 }
 
 bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
-    for (int f = 0; name && f < 4; f++) {
-        if (strcmp(name, FORMAT_NAMES[f]) == 0) {
+    for (int f = 0; name && f <= FAMILY_LAST; f++) {
+        if (strcmp(name, cf_reply_format_name((cf_reply_format)f)) == 0) {
             *out = (cf_reply_format)f;
             return true;
         }
@@ -58,6 +59,8 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
     if (contains(t, n, "<arg_key>") && contains(t, n, "<|assistant|>")) return CF_REPLY_GLM45;
     if (contains(t, n, "<|START_ACTION|>") && contains(t, n, "<|END_ACTION|>"))
         return CF_REPLY_COMMAND_A;
+    cf_reply_format family = families_detect(t, n);
+    if (family != CF_REPLY_PLAIN) return family;
     if (contains(t, n, "<tool_call>") &&
         mentions_json_key(t, n, "\"name\"", "\\\"name\\\"") &&
         mentions_json_key(t, n, "\"arguments\"", "\\\"arguments\\\""))
@@ -1052,7 +1055,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     Rt *rt = &p->rt;
     p->whole = whole;
     p->format = opt ? opt->format : CF_REPLY_PLAIN;
-    if ((unsigned)p->format > CF_REPLY_COMMAND_A)
+    if ((unsigned)p->format > FAMILY_LAST)
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
     StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->call.name, &p->call.id,
                       &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
@@ -1069,7 +1072,9 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     switch (p->format) {
     case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
-    default: hermes_init(p); break;
+    default:
+        if (is_family(p->format)) families_init(p);
+        else hermes_init(p);
     }
 }
 
@@ -1084,9 +1089,10 @@ static int reasoning_from_tail(cf_reply_format f, const cf_reply_options *opt) {
     while (n && is_space((unsigned char)t[n - 1])) n--;
     const char *open = f == CF_REPLY_COMMAND_A ? "<|START_THINKING|>" : "<think>";
     const char *close = f == CF_REPLY_COMMAND_A ? "<|END_THINKING|>" : "</think>";
-    size_t lo = strlen(open), lc = strlen(close);
-    if (n >= lo && memcmp(t + n - lo, open, lo) == 0) return REASONING_OPEN;
-    if (n >= lc && memcmp(t + n - lc, close, lc) == 0) return REASONING_CLOSED;
+    if (is_family(f)) family_reasoning_markers(f, &open, &close);
+    size_t lo = open ? strlen(open) : 0, lc = close ? strlen(close) : 0;
+    if (lo && n >= lo && memcmp(t + n - lo, open, lo) == 0) return REASONING_OPEN;
+    if (lc && n >= lc && memcmp(t + n - lc, close, lc) == 0) return REASONING_CLOSED;
     return REASONING_AUTO;
 }
 

@@ -190,6 +190,15 @@ struct Parser {
     StrBuf out;
     int open_line;           /* LINE_* (reply.c) of the unfinished last line */
     uint32_t open_index;
+
+    /* the hand-written families (families.h) */
+    unsigned fam_flags;      /* FAM_*: the JSON call being read */
+    int fam_sub;             /* jlist_step's own state */
+    int fam_after;           /* state after a JSON call object */
+    int fam_done;            /* state after a list of calls */
+    int fam_resume;          /* state where a broken call's text goes on */
+    int fam_mode;            /* format-specific: what the current text is */
+    struct LitTrack *fam_lit; /* pythonic, gemma4: where the arguments end (arena) */
 };
 
 /* reply.c: shared machinery for the format files */
