@@ -13,7 +13,7 @@ typedef struct Family {
 static const Family FAMILIES[FAMILY_COUNT] = {
     [CF_REPLY_HARMONY - FAMILY_FIRST] = {"harmony", harmony_init, "<|channel|>analysis<|message|>", NULL},
     [CF_REPLY_LLAMA3_JSON - FAMILY_FIRST] = {"llama3-json", llama3_init, NULL, NULL},
-    [CF_REPLY_PYTHONIC - FAMILY_FIRST] = {"pythonic", pythonic_init, NULL, NULL},
+    [CF_REPLY_PYTHONIC - FAMILY_FIRST] = {"pythonic", pythonic_init, "<think>", "</think>"},
     [CF_REPLY_MISTRAL - FAMILY_FIRST] = {"mistral", mistral_init, "[THINK]", "[/THINK]"},
     [CF_REPLY_FUNCTIONARY_V31 - FAMILY_FIRST] = {"functionary-v31", functionary_v31_init, NULL, NULL},
     [CF_REPLY_FUNCTIONARY_V32 - FAMILY_FIRST] = {"functionary-v32", functionary_v32_init, NULL, NULL},
@@ -58,7 +58,7 @@ static const Signature SIGNATURES[] = {
     {CF_REPLY_PYTHONIC, {"<function_calls>", "pythonic"}},
     {CF_REPLY_PYTHONIC, {"[func_name1("}},
     {CF_REPLY_XLAM, {"[{\"name\": \"tool_call_name\", \"arguments\""}},
-    {CF_REPLY_XLAM, {"', \"id\": \"'", "tool_calls"}},
+    {CF_REPLY_XLAM, {"', \"id\": \"' + tool_call.id", "<|start_header_id|>"}},
     {CF_REPLY_LLAMA3_JSON, {"Environment: ipython"}},
     {CF_REPLY_LLAMA3_JSON, {"<|python_tag|>"}},
 };

@@ -51,7 +51,8 @@ int mark_step(Parser *p, const MarkSet *set, unsigned char c);
  * *pi past it) or input ends (-1; a marker prefix stays held). */
 int scan_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *set, TextSink put);
 /* Before any text: skip whitespace, then match one of `set` (its index);
- * anything else goes on as content in `content_state` (-1, as at input end). */
+ * anything else goes on in `content_state` (-1, as at input end), the bytes
+ * held so far scanned again there. */
 int lead_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *set, int content_state);
 /* In markup: whitespace (kept raw), then one of `set`: its index once
  * complete, -1 when input ran out, -2 when something else came (the held

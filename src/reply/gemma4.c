@@ -16,8 +16,9 @@ static const char *const TEXT_TAGS[] = {"<|tool_call>", "<start_function_call>",
                                         "<|tool_response>", "<turn|>"};
 static const TagSet TEXT_SET = {TEXT_TAGS, 6};
 enum { T_CALL, T_FCALL, T_CHANNEL };
-static const char *const THINK_TAGS[] = {"<channel|>", "<|tool_call>", "<start_function_call>"};
-static const TagSet THINK_SET = {THINK_TAGS, 3};
+static const char *const THINK_TAGS[] = {"<channel|>", "<|tool_call>", "<start_function_call>", "<|channel>"};
+static const TagSet THINK_SET = {THINK_TAGS, 4};
+enum { TT_CLOSE, TT_CALL, TT_FCALL, TT_CHANNEL };
 static const char *const LABEL_MARKS[] = {"thought"};
 static const MarkSet LABEL_SET = {LABEL_MARKS, 1, "t"};
 static const char *const CLOSE_MARKS[] = {"<tool_call|>", "<end_function_call>"};
@@ -70,8 +71,9 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
             break;
         case G_THINK:
             r = scan_text(p, s, n, &i, &THINK_SET, put_reasoning);
-            if (r == 0) p->state = G_TEXT;
-            else if (r > 0) call_open(p, THINK_TAGS[r]);
+            if (r == TT_CLOSE) p->state = G_TEXT;
+            else if (r == TT_CHANNEL) p->state = G_LABEL;   /* (a repeated opener: markup) */
+            else if (r >= 0) call_open(p, THINK_TAGS[r]);
             break;
         case G_HEAD:   /* "call:" */
             if (c != (unsigned char)CALL_PREFIX[p->nargs]) {

@@ -4,14 +4,16 @@
  * or written back to back; optionally after <|python_tag|>, which also
  * introduces Llama 3.1's built-in tools: <|python_tag|>brave_search.call(query="x").
  * A '{' that does not go on as such an object (both a name and arguments)
- * is text. Llama 4's <|python_start|>/<|python_end|> wrappers are markup. */
+ * is text. Llama 4's <|python_start|>/<|python_end|> wrappers and the
+ * end-of-turn tokens are markup. */
 #include <string.h>
 #include "families.h"
 
 enum { L_TEXT, L_CALL, L_SEP, L_TAG, L_BUILTIN };
 
-static const char *const TEXT_MARKS[] = {"{", "<|python_tag|>", "<|python_start|>", "<|python_end|>"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 4, "{<"};
+static const char *const TEXT_MARKS[] = {"{", "<|python_tag|>", "<|python_start|>", "<|python_end|>",
+                                         "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
+static const MarkSet TEXT_SET = {TEXT_MARKS, 7, "{<"};
 enum { M_BRACE, M_TAG };
 
 static void start_call(Parser *p, bool keep_raw) {

@@ -92,8 +92,13 @@ int lead_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *se
             *pi = i + 1;
             return r;
         }
+        /* text: the held bytes may still begin a marker of the text state */
+        char held[sizeof p->tm_buf];
+        size_t k = p->tm_len;
+        memcpy(held, p->tm_buf, k);
+        p->tm_len = 0;
         p->state = content_state;
-        flush_tag_prefix(p, put_content);
+        if (k) p->step(p, held, k);
         break;
     }
     *pi = i;

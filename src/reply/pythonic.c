@@ -7,7 +7,8 @@
  * literals (True/None, tuples, nested lists and dicts, escapes; also
  * true/null); the arguments are rebuilt as JSON the way json.dumps writes
  * them. A '[' in prose that does not go on as a call is text. Each call
- * goes out whole when its ')' arrives. */
+ * goes out whole when its ')' arrives. Reasoning may come first in
+ * <think>...</think> (LFM2.5, Olmo 3). */
 #include <string.h>
 #include "families.h"
 
@@ -107,13 +108,17 @@ int pycall_step(Parser *p, const char *s, size_t n, size_t *pi, int resume) {
 
 /* ---- the format ---- */
 
-enum { P_TEXT, P_LIST, P_WRAP_OPEN, P_WRAP_CLOSE, P_OLMO, P_JSON_LIST };
+enum { P_TEXT, P_LIST, P_WRAP_OPEN, P_WRAP_CLOSE, P_OLMO, P_JSON_LIST, P_PRE, P_THINK };
 enum { L_FIRST, L_ITEM, L_CALL, L_NEXT };   /* fam_sub in P_LIST and P_OLMO */
 enum { W_NONE, W_LFM2 };                    /* fam_mode: the list's wrapper */
 
 static const char *const TEXT_MARKS[] = {"[", "<|tool_call_start|>", "<function_calls>", "<|python_start|>",
-                                         "<|python_end|>"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 5, "[<"};
+                                         "<|python_end|>", "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
+static const MarkSet TEXT_SET = {TEXT_MARKS, 8, "[<"};
+static const char *const PRE_MARKS[] = {"<think>"};
+static const MarkSet PRE_SET = {PRE_MARKS, 1, "<"};
+static const char *const THINK_TAGS[] = {"</think>"};
+static const TagSet THINK_SET = {THINK_TAGS, 1};
 enum { M_BRACKET, M_LFM2, M_OLMO, M_PY_START, M_PY_END };
 static const char *const LFM2_END[] = {"<|tool_call_end|>"};
 static const MarkSet LFM2_END_SET = {LFM2_END, 1, "<"};
@@ -203,6 +208,12 @@ static void pythonic_step(Parser *p, const char *s, size_t n) {
     while (i < n) {
         int r;
         switch (p->state) {
+        case P_PRE:
+            if (lead_marks(p, s, n, &i, &PRE_SET, P_TEXT) == 0) p->state = P_THINK;
+            break;
+        case P_THINK:   /* (calls written inside reasoning are reasoning) */
+            if (scan_text(p, s, n, &i, &THINK_SET, put_reasoning) >= 0) p->state = P_TEXT;
+            break;
         case P_TEXT:
             r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
             p->call.raw.len = 0;
@@ -249,13 +260,19 @@ static void pythonic_step(Parser *p, const char *s, size_t n) {
 
 static void pythonic_finish(Parser *p) {
     switch (p->state) {
+    case P_PRE:
     case P_TEXT: flush_tag_prefix(p, put_content); break;
+    case P_THINK: flush_tag_prefix(p, put_reasoning); break;
     case P_WRAP_CLOSE: call_accept_eof(p); break;
     default: call_break_eof(p, P_TEXT);
     }
 }
 
 static int pythonic_fast(const Parser *p, const TagSet **tags) {
+    if (p->state == P_THINK) {
+        *tags = &THINK_SET;
+        return FAST_REASONING;
+    }
     return p->state == P_JSON_LIST ? jcall_fast(p) : FAST_NONE;
 }
 
@@ -263,5 +280,7 @@ void pythonic_init(Parser *p) {
     p->step = pythonic_step;
     p->finish = pythonic_finish;
     p->fast = pythonic_fast;
-    p->state = P_TEXT;
+    p->state = p->reasoning_mode == REASONING_OPEN ? P_THINK
+             : p->reasoning_mode == REASONING_CLOSED ? P_TEXT
+             : P_PRE;
 }

@@ -1,11 +1,13 @@
 /* xlam.c — Salesforce xLAM tool calls: a JSON list of
  * {"name": "f", "arguments": {...}} objects with no marker before it, also
- * inside a ```json fence or <tool_call>...</tool_call>, after reasoning in
- * <think>...</think>. A '[' that does not go on as such a list is text. */
+ * inside a ```json fence or <tool_call>...</tool_call> or after
+ * [TOOL_CALLS], after reasoning in <think>...</think>; a model's "id" is
+ * kept. A '[' that does not go on as such a list is text. */
 #include <string.h>
 #include "families.h"
 
-enum { X_PRE, X_THINK, X_TEXT, X_FENCE, X_OPEN, X_LIST, X_CLOSE };
+enum { X_PRE, X_THINK, X_TEXT, X_FENCE, X_OPEN, X_LIST, X_CLOSE, X_BRACKET };
+static const char TOOL_CALLS[] = "TOOL_CALLS]";   /* after '[': Mistral's marker, then the list */
 enum { W_NONE, W_FENCE, W_TAG };   /* fam_mode: what wraps the list */
 
 static const char *const PRE_MARKS[] = {"<think>"};
@@ -38,8 +40,8 @@ static void xlam_step(Parser *p, const char *s, size_t n) {
             call_raw(p, TEXT_MARKS[r], strlen(TEXT_MARKS[r]));
             if (r == 0) {
                 p->fam_mode = W_NONE;
-                jlist_begin(p, 0, X_TEXT, X_TEXT);
-                p->state = X_LIST;
+                p->nargs = 0;   /* bytes of TOOL_CALLS matched */
+                p->state = X_BRACKET;
             } else {
                 p->fam_mode = r == 1 ? W_FENCE : W_TAG;
                 p->state = r == 1 ? X_FENCE : X_OPEN;
@@ -60,10 +62,22 @@ static void xlam_step(Parser *p, const char *s, size_t n) {
             } else if (c == '[') {
                 call_raw(p, s + i, 1);
                 i++;
-                jlist_begin(p, 0, X_CLOSE, X_TEXT);
+                jlist_begin(p, FAM_WANT_ID, p->fam_mode == W_NONE ? X_TEXT : X_CLOSE, X_TEXT);
                 p->state = X_LIST;
             } else {
                 call_break(p, X_TEXT, NULL, 0);
+            }
+            break;
+        case X_BRACKET:   /* after '[': the list, or [TOOL_CALLS] */
+            if (c == (unsigned char)TOOL_CALLS[p->nargs]) {
+                call_raw(p, s + i, 1);
+                i++;
+                if (TOOL_CALLS[++p->nargs] == 0) p->state = X_OPEN;
+            } else if (p->nargs) {
+                call_break(p, X_TEXT, NULL, 0);
+            } else {
+                jlist_begin(p, FAM_WANT_ID, X_TEXT, X_TEXT);
+                p->state = X_LIST;
             }
             break;
         case X_LIST:
