@@ -2,7 +2,9 @@
  *
  * Cases: tests/reply_cases/cases.jsonl (from tests/reply_cases/gen_cases.py:
  * replies rendered by the seed templates themselves, or assembled from the
- * same call writers; expected messages computed in Python).
+ * same call writers; expected messages computed in Python) and
+ * tests/reply_cases/families.jsonl (gen_family_cases.py: the hand-written
+ * families, rendered by corpus templates or written from their syntax).
  *   1. whole parse == the expected message, byte for byte;
  *   2. streaming, for chunk sizes 1..16 and 40 random chunkings per case:
  *      every feed succeeds, every delta line is a JSON object, a call's
@@ -623,7 +625,13 @@ static void test_errors(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *cases_path = argc > 1 ? argv[1] : "tests/reply_cases/cases.jsonl";
+    /* the seed families' cases and the hand-written families' (gen_family_cases.py) */
+    const char *volatile case_files[] = {"tests/reply_cases/cases.jsonl", "tests/reply_cases/families.jsonl"};
+    volatile int ncase_files = 2;
+    if (argc > 1) {
+        case_files[0] = argv[1];
+        ncase_files = 1;
+    }
     static char seeds[1100];
     if (argc > 2) snprintf(seeds, sizeof seeds, "%.1000s", argv[2]);
     else if (getenv("CHATFMT_SHARED")) snprintf(seeds, sizeof seeds, "%.1000s/seeds", getenv("CHATFMT_SHARED"));
@@ -640,28 +648,30 @@ int main(int argc, char **argv) {
     test_detect(seeds);
     test_errors();
 
-    size_t len;
-    char *text = file_text(cases_path, &len);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", cases_path);
-        return 2;
-    }
     int ncases = 0;
-    for (char *line = text, *nl; *line; line = nl + 1) {
-        nl = strchr(line, '\n');
-        if (!nl) nl = line + strlen(line);
-        Value c;
-        Case cs;
-        if (nl > line && try_parse(&rt, line, (size_t)(nl - line), &c) && load_case(c, &cs)) {
-            run_case(&cs);
-            run_mutations(&cs, 30);
-            ncases++;
-        } else if (nl > line) {
-            check(false, "unreadable case line", NULL);
+    for (int k = 0; k < ncase_files; k++) {
+        size_t len;
+        char *text = file_text(case_files[k], &len);
+        if (!text) {
+            fprintf(stderr, "cannot read %s\n", case_files[k]);
+            return 2;
         }
-        if (!*nl) break;
+        for (char *line = text, *nl; *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            if (!nl) nl = line + strlen(line);
+            Value c;
+            Case cs;
+            if (nl > line && try_parse(&rt, line, (size_t)(nl - line), &c) && load_case(c, &cs)) {
+                run_case(&cs);
+                run_mutations(&cs, 30);
+                ncases++;
+            } else if (nl > line) {
+                check(false, "unreadable case line", NULL);
+            }
+            if (!*nl) break;
+        }
+        free(text);
     }
-    free(text);
     printf("%d cases\n%d passed, %d failed\n", ncases, passed, failed);
     arena_release(&arena);
     arena_release(&scratch);

@@ -5,9 +5,10 @@
  * commentary are content; a message to functions.NAME (the recipient in
  * the role header or after the channel) is a tool call whose body is the
  * JSON arguments. A message to another recipient (python, browser.*,
- * container.*) is a built-in tool the host runs itself: its body is kept
- * as content, as nothing the model wrote may be lost. The reply usually
- * begins inside the header the prompt opened (`<|start|>assistant`). */
+ * container.*) is a built-in tool the host runs itself: it is kept as
+ * content, header and all, as nothing the model wrote may be lost; so is a
+ * header with anything else in it. The reply usually begins inside the
+ * header the prompt opened (`<|start|>assistant`). */
 #include <string.h>
 #include "families.h"
 
@@ -40,38 +41,65 @@ static void put_field(Parser *p, const char *s, size_t n) {
     else put_content(p, s, n);
 }
 
-/* The word after `key` in the header (up to whitespace or '<'), its last
- * occurrence for `last`, else the first one that is not "assistant". */
-static bool header_word(const char *h, size_t n, const char *key, bool last, const char **w, size_t *wn) {
-    size_t k = strlen(key);
-    bool found = false;
-    for (size_t i = 0; i + k <= n; i++) {
-        if (memcmp(h + i, key, k) != 0) continue;
-        size_t b = i + k, e = b;
-        while (e < n && !is_space((unsigned char)h[e]) && h[e] != '<') e++;
-        if (!last && e - b == 9 && memcmp(h + b, "assistant", 9) == 0) continue;
-        *w = h + b;
-        *wn = e - b;
-        found = true;
-        if (!last) break;
+static bool word_is(const char *w, size_t n, const char *z) { return strlen(z) == n && memcmp(w, z, n) == 0; }
+
+/* Read the header: its channel (the last one named) and recipient. False
+ * when it holds anything else than the role, `to=R`, <|channel|> with a
+ * known channel, <|constrain|> with a type, and "json": then it is text. */
+static bool parse_header(const char *h, size_t n, const char **chan, size_t *chan_n, const char **to,
+                         size_t *to_n) {
+    static const char *const tokens[] = {"<|start|>", "<|channel|>", "<|constrain|>"};
+    int after = -1;   /* the token the next word belongs to */
+    *chan_n = *to_n = 0;
+    for (size_t i = 0; i < n;) {
+        if (is_space((unsigned char)h[i])) {
+            i++;
+            continue;
+        }
+        int t = 0;
+        while (t < 3 && !(n - i >= strlen(tokens[t]) && memcmp(h + i, tokens[t], strlen(tokens[t])) == 0)) t++;
+        if (t < 3) {
+            i += strlen(tokens[t]);
+            after = t;
+            continue;
+        }
+        size_t b = i;
+        while (i < n && !is_space((unsigned char)h[i]) && h[i] != '<') i++;
+        const char *w = h + b;
+        size_t wn = i - b;
+        if (!wn) return false;   /* an unknown <|token|> */
+        if (after == 1) {
+            if (!word_is(w, wn, "analysis") && !word_is(w, wn, "commentary") && !word_is(w, wn, "final"))
+                return false;
+            *chan = w, *chan_n = wn;
+        } else if (wn > 3 && memcmp(w, "to=", 3) == 0) {
+            if (!word_is(w + 3, wn - 3, "assistant")) *to = w + 3, *to_n = wn - 3;
+        } else if (after != 2 && !word_is(w, wn, "assistant") && !word_is(w, wn, "json")) {
+            return false;
+        }
+        after = -1;
     }
-    return found;
+    return *chan_n > 0 || *to_n > 0;
 }
 
 static void header_done(Parser *p) {
-    const char *h = p->text.p, *chan = "", *to = "";
-    size_t n = p->text.len, chan_n = 0, to_n = 0;
-    header_word(h, n, "<|channel|>", true, &chan, &chan_n);
-    header_word(h, n, "to=", false, &to, &to_n);
-    if (to_n > 10 && memcmp(to, "functions.", 10) == 0 && to_n - 10 <= MAX_CALL_NAME) {
+    const char *chan = "", *to = "";
+    size_t chan_n = 0, to_n = 0;
+    bool ok = parse_header(p->text.p, p->text.len, &chan, &chan_n, &to, &to_n);
+    if (ok && to_n > 10 && memcmp(to, "functions.", 10) == 0 && to_n - 10 <= MAX_CALL_NAME) {
         jcall_begin(p, NULL, true, FAM_ARGS_ONLY, HM_POST, HM_LEAD);
         sb_put(&p->call.name, to + 10, to_n - 10);
         p->call.has_name = true;
         p->state = HM_ARGS;
         return;
     }
+    if (!ok || to_n) {   /* not a header, or a built-in tool's message: all of it is content */
+        call_break(p, HM_TEXT, NULL, 0);
+        p->fam_mode = FIELD_CONTENT;
+        return;
+    }
     p->call.raw.len = 0;
-    p->fam_mode = chan_n == 8 && memcmp(chan, "analysis", 8) == 0 && !to_n ? FIELD_REASONING : FIELD_CONTENT;
+    p->fam_mode = word_is(chan, chan_n, "analysis") ? FIELD_REASONING : FIELD_CONTENT;
     Chan *c = p->fam_mode == FIELD_REASONING ? &p->reasoning : &p->content;
     if (c->started) put_field(p, "\n\n", 2);   /* messages of one field: held, out only before text */
     p->state = HM_TEXT;

@@ -77,8 +77,10 @@ static bool on_vstart(Parser *p) {
         else if (j->vtype < '0' || j->vtype > '9') return false;   /* (a number: its text) */
         p->val_mode = V_ID;
         return true;
-    default:   /* K_TYPE: "function" or the like, a label of the call */
+    default:   /* K_TYPE: "function", a label of the call (checked at its end) */
         if (j->vtype != '"') return false;
+        p->text.len = 0;
+        j->dec = &p->text;
         p->val_mode = V_SKIP;
         return true;
     }
@@ -101,6 +103,8 @@ static bool on_vend(Parser *p) {
         if (!c->name.len) return false;
         c->has_name = true;
         maybe_commit(p);
+    } else if (p->cur_key == K_TYPE) {
+        if (p->text.len != 8 || memcmp(p->text.p, "function", 8) != 0) return false;
     } else if (p->val_mode == V_ID) {
         if (!c->id.len) return false;
         c->has_id = true;

@@ -68,10 +68,9 @@ static bool py_string(Lit *l) {
             l->i += triple ? 3 : 1;
             break;
         }
-        if ((c == '\n' || c == '\r') && !triple) return false;
-        if (c != '\\') {
+        if (c != '\\') {   /* (a raw newline is kept, as templates write one) */
             size_t k = l->i + 1;   /* a run of plain bytes */
-            while (k < l->n && l->s[k] != '\\' && l->s[k] != q && l->s[k] != '\n' && l->s[k] != '\r') k++;
+            while (k < l->n && l->s[k] != '\\' && l->s[k] != q) k++;
             sb_put(dec, l->s + l->i, k - l->i);
             l->i = k;
             continue;
@@ -234,8 +233,7 @@ static bool value(Lit *l) {
     else if (c == '{') { l->i++; ok = dict(l); }
     else if (c == '-' || (c >= '0' && c <= '9')) ok = number(l);
     else ok = word(l, "true", "true") || word(l, "false", "false") || word(l, "null", "null") ||
-              (l->style == LIT_PYTHON &&
-               (word(l, "True", "true") || word(l, "False", "false") || word(l, "None", "null")));
+              word(l, "True", "true") || word(l, "False", "false") || word(l, "None", "null");   /* (Gemma's templates write None too) */
     l->depth--;
     return ok;
 }

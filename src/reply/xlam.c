@@ -44,15 +44,19 @@ static void xlam_step(Parser *p, const char *s, size_t n) {
                 p->state = X_BRACKET;
             } else {
                 p->fam_mode = r == 1 ? W_FENCE : W_TAG;
+                p->nargs = 0;   /* bytes of the fence's "json" */
                 p->state = r == 1 ? X_FENCE : X_OPEN;
             }
             break;
-        case X_FENCE:   /* the fence's language word */
-            if (c >= 'a' && c <= 'z') {
+        case X_FENCE:   /* the fence's language: none or json */
+            if (p->nargs < 4 && c == (unsigned char)"json"[p->nargs]) {
                 call_raw(p, s + i, 1);
                 i++;
-            } else {
+                p->nargs++;
+            } else if (p->nargs == 0 || p->nargs == 4) {
                 p->state = X_OPEN;
+            } else {
+                call_break(p, X_TEXT, NULL, 0);
             }
             break;
         case X_OPEN:   /* whitespace, then the list */
