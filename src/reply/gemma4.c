@@ -19,7 +19,7 @@ enum { T_CALL, T_FCALL, T_CHANNEL };
 static const char *const THINK_TAGS[] = {"<channel|>", "<|tool_call>", "<start_function_call>", "<|channel>"};
 static const TagSet THINK_SET = {THINK_TAGS, 4};
 enum { TT_CLOSE, TT_CALL, TT_FCALL, TT_CHANNEL };
-static const char *const LABEL_MARKS[] = {"thought"};
+static const char *const LABEL_MARKS[] = {"thought\n"};
 static const MarkSet LABEL_SET = {LABEL_MARKS, 1, "t"};
 static const char *const CLOSE_MARKS[] = {"<tool_call|>", "<end_function_call>"};
 static const MarkSet CLOSE_SET = {CLOSE_MARKS, 2, "<"};
@@ -59,7 +59,7 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
             if (r == T_CALL || r == T_FCALL) call_open(p, TEXT_TAGS[r]);
             else if (r == T_CHANNEL) p->state = G_LABEL;
             break;
-        case G_LABEL:   /* "thought" names the channel; anything else is reasoning */
+        case G_LABEL:   /* "thought" and a newline name the channel; anything else is reasoning */
             r = mark_step(p, &LABEL_SET, c);
             if (r == TAG_MORE || r == 0) {
                 i++;

@@ -45,7 +45,7 @@ static bool word_is(const char *w, size_t n, const char *z) { return strlen(z) =
 
 /* Read the header: its channel (the last one named) and recipient. False
  * when it holds anything else than the role, `to=R`, <|channel|> with a
- * known channel, <|constrain|> with a type, and "json": then it is text. */
+ * known channel, <|constrain|> json (or code), and "json": then it is text. */
 static bool parse_header(const char *h, size_t n, const char **chan, size_t *chan_n, const char **to,
                          size_t *to_n) {
     static const char *const tokens[] = {"<|start|>", "<|channel|>", "<|constrain|>"};
@@ -74,7 +74,8 @@ static bool parse_header(const char *h, size_t n, const char **chan, size_t *cha
             *chan = w, *chan_n = wn;
         } else if (wn > 3 && memcmp(w, "to=", 3) == 0) {
             if (!word_is(w + 3, wn - 3, "assistant")) *to = w + 3, *to_n = wn - 3;
-        } else if (after != 2 && !word_is(w, wn, "assistant") && !word_is(w, wn, "json")) {
+        } else if (!word_is(w, wn, "json") && !(after == 2 && word_is(w, wn, "code")) &&
+                   !(after != 2 && word_is(w, wn, "assistant"))) {
             return false;
         }
         after = -1;
