@@ -90,6 +90,85 @@ static char *make_reply(cf_reply_format f, size_t total, size_t *len) {
     return b.p;
 }
 
+/* The code as a JSON string's text (quote: '"') or a Python one's ('\''). */
+static void put_quoted(Buf *b, const char *code, char quote) {
+    for (const char *c = code; *c; c++) {
+        char one[3] = {*c, 0, 0};
+        if (*c == quote || *c == '\\') { one[0] = '\\'; one[1] = *c; }
+        else if (*c == '\n') { one[0] = '\\'; one[1] = 'n'; }
+        put(b, one);
+    }
+}
+
+/* One call of run_python in the hand-written families' syntax. */
+static void family_call(Buf *b, cf_reply_format f, const char *code) {
+    static const char OPTS[] = "\"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}";
+    switch (f) {
+    case CF_REPLY_HARMONY: put(b, "<|start|>assistant<|channel|>commentary to=functions.run_python <|constrain|>json<|message|>"); break;
+    case CF_REPLY_MISTRAL: put(b, "[TOOL_CALLS]run_python[ARGS]"); break;
+    case CF_REPLY_FUNCTIONARY_V31: put(b, "<function=run_python>"); break;
+    case CF_REPLY_FUNCTIONARY_V32: put(b, ">>>run_python\n"); break;
+    case CF_REPLY_FUNCTOOLS: put(b, " functools[{\"name\": \"run_python\", \"arguments\": "); break;
+    case CF_REPLY_XLAM: put(b, "[{\"name\": \"run_python\", \"arguments\": "); break;
+    case CF_REPLY_LLAMA3_JSON: put(b, "{\"name\": \"run_python\", \"parameters\": "); break;
+    case CF_REPLY_PYTHONIC:
+        put(b, "[run_python(code='");
+        put_quoted(b, code, '\'');
+        put(b, "', timeout_s=2.5, options={'lang': 'py', 'n': [1, 2]})]");
+        return;
+    default:   /* gemma4 */
+        put(b, "<|tool_call>call:run_python{code:<|\"|>");
+        put(b, code);
+        put(b, "<|\"|>,timeout_s:2.5,options:{lang:<|\"|>py<|\"|>,n:[1,2]}}<tool_call|>");
+        return;
+    }
+    put(b, "{\"code\": \"");
+    put_quoted(b, code, '"');
+    put(b, "\", ");
+    put(b, OPTS);
+    if (f == CF_REPLY_HARMONY) put(b, "<|call|>");
+    else if (f == CF_REPLY_FUNCTIONARY_V31) put(b, "</function>");
+    else if (f == CF_REPLY_FUNCTOOLS || f == CF_REPLY_XLAM) put(b, "}]");
+    else if (f == CF_REPLY_LLAMA3_JSON) put(b, "}; ");
+}
+
+/* The hand-written families: reasoning where the format has it, content,
+ * then calls with ~2 KB of code each. */
+static char *make_family_reply(cf_reply_format f, size_t total, size_t *len) {
+    Buf b = {0};
+    unsigned seed = 7;
+    size_t third = total / 3;
+    if (f == CF_REPLY_HARMONY) {
+        put(&b, "<|channel|>analysis<|message|>");
+        prose(&b, third, &seed);
+        put(&b, "<|end|><|start|>assistant<|channel|>commentary<|message|>");
+    } else if (f == CF_REPLY_MISTRAL) {
+        put(&b, "[THINK]");
+        prose(&b, third, &seed);
+        put(&b, "[/THINK]");
+    } else if (f == CF_REPLY_GEMMA4) {
+        put(&b, "<|channel>thought\n");
+        prose(&b, third, &seed);
+        put(&b, "<channel|>");
+    } else if (f == CF_REPLY_FUNCTIONARY_V32) {
+        put(&b, "all\n");
+    } else if (f == CF_REPLY_PYTHONIC || f == CF_REPLY_XLAM) {
+        put(&b, "<think>");
+        prose(&b, third, &seed);
+        put(&b, "</think>");
+    }
+    prose(&b, third, &seed);
+    if (f == CF_REPLY_HARMONY) put(&b, "<|end|>");
+    while (b.len < total) {
+        Buf code = {0};
+        prose(&code, 2000, &seed);
+        family_call(&b, f, code.p);
+        free(code.p);
+    }
+    *len = b.len;
+    return b.p;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);   /* CPU time: robust on a busy machine */
@@ -170,14 +249,17 @@ static void measure(const char *text, size_t len, const cf_reply_options *opt, d
 
 int main(int argc, char **argv) {
     size_t total = (size_t)((argc > 1 ? atof(argv[1]) : 1.0) * 1e6);
-    static const cf_reply_format formats[] = {CF_REPLY_HERMES, CF_REPLY_GLM45, CF_REPLY_COMMAND_A};
+    static const cf_reply_format formats[] = {CF_REPLY_HERMES, CF_REPLY_GLM45, CF_REPLY_COMMAND_A,
+        CF_REPLY_HARMONY, CF_REPLY_LLAMA3_JSON, CF_REPLY_PYTHONIC, CF_REPLY_MISTRAL, CF_REPLY_FUNCTIONARY_V31,
+        CF_REPLY_FUNCTIONARY_V32, CF_REPLY_FUNCTOOLS, CF_REPLY_GEMMA4, CF_REPLY_XLAM};
     int missed = 0;
     printf("reply parse throughput, MB/s of CPU time (best of several runs; %.1f MB replies)\n", total / 1e6);
-    printf("%-10s %10s %14s %16s %12s %8s\n", "format", "whole", "stream 1 B", "1 B, drain each",
+    printf("%-15s %10s %14s %16s %12s %8s\n", "format", "whole", "stream 1 B", "1 B, drain each",
            "stream 4 KB", "1B/whole");
     for (size_t k = 0; k < sizeof formats / sizeof formats[0]; k++) {
         size_t len;
-        char *text = make_reply(formats[k], total, &len);
+        char *text = formats[k] >= CF_REPLY_HARMONY ? make_family_reply(formats[k], total, &len)
+                                                    : make_reply(formats[k], total, &len);
         cf_reply_options opt;
         memset(&opt, 0, sizeof opt);
         opt.format = formats[k];
@@ -187,7 +269,7 @@ int main(int argc, char **argv) {
         double w = best[WHOLE], s1 = best[STREAM_1B], se = best[STREAM_1B_EACH], s4 = best[STREAM_4K];
         bool ok = w >= 200 && w / s1 <= 3;
         missed += !ok;
-        printf("%-10s %10.0f %14.0f %16.0f %12.0f %7.1fx %s\n", cf_reply_format_name(formats[k]), w, s1, se,
+        printf("%-15s %10.0f %14.0f %16.0f %12.0f %7.1fx %s\n", cf_reply_format_name(formats[k]), w, s1, se,
                s4, w / s1, ok ? "ok" : "BELOW TARGET");
         free(text);
     }

@@ -116,6 +116,10 @@ typedef struct LitTrack {
 /* Feed one byte; returns 1 when it closed the outermost bracket, -1 when
  * it cannot belong (a closer without an opener, or too deep), else 0. */
 int lit_track(LitTrack *t, int style, unsigned char c, uint32_t max_depth);
+/* Feed s[0..n) up to the byte that returns non-zero; *r is that result (0
+ * when none did); returns the bytes before it. String text is skipped a run
+ * at a time. */
+size_t lit_scan(LitTrack *t, int style, const char *s, size_t n, uint32_t max_depth, int *r);
 
 /* ---- Python calls NAME(a=1, b='x') (pythonic.c) ----
  * pycall_begin before the name's first byte; pycall_step reads the name

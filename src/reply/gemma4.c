@@ -105,9 +105,7 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
             break;
         }
         case G_ARGS: {   /* up to the matching '}' */
-            size_t k = i;
-            r = 0;
-            while (k < n && (r = lit_track(p->fam_lit, p->fam_mode, (unsigned char)s[k], max_depth)) == 0) k++;
+            size_t k = i + lit_scan(p->fam_lit, p->fam_mode, s + i, n - i, max_depth, &r);
             sb_put(&p->text, s + i, k - i);
             call_raw(p, s + i, k - i);
             i = k;

@@ -277,6 +277,26 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
     return true;
 }
 
+size_t lit_scan(LitTrack *t, int style, const char *s, size_t n, uint32_t max_depth, int *r) {
+    size_t i = 0;
+    *r = 0;
+    while (i < n) {
+        if (style == LIT_PYTHON && t->quote && !t->esc) {   /* string text: to a quote or backslash */
+            size_t k = i;
+            while (k < n && s[k] != t->quote && s[k] != '\\') k++;
+            i = k;
+            if (i == n) break;
+        } else if (style != LIT_PYTHON && t->in_str && !t->tok) {   /* to the next '<' */
+            const char *lt = memchr(s + i, '<', n - i);
+            i = lt ? (size_t)(lt - s) : n;
+            if (i == n) break;
+        }
+        if ((*r = lit_track(t, style, (unsigned char)s[i], max_depth)) != 0) break;
+        i++;
+    }
+    return i;
+}
+
 int lit_track(LitTrack *t, int style, unsigned char c, uint32_t max_depth) {
     if (style == LIT_PYTHON) {
         if (t->quote) {

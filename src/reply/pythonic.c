@@ -86,9 +86,8 @@ int pycall_step(Parser *p, const char *s, size_t n, size_t *pi, int resume) {
             continue;
         }
         /* PC_ARGS: up to the matching ')' */
-        size_t k = i;
-        int r = 0;
-        while (k < n && (r = lit_track(p->fam_lit, LIT_PYTHON, (unsigned char)s[k], max_depth)) == 0) k++;
+        int r;
+        size_t k = i + lit_scan(p->fam_lit, LIT_PYTHON, s + i, n - i, max_depth, &r);
         sb_put(&p->text, s + i, k - i);
         call_raw(p, s + i, k - i);
         i = k;
