@@ -19,7 +19,9 @@ static void parse_usage(FILE *to) {
           "  --template T             the model's chat template (file, tokenizer_config.json,\n"
           "                           model folder, GGUF or built-in name): picks the format\n"
           "                           and tells whether the prompt opened or closed reasoning\n"
-          "  --format NAME            glm45, hermes, command-a or plain (overrides detection)\n"
+          "  --format NAME            glm45, hermes, command-a, harmony, llama3-json, pythonic,\n"
+          "                           mistral, functionary-v31, functionary-v32, functools,\n"
+          "                           gemma4, xlam or plain (overrides detection)\n"
           "  --tools FILE             tools array (JSON): types glm45 argument values\n"
           "  -D, --define KEY=JSON    a template variable for the prompt, e.g.\n"
           "                           -D enable_thinking=false\n"
@@ -303,7 +305,7 @@ int cmd_parse(int argc, char **argv) {
     opt.limits = &a.lim;
     opt.reasoning_open = a.reasoning_open;
     if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
-        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (glm45, hermes, command-a, plain)\n",
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (see chatfmt parse --help)\n",
                 a.format_name);
         return 2;
     }

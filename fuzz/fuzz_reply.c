@@ -1,6 +1,7 @@
 /* fuzz_reply.c — libFuzzer: the reply parsers, whole and streamed.
  *
- * Input: byte 0 picks the format (bits 0-1), whether the reply starts
+ * Input: byte 0 picks the format (bits 0-1 and 4-7: (low | high << 2) modulo
+ * the number of formats), whether the reply starts
  * inside reasoning (bit 2) and whether tools are given (bit 3, they type
  * glm45 argument values); byte 1 seeds the chunking; the rest is the reply.
  *
@@ -194,7 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 2) return 0;
     cf_reply_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.format = (cf_reply_format)(data[0] & 3);
+    opt.format = (cf_reply_format)(((data[0] & 3) | (data[0] >> 4) << 2) % (CF_REPLY_XLAM + 1));
     opt.reasoning_open = data[0] & 4;
     opt.tools_json = data[0] & 8 ? TOOLS : NULL;
     opt.limits = &limits;

@@ -28,6 +28,7 @@ static void start_header(Parser *p, const char *marker) {
     p->text.len = 0;
     call_raw(p, marker, strlen(marker));
     sb_puts(&p->text, marker);
+    p->nargs = (uint32_t)strlen(marker);   /* header bytes read */
     p->state = HM_HEADER;
 }
 
@@ -116,16 +117,19 @@ static void harmony_step(Parser *p, const char *s, size_t n) {
             if (r >= 0) start_header(p, LEAD_MARKS[r]);
             else if (p->state == HM_TEXT) p->fam_mode = FIELD_CONTENT;
             break;
-        case HM_HEADER:
-            r = scan_text(p, s, n, &i, &HEADER_SET, put_header);
+        case HM_HEADER: {   /* at most MAX_HEADER bytes, whatever the chunks */
+            size_t from = i, end = n - i > MAX_HEADER - p->nargs ? i + (MAX_HEADER - p->nargs) : n;
+            r = scan_text(p, s, end, &i, &HEADER_SET, put_header);
+            p->nargs += (uint32_t)(i - from);
             if (r >= 0) {
                 call_raw(p, HEADER_TAGS[0], strlen(HEADER_TAGS[0]));
                 header_done(p);
-            } else if (p->text.len > MAX_HEADER) {
-                call_break(p, HM_TEXT, NULL, 0);
+            } else if (p->nargs >= MAX_HEADER) {
                 p->fam_mode = FIELD_CONTENT;
+                marks_break(p, HM_TEXT);
             }
             break;
+        }
         case HM_TEXT:
             r = scan_text(p, s, n, &i, &END_SET, put_field);
             if (r == END_START) start_header(p, END_TAGS[END_START]);
