@@ -270,8 +270,8 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
             l.i++;
             continue;
         }
-        if (l.i < l.n) return false;
-        break;
+        if (l.i < l.n && !(style == LIT_PYTHON && is_ident_start((unsigned char)l.s[l.i]))) return false;
+        if (l.i >= l.n) break;   /* (a missing comma before the next name=, as some templates write) */
     }
     sb_putc(out, '}');
     return true;

@@ -3,7 +3,8 @@
  * (Llama 3.2 / 4 pythonic, ToolACE), the same list between
  * <|tool_call_start|> and <|tool_call_end|> (LFM2, which may also write a
  * JSON list of {"name", "arguments"} there), or calls one per line between
- * <function_calls> and </function_calls> (Olmo 3). Values are Python
+ * <function_calls> and </function_calls> (Olmo 3) or in a ```python fence
+ * between <|tool_call_start|> and <|tool_call_end|> (MiniCPM 3). Values are Python
  * literals (True/None, tuples, nested lists and dicts, escapes; also
  * true/null); the arguments are rebuilt as JSON the way json.dumps writes
  * them. A '[' in prose that does not go on as a call is text. Each call
@@ -109,7 +110,8 @@ int pycall_step(Parser *p, const char *s, size_t n, size_t *pi, int resume) {
 
 enum { P_TEXT, P_LIST, P_WRAP_OPEN, P_WRAP_CLOSE, P_OLMO, P_JSON_LIST, P_PRE, P_THINK };
 enum { L_FIRST, L_ITEM, L_CALL, L_NEXT };   /* fam_sub in P_LIST and P_OLMO */
-enum { W_NONE, W_LFM2 };                    /* fam_mode: the list's wrapper */
+enum { W_NONE, W_LFM2, W_FENCE };           /* fam_mode: the list's wrapper */
+static const char FENCE_OPEN[] = "```python";   /* MiniCPM 3: <|tool_call_start|>```python\ncalls\n``` */
 
 static const char *const TEXT_MARKS[] = {"[", "<|tool_call_start|>", "<function_calls>", "<|python_start|>",
                                          "<|python_end|>", "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
@@ -123,6 +125,8 @@ static const char *const LFM2_END[] = {"<|tool_call_end|>"};
 static const MarkSet LFM2_END_SET = {LFM2_END, 1, "<"};
 static const char *const OLMO_END[] = {"</function_calls>"};
 static const MarkSet OLMO_END_SET = {OLMO_END, 1, "<"};
+static const char *const FENCE_END[] = {"```"};
+static const MarkSet FENCE_END_SET = {FENCE_END, 1, "`"};
 
 static bool ident_start(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -172,7 +176,8 @@ static void step_list(Parser *p, const char *s, size_t n, size_t *pi) {
     *pi = i;
 }
 
-/* Olmo 3: calls separated by whitespace up to </function_calls>. */
+/* Olmo 3: calls separated by whitespace up to </function_calls>; MiniCPM 3
+ * the same in a ```python fence inside the LFM2-style wrapper. */
 static void step_olmo(Parser *p, const char *s, size_t n, size_t *pi) {
     size_t i = *pi;
     while (i < n && p->state == P_OLMO) {
@@ -191,10 +196,10 @@ static void step_olmo(Parser *p, const char *s, size_t n, size_t *pi) {
             p->fam_sub = L_CALL;
             continue;
         }
-        int r = expect_marks(p, s, n, &i, &OLMO_END_SET);
+        int r = expect_marks(p, s, n, &i, p->fam_mode == W_FENCE ? &FENCE_END_SET : &OLMO_END_SET);
         if (r == 0) {
             p->call.raw.len = 0;
-            p->state = P_TEXT;
+            p->state = p->fam_mode == W_FENCE ? P_WRAP_CLOSE : P_TEXT;
         } else if (r == -2) {
             marks_break(p, P_TEXT);
         }
@@ -222,15 +227,29 @@ static void pythonic_step(Parser *p, const char *s, size_t n) {
             } else if (r == M_LFM2) {
                 call_raw(p, TEXT_MARKS[r], strlen(TEXT_MARKS[r]));
                 p->state = P_WRAP_OPEN;
+                p->nargs = 0;   /* bytes of FENCE_OPEN matched */
             } else if (r == M_OLMO) {
                 call_raw(p, TEXT_MARKS[r], strlen(TEXT_MARKS[r]));
                 p->state = P_OLMO;
                 p->fam_sub = L_FIRST;
+                p->fam_mode = W_NONE;
             }   /* <|python_start|>, <|python_end|>: Llama 4's wrapper, markup */
             break;
-        case P_WRAP_OPEN: {   /* whitespace, then the list */
+        case P_WRAP_OPEN: {   /* whitespace, then the list or a ```python fence */
             unsigned char c = (unsigned char)s[i];
-            if (is_space(c)) {
+            if (p->nargs || c == '`') {
+                if (c != (unsigned char)FENCE_OPEN[p->nargs]) {
+                    call_break(p, P_TEXT, NULL, 0);
+                    break;
+                }
+                call_raw(p, s + i, 1);
+                i++;
+                if (FENCE_OPEN[++p->nargs] == 0) {
+                    p->state = P_OLMO;
+                    p->fam_sub = L_FIRST;
+                    p->fam_mode = W_FENCE;
+                }
+            } else if (is_space(c)) {
                 call_raw(p, s + i, 1);
                 i++;
             } else if (c == '[') {

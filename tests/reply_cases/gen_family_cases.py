@@ -315,6 +315,9 @@ def built_cases():
          expect("", None, [T]))
     case("pythonic/triple-quoted", py, "[run(code='''print(\"a\")\nx = 'y'\n''')]",
          expect("", None, [("run", {"code": "print(\"a\")\nx = 'y'\n"})]))
+    case("pythonic/minicpm3-fence", py, "<|tool_call_start|>\n```python\n%s(%s)\n%s(%s)\n```\n<|tool_call_end|>\nOK." % (
+        W[0], py_kwargs(W[1]), T[0], py_kwargs(T[1])), expect("OK.", None, [W, T]))
+    case("pythonic/no-comma", py, '[get_weather(city="Paris"days=3)]', expect("", None, [W]))
     cut = "[get_weather(city='Par"
     case("pythonic/cut", py, cut, expect(cut, None), broken=True)
 
@@ -355,6 +358,8 @@ def built_cases():
          expect("", None, [W, T]))
     case("functools/text-before", ft, "One moment. functools[" + dumps({"name": P[0], "arguments": {}}) + "]",
          expect("One moment.", None, [P]))
+    case("functools/bare-objects", ft, ",".join(dumps({"name": n, "arguments": a}) for n, a in (W, T)),
+         expect("", None, [W, T]))
     cut = 'functools[{"name": "get_weather", "arguments": {"ci'
     case("functools/cut", ft, cut, expect(cut, None), broken=True)
 
