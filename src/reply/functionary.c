@@ -124,6 +124,7 @@ void functionary_v31_init(Parser *p) {
 enum { F2_LEAD, F2_RECIPIENT, F2_TEXT, F2_ARGS, F2_AFTER, F2_CODE };
 static const char *const TURN_MARKS[] = {">>>"};
 static const MarkSet TURN_SET = {TURN_MARKS, 1, ">"};
+static const TagSet TURN_TAGS = {TURN_MARKS, 1};   /* (the fast path's view) */
 
 static void recipient_begin(Parser *p) {
     call_begin(p, NULL, false, false);
@@ -227,6 +228,10 @@ static void v32_finish(Parser *p) {
 }
 
 static int v32_fast(const Parser *p, const TagSet **tags) {
+    if (p->state == F2_TEXT) {
+        *tags = &TURN_TAGS;
+        return FAST_CONTENT;
+    }
     return p->state == F2_ARGS ? jcall_fast(p) : FAST_NONE;
 }
 

@@ -11,6 +11,7 @@
 enum { T_TEXT, T_LIST, T_CALL, T_SEP };
 static const char *const TEXT_MARKS[] = {"functools[", "{"};
 static const MarkSet TEXT_SET = {TEXT_MARKS, 2, "f{"};
+static const TagSet TEXT_TAGS = {TEXT_MARKS, 2};   /* (the fast path's view) */
 
 static void bare_call(Parser *p, bool keep_raw) {
     jcall_begin(p, NULL, keep_raw, FAM_NEED_ARGS, T_SEP, T_TEXT);
@@ -64,6 +65,10 @@ static void functools_finish(Parser *p) {
 }
 
 static int functools_fast(const Parser *p, const TagSet **tags) {
+    if (p->state == T_TEXT) {
+        *tags = &TEXT_TAGS;
+        return FAST_CONTENT;
+    }
     return p->state == T_LIST || p->state == T_CALL ? jcall_fast(p) : FAST_NONE;
 }
 

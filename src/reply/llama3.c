@@ -14,6 +14,7 @@ enum { L_TEXT, L_CALL, L_SEP, L_TAG, L_BUILTIN };
 static const char *const TEXT_MARKS[] = {"{", "<|python_tag|>", "<|python_start|>", "<|python_end|>",
                                          "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
 static const MarkSet TEXT_SET = {TEXT_MARKS, 7, "{<"};
+static const TagSet TEXT_TAGS = {TEXT_MARKS, 7};   /* (the fast path's view) */
 enum { M_BRACE, M_TAG };
 
 static void start_call(Parser *p, bool keep_raw) {
@@ -86,6 +87,10 @@ static void llama3_finish(Parser *p) {
 }
 
 static int llama3_fast(const Parser *p, const TagSet **tags) {
+    if (p->state == L_TEXT) {
+        *tags = &TEXT_TAGS;
+        return FAST_CONTENT;
+    }
     return p->state == L_CALL ? jcall_fast(p) : FAST_NONE;
 }
 

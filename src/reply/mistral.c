@@ -15,6 +15,7 @@ static const MarkSet PRE_SET = {PRE_MARKS, 2, "["};
 static const MarkSet TEXT_SET = {PRE_MARKS + 1, 1, "["};
 static const char *const THINK_END[] = {"[/THINK]"};
 static const MarkSet THINK_SET = {THINK_END, 1, "["};
+static const TagSet TEXT_TAGS = {PRE_MARKS + 1, 1}, THINK_TAGS = {THINK_END, 1};   /* (the fast path's view) */
 static const char *const NAME_MARKS[] = {"[ARGS]", "[CALL_ID]"};
 static const MarkSet NAME_SET = {NAME_MARKS, 2, "["};
 static const MarkSet ARGS_SET = {NAME_MARKS, 1, "["};
@@ -137,6 +138,10 @@ static void mistral_finish(Parser *p) {
 }
 
 static int mistral_fast(const Parser *p, const TagSet **tags) {
+    if (p->state == M_TEXT || p->state == M_THINK) {
+        *tags = p->state == M_TEXT ? &TEXT_TAGS : &THINK_TAGS;
+        return p->state == M_TEXT ? FAST_CONTENT : FAST_REASONING;
+    }
     return p->state == M_ARGS || p->state == M_LIST ? jcall_fast(p) : FAST_NONE;
 }
 

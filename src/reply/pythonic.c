@@ -116,6 +116,7 @@ static const char FENCE_OPEN[] = "```python";   /* MiniCPM 3: <|tool_call_start|
 static const char *const TEXT_MARKS[] = {"[", "<|tool_call_start|>", "<function_calls>", "<|python_start|>",
                                          "<|python_end|>", "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
 static const MarkSet TEXT_SET = {TEXT_MARKS, 8, "[<"};
+static const TagSet TEXT_TAGS = {TEXT_MARKS, 8};   /* (the fast path's view) */
 static const char *const PRE_MARKS[] = {"<think>"};
 static const MarkSet PRE_SET = {PRE_MARKS, 1, "<"};
 static const char *const THINK_TAGS[] = {"</think>"};
@@ -290,6 +291,10 @@ static int pythonic_fast(const Parser *p, const TagSet **tags) {
     if (p->state == P_THINK) {
         *tags = &THINK_SET;
         return FAST_REASONING;
+    }
+    if (p->state == P_TEXT) {
+        *tags = &TEXT_TAGS;
+        return FAST_CONTENT;
     }
     return p->state == P_JSON_LIST ? jcall_fast(p) : FAST_NONE;
 }

@@ -1050,6 +1050,7 @@ static void feed_bytes(Parser *p, const char *s, size_t n) {
 /* ---- parser life cycle ---- */
 
 static int reasoning_from_tail(cf_reply_format f, const cf_reply_options *opt);
+static void marks_hot_alloc(Parser *p);
 
 static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     Rt *rt = &p->rt;
@@ -1073,7 +1074,10 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
     default:
-        if (is_family(p->format)) families_init(p);
+        if (is_family(p->format)) {
+            families_init(p);
+            marks_hot_alloc(p);
+        }
         else hermes_init(p);
     }
 }
@@ -1595,6 +1599,29 @@ static void leaf_refresh(Parser *p) {
     leaf_rehot(p);
 }
 
+/* Markers that do not all start with '<' ([TOOL_CALLS], functools[, a
+ * bare '{'): the text tables with every marker's first byte left to the
+ * machine (which then holds the prefix; LEAF_TAG goes on from there), and
+ * HOT_PLAIN without those bytes, kept for the last set asked. */
+static bool marks_leaf(Parser *p, const TagSet *set) {
+    bool other = false;
+    for (int t = 0; t < set->n; t++) other |= set->tags[t][0] != '<';
+    if (!other || set == p->mark_leaf_set) return other;
+    memcpy(p->mark_leaf[0], LEAF_PLAIN, 256);
+    memcpy(p->mark_leaf[1], LEAF_PLAIN_HELD, 256);
+    if (p->mark_hot) memcpy(p->mark_hot, HOT_PLAIN, sizeof HOT_PLAIN);
+    for (int t = 0; t < set->n; t++) {
+        unsigned char first = (unsigned char)set->tags[t][0];
+        p->mark_leaf[0][first] = p->mark_leaf[1][first] = A_REST;
+        if (p->mark_hot) ((Hot *)p->mark_hot)[first] = HOT_NONE[first];
+    }
+    p->mark_leaf_set = set;
+    return true;
+}
+
+/* The hot table marks_leaf fills (parsers of the families only). */
+static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof HOT_PLAIN); }
+
 /* After the machine ran: may the next plain bytes skip it? Only when
  * nothing is held that they would have to join (a citation span not yet
  * started) and the output line they belong to is open. */
@@ -1625,6 +1652,12 @@ static void fast_refresh(Parser *p) {
     switch (kind) {
     case FAST_CONTENT:
     case FAST_REASONING:
+        if (marks_leaf(p, tags)) {   /* markers of other first bytes: those bytes are the machine's */
+            p->leaf_base = quiet ? LEAF_QUIET_PLAIN : p->mark_leaf[0];
+            p->leaf_held = quiet ? LEAF_QUIET_PLAIN : p->mark_leaf[1];
+            if (!quiet && !spanning && p->mark_hot) hot = p->mark_hot;
+            break;
+        }
         if (quiet) {
             p->leaf_base = p->leaf_held = tags->n ? LEAF_QUIET : LEAF_QUIET_PLAIN;
             break;

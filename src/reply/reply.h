@@ -30,7 +30,9 @@ typedef struct Parser Parser;
 
 typedef struct TagSet {
     const char *const *tags;  /* each begins with '<' and has no other '<'; no tag is
-                                 a prefix of another; at most 32 */
+                                 a prefix of another; at most 32. (A text state's
+                                 fast path also takes the markers of families.h's
+                                 MarkSet, which begin with any byte.) */
     int n;
 } TagSet;
 
@@ -141,6 +143,9 @@ struct Parser {
     const struct Hot *leaf_hot;             /* what the hot path takes now */
     const struct Hot *leaf_hot_base;        /* ... when nothing is held */
     unsigned leaf_hold;      /* what the hot path holds (HS_*) */
+    const TagSet *mark_leaf_set;            /* marks_leaf's last set, */
+    uint8_t mark_leaf[2][256];              /* ... and its tables (nothing / whitespace held) */
+    struct Hot *mark_hot;                   /* ... and its hot table (arena; families only) */
     const TagSet *lt_checked;               /* hot_lt_ok's last set, */
     bool lt_ok;                             /* ... and its answer */
     size_t leaf_end;         /* the hot path goes on while out.len < this */

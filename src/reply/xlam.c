@@ -16,6 +16,7 @@ static const char *const THINK_TAGS[] = {"</think>"};
 static const TagSet THINK_SET = {THINK_TAGS, 1};
 static const char *const TEXT_MARKS[] = {"[", "```", "<tool_call>"};
 static const MarkSet TEXT_SET = {TEXT_MARKS, 3, "[`<"};
+static const TagSet TEXT_TAGS = {TEXT_MARKS, 3};   /* (the fast path's view) */
 static const char *const FENCE_END[] = {"```"};
 static const MarkSet FENCE_END_SET = {FENCE_END, 1, "`"};
 static const char *const TAG_END[] = {"</tool_call>"};
@@ -114,6 +115,9 @@ static int xlam_fast(const Parser *p, const TagSet **tags) {
     case X_THINK:
         *tags = &THINK_SET;
         return FAST_REASONING;
+    case X_TEXT:
+        *tags = &TEXT_TAGS;
+        return FAST_CONTENT;
     case X_LIST: return jcall_fast(p);
     default: return FAST_NONE;
     }
