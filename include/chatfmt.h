@@ -416,7 +416,10 @@ typedef struct cf_reply_options {
  *   else the raw text as a JSON string.
  * - pythonic and gemma4 arguments (Python / Gemma literals) are rebuilt as
  *   json.dumps writes them: True/False/None -> true/false/null, tuples ->
- *   lists, Python string escapes decoded; the other hand-written families'
+ *   lists, Python string escapes decoded; a pythonic keyword argument
+ *   written as a string whose tool schema type is integer, number or
+ *   boolean is that JSON value when its text is one ("3" -> 3, as templates
+ *   that print every value as a string teach); the other hand-written families'
  *   arguments are the model's JSON text verbatim, as hermes'. Python code
  *   after functionary's python recipient or <|python_tag|> is a call of
  *   "python" with {"code": CODE}. A JSON call with no marker before it

@@ -238,7 +238,46 @@ static bool value(Lit *l) {
     return ok;
 }
 
+static bool get(Value obj, const char *key, Value *out) {
+    return obj.type == VT_DICT && dict_get_str(obj.u.dict, key, strlen(key), out);
+}
+
+/* The "properties" of the tool called `name` in the parser's tools, or None. */
+static Value tool_props(Parser *p, const char *name, size_t n) {
+    if (p->tools.type != VT_LIST) return v_none();
+    for (size_t k = 0; k < p->tools.u.list->len; k++) {
+        Value fn = p->tools.u.list->items[k], inner, nm, params, props;
+        if (get(fn, "function", &inner)) fn = inner;
+        if (get(fn, "name", &nm) && nm.type == VT_STR && nm.u.s->len == n && memcmp(nm.u.s->data, name, n) == 0)
+            return get(fn, "parameters", &params) && get(params, "properties", &props) ? props : v_none();
+    }
+    return v_none();
+}
+
+/* A keyword argument written as a string whose schema wants a number or a
+ * boolean (templates that print every value as a string, as vLLM's Llama 4
+ * pythonic one does): its text, when it is such a JSON value. */
+static bool typed_string(Lit *l, Value props, const char *key, size_t kn, size_t from) {
+    Value schema, type;
+    if (props.type != VT_DICT || !dict_get_str(props.u.dict, key, kn, &schema) || !get(schema, "type", &type) ||
+        type.type != VT_STR)
+        return false;
+    bool number = str_eqz(type.u.s, "integer") || str_eqz(type.u.s, "number");
+    if (!number && !str_eqz(type.u.s, "boolean")) return false;
+    StrBuf *out = l->out;
+    if (out->len - from < 2 || out->p[from] != '"') return false;
+    const char *v = out->p + from + 1;
+    size_t vn = out->len - from - 2;
+    bool ok = number ? vn && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) && js_valid(l->p, v, vn)
+                     : (vn == 4 && memcmp(v, "true", 4) == 0) || (vn == 5 && memcmp(v, "false", 5) == 0);
+    if (!ok || (str_eqz(type.u.s, "integer") && memchr(v, '.', vn))) return false;
+    memmove(out->p + from, v, vn);
+    out->len = from + vn;
+    return true;
+}
+
 bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf *out) {
+    Value props = style == LIT_PYTHON && p->call.name.len ? tool_props(p, p->call.name.p, p->call.name.len) : v_none();
     uint32_t max_depth = p->rt.lim.max_json_depth < 512 ? p->rt.lim.max_json_depth : 512;
     Lit l = {p, style, s, n, 0, out, 0, max_depth};
     sb_putc(out, '{');
@@ -246,6 +285,8 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
         skip_ws(&l);
         if (l.i >= l.n) break;
         if (!first) sb_puts(out, ", ");
+        const char *kname = l.s + l.i;
+        size_t kn = 0;
         if (style == LIT_PYTHON) {
             unsigned char c = (unsigned char)l.s[l.i];
             if (!is_ident_start(c)) return false;
@@ -254,6 +295,7 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
             sb_putc(out, '"');
             sb_put(out, l.s + l.i, k - l.i);
             sb_putc(out, '"');
+            kn = k - l.i;
             l.i = k;
             skip_ws(&l);
             if (l.i >= l.n || l.s[l.i] != '=') return false;
@@ -264,7 +306,9 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
         }
         l.i++;
         sb_puts(out, ": ");
+        size_t from = out->len;
         if (!value(&l)) return false;
+        if (kn) typed_string(&l, props, kname, kn, from);
         skip_ws(&l);
         if (l.i < l.n && l.s[l.i] == ',') {
             l.i++;

@@ -122,10 +122,7 @@ SKIPPED = {
     ("LiquidAI__LFM2.5-VL-450M.jinja", "nested"): "writes a string's inner quotes unescaped",
     ("openai__gpt-oss-120b.jinja", "text"): "prints a tool-calling turn's content in the analysis channel",
     ("unsloth__gptoss.jinja", "text"): "prints a tool-calling turn's content in the analysis channel",
-    ("vllm__tool_chat_template_llama4_pythonic.jinja", "call"): "writes every value as a string (days=\"3\")",
-    ("vllm__tool_chat_template_llama4_pythonic.jinja", "two"): "writes every value as a string",
-    ("vllm__tool_chat_template_llama4_pythonic.jinja", "text"): "writes every value as a string",
-    ("vllm__tool_chat_template_llama4_pythonic.jinja", "nested"): "writes every value as a string",
+    ("vllm__tool_chat_template_llama4_pythonic.jinja", "nested"): "writes a dict argument's JSON text a character at a time",
 }
 ENDS = ["<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|eot|>", "<|end|>", "<|call|>", "<|return|>", "</s>",
         "<turn|>", "<|tool_response>", "<|endoftext|>", "<|end_of_text|>", "<|tool_call_end|>"]
@@ -317,6 +314,8 @@ def built_cases():
          expect("", None, [("run", {"code": "print(\"a\")\nx = 'y'\n"})]))
     case("pythonic/minicpm3-fence", py, "<|tool_call_start|>\n```python\n%s(%s)\n%s(%s)\n```\n<|tool_call_end|>\nOK." % (
         W[0], py_kwargs(W[1]), T[0], py_kwargs(T[1])), expect("OK.", None, [W, T]))
+    case("pythonic/typed-strings", py, '[get_weather(city="3", days="4")]', expect("", None, [("get_weather", {"city": "3", "days": 4})]),
+         tools=TOOLS)
     case("pythonic/no-comma", py, '[get_weather(city="Paris"days=3)]', expect("", None, [W]))
     cut = "[get_weather(city='Par"
     case("pythonic/cut", py, cut, expect(cut, None), broken=True)
