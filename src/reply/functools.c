@@ -1,7 +1,8 @@
 /* functools.c — FireFunction v2 and Phi-4-mini tool calls:
  *   CONTENT functools[{"name": "f", "arguments": {...}}, ...]
  * (FireFunction writes a space before "functools"; it is trimmed with the
- * content). Text after the list is content. Phi-4-mini's template writes
+ * content): the marker starts the reply or follows whitespace, else it is
+ * text. Text after the list is content. Phi-4-mini's template writes
  * past calls without the marker, {"name": ..., "arguments": ...} joined by
  * ',': such bare objects are calls too when complete and well-formed (a
  * '{' that does not go on as one is text). */
@@ -25,7 +26,9 @@ static void functools_step(Parser *p, const char *s, size_t n) {
         switch (p->state) {
         case T_TEXT: {
             int r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
-            if (r == 0) {
+            if (r == 0 && p->content.started && !p->content.ws.len) {   /* "functools[" ends a word: text */
+                put_content(p, TEXT_MARKS[0], strlen(TEXT_MARKS[0]));
+            } else if (r == 0) {
                 p->call.raw.len = 0;
                 call_raw(p, TEXT_MARKS[0], strlen(TEXT_MARKS[0]));
                 jlist_begin(p, 0, T_TEXT, T_TEXT);
