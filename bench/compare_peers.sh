@@ -7,6 +7,10 @@
 # or an error where it fails) and, on the seeds, microseconds per render with
 # templates compiled once, next to Python Jinja2's in the same run.
 #
+# Replies: chatfmt's parser and llama.cpp's (common/chat, format detection +
+# common_chat_parse, built from the same package with bench/peers/llamacpp_chat.cpp)
+# on the peers' parser-test cases and the corpus round trip (tests/reply_*.py).
+#
 # Needs node and npm: the two packages are installed into $BUILD/peers (the
 # npm registry must be reachable the first time). llama.cpp's engine comes
 # as source in the llama.rn npm package (React Native's llama.cpp binding,
@@ -59,6 +63,47 @@ else
     echo "compare_peers: llama.cpp's engine skipped (${why##*$'\n'})"
     LCJ=
 fi
+# llama.cpp's reply parser (common/chat*.cpp: the format found from the
+# template, common_chat_parse), from the same package, built once.
+LCC=$OUT/llamacpp_chat
+llamacpp_chat_build() {
+    command -v g++ > /dev/null || { echo "needs g++"; return 1; }
+    local src=$OUT/llama.rn-$LLAMA_RN objdir=$OUT/llama.rn-$LLAMA_RN/chat-objs
+    [ -f "$src/llama.rn-$LLAMA_RN.tgz" ] || { echo "the llama.rn package is missing"; return 1; }
+    if ! [ -f "$src/package/cpp/common/chat.cpp" ]; then
+        (cd "$src" && tar xzf "llama.rn-$LLAMA_RN.tgz" --wildcards package/cpp/common 'package/cpp/*.h') ||
+            { echo "unpacking llama.rn@$LLAMA_RN failed"; return 1; }
+    fi
+    [ "$LCC" -nt bench/peers/llamacpp_chat.cpp ] && return 0
+    mkdir -p "$objdir"
+    local objs=() f o n=0
+    # the Jinja engine's objects are the ones built above
+    for f in lexer parser runtime value string caps unicode; do objs+=("$src/$f.o"); done
+    for f in chat chat-auto-parser-generator chat-auto-parser-helpers chat-diff-analyzer chat-peg-parser \
+             peg-parser trie json-schema-to-grammar log common; do
+        o=$objdir/$(basename "$f").o
+        objs+=("$o")
+        [ -s "$o" ] && continue
+        # two compilers at a time: the machine's cores are shared
+        g++ -std=c++17 -O2 -I "$src/package/cpp/common" -I "$src/package/cpp" \
+            -c "$src/package/cpp/common/$f.cpp" -o "$o" &
+        n=$((n + 1))
+        if [ $((n % 2)) -eq 0 ]; then wait || true; fi
+    done
+    wait
+    for o in "${objs[@]}"; do [ -s "$o" ] || { echo "compiling llama.cpp's chat parser failed ($o)"; return 1; }; done
+    g++ -std=c++17 -O2 -I "$src/package/cpp/common" -I "$src/package/cpp" -c bench/peers/llamacpp_chat.cpp \
+        -o "$objdir/llamacpp_chat.o" || { echo "compiling the harness failed"; return 1; }
+    # without a model (templates given as text) nothing of libllama runs: its
+    # functions, named by chat.cpp's model paths and common.cpp, stay unresolved
+    g++ -no-pie "${objs[@]}" "$objdir/llamacpp_chat.o" -Wl,--unresolved-symbols=ignore-all -lpthread -o "$LCC" ||
+        { echo "linking llama.cpp's chat parser failed"; return 1; }
+}
+if [ -n "$LCJ" ] && why=$(llamacpp_chat_build 2>&1); then :; else
+    echo "compare_peers: llama.cpp's reply parser skipped (${why##*$'\n'})"
+    LCC=
+fi
+
 version() { node -p "require('./$OUT/node_modules/$1/package.json').version"; }
 echo "engines: @huggingface/jinja $(version @huggingface/jinja), minijinja-js $(version minijinja-js), ${LCJ:+llama.cpp $llama_build (llama.rn $LLAMA_RN), }$(python3 -c 'import jinja2; print("jinja2", jinja2.__version__)')"
 
@@ -85,3 +130,21 @@ for set in seeds corpus; do
         if [ -n "$LCJ" ]; then "$LCJ" "$OUT/$set.jsonl" "$OUT/$set.ref" 0 | cut -f1,2; fi
     fi
 done
+
+# ---- replies: chatfmt's parser next to llama.cpp's, on the same cases --------
+# the peers' own parser tests (shared/replies) and the corpus round trip of
+# tests/reply_template_roundtrip.py; per source / scenario and the totals.
+replies() {   # replies NAME SCRIPT [ARGS...]: the script's summary lines, prefixed
+    local name=$1
+    shift
+    python3 "$@" --chatfmt "$BUILD/chatfmt" --shared "$SHARED" --show 0 2> "$OUT/replies.err" |
+        grep -E '^(per source|per scenario|reply cases: [0-9]|round trip:)' |
+        sed -e 's/; threshold [0-9]*$//' -e "s/^/$name\t/"
+}
+echo "== replies: the peers' parser-test cases (shared/replies)"
+replies chatfmt tests/reply_peer_cases.py
+[ -n "$LCC" ] && replies "llama.cpp $llama_build" tests/reply_peer_cases.py --peer "$LCC"
+echo "== replies: corpus round trip (template x scenario)"
+replies chatfmt tests/reply_template_roundtrip.py
+[ -n "$LCC" ] && replies "llama.cpp $llama_build" tests/reply_template_roundtrip.py --peer "$LCC"
+exit 0

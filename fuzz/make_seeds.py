@@ -9,13 +9,18 @@ file per input (named by content hash), from:
            contexts of tests/unit/*.jsonl
   marshal  the same contexts as Python's marshal.dumps(context, 4) (the
            Python binding's encoding for cf_render_data)
-  reply    tests/reply_cases/*.jsonl replies, with the two option bytes
-           fuzz_reply.c reads (format, reasoning, tools; chunking seed)
+  reply    tests/reply_cases/*.jsonl replies and the replies of the
+           peers' parser tests (shared/replies: every family llama.cpp and
+           vLLM test), with the two option bytes fuzz_reply.c reads (format,
+           reasoning, tools; chunking seed); a peer reply gets the format
+           chatfmt finds for its template (`chatfmt caps`, when build/chatfmt
+           and build/libchatfmt.so are built; plain otherwise)
   loaders  the GGUF fixtures of tests/make_gguf.py, tokenizer_config.json
            files built around the seed templates, the raw web copies in
            shared/seeds/raw
 and, for each fuzzer NAME, the crash inputs kept in tests/hostile/regress/NAME/.
 """
+import ctypes
 import glob
 import hashlib
 import json
@@ -60,6 +65,70 @@ def jsonl(pattern):
                     yield json.loads(line)
 
 
+def reply_seed(fmt, reasoning_open, tools, chunk_seed, reply):
+    """A fuzz_reply.c input: byte 0 = the format (its low two bits in bits
+    0-1, the rest in bits 4-7) | reasoning open (bit 2) | tools given (bit 3);
+    byte 1 seeds the chunking; then the reply. Keep in step with
+    LLVMFuzzerTestOneInput's decoding."""
+    return bytes([(fmt & 3) | (fmt >> 2) << 4 | (4 if reasoning_open else 0) | (8 if tools else 0),
+                  chunk_seed & 0xFF]) + reply
+
+
+class TemplateFormats:
+    """The reply format chatfmt finds for a template (`chatfmt caps`), as
+    its cf_reply_format value (cf_reply_format_from_name in the library);
+    plain when the binary or the library is not built."""
+
+    def __init__(self):
+        self.bin = os.environ.get("CHATFMT_BIN") or os.path.join(ROOT, "build", "chatfmt")
+        self.lib = None
+        try:
+            self.lib = ctypes.CDLL(os.environ.get("CHATFMT_LIB") or os.path.join(ROOT, "build", "libchatfmt.so"))
+            self.lib.cf_reply_format_from_name.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+            self.lib.cf_reply_format_from_name.restype = ctypes.c_bool
+        except (OSError, AttributeError):
+            self.lib = None
+        if self.lib is None or not os.access(self.bin, os.X_OK):
+            print("make_seeds: %s or the library not built: peer replies seeded as plain" % self.bin, file=sys.stderr)
+            self.lib = None
+        self.cache = {}
+
+    def __call__(self, template):
+        if self.lib is None or not template:
+            return 0
+        if template not in self.cache:
+            r = subprocess.run([self.bin, "caps", template], capture_output=True, text=True)
+            value = ctypes.c_int(0)
+            try:
+                name = json.loads(r.stdout).get("reply_format") or "plain"
+                self.lib.cf_reply_format_from_name(name.encode(), ctypes.byref(value))
+            except ValueError:
+                pass
+            self.cache[template] = value.value
+        return self.cache[template]
+
+
+def peer_replies(out, shared):
+    """The replies of llama.cpp's and vLLM's parser tests, each with the
+    format of its template and the reasoning state the test gave."""
+    formats = TemplateFormats()
+    for name in ("cases.jsonl", "cases_option_dependent.jsonl"):
+        path = os.path.join(shared, "replies", name)
+        if not os.path.exists(path):
+            continue
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                case = json.loads(line)
+                template = None
+                for d in ("templates", "more"):
+                    p = os.path.join(shared, "corpus", d, case.get("template") or "")
+                    if case.get("template") and os.path.exists(p):
+                        template = p
+                reply = case["text"].encode("utf-8")
+                put(out, "reply", reply_seed(formats(template), case.get("reasoning_open") is True,
+                                             bool(case.get("tools")), len(reply), reply))
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -91,6 +160,7 @@ def main():
         if tail.rstrip().endswith(("<think>", "<|START_THINKING|>", "[THINK]", "<|message|>")):
             flags |= 4
         put(out, "reply", bytes([flags, len(reply) & 0xFF]) + reply)
+    peer_replies(out, shared)
 
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "make_gguf.py"), tmp],

@@ -21,8 +21,15 @@ The rules (include/chatfmt.h, cf_render_options.polyfill):
   - requires_object_arguments: tool-call arguments (call.function.arguments,
     or call.arguments) holding JSON object text become that object.
 
+The same for corpus/more: one template for each combination of rewrites
+its caps ask for (the first by name), as the curated list is for the corpus.
+
+Caps of every corpus/more template: `chatfmt caps` succeeds, with every key,
+exactly where the reference compiles the template (one there does not).
+
 Spans: spans_reference.py (transformers' tracker) vs chatfmt --spans, on the
-corpus templates that use {% generation %} and on tests/data/spans/*.jinja.
+corpus and corpus/more templates that use {% generation %} and on
+tests/data/spans/*.jinja.
 
 Usage: caps_check.py --bin CHATFMT --shared SHARED
 Prints one line per failure and `N passed, N failed`; exit 1 on failure.
@@ -156,7 +163,47 @@ class Tally:
         return ok
 
 
-def check_polyfills(binary, shared, hf_render, tally, tmp):
+CAPS_KEYS = ["supports_system_role", "supports_tools", "supports_tool_calls", "supports_parallel_tool_calls",
+             "supports_tool_call_id", "supports_tool_responses", "supports_reasoning", "supports_documents",
+             "requires_object_arguments", "requires_typed_content", "thinking_switch", "generation_prompt",
+             "reply_format", "stop_strings", "prefix_stable"]
+
+
+def rewrites(caps):
+    """Which polyfill rules a template's caps ask for."""
+    return (not caps["supports_system_role"], caps["requires_typed_content"], caps["requires_object_arguments"],
+            caps["supports_string_content"] and not caps["supports_typed_content"])
+
+
+def check_caps_more(binary, shared, hf_render, tally):
+    """caps of every corpus/more template; returns one template per rewrite combination."""
+    picked = {}
+    paths = sorted(glob.glob(os.path.join(shared, "corpus", "more", "*.jinja")))
+    refused = 0
+    for path in paths:
+        name = os.path.basename(path)
+        try:
+            hf_render.compile_template(open(path, encoding="utf-8").read())
+            compiles = True
+        except Exception:  # noqa: BLE001 - a template the reference refuses is data
+            compiles = False
+        rc, out, err = chatfmt(binary, "caps", path)
+        if not compiles:
+            refused += 1
+            tally.check(rc != 0, f"caps corpus/more/{name}: the reference cannot compile it, chatfmt can")
+            continue
+        if not tally.check(rc == 0, f"caps corpus/more/{name}: {err.strip()[:200]}"):
+            continue
+        caps = json.loads(out)
+        missing = [k for k in CAPS_KEYS if k not in caps]
+        tally.check(not missing, f"caps corpus/more/{name}: no {missing}")
+        if any(rewrites(caps)):
+            picked.setdefault(rewrites(caps), os.path.relpath(path, shared))
+    print(f"caps corpus/more: {len(paths)} templates, {refused} the reference cannot compile")
+    return [picked[k] for k in sorted(picked)]
+
+
+def check_polyfills(binary, shared, hf_render, tally, tmp, templates=POLYFILL_TEMPLATES, label="polyfill"):
     conversations = sorted(glob.glob(os.path.join(shared, "conversations", "*.json")))
     # string arguments for every tool-calling conversation, too
     extra = []
@@ -174,7 +221,7 @@ def check_polyfills(binary, shared, hf_render, tally, tmp):
             json.dump(ctx, open(p, "w", encoding="utf-8"))
             extra.append(p)
     applied = 0
-    for rel in POLYFILL_TEMPLATES:
+    for rel in templates:
         template = os.path.join(shared, rel)
         text = open(template, encoding="utf-8").read()
         rc, out, err = chatfmt(binary, "caps", template)
@@ -196,12 +243,12 @@ def check_polyfills(binary, shared, hf_render, tally, tmp):
             rc, got, err = chatfmt(binary, "render", template, conv)
             tally.check((rc == 0) == plain_ok and (not plain_ok or got == plain),
                         f"without --polyfill {name} differs from the oracle")
-    print(f"polyfill: {applied} of the requests were rewritten")
-    tally.check(applied >= 20, f"only {applied} requests needed a polyfill: the check is too weak")
+    print(f"{label}: {len(templates)} templates, {applied} of the requests were rewritten")
+    tally.check(applied >= 20, f"{label}: only {applied} requests needed a polyfill: the check is too weak")
 
 
 def check_spans(binary, shared, tally):
-    templates = [p for p in sorted(glob.glob(os.path.join(shared, "corpus", "templates", "*.jinja")))
+    templates = [p for d in ("templates", "more") for p in sorted(glob.glob(os.path.join(shared, "corpus", d, "*.jinja")))
                  if "{% generation %}" in open(p, encoding="utf-8").read()]
     cases = [(t, c) for t in templates
              for c in sorted(glob.glob(os.path.join(shared, "conversations", "*.json")))
@@ -240,6 +287,9 @@ def main():
     import hf_render
     tally = Tally()
     check_polyfills(a.bin, a.shared, hf_render, tally, a.tmp)
+    if os.path.isdir(os.path.join(a.shared, "corpus", "more")):
+        more = check_caps_more(a.bin, a.shared, hf_render, tally)
+        check_polyfills(a.bin, a.shared, hf_render, tally, a.tmp, more, "polyfill corpus/more")
     check_spans(a.bin, a.shared, tally)
     print(f"{tally.passed} passed, {tally.failed} failed")
     return 1 if tally.failed else 0

@@ -58,7 +58,7 @@ else ko "caps of an unknown template should fail"; fi
 # --polyfill and --spans against the reference
 if python3 tests/caps_check.py --bin "$BIN" --shared "$SHARED" --tmp "$TMP" > "$TMP/check.log" 2>&1; then ok
 else ko "caps_check.py: $(grep -E '^FAIL|passed' "$TMP/check.log" | head -n 20)"; fi
-grep -E '^(XFAIL|XPASS|polyfill:|spans:)|passed, ' "$TMP/check.log"
+grep -E '^(XFAIL|XPASS|polyfill|caps corpus|spans:)|passed, ' "$TMP/check.log"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

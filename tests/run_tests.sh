@@ -12,8 +12,18 @@
 #      and seeds + corpus x edge-case variants of the conversations,
 #      and seeds + corpus on one long conversation (100% but known limits)
 #      (tests/gen_conversation_variants.py), >= 99.5%
+#      and shared/corpus/more (181 more real templates) x the conversations
+#      (step corpus-more) and x the edge-case variants, 100%
+#   d2. other engines' test suites (shared/suites/cases.jsonl: Jinja2,
+#      minijinja, minja, @huggingface/jinja), 100% but known differences
+#   d3. the reply round trip over corpus/templates and corpus/more (shared/
+#      tools/reply_roundtrip.py): figures, each at least what it was
 #   e. random templates from tests/randgen.py (fixed seeds), >= 99%
-#   f. tests/*_test.sh scripts (exit status decides)
+#   f. replies: the peers' own parser tests' replies (tests/reply_peer_cases.py,
+#      at least REPLY_CASES_MIN matched); the corpus templates' tool calls and
+#      reasoning read back whole and streamed (tests/reply_template_roundtrip.py,
+#      at least ROUNDTRIP_MIN matched)
+#   g. tests/*_test.sh scripts (exit status decides)
 #
 # Environment: BUILD (default build), CHATFMT_BIN (default $BUILD/chatfmt),
 # CC, CFLAGS (for the C tests), CHATFMT_SHARED (default ../shared),
@@ -35,7 +45,12 @@ ORACLE=$SHARED/oracle/hf_render.py
 KNOWN_ARGS=()
 [ -f tests/KNOWN_DIFFERENCES.md ] && KNOWN_ARGS=(--known tests/KNOWN_DIFFERENCES.md)
 # Both sides render with the same pinned clock and zone (as tests/testenv.py).
-export CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC
+TESTS_NOW=2026-03-14T15:09:26
+export CHATFMT_NOW=$TESTS_NOW TZ=UTC
+SUITES_NOW=2025-07-10T12:00:00      # the date @huggingface/jinja's tests pin (shared/suites/README.txt)
+# Reply round trips matched (of the template x scenario cases each corpus
+# prints) by shared/tools/reply_roundtrip.py: raise as formats land.
+declare -A REPLY_CORPUS_MIN=([templates]=56 [more]=73)
 
 mkdir -p "$OUT" || exit 2
 passed=0
@@ -228,6 +243,52 @@ else
             --min 0.995 --strict-messages
     fi
 
+    # 181 more real templates (vLLM, axolotl, unsloth, TRL, Ollama, llama.cpp
+    # forks, gpt4all): a template the reference cannot compile fails in both
+    if [ -d "$SHARED/corpus/more" ] && engine_ready corpus-more; then
+        cases=$OUT/corpus-more.cases.jsonl
+        python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/more" "$SHARED/conversations" > "$cases"
+        differential corpus-more "$cases" --files "$SHARED"/corpus/more/*.jinja -- --min 1 --strict-messages
+        if [ -d "$OUT/variants" ]; then
+            cases=$OUT/corpus-more-variants.cases.jsonl
+            python3 "$SHARED/tools/mkcases.py" "$SHARED/corpus/more" "$OUT/variants" > "$cases"
+            differential corpus-more-variants "$cases" --files "$SHARED"/corpus/more/*.jinja -- --min 1 --strict-messages
+        fi
+    fi
+
+    # the test suites of other Jinja engines, with the clock they pin
+    # (shared/suites/README.txt): every case, failures listed by id
+    if [ -f "$SHARED/suites/cases.jsonl" ] && engine_ready suites; then
+        echo "CHATFMT_NOW=$SUITES_NOW" > "$OUT/suites.clock"
+        CHATFMT_NOW=$SUITES_NOW
+        differential suites "$SHARED/suites/cases.jsonl" --files "$OUT/suites.clock" -- \
+            --min 1 --strict-messages --show 1000 ${KNOWN_ARGS[@]+"${KNOWN_ARGS[@]}"}
+        CHATFMT_NOW=$TESTS_NOW
+    fi
+
+    # the reply round trip on real templates: what chatfmt parse recovers of
+    # an assistant turn each template renders (one call, two calls, text and
+    # a call, reasoning). Figures, not targets: reply formats are being
+    # added; each must stay at least what it was (REPLY_CORPUS_MIN).
+    if engine_ready reply-corpus; then
+        figures=""
+        status=0
+        for dir in templates more; do
+            [ -d "$SHARED/corpus/$dir" ] || continue
+            log=$OUT/reply-corpus-$dir.log
+            python3 "$SHARED/tools/reply_roundtrip.py" "$CHATFMT_BIN" "$SHARED/corpus/$dir" > "$log" 2>&1
+            got=$(sed -n 's|^round trip: \([0-9]*\)/\([0-9]*\) = .*|\1/\2|p' "$log")
+            min=${REPLY_CORPUS_MIN[$dir]}
+            figures+="${figures:+, }corpus/$dir $got (at least $min)"
+            if [ -z "$got" ] || [ "${got%/*}" -lt "$min" ]; then status=1; fi
+        done
+        if [ "$status" -eq 0 ]; then pass reply-corpus "$figures"
+        else
+            fail reply-corpus "$figures"
+            tail -n 8 "$OUT"/reply-corpus-*.log | indent
+        fi
+    fi
+
     # every template on one long conversation (~4000 messages, 1.8 MB): memory and
     # steps that grow faster than the conversation show here (tests/gen_long_conversation.py)
     if engine_ready long; then
@@ -246,7 +307,51 @@ else
     fi
 fi
 
-# ---- f. other engineers' scripts ------------------------------------------------------
+# ---- f. replies: the peers' parser tests --------------------------------------------
+
+# The least number of peer test cases (shared/replies) chatfmt must parse as
+# the test asserts: raise it as reply formats land (the goal is 95% of them).
+REPLY_CASES_MIN=230
+
+# reply_step NAME LOG STATUS: PASS/FAIL from a reply script's last line and log.
+reply_step() {
+    local figures
+    figures=$(tail -n 1 "$2" | sed 's/^[a-z ]*: //' | oneline)
+    if [ "$3" -eq 0 ]; then
+        pass "$1" "$figures"
+    else
+        fail "$1" "${figures:-exit status $3}"
+        { grep -a -E '^(per |templates: |streamed |FAIL|    )' "$2" || tail -n 5 "$2"; } | head -n 24 | indent
+    fi
+}
+
+if [ ! -f "$SHARED/replies/cases.jsonl" ]; then
+    skip reply-peer-cases "$SHARED/replies/cases.jsonl not found (set CHATFMT_SHARED)"
+elif engine_ready reply-peer-cases; then
+    log=$OUT/reply-peer-cases.log
+    python3 tests/reply_peer_cases.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" --known tests/KNOWN_DIFFERENCES.md \
+        --chunks 1 --min-matched "$REPLY_CASES_MIN" --show 8 --failures "$OUT/reply-peer-cases.failures" > "$log" 2>&1
+    reply_step reply-peer-cases "$log" $?
+fi
+
+# The least number of (corpus template x scenario) replies chatfmt must read
+# back, whole and streamed (tests/reply_template_roundtrip.py): raise it as
+# reply formats land (the goal is 98%).
+ROUNDTRIP_MIN=250
+
+if [ ! -d "$SHARED/corpus/more" ]; then
+    skip reply-roundtrip "$SHARED/corpus not found (set CHATFMT_SHARED)"
+elif ! oracle_usable; then
+    skip reply-roundtrip "python3 with jinja2 or $ORACLE unavailable"
+elif engine_ready reply-roundtrip; then
+    log=$OUT/reply-roundtrip.log
+    ORACLE_CACHE=$ORACLE_CACHE python3 tests/reply_template_roundtrip.py --chatfmt "$CHATFMT_BIN" --shared "$SHARED" \
+        --known tests/KNOWN_DIFFERENCES.md --min-matched "$ROUNDTRIP_MIN" --show 8 \
+        --failures "$OUT/reply-roundtrip.failures" > "$log" 2>&1
+    reply_step reply-roundtrip "$log" $?
+fi
+
+# ---- g. other engineers' scripts ------------------------------------------------------
 
 for script in tests/*_test.sh; do
     [ -e "$script" ] || continue

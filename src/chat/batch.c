@@ -3,6 +3,8 @@
 #include "chatfmt.h"
 #include "engine/context.h"
 #include "engine/json.h"
+#include "engine/render.h"
+#include "chat_render.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,7 +201,7 @@ CF_API bool cf_batch_line(cf_batch *b, const char *line, size_t len, char **out,
     ctx.vars = (dict_get_str(c.u.dict, "context", 7, &cv) && cv.type == VT_DICT) ? cv.u.dict : dict_new(&rt, 0);
     bool is_raw = dict_get_str(c.u.dict, "raw", 3, &raw) && v_truthy(raw);
     cf_result res;
-    bool ok = is_raw ? cf_render(e->t, &ctx, NULL, &res, &err) : cf_render_chat(e->t, &ctx, NULL, &res, &err);
+    bool ok = is_raw ? render_template(e->t, &ctx, NULL, NULL, &res, &err) : chat_render(e->t, &ctx, NULL, &res, &err);
     arena_release(&ctx.arena);
     if (!ok) return emit_error(&err, out, out_len);
     Piece parts[] = {LITERAL("{\"ok\": true, \"output\": "), {res.text, res.len, true}, LITERAL("}")};

@@ -9,6 +9,7 @@
 #include "caps.h"
 #include "engine/context.h"
 #include "engine/json.h"
+#include "chat_render.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,7 +177,7 @@ static Str *render(Prober *P, Dict *vars) {
     ro.defaults = &P->probe_defaults;
     cf_result res;
     cf_error err;
-    if (!cf_render_chat(P->t, &ctx, &ro, &res, &err)) {
+    if (!chat_render(P->t, &ctx, &ro, &res, &err)) {
         if (err.kind == CF_ERR_MEMORY) rt_throw(P->rt, CF_ERR_MEMORY, "%s", err.message);
         return NULL;
     }

@@ -11,7 +11,8 @@ typedef enum NodeKind {
     /* statements */
     N_DATA,        /* v: literal template text */
     N_OUTPUT,      /* a: expression to print; flag: ESC_* */
-    N_IF,          /* a: test; body; alt: else body (elif = nested N_IF) */
+    N_IF,          /* a: test; body; items: the elif branches (N_IF: a, body);
+                      alt: else body */
     N_FOR,         /* a: target; b: iterable; c: filter test or NULL; body; alt: else;
                       flag: recursive; op: ESC_* (loop(...) returns markup) */
     N_SET,         /* a: target (N_NAME, N_TUPLE of names, N_NSREF); b: value;
@@ -57,8 +58,10 @@ typedef enum NodeKind {
 enum { SET_ACCUMULATE = 1 };
 
 /* N_MACRO.flag. MF_ANONYMOUS: a call block's caller, which Jinja2 creates
- * with no name (repr <Macro anonymous>, .name None, "macro None" in errors). */
-enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8 };
+ * with no name (repr <Macro anonymous>, .name None, "macro None" in errors).
+ * MF_CALLER_PARAM: the body uses caller and a parameter named caller has no
+ * default, which Jinja2 refuses when it compiles the macro. */
+enum { MF_CALLER = 1, MF_VARARGS = 2, MF_KWARGS = 4, MF_ANONYMOUS = 8, MF_CALLER_PARAM = 16 };
 enum { NAME_TOP_LEVEL = 1 };
 /* N_NAME.flag: the slot its symbol has in the layout of the frame it is
  * read or assigned in (N_NAME.scope: the N_FOR or N_MACRO that makes that

@@ -27,11 +27,11 @@ static const double LOG2_10 = 3.321928094887362;
  * Budget: results are capped in size, work is charged to rt_step.
  * ====================================================================== */
 
-/* One step per 32 limb operations, charged before the work so that a
+/* One step per 16 limb operations, charged before the work so that a
  * hopeless computation fails at once instead of after the budget's worth. */
 static void charge(Rt *rt, double limb_ops) {
     if (!rt) return;
-    double steps = limb_ops / 32;
+    double steps = limb_ops / 16;
     rt_step(rt, steps > 1e15 ? (uint64_t)1e15 : (uint64_t)steps);
 }
 

@@ -1,6 +1,14 @@
 /* builtins.h — the builtin filters, tests and Python methods, looked up by
  * name. Each lives in its own file (filters.c, tests.c, methods.c) and is
- * called by the interpreter with evaluated arguments. */
+ * called by the interpreter with evaluated arguments.
+ *
+ * The three files call each other through this header, as Jinja2's own
+ * modules do: select/reject apply a test (filters -> tests), the `filter`
+ * and `test` tests ask whether a name exists (tests -> filters), and value.c's
+ * attribute lookup finds bound methods here (value -> methods) while the
+ * methods build their results with value.c. They form one layer, the
+ * builtins over the values; the interpreter sits above them and only the
+ * eval context's autoescape flag is read back from it (interp_autoescape). */
 #ifndef CF_BUILTINS_H
 #define CF_BUILTINS_H
 
@@ -64,7 +72,11 @@ bool method_is_unsafe(Value self, const char *name, size_t n);
  * about 50 ns): half a step a byte of a string, a step an item of a list or
  * dict. The interpreter calls it for every filter and method call; filters
  * that apply a filter or test per item (map, select) call it per item. */
-void charge_operand(Rt *rt, Value v);
+static inline void charge_operand(Rt *rt, Value v) {
+    if (v.type == VT_STR) rt_step(rt, v.u.s->len / 2);
+    else if (v.type == VT_LIST || v.type == VT_TUPLE) rt_step(rt, v.u.list->len);
+    else if (v.type == VT_DICT) rt_step(rt, dict_len(v.u.dict));
+}
 
 /* Shared helpers the filters need from the interpreter side. */
 /* Python % formatting: fmt % args (args: a tuple, a dict, or one value). */
@@ -81,6 +93,8 @@ Value markup_escape(Rt *rt, Value v);
  *   where Python raises ValueError (caller words the message).
  * py_parse_float: float(text) for a str; false where Python raises ValueError. */
 Value py_int_from_float(Rt *rt, double d);
+/* Python limits int <-> decimal text conversions to 4300 digits (3.11). */
+enum { INT_MAX_STR_DIGITS = 4300 };
 bool py_parse_int(Rt *rt, const char *s, size_t n, int base, Value *out);
 bool py_parse_float(Rt *rt, const char *s, size_t n, double *out);
 

@@ -971,15 +971,6 @@ static Args args_rest(const Args *args, int skip) {
     return r;
 }
 
-/* A filter or method may go over all of its operand, and a loop may call it
- * again and again on a big one (per-character filters like urlize take
- * ~50 ns a byte): see builtins.h. */
-void charge_operand(Rt *rt, Value v) {
-    if (v.type == VT_STR) rt_step(rt, v.u.s->len / 2);
-    else if (v.type == VT_LIST || v.type == VT_TUPLE) rt_step(rt, v.u.list->len);
-    else if (v.type == VT_DICT) rt_step(rt, dict_len(v.u.dict));
-}
-
 static Value f_map(Rt *rt, Value self, const Args *args) {
     List *out = new_list(rt, 4);
     if (!v_truthy(self)) return generator_of(out);
@@ -1072,7 +1063,8 @@ static Value f_max(Rt *rt, Value self, const Args *args) { return min_or_max(rt,
 
 /* ---- pprint.pformat(value) (width 80, indent 1, sorted dicts) ---- */
 
-typedef struct Pretty { Rt *rt; StrBuf *sb; } Pretty;
+/* scratch: where pp_format writes the one-line repr it tries first, reused */
+typedef struct Pretty { Rt *rt; StrBuf *sb; StrBuf scratch; } Pretty;
 
 /* Dict items sorted by key as pprint's _safe_key does when keys compare. */
 static Keyed *pp_sorted_items(Rt *rt, const Dict *d) {
@@ -1089,8 +1081,11 @@ static Keyed *pp_sorted_items(Rt *rt, const Dict *d) {
     return k;
 }
 
-/* pprint's _safe_repr: repr with every nested dict's keys sorted. */
-static void pp_repr(Rt *rt, StrBuf *sb, Value v, int depth) {
+/* pprint's _safe_repr: repr with every nested dict's keys sorted. It stops
+ * early (false) once sb holds more than `bound` bytes: a caller that only
+ * asks whether the repr fits in a line needs no more than that (pprint of a
+ * 100000-item list would write the whole list's repr once per level). */
+static bool pp_repr(Rt *rt, StrBuf *sb, Value v, int depth, size_t bound) {
     if (depth > 200) rt_throw(rt, CF_ERR_RUNTIME, "maximum recursion depth exceeded");
     if (v.type == VT_DICT) {
         size_t n = dict_len(v.u.dict);
@@ -1098,31 +1093,32 @@ static void pp_repr(Rt *rt, StrBuf *sb, Value v, int depth) {
         sb_putc(sb, '{');
         for (size_t i = 0; i < n; i++) {
             if (i) sb_puts(sb, ", ");
-            pp_repr(rt, sb, k[i].key, depth + 1);
+            if (!pp_repr(rt, sb, k[i].key, depth + 1, bound)) return false;
             sb_puts(sb, ": ");
-            pp_repr(rt, sb, k[i].val, depth + 1);
+            if (!pp_repr(rt, sb, k[i].val, depth + 1, bound)) return false;
         }
         sb_putc(sb, '}');
-        return;
+        return sb->len <= bound;
     }
     if ((v.type == VT_LIST && !v.flags) || v.type == VT_TUPLE) {
         const List *l = v.u.list;
         sb_putc(sb, v.type == VT_LIST ? '[' : '(');
         for (size_t i = 0; i < l->len; i++) {
             if (i) sb_puts(sb, ", ");
-            pp_repr(rt, sb, l->items[i], depth + 1);
+            if (!pp_repr(rt, sb, l->items[i], depth + 1, bound)) return false;
         }
         if (v.type == VT_TUPLE && l->len == 1) sb_putc(sb, ',');
         sb_putc(sb, v.type == VT_LIST ? ']' : ')');
-        return;
+        return sb->len <= bound;
     }
     v_write_repr(rt, sb, v);
+    return sb->len <= bound;
 }
 
 static Str *pp_repr_str(Rt *rt, Value v) {
     StrBuf sb;
     sb_init(rt, &sb, 32);
-    pp_repr(rt, &sb, v, 0);
+    pp_repr(rt, &sb, v, 0, SIZE_MAX);
     return sb_to_str(&sb);
 }
 
@@ -1220,12 +1216,18 @@ static void pp_format(Pretty *pp, Value v, int64_t indent, int64_t allowance, in
     Rt *rt = pp->rt;
     rt_step(rt, 1);
     if (level > 200) rt_throw(rt, CF_ERR_RUNTIME, "maximum recursion depth exceeded");
-    Str *rep = pp_repr_str(rt, v);
     int64_t max_width = 80 - indent - allowance;
     bool is_plain = v.type == VT_STR && !is_markup(v);
-    if (cps(rep) <= max_width || !(v.type == VT_DICT || v.type == VT_TUPLE || is_plain ||
-                                   (v.type == VT_LIST && !v.flags))) {
-        sb_put(pp->sb, rep->data, rep->len);
+    if (!(v.type == VT_DICT || v.type == VT_TUPLE || is_plain || (v.type == VT_LIST && !v.flags))) {
+        pp_repr(rt, pp->sb, v, 0, SIZE_MAX);   /* printed whole, whatever its width */
+        return;
+    }
+    /* a repr of more than 4 bytes a code point over the width cannot fit */
+    StrBuf *line = &pp->scratch;
+    line->len = 0;
+    size_t bound = max_width > 0 ? (size_t)max_width * 4 : 0;
+    if (pp_repr(rt, line, v, 0, bound) && (int64_t)utf8_count(line->p, line->len) <= max_width) {
+        sb_put(pp->sb, line->p, line->len);
         return;
     }
     level++;
@@ -1266,7 +1268,8 @@ static Value f_pprint(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_PPRINT, NULL);
     StrBuf sb;
     sb_init(rt, &sb, 64);
-    Pretty pp = {rt, &sb};
+    Pretty pp = {rt, &sb, {0}};
+    sb_init(rt, &pp.scratch, 512);
     pp_format(&pp, self, 0, 0, 0);
     return sb_to_value(&sb);
 }
@@ -1690,6 +1693,24 @@ static Value f_title(Rt *rt, Value self, const Args *args) {
     StrBuf sb;
     sb_init(rt, &sb, n + 8);
     rt_step(rt, n / 256 + 1);
+    size_t high = 0;
+    while (high < n && (unsigned char)s[high] < 0x80) high++;
+    if (high == n) {   /* ASCII: separators have no case; a letter after one (or first) is upper */
+        char buf[512];
+        bool after_sep = true;
+        for (size_t j = 0; j < n;) {
+            size_t m = 0;
+            for (; j < n && m < sizeof buf; j++, m++) {
+                char c = s[j];
+                bool sep = title_separator((unsigned char)c);
+                buf[m] = sep ? c : after_sep ? (c >= 'a' && c <= 'z' ? (char)(c - 32) : c)
+                                             : (c >= 'A' && c <= 'Z' ? (char)(c + 32) : c);
+                after_sep = sep;
+            }
+            sb_put(&sb, buf, m);
+        }
+        return sb_to_value(&sb);
+    }
     while (i < n) {
         size_t k = i;
         bool sep = title_separator(utf8_next(s, n, &k));
@@ -1699,7 +1720,22 @@ static Value f_title(Rt *rt, Value self, const Args *args) {
             if (title_separator(utf8_next(s, n, &j)) != sep) break;
             end = j;
         }
-        /* item[0].upper() + item[1:].lower() */
+        /* item[0].upper() + item[1:].lower(): in place for ASCII (no
+         * strings a word: a big text of short words took the memory limit) */
+        bool ascii = true;
+        for (size_t j = i; j < end && ascii; j++) ascii = (unsigned char)s[j] < 0x80;
+        if (ascii) {
+            char buf[256];
+            for (size_t j = i; j < end;) {
+                size_t m = 0;
+                for (; j < end && m < sizeof buf; j++, m++)
+                    buf[m] = j == i ? (s[j] >= 'a' && s[j] <= 'z' ? (char)(s[j] - 32) : s[j])
+                                    : (s[j] >= 'A' && s[j] <= 'Z' ? (char)(s[j] + 32) : s[j]);
+                sb_put(&sb, buf, m);
+            }
+            i = end;
+            continue;
+        }
         Value first = str_method_call(rt, SM_UPPER, v_str(rt, s + i, k - i), 0, NULL);
         Value rest = str_lower(rt, v_str(rt, s + k, end - k));
         sb_put(&sb, first.u.s->data, first.u.s->len);

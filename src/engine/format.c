@@ -292,9 +292,6 @@ static void strip_ws(const char *s, size_t n, size_t *lo, size_t *hi) {
     *hi = b;
 }
 
-/* Python limits int <-> decimal text conversions to 4300 digits (3.11). */
-enum { INT_MAX_STR_DIGITS = 4300 };
-
 bool py_parse_int(Rt *rt, const char *s, size_t n, int base, Value *out) {
     if (base != 0 && (base < 2 || base > 36)) return false;
     ascii_digits(rt, &s, &n);
@@ -315,6 +312,11 @@ bool py_parse_int(Rt *rt, const char *s, size_t n, int base, Value *out) {
     }
     bool base0_decimal = base == 0;
     if (base == 0) base = 10;
+    if ((base & (base - 1)) != 0 && end - i > INT_MAX_STR_DIGITS) {   /* before the quadratic work */
+        size_t count = 0;
+        for (size_t j = i; j < end; j++) count += s[j] != '_';
+        if (count > INT_MAX_STR_DIGITS) return false;
+    }
     /* digits with single underscores between them (and after a prefix) */
     Big b;
     big_init(rt, &b, (end - i) / 8 + 2);

@@ -84,8 +84,8 @@ static Value cycler_reset(Rt *rt, Obj *self, const Args *a) {
     ((Cycler *)self->data)->pos = 0;
     return v_none();
 }
-static const ObjType CYCLER_NEXT = {"method", NULL, cycler_next, NULL};
-static const ObjType CYCLER_RESET = {"method", NULL, cycler_reset, NULL};
+static const ObjType CYCLER_NEXT = {"method", NULL, cycler_next, NULL, NULL};
+static const ObjType CYCLER_RESET = {"method", NULL, cycler_reset, NULL, NULL};
 
 static bool cycler_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     Cycler *c = self->data;
@@ -94,7 +94,7 @@ static bool cycler_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value 
     if (n == 5 && memcmp(name, "reset", 5) == 0) { *out = v_object(rt, VT_CALLABLE, &CYCLER_RESET, c); return true; }
     return false;
 }
-static const ObjType CYCLER_TYPE = {"Cycler", cycler_getattr, NULL, NULL};
+static const ObjType CYCLER_TYPE = {"Cycler", cycler_getattr, NULL, NULL, NULL};
 
 static Value g_cycler(Rt *rt, Obj *self, const Args *a) {
     if (a->npos < 1) rt_throw(rt, CF_ERR_RUNTIME, "at least one item has to be provided");
@@ -111,7 +111,7 @@ static Value joiner_call(Rt *rt, Obj *self, const Args *a) {
     if (!j->used) { j->used = true; return v_str(rt, "", 0); }
     return j->sep;
 }
-static const ObjType JOINER_TYPE = {"Joiner", NULL, joiner_call, NULL};
+static const ObjType JOINER_TYPE = {"Joiner", NULL, joiner_call, NULL, NULL};
 
 static Value g_joiner(Rt *rt, Obj *self, const Args *a) {
     static const char *const names[] = {"sep"};
@@ -221,7 +221,7 @@ static Value g_strftime_now(Rt *rt, Obj *self, const Args *a) {
 }
 
 #define GLOBAL(var, pyname, fn) \
-    static const ObjType var##_T = {"function", NULL, fn, NULL}; \
+    static const ObjType var##_T = {"function", NULL, fn, NULL, NULL}; \
     static Obj var##_O = {&var##_T, NULL};
 GLOBAL(G_RANGE, "range", g_range)
 GLOBAL(G_DICT, "dict", g_dict)

@@ -548,7 +548,7 @@ static bool contains(Interp *I, Value item, Value container) {
         const List *l = container.u.list;
         size_t i = 0;
         while (i < l->len && !v_equal(item, l->items[i])) i++;
-        rt_step(rt, i / 4);              /* the items compared, found or not */
+        rt_step(rt, i / 2);              /* the items compared, found or not */
         return i < l->len;
     }
     case VT_DICT: {
@@ -716,12 +716,17 @@ static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, Ar
     Dict *dstar = NULL;
     if (call->b) {
         Value v = eval(I, call->b, f);
+        bool iterable = v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT || v.type == VT_STR ||
+                        v.type == VT_UNDEFINED || (v.type == VT_OBJECT && v.u.obj->type->iterate);
+        if (!iterable) rt_throw(rt, CF_ERR_TYPE, "Value after * must be an iterable, not %s", v_type_name(v));
         star = v_iterate(rt, v);
         npos += (int)star->len;
     }
     if (call->c) {
         Value v = eval(I, call->c, f);
-        if (v.type != VT_DICT) rt_throw(rt, CF_ERR_TYPE, "argument after ** must be a mapping, not %s", v_type_name(v));
+        if (v.type != VT_DICT)   /* (a call goes through the sandbox's call(); a filter or test is named itself) */
+            rt_throw(rt, CF_ERR_TYPE, "%sargument after ** must be a mapping, not %s",
+                     call->kind == N_CALL ? "jinja2.sandbox.SandboxedEnvironment.call() " : "", v_type_name(v));
         dstar = v.u.dict;
         nkw += (int)dict_len(dstar);
     }
@@ -785,7 +790,7 @@ static bool macro_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *
     return true;
 }
 
-static const ObjType MACRO_OBJ = {"Macro", macro_getattr, macro_call, macro_repr};
+static const ObjType MACRO_OBJ = {"Macro", macro_getattr, macro_call, macro_repr, NULL};
 
 static Value make_macro(Interp *I, const Node *node, Frame *closure) {
     Macro *m = rt_alloc(I->rt, sizeof(Macro));
@@ -976,7 +981,7 @@ static Value loop_cycle(Rt *rt, Obj *self, const Args *args) {
     if (args->npos == 0) rt_throw(rt, CF_ERR_TYPE, "no items for cycling given");
     return args->pos[l->index0 % args->npos];
 }
-static const ObjType LOOP_CYCLE = {"method", NULL, loop_cycle, NULL};
+static const ObjType LOOP_CYCLE = {"method", NULL, loop_cycle, NULL, NULL};
 
 static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
@@ -987,7 +992,7 @@ static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
     l->last_changed = now;
     return v_bool(true);
 }
-static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL};
+static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL, NULL};
 
 uint8_t loop_attr_id(const Str *name) {
     static const char *const names[] = {NULL, "index0", "index", "first", "last", "length",
@@ -1058,7 +1063,28 @@ static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     sb_printf(sb, "<LoopContext %lld/%zu>", (long long)l->index0 + 1, l->items->len);
 }
 
-static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_repr};
+/* Iterating a LoopContext (dict(loop), loop|list, for x in loop) is
+ * Python's iter(loop): it advances the loop itself through the items left,
+ * giving (item, loop) pairs, and the loop that runs it then ends. */
+static List *loop_iterate(Rt *rt, Obj *self) {
+    Loop *l = self->data;
+    Value loopv = {0};
+    loopv.type = VT_OBJECT;
+    loopv.u.obj = self;
+    size_t len = l->items->len, next = (size_t)l->index0 + 1;
+    List *pairs = list_new(rt, next < len ? len - next : 0);
+    for (; next < len; next++) {
+        rt_step(rt, 1);
+        List *pair = list_new(rt, 2);
+        list_push(rt, pair, l->items->items[next]);
+        list_push(rt, pair, loopv);
+        list_push(rt, pairs, v_tuple_of(pair));
+        l->index0 = (int64_t)next;
+    }
+    return pairs;
+}
+
+static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_repr, loop_iterate};
 
 /* ---- assignment ---- */
 static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
@@ -1117,23 +1143,9 @@ static Value apply_filter(Interp *I, const Node *fnode, Value operand, Frame *f)
 
 
 /* ---- expressions ---- */
-/* The dunder attributes a jinja2.Undefined instance has (dir(Undefined())):
- * the sandbox answers those with an "unsafe" Undefined instead of failing. */
-static bool undefined_has_dunder(const Str *attr) {
-    static const char *const names[] = {
-        "__add__", "__aiter__", "__bool__", "__call__", "__class__", "__complex__", "__delattr__",
-        "__dir__", "__div__", "__doc__", "__eq__", "__float__", "__floordiv__", "__format__", "__ge__",
-        "__getattr__", "__getattribute__", "__getitem__", "__getstate__", "__gt__", "__hash__",
-        "__init__", "__init_subclass__", "__int__", "__iter__", "__le__", "__len__", "__lt__",
-        "__mod__", "__module__", "__mul__", "__ne__", "__neg__", "__new__", "__pos__", "__pow__",
-        "__radd__", "__rdiv__", "__reduce__", "__reduce_ex__", "__repr__", "__rfloordiv__",
-        "__rmod__", "__rmul__", "__rpow__", "__rsub__", "__rtruediv__", "__setattr__", "__sizeof__",
-        "__slots__", "__str__", "__sub__", "__subclasshook__", "__truediv__"};
-    if (attr->len < 4 || attr->data[0] != '_' || attr->data[1] != '_') return false;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (str_eqz(attr, names[i])) return true;
-    return false;
-}
+/* (value.c, v_undefined_has_dunder: the sandbox answers those with an
+ * "unsafe" Undefined instead of failing) */
+static bool undefined_has_dunder(const Str *attr) { return v_undefined_has_dunder(attr->data, attr->len); }
 
 static Value eval_getattr(Interp *I, Value obj, Str *attr) {
     if (obj.type == VT_UNDEFINED && undefined_has_dunder(attr)) {
@@ -1857,7 +1869,9 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
     }
     int name_target = node->a->kind == N_NAME ? node->a->sym : -1;
     int first_set = name_target >= 0 ? base + 1 : base;
-    for (size_t i = 0; i < items->len; i++) {
+    /* (the next item is the one after loop.index0: iterating the loop
+     * object in the body may have advanced it to the end) */
+    for (size_t i = 0; i < items->len; i = (size_t)l->index0 + 1) {
         rt_step(rt, 1);
         frame_unbind(f, first_set);
         l->index0 = (int64_t)i;
@@ -1927,7 +1941,7 @@ static void block_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     sb_puts(sb, "<jinja2.runtime.BlockReference object at 0x0>");   /* (CPython prints an address) */
 }
 
-static const ObjType BLOCK_REF_TYPE = {"BlockReference", block_ref_getattr, block_ref_call, block_ref_repr};
+static const ObjType BLOCK_REF_TYPE = {"BlockReference", block_ref_getattr, block_ref_call, block_ref_repr, NULL};
 
 static bool template_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
     const struct cf_template *t = INTERP(rt)->t;
@@ -1945,7 +1959,7 @@ static void template_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     sb_puts(sb, "<TemplateReference None>");   /* (the name of a template made from a string) */
 }
 
-static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr};
+static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr, NULL};
 
 /* {% set ns.out = ns.out ~ a ~ b %} marked SET_ACCUMULATE (parser.c): no
  * one but the namespace can hold ns.out's value, so a value this function
@@ -2176,13 +2190,13 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             continue;
         }
         case N_IF: {
-            const NodeList *branch;
-            for (;;) {   /* an elif chain is a chain of ifs, each the else of the last */
-                if (cond(I, n->a, f)) { branch = &n->body; break; }
-                if (n->alt.n != 1 || n->alt.v[0]->kind != N_IF) { branch = &n->alt; break; }
-                n = n->alt.v[0];
-                rt_step(I->rt, 1);
-            }
+            const NodeList *branch = &n->alt;
+            if (cond(I, n->a, f)) branch = &n->body;
+            else
+                for (int k = 0; k < n->items.n; k++) {   /* elif */
+                    rt_step(I->rt, 1);
+                    if (cond(I, n->items.v[k]->a, f)) { branch = &n->items.v[k]->body; break; }
+                }
             if (!branch->n) continue;
             if (i + 1 == count) {   /* the body's last statement: the branch runs in its place */
                 stmts = branch->v;

@@ -1303,7 +1303,7 @@ static void dump_key(Dumper *d, Value k) {
     case VT_BOOL: sb_puts(sb, k.u.b ? "\"true\"" : "\"false\""); return;
     case VT_NONE: sb_puts(sb, "\"null\""); return;
     case VT_INT: sb_putc(sb, '"'); sb_put_int(sb, k.u.i); sb_putc(sb, '"'); return;
-    case VT_BIGINT: sb_putc(sb, '"'); sb_put(sb, k.u.s->data, k.u.s->len); sb_putc(sb, '"'); return;
+    case VT_BIGINT: sb_putc(sb, '"'); v_write_bigint(d->rt, sb, k); sb_putc(sb, '"'); return;
     default:
         rt_throw(d->rt, CF_ERR_TYPE, "keys must be str, int, float, bool or None, not %s", v_type_name(k));
     }
@@ -1402,7 +1402,7 @@ static void dump_value(Dumper *d, Value v, unsigned depth) {
     case VT_NONE: sb_put(sb, "null", 4); return;
     case VT_BOOL: sb_puts(sb, v.u.b ? "true" : "false"); return;
     case VT_INT: sb_put_int(sb, v.u.i); return;
-    case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
+    case VT_BIGINT: v_write_bigint(d->rt, sb, v); return;
     case VT_FLOAT: dump_float(sb, v.u.f); return;
     case VT_LIST:
         if (v.flags & VF_NOT_A_LIST) not_serializable(d, v);

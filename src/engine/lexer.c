@@ -9,6 +9,7 @@
  * `+%}` nothing. */
 #include "lexer.h"
 #include "unicode.h"
+#include "builtins.h"
 #include <string.h>
 #include <stdlib.h>
 #include <errno.h>
@@ -337,25 +338,30 @@ static void lex_number(Lexer *L, size_t *pi) {
         }
         start = i;
     }
-    /* accumulate; overflow -> bigint (base 10 only; others rare) */
-    size_t k = 0;
-    bool big = false;
-    uint64_t acc = 0;
-    for (size_t j = start; j < end; j++) {
-        if (s[j] == '_') continue;
-        int d = (s[j] >= '0' && s[j] <= '9') ? s[j] - '0' : (s[j] | 32) - 'a' + 10;
-        if (k < sizeof buf - 1) buf[k++] = s[j];
-        if (acc > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) big = true;
-        acc = acc * (uint64_t)base + (uint64_t)d;
+    /* Python's int(text, 0): bigints in every base. A decimal literal of
+     * more than 4300 digits is Python's ValueError; one in another base is
+     * bounded as bigint arithmetic is (max_string / 4 decimal digits) and
+     * its conversion, quadratic in its length, is charged as steps first. */
+    size_t digits = 0;
+    for (size_t j = start; j < end; j++) digits += s[j] != '_';
+    if (base == 10 && digits > INT_MAX_STR_DIGITS) {
+        set_error_pos(L, i);
+        rt_throw(L->rt, CF_ERR_VALUE, "Exceeds the limit (%d digits) for integer string conversion: value has %zu "
+                 "digits; use sys.set_int_max_str_digits() to increase the limit", INT_MAX_STR_DIGITS, digits);
     }
-    buf[k] = 0;
+    double bits = (double)digits * (base == 10 ? 3.3219280948873623 : base == 16 ? 4 : base == 8 ? 3 : 1);
+    size_t max_digits = L->rt->lim.max_string / 4;
+    if (bits / 3.3219280948873623 > (double)max_digits) {
+        set_error_pos(L, i);
+        rt_throw(L->rt, CF_ERR_LIMIT, "integer literal of about %.3g digits exceeds max_string / 4 (%zu digits; raise it "
+                 "with --max-string / cf_limits.max_string)", bits / 3.3219280948873623, max_digits);
+    }
+    if (bits > 64) {
+        double limb_ops = (double)digits * (bits / 32 + 1) * 2;   /* reading the digits, then writing decimal */
+        rt_step(L->rt, (uint64_t)(limb_ops / 32));
+    }
     Token *t = push_tok(L, T_INT, i, end - i);
-    if (big || acc > (uint64_t)INT64_MAX) {
-        if (base != 10 || k >= sizeof buf - 1) lex_error(L, i, "%s", "integer literal too large");
-        t->v = v_bigint(L->rt, buf, k);
-    } else {
-        t->v = v_int((int64_t)acc);
-    }
+    if (!py_parse_int(L->rt, s + i, end - i, 0, &t->v)) lex_error(L, i, "%s", "invalid integer literal");
     *pi = end;
 }
 
@@ -506,9 +512,11 @@ void lex_tokens(Rt *rt, const Str *src, TokenList *out) {
     jmp_buf jb, *outer = rt->jb;
     if (setjmp(jb)) {
         rt->jb = outer;
-        if (rt->err->kind != CF_ERR_TEMPLATE_SYNTAX) longjmp(*outer, 1);
+        /* (a literal's ValueError is raised when the parser reaches it too) */
+        if (rt->err->kind != CF_ERR_TEMPLATE_SYNTAX && rt->err->kind != CF_ERR_VALUE) longjmp(*outer, 1);
         Token *t = new_token(rt, out);
         t->type = T_ERROR;
+        t->op = (uint8_t)rt->err->kind;
         t->line = rt->err->line;
         t->col = rt->err->column;
         t->p = src->data + src->len;

@@ -48,7 +48,7 @@ static Token *cur(Parser *P) { return &P->tok[P->pos]; }
 static _Noreturn void lexer_failed(Parser *P, const Token *t) {
     P->rt->line = t->line;
     P->rt->col = t->col;
-    rt_throw(P->rt, CF_ERR_TEMPLATE_SYNTAX, "%s", t->v.u.s->data);
+    rt_throw(P->rt, (cf_error_kind)t->op, "%s", t->v.u.s->data);
 }
 /* The next token, as Jinja2's TokenStream.look() fetches it. */
 static Token *peek(Parser *P) {
@@ -131,7 +131,7 @@ static void enter(Parser *P) {
 }
 static void leave(Parser *P) { P->depth--; }
 
-/* Each link of a left-deep chain (a + b + c, x.y[0](), v|f|g, elif ...)
+/* Each link of a left-deep chain (a + b + c, x.y[0](), v|f|g ...)
  * nests the tree one level deeper although the parser only loops, and the
  * interpreter recurses on that depth: count links as nesting levels, then
  * release them together when the chain ends. */
@@ -1090,9 +1090,13 @@ static void parse_signature(Parser *P, Node *m) {
 static void finish_macro(Parser *P, Node *m) {
     uint8_t fl = 0;
     walk_list(&m->body, note_magic_use, &fl);
-    /* a parameter with the same name shadows the magic variable */
+    /* a parameter with the same name shadows the magic variable; a body
+     * that uses caller cannot have it as a parameter without a default */
     for (int i = 0; i < m->nparams; i++) {
-        if (str_eqz(m->params[i], "caller")) fl &= (uint8_t)~MF_CALLER;
+        if (str_eqz(m->params[i], "caller")) {
+            if ((fl & MF_CALLER) && !m->items.v[i]) fl |= MF_CALLER_PARAM;
+            fl &= (uint8_t)~MF_CALLER;
+        }
         if (str_eqz(m->params[i], "varargs")) fl &= (uint8_t)~MF_VARARGS;
         if (str_eqz(m->params[i], "kwargs")) fl &= (uint8_t)~MF_KWARGS;
     }
@@ -1137,25 +1141,24 @@ static Node *parse_statement(Parser *P) {
         intern_sym(P, str_new(P->rt, "loop", 4));
     } else if (is_name(t, "if")) {
         advance(P);
+        /* the elif branches are a flat list, as Jinja2's If.elif_: a chain
+         * of any length is one level of nesting to the parser, and nothing
+         * that walks the tree recurses along it */
         n = new_node(P, N_IF, t);
         Node *node = n;
-        int links = 0;
         for (;;) {
             node->a = parse_tuple(P, false, false, false, false);
             node->body = parse_statements(P, if_ends, false);
             Token *e = advance(P);
             if (is_name(e, "elif")) {
-                chain_link(P, &links);
-                Node *sub = new_node(P, N_IF, e);
-                nl_push(P, &node->alt, sub);
-                node = sub;
+                node = new_node(P, N_IF, e);
+                nl_push(P, &n->items, node);
                 continue;
             } else if (is_name(e, "else")) {
-                node->alt = parse_statements(P, endif, true);
+                n->alt = parse_statements(P, endif, true);
             }
             break;
         }
-        chain_end(P, links);
     } else if (is_name(t, "set")) {
         advance(P);
         Node *target = parse_assign_target(P, true, false, true);
@@ -1412,7 +1415,20 @@ static void check_unknown(Parser *P, Node *n, bool soft) {
         check_list(P, &n->alt, false);
         return;
     }
-    case N_MACRO: case N_SET_BLOCK: case N_FILTER_BLOCK: case N_GENERATION: case N_SCOPE_BLOCK:
+    case N_CALL_BLOCK:          /* Jinja2 compiles the caller before the call */
+        check_unknown(P, n->b, false);
+        check_unknown(P, n->a, soft);
+        return;
+    case N_MACRO:
+        if (n->flag & MF_CALLER_PARAM) {
+            P->rt->line = n->line;
+            P->rt->col = n->col;
+            rt_throw(P->rt, CF_ERR_TEMPLATE_ASSERTION, "When defining macros or call blocks the special \"caller\" "
+                     "argument must be omitted or be given a default.");
+        }
+        soft = false;
+        break;
+    case N_SET_BLOCK: case N_FILTER_BLOCK: case N_GENERATION: case N_SCOPE_BLOCK:
         soft = false;
         break;
     case N_WITH:
@@ -1479,6 +1495,9 @@ static void mark_bindings(const Node *n, uint8_t *framed, bool in_frame) {
         return;
     case N_SET: case N_SET_BLOCK:
         if (in_frame) mark_target(n->a, framed);
+        break;
+    case N_IF:                  /* the elif branches */
+        mark_bindings_list(&n->items, framed, in_frame);
         break;
     default:
         break;
@@ -1719,6 +1738,7 @@ static void layout_add_sets(Layout *lo, const NodeList *body) {
             break;
         case N_IF:
             layout_add_sets(lo, &n->body);
+            for (int k = 0; k < n->items.n; k++) layout_add_sets(lo, &n->items.v[k]->body);
             layout_add_sets(lo, &n->alt);
             break;
         case N_FILTER_BLOCK: case N_GENERATION:   /* captured in the same frame */

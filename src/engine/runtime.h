@@ -126,6 +126,25 @@ const char *cf_memrmem(const char *hay, size_t hn, const char *needle, size_t nn
 /* Fill unset (zero) fields of `l` with defaults. */
 void limits_resolve(cf_limits *l);
 
+/* An entry point's runtime over `arena`: declares `rtvar` and its jmp_buf
+ * `jb_<rtvar>`; the caller then writes `if (setjmp(jb_<rtvar>)) { ...undo...;
+ * return failure; }`. Errors go to err_ptr (or a scratch cf_error). */
+#define RT_PROTECTED(rtvar, arena_ptr, err_ptr, lim_ptr)                  \
+    jmp_buf jb_##rtvar;                                                 \
+    cf_error scratch_##rtvar;                                           \
+    Rt rtvar;                                                           \
+    memset(&rtvar, 0, sizeof rtvar);                                    \
+    rtvar.arena = (arena_ptr);                                          \
+    rtvar.jb = &jb_##rtvar;                                             \
+    rtvar.err = (err_ptr) ? (err_ptr) : &scratch_##rtvar;               \
+    rtvar.err->kind = CF_OK;        /* the 1 KiB message only on error */ \
+    rtvar.err->line = rtvar.err->column = 0;                            \
+    rtvar.err->offset = 0;                                              \
+    rtvar.err->message[0] = '\0';                                       \
+    if ((const cf_limits *)(lim_ptr)) rtvar.lim = *(const cf_limits *)(lim_ptr); \
+    limits_resolve(&rtvar.lim);
+
+
 /* Format into a cf_error without unwinding (for entry points). */
 void error_set(cf_error *err, cf_error_kind kind, int line, int col, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -1177,13 +1177,21 @@ static void write_object(Rt *rt, StrBuf *sb, Obj *o) {
     else sb_printf(sb, "<%s object>", o->type->name);
 }
 
+void v_write_bigint(Rt *rt, StrBuf *sb, Value v) {
+    const Str *d = v.u.s;
+    if (d->len - (d->data[0] == '-') > INT_MAX_STR_DIGITS)
+        rt_throw(rt, CF_ERR_VALUE, "Exceeds the limit (%d digits) for integer string conversion; "
+                 "use sys.set_int_max_str_digits() to increase the limit", INT_MAX_STR_DIGITS);
+    sb_put(sb, d->data, d->len);
+}
+
 /* Shared by str() and repr(): everything but strings and Undefined. */
 static void write_common(Rt *rt, StrBuf *sb, Value v, int depth) {
     switch ((ValueType)v.type) {
     case VT_NONE: sb_put(sb, "None", 4); return;
     case VT_BOOL: sb_puts(sb, v.u.b ? "True" : "False"); return;
     case VT_INT: sb_put_int(sb, v.u.i); return;
-    case VT_BIGINT: sb_put(sb, v.u.s->data, v.u.s->len); return;
+    case VT_BIGINT: v_write_bigint(rt, sb, v); return;
     case VT_FLOAT: fmt_float_repr(sb, v.u.f); return;
     case VT_LIST:
         if (v.flags & VF_RANGE) {
@@ -1294,7 +1302,7 @@ static void bound_method_repr(Rt *rt, Obj *o, StrBuf *sb) {
 }
 
 static const ObjType BOUND_METHOD_TYPE = {
-    "builtin_function_or_method", NULL, bound_method_call, bound_method_repr,
+    "builtin_function_or_method", NULL, bound_method_call, bound_method_repr, NULL,
 };
 
 static Value make_bound_method(Rt *rt, Value self, const char *name, size_t n) {
@@ -1522,7 +1530,25 @@ static bool lookup_item(Rt *rt, Value obj, Value key, Value *out) {
 }
 
 /* obj.name found: attribute first, then item (v_getattr, v_getattr_str). */
+bool v_undefined_has_dunder(const char *name, size_t n) {
+    static const char *const names[] = {
+        "__add__", "__aiter__", "__bool__", "__call__", "__class__", "__complex__", "__delattr__",
+        "__dir__", "__div__", "__doc__", "__eq__", "__float__", "__floordiv__", "__format__", "__ge__",
+        "__getattr__", "__getattribute__", "__getitem__", "__getstate__", "__gt__", "__hash__",
+        "__init__", "__init_subclass__", "__int__", "__iter__", "__le__", "__len__", "__lt__",
+        "__mod__", "__module__", "__mul__", "__ne__", "__neg__", "__new__", "__pos__", "__pow__",
+        "__radd__", "__rdiv__", "__reduce__", "__reduce_ex__", "__repr__", "__rfloordiv__",
+        "__rmod__", "__rmul__", "__rpow__", "__rsub__", "__rtruediv__", "__setattr__", "__sizeof__",
+        "__slots__", "__str__", "__sub__", "__subclasshook__", "__truediv__", NULL};
+    if (n < 4 || name[0] != '_' || name[1] != '_') return false;
+    return name_in(name, n, names);
+}
+
 static bool getattr_found(Rt *rt, Value obj, const char *name, size_t n, Value *out) {
+    if (obj.type == VT_UNDEFINED && v_undefined_has_dunder(name, n)) {   /* (str.format's {0.__call__}) */
+        *out = unsafe_undefined(rt, obj, name, n);
+        return true;
+    }
     if (obj.type == VT_UNDEFINED || obj.type == VT_MISSING) v_undefined_fail(rt, obj);
     return lookup_attr(rt, obj, name, n, out) || (obj.type == VT_DICT && dict_get_str(obj.u.dict, name, n, out));
 }
@@ -1601,6 +1627,9 @@ List *v_iterate(Rt *rt, Value v) {
         rt_step(rt, l->len);
         return l;
     }
+    case VT_OBJECT:
+        if (v.u.obj->type->iterate) return v.u.obj->type->iterate(rt, v.u.obj);
+        /* fall through */
     default:
         rt_throw(rt, CF_ERR_TYPE, "'%s' object is not iterable", v_type_name(v));
     }
@@ -1608,6 +1637,12 @@ List *v_iterate(Rt *rt, Value v) {
 
 int64_t v_len(Rt *rt, Value v) {
     switch ((ValueType)v.type) {
+    case VT_OBJECT: {   /* of our objects only LoopContext has a __len__: its length */
+        Value length;
+        if (strcmp(v.u.obj->type->name, "LoopContext") == 0 && v.u.obj->type->getattr(rt, v.u.obj, "length", 6, &length))
+            return length.u.i;
+        rt_throw(rt, CF_ERR_TYPE, "object of type '%s' has no len()", v_type_name(v));
+    }
     case VT_MISSING:
     case VT_UNDEFINED: return 0;
     case VT_STR: return (int64_t)str_nchars(v.u.s);

@@ -128,6 +128,8 @@ typedef struct ObjType {
     Value (*call)(Rt *rt, Obj *self, const Args *args);
     /* Python str()/repr() text; NULL = "<name object>" */
     void (*repr)(Rt *rt, Obj *self, struct StrBuf *sb);
+    /* Python iter(): the items, as v_iterate gives them; NULL = not iterable */
+    List *(*iterate)(Rt *rt, Obj *self);
 } ObjType;
 
 struct Obj {
@@ -363,6 +365,8 @@ uint32_t v_hash(Value v);             /* consistent with v_equal (hash(1)==hash(
 void v_write_str(Rt *rt, StrBuf *sb, Value v);
 /* Python repr(v) appended to sb (used for containers' items). */
 void v_write_repr(Rt *rt, StrBuf *sb, Value v);
+/* A VT_BIGINT's digits; ValueError past Python's 4300-digit int <-> str limit. */
+void v_write_bigint(Rt *rt, StrBuf *sb, Value v);
 /* Python str(v) as a Value (returns v itself when it is a plain str). */
 Value v_to_str(Rt *rt, Value v);
 /* Python float repr: "1.0", "1e-07", "1e+20", "-0.0", "inf", "nan". */
@@ -378,6 +382,10 @@ _Noreturn void v_undefined_fail(Rt *rt, Value undef);
  * v_getitem: obj[key] — item first (dict key, list/str index incl. negative),
  *   then attribute for str keys; Undefined when absent. */
 Value v_getattr(Rt *rt, Value obj, const char *name, size_t n);
+/* The dunder attributes a jinja2.Undefined instance has (dir(Undefined())):
+ * the sandbox answers those with an "unsafe" Undefined (SecurityError when
+ * used) instead of failing as other attributes of an Undefined do. */
+bool v_undefined_has_dunder(const char *name, size_t n);
 /* The same for a name that outlives the render (a template's): a missed
  * lookup's Undefined keeps it rather than a copy. */
 Value v_getattr_str(Rt *rt, Value obj, Str *name);
