@@ -10,7 +10,7 @@
 #include <string.h>
 #include "families.h"
 
-enum { G_TEXT, G_LABEL, G_THINK, G_HEAD, G_NAME, G_ARGS, G_CLOSE };
+enum { G_TEXT, G_LABEL, G_THINK, G_HEAD, G_NAME, G_ARGS, G_CLOSE, G_LABEL_END };
 
 static const char *const TEXT_TAGS[] = {"<|tool_call>", "<start_function_call>", "<|channel>", "<channel|>",
                                         "<|tool_response>", "<turn|>"};
@@ -19,7 +19,7 @@ enum { T_CALL, T_FCALL, T_CHANNEL };
 static const char *const THINK_TAGS[] = {"<channel|>", "<|tool_call>", "<start_function_call>", "<|channel>"};
 static const TagSet THINK_SET = {THINK_TAGS, 4};
 enum { TT_CLOSE, TT_CALL, TT_FCALL, TT_CHANNEL };
-static const char *const LABEL_MARKS[] = {"thought\n"};
+static const char *const LABEL_MARKS[] = {"thought"};
 static const MarkSet LABEL_SET = {LABEL_MARKS, 1, "t"};
 static const char *const CLOSE_MARKS[] = {"<tool_call|>", "<end_function_call>"};
 static const MarkSet CLOSE_SET = {CLOSE_MARKS, 2, "<"};
@@ -59,15 +59,20 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
             if (r == T_CALL || r == T_FCALL) call_open(p, TEXT_TAGS[r]);
             else if (r == T_CHANNEL) p->state = G_LABEL;
             break;
-        case G_LABEL:   /* "thought" and a newline name the channel; anything else is reasoning */
+        case G_LABEL:   /* "thought" then a newline or a tag names the channel; anything else is reasoning */
             r = mark_step(p, &LABEL_SET, c);
             if (r == TAG_MORE || r == 0) {
                 i++;
-                if (r == 0) p->state = G_THINK;
+                if (r == 0) p->state = G_LABEL_END;
             } else {
                 p->state = G_THINK;
                 flush_tag_prefix(p, put_reasoning);
             }
+            break;
+        case G_LABEL_END:
+            p->state = G_THINK;
+            if (c == '\n') i++;
+            else if (c != '<') put_reasoning(p, LABEL_MARKS[0], strlen(LABEL_MARKS[0]));   /* "thoughts...": text */
             break;
         case G_THINK:
             r = scan_text(p, s, n, &i, &THINK_SET, put_reasoning);
@@ -131,6 +136,7 @@ static void gemma4_finish(Parser *p) {
     case G_TEXT: flush_tag_prefix(p, put_content); break;
     case G_LABEL:
     case G_THINK: flush_tag_prefix(p, put_reasoning); break;
+    case G_LABEL_END: break;   /* "<|channel>thought" and nothing more */
     case G_CLOSE: call_accept_eof(p); break;
     default: call_break_eof(p, G_TEXT);
     }
