@@ -192,6 +192,85 @@ static char *make_reply(cf_reply_format f, size_t total, size_t *len) {
     return b.p;
 }
 
+/* The code as a JSON string's text (quote: '"') or a Python one's ('\''). */
+static void put_quoted(Buf *b, const char *code, char quote) {
+    for (const char *c = code; *c; c++) {
+        char one[3] = {*c, 0, 0};
+        if (*c == quote || *c == '\\') { one[0] = '\\'; one[1] = *c; }
+        else if (*c == '\n') { one[0] = '\\'; one[1] = 'n'; }
+        put(b, one);
+    }
+}
+
+/* One call of run_python in the hand-written families' syntax. */
+static void family_call(Buf *b, cf_reply_format f, const char *code) {
+    static const char OPTS[] = "\"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}";
+    switch (f) {
+    case CF_REPLY_HARMONY: put(b, "<|start|>assistant<|channel|>commentary to=functions.run_python <|constrain|>json<|message|>"); break;
+    case CF_REPLY_MISTRAL: put(b, "[TOOL_CALLS]run_python[ARGS]"); break;
+    case CF_REPLY_FUNCTIONARY_V31: put(b, "<function=run_python>"); break;
+    case CF_REPLY_FUNCTIONARY_V32: put(b, ">>>run_python\n"); break;
+    case CF_REPLY_FUNCTOOLS: put(b, " functools[{\"name\": \"run_python\", \"arguments\": "); break;
+    case CF_REPLY_XLAM: put(b, "[{\"name\": \"run_python\", \"arguments\": "); break;
+    case CF_REPLY_LLAMA3_JSON: put(b, "{\"name\": \"run_python\", \"parameters\": "); break;
+    case CF_REPLY_PYTHONIC:
+        put(b, "[run_python(code='");
+        put_quoted(b, code, '\'');
+        put(b, "', timeout_s=2.5, options={'lang': 'py', 'n': [1, 2]})]");
+        return;
+    default:   /* gemma4 */
+        put(b, "<|tool_call>call:run_python{code:<|\"|>");
+        put(b, code);
+        put(b, "<|\"|>,timeout_s:2.5,options:{lang:<|\"|>py<|\"|>,n:[1,2]}}<tool_call|>");
+        return;
+    }
+    put(b, "{\"code\": \"");
+    put_quoted(b, code, '"');
+    put(b, "\", ");
+    put(b, OPTS);
+    if (f == CF_REPLY_HARMONY) put(b, "<|call|>");
+    else if (f == CF_REPLY_FUNCTIONARY_V31) put(b, "</function>");
+    else if (f == CF_REPLY_FUNCTOOLS || f == CF_REPLY_XLAM) put(b, "}]");
+    else if (f == CF_REPLY_LLAMA3_JSON) put(b, "}; ");
+}
+
+/* The hand-written families: reasoning where the format has it, content,
+ * then calls with ~2 KB of code each. */
+static char *make_family_reply(cf_reply_format f, size_t total, size_t *len) {
+    Buf b = {0};
+    unsigned seed = 7;
+    size_t third = total / 3;
+    if (f == CF_REPLY_HARMONY) {
+        put(&b, "<|channel|>analysis<|message|>");
+        prose(&b, third, &seed);
+        put(&b, "<|end|><|start|>assistant<|channel|>commentary<|message|>");
+    } else if (f == CF_REPLY_MISTRAL) {
+        put(&b, "[THINK]");
+        prose(&b, third, &seed);
+        put(&b, "[/THINK]");
+    } else if (f == CF_REPLY_GEMMA4) {
+        put(&b, "<|channel>thought\n");
+        prose(&b, third, &seed);
+        put(&b, "<channel|>");
+    } else if (f == CF_REPLY_FUNCTIONARY_V32) {
+        put(&b, "all\n");
+    } else if (f == CF_REPLY_PYTHONIC || f == CF_REPLY_XLAM) {
+        put(&b, "<think>");
+        prose(&b, third, &seed);
+        put(&b, "</think>");
+    }
+    prose(&b, third, &seed);
+    if (f == CF_REPLY_HARMONY) put(&b, "<|end|>");
+    while (b.len < total) {
+        Buf code = {0};
+        prose(&code, 2000, &seed);
+        family_call(&b, f, code.p);
+        free(code.p);
+    }
+    *len = b.len;
+    return b.p;
+}
+
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);   /* CPU time: robust on a busy machine */
@@ -283,7 +362,8 @@ int main(int argc, char **argv) {
            "stream 4 KB", "1B/whole");
     for (size_t k = 0; k < nformats; k++) {
         size_t len;
-        char *text = make_reply(formats[k], total, &len);
+        char *text = formats[k] >= CF_REPLY_HARMONY ? make_family_reply(formats[k], total, &len)
+                                                    : make_reply(formats[k], total, &len);
         cf_reply_options opt;
         memset(&opt, 0, sizeof opt);
         opt.format = formats[k];

@@ -149,17 +149,19 @@ static int read_template(const GrammarArgs *a, const char *tools, size_t tools_l
         cli_print_error(&err, a->template_path, NULL, 0);
         return 1;
     }
-    if (!a->format_name) *fmt = cf_reply_format_detect(src.text, src.len);
+    cf_compile_options co = {&a->lim, a->template_path};
+    cf_template *t = cf_compile(src.text, src.len, &co, &err);
+    /* as parse --template: by probing renders; a template that does not
+     * compile: its text's signature */
+    if (!a->format_name) *fmt = t ? cf_reply_format_of(t, src.tokens) : cf_reply_format_detect(src.text, src.len);
     if (!a->prompt_path) {
         cf_context *ctx = probe_context(a, tools, tools_len);
-        cf_compile_options co = {&a->lim, a->template_path};
-        cf_template *t = ctx ? cf_compile(src.text, src.len, &co, &err) : NULL;
         cf_render_options ro;
         memset(&ro, 0, sizeof ro);
         ro.limits = &a->lim;
         ro.defaults = src.tokens;
         cf_result res;
-        if (t && cf_render_chat(t, ctx, &ro, &res, &err)) {
+        if (t && ctx && cf_render_chat(t, ctx, &ro, &res, &err)) {
             size_t k = res.len < TAIL_BYTES ? res.len : TAIL_BYTES;
             memcpy(tail, res.text + res.len - k, k);
             tail[k] = 0;
@@ -169,9 +171,9 @@ static int read_template(const GrammarArgs *a, const char *tools, size_t tools_l
                             "reasoning may or may not come first\n",
                     cf_error_kind_name(err.kind), err.message);
         }
-        cf_template_free(t);
         cf_context_free(ctx);
     }
+    cf_template_free(t);
     cf_source_free(&src);
     return 0;
 }

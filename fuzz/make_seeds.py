@@ -9,7 +9,7 @@ file per input (named by content hash), from:
            contexts of tests/unit/*.jsonl
   marshal  the same contexts as Python's marshal.dumps(context, 4) (the
            Python binding's encoding for cf_render_data)
-  reply    tests/reply_cases/cases.jsonl replies and the replies of the
+  reply    tests/reply_cases/*.jsonl replies and the replies of the
            peers' parser tests (shared/replies: every family llama.cpp and
            vLLM test), with the two option bytes fuzz_reply.c reads (format,
            reasoning, tools; chunking seed); a peer reply gets the format
@@ -32,7 +32,15 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-FORMATS = {"plain": 0, "glm45": 1, "hermes": 2, "command-a": 3}   # cf_reply_format
+FORMATS = {"plain": 0, "glm45": 1, "hermes": 2, "command-a": 3, "harmony": 4, "llama3-json": 5,
+           "pythonic": 6, "mistral": 7, "functionary-v31": 8, "functionary-v32": 9, "functools": 10,
+           "gemma4": 11, "xlam": 12}   # cf_reply_format
+
+
+def format_bits(name):
+    """fuzz_reply.c's byte 0 for a format: its low two bits, the rest in bits 4-7."""
+    f = FORMATS.get(name, 0)
+    return (f & 3) | (f >> 2) << 4
 
 
 def put(outdir, kind, data):
@@ -58,10 +66,12 @@ def jsonl(pattern):
 
 
 def reply_seed(fmt, reasoning_open, tools, chunk_seed, reply):
-    """A fuzz_reply.c input: byte 0 = the format (bits 0-1) | reasoning open
-    (bit 2) | tools given (bit 3); byte 1 seeds the chunking; then the reply.
-    Keep in step with LLVMFuzzerTestOneInput's decoding."""
-    return bytes([(fmt & 3) | (4 if reasoning_open else 0) | (8 if tools else 0), chunk_seed & 0xFF]) + reply
+    """A fuzz_reply.c input: byte 0 = the format (its low two bits in bits
+    0-1, the rest in bits 4-7) | reasoning open (bit 2) | tools given (bit 3);
+    byte 1 seeds the chunking; then the reply. Keep in step with
+    LLVMFuzzerTestOneInput's decoding."""
+    return bytes([(fmt & 3) | (fmt >> 2) << 4 | (4 if reasoning_open else 0) | (8 if tools else 0),
+                  chunk_seed & 0xFF]) + reply
 
 
 class TemplateFormats:
@@ -143,11 +153,11 @@ def main():
         if case.get("op") == "loads" and "hex" in case:
             put(out, "json", bytes.fromhex(case["hex"]))
 
-    for case in jsonl("tests/reply_cases/cases.jsonl"):
+    for case in jsonl("tests/reply_cases/*.jsonl"):
         reply = bytes.fromhex(case["reply_hex"]) if case.get("reply_hex") else case.get("reply", "").encode()
-        flags = FORMATS.get(case.get("format"), 0) | (8 if case.get("tools") else 0)
+        flags = format_bits(case.get("format")) | (8 if case.get("tools") else 0)
         tail = case.get("tail") or ""
-        if tail.rstrip().endswith(("<think>", "<|START_THINKING|>")):
+        if tail.rstrip().endswith(("<think>", "<|START_THINKING|>", "[THINK]", "<|message|>")):
             flags |= 4
         put(out, "reply", bytes([flags, len(reply) & 0xFF]) + reply)
     peer_replies(out, shared)

@@ -373,7 +373,25 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *     ernie45       <think>R</think><response>C</response><tool_call>{...}</tool_call>
  * Every described format takes <think>R</think> (or its own markers) before
  * the content, a leading closer when the prompt opened reasoning, and text
- * between and after calls. */
+ * between and after calls.
+ * and the families read by hand-written code (src/reply/families.h):
+ *   harmony   gpt-oss: [<|start|>assistant][ to=functions.F]<|channel|>analysis|commentary|final
+ *             [ to=functions.F][ <|constrain|>json]<|message|>BODY<|end|>|<|call|>|<|return|>...;
+ *             analysis is reasoning, a message to functions.F a call (BODY its JSON arguments)
+ *   llama3-json  Llama 3.1-4: {"name": F, "parameters": {...}} anywhere, ';'-joined or back to
+ *             back, optionally after <|python_tag|>; <|python_tag|>brave_search.call(query="x")
+ *   pythonic  [f(a=1, b='x'), g()] (Llama 3.2/4, ToolACE), inside <|tool_call_start|>...
+ *             <|tool_call_end|> (LFM2, also a JSON list there), or one per line in
+ *             <function_calls>...</function_calls> (Olmo 3); <think>R</think> first
+ *   mistral   [THINK]R[/THINK] C [TOOL_CALLS][{"name", "arguments", "id"}...] (v3) or
+ *             [TOOL_CALLS]F[CALL_ID]ID[ARGS]{...} (v11) or [TOOL_CALLS]F[ARGS]{...}... (v13)
+ *   functionary-v31  C <function=F>{...}</function>; <|python_tag|>CODE
+ *   functionary-v32  after the prompt's ">>>": all\nC>>>F\n{...}>>>python\nCODE
+ *   functools C functools[{"name", "arguments"}...] (FireFunction v2, Phi-4-mini)
+ *   gemma4    <|channel>thought\nR<channel|> C <|tool_call>call:F{k:<|"|>v<|"|>,n:1}<tool_call|>;
+ *             FunctionGemma's <start_function_call>call:F{k:<escape>v<escape>}<end_function_call>
+ *   xlam      [<think>R</think>] C [{"name", "arguments"}...], also in ```json, <tool_call>, after
+ *             [TOOL_CALLS] */
 typedef enum cf_reply_format {
     CF_REPLY_PLAIN = 0,
     CF_REPLY_GLM45,
@@ -404,10 +422,21 @@ typedef enum cf_reply_format {
     CF_REPLY_GIGACHAT3,
     CF_REPLY_GRANITE_20B_FC,
     CF_REPLY_ERNIE45,
+    /* written by hand per family (src/reply/families.h) */
+    CF_REPLY_HARMONY,
+    CF_REPLY_LLAMA3_JSON,
+    CF_REPLY_PYTHONIC,
+    CF_REPLY_MISTRAL,
+    CF_REPLY_FUNCTIONARY_V31,
+    CF_REPLY_FUNCTIONARY_V32,
+    CF_REPLY_FUNCTOOLS,
+    CF_REPLY_GEMMA4,
+    CF_REPLY_XLAM,
     CF_REPLY_FORMAT_COUNT     /* not a format: how many there are */
 } cf_reply_format;
 
-/* "plain", "glm45", "hermes", "command-a". */
+/* The format's name ("plain", "glm45", "hermes", "command-a", "qwen3-coder", ...,
+ * "harmony", "llama3-json", ...; `chatfmt formats` lists them all). */
 CF_API const char *cf_reply_format_name(cf_reply_format f);
 /* One line showing what a model writes in format f (R reasoning, C
  * content, f a tool name, k/v an argument), or NULL for an unknown f.
@@ -418,9 +447,12 @@ CF_API bool cf_reply_format_from_name(const char *name, cf_reply_format *out);
 /* Guess the format from a chat template's text with several independent
  * markers per family (GLM writes <tool_call> too): glm45 = "<arg_key>" and
  * "<|assistant|>"; command-a = "<|START_ACTION|>" and "<|END_ACTION|>";
- * hermes = "<tool_call>" and a JSON "name" and "arguments"; else the first
- * described format whose call markers all occur (at least three of them);
- * else plain. cf_reply_format_of is the better answer: it renders. */
+ * then the hand-written families' signatures (families_detect: e.g. harmony
+ * = "<|channel|>" and "<|message|>", mistral = "[TOOL_CALLS]", llama3-json =
+ * "Environment: ipython"); hermes = "<tool_call>" and a JSON "name" and
+ * "arguments"; else the first described format whose call markers all occur
+ * (at least three of them); else plain. cf_reply_format_of is the better
+ * answer: it renders. */
 CF_API cf_reply_format cf_reply_format_detect(const char *template_text, size_t len);
 /* The format found by rendering probes through t (defaults as in
  * cf_render_options.defaults; may be NULL): a turn calling a probe tool and
@@ -460,8 +492,8 @@ typedef struct cf_reply_options {
  *   trimmed; text between and after calls kept (joined as written).
  * - tool_calls and citations are omitted when there are none (as OpenAI does).
  * - id: the model's own (command-a tool_call_id, kimi-k2 functions.N:0,
- *   solar-open), else "call_<index>" (0-based position in this reply:
- *   unique within the reply).
+ *   solar-open, mistral and xlam "id" / [CALL_ID]), else "call_<index>"
+ *   (0-based position in this reply: unique within the reply).
  * - arguments: hermes and command-a: the model's JSON object text verbatim
  *   (validated, RFC 8259 strict); a JSON string there is decoded and used as
  *   the text; missing -> "{}". A call object may hold only its own keys
@@ -477,6 +509,19 @@ typedef struct cf_reply_options {
  *   (anyOf/oneOf/enum/const/type lists) allows a string is the raw text as a
  *   JSON string; any other value is its JSON text when it is valid JSON,
  *   else the raw text as a JSON string.
+ * - pythonic and gemma4 arguments (Python / Gemma literals) are rebuilt as
+ *   json.dumps writes them: True/False/None -> true/false/null, tuples ->
+ *   lists, Python string escapes decoded; a pythonic keyword argument
+ *   written as a string whose tool schema type is integer, number or
+ *   boolean is that JSON value when its text is one ("3" -> 3, as templates
+ *   that print every value as a string teach); the other hand-written families'
+ *   arguments are the model's JSON text verbatim, as hermes'. Python code
+ *   after functionary's python recipient or <|python_tag|> is a call of
+ *   "python" with {"code": CODE}. A JSON call with no marker before it
+ *   (llama3-json, xlam) is a call only when it is complete and well-formed:
+ *   a '{' or '[' in prose stays text. A harmony message to a built-in tool
+ *   (python, browser.*, container.*) or with a header it does not know is
+ *   kept as content, header included.
  * - citations (command-a): start/end in code points of the final content,
  *   spanning the cited text without its surrounding whitespace.
  * - Nothing is lost: a call that is cut off or malformed stays in content
@@ -501,7 +546,10 @@ CF_API char *cf_parse_reply(const char *text, size_t len, const cf_reply_options
  * unambiguous (complete name; command-a: name and id), and a glm45 argument
  * value whose schema does not allow a string (until its </arg_value>: it may
  * be JSON or fall back to a string). Hermes/command-a argument text and
- * string-typed glm45 values stream as they arrive.
+ * string-typed glm45 values stream as they arrive; so do the JSON
+ * arguments of harmony, llama3-json, mistral, functionary, functools and
+ * xlam calls, and functionary's python code; a pythonic or gemma4 call goes
+ * out whole when its closing bracket arrives.
  * For every well-formed reply, the concatenated deltas equal
  * cf_parse_reply's message for every chunking. The one difference: a call
  * that breaks after the stream committed to it (cut off, malformed JSON) is

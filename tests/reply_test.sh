@@ -33,6 +33,12 @@ if python3 -c 'import jinja2' 2> /dev/null && [ -d "$SHARED/seeds" ]; then
         cmp -s "$CASES" "$TMP/committed.jsonl"; then ok
     else ko "tests/reply_cases/cases.jsonl is stale: rerun tests/reply_cases/gen_cases.py"; fi
     cp "$TMP/committed.jsonl" "$CASES"
+    FAMILY_CASES=tests/reply_cases/families.jsonl
+    cp "$FAMILY_CASES" "$TMP/committed-families.jsonl"
+    if python3 tests/reply_cases/gen_family_cases.py "$SHARED" > /dev/null &&
+        cmp -s "$FAMILY_CASES" "$TMP/committed-families.jsonl"; then ok
+    else ko "$FAMILY_CASES is stale: rerun tests/reply_cases/gen_family_cases.py"; fi
+    cp "$TMP/committed-families.jsonl" "$FAMILY_CASES"
 else
     echo "note: python3 with jinja2 or $SHARED/seeds missing: generator freshness not checked"
 fi

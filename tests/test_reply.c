@@ -2,7 +2,9 @@
  *
  * Cases: tests/reply_cases/cases.jsonl (from tests/reply_cases/gen_cases.py:
  * replies rendered by the seed templates themselves, or assembled from the
- * same call writers; expected messages computed in Python).
+ * same call writers; expected messages computed in Python) and
+ * tests/reply_cases/families.jsonl (gen_family_cases.py: the hand-written
+ * families, rendered by corpus templates or written from their syntax).
  *   1. whole parse == the expected message, byte for byte;
  *   2. streaming, for chunk sizes 1..16 and 40 random chunkings per case:
  *      every feed succeeds, every delta line is a JSON object, a call's
@@ -652,7 +654,8 @@ static int run_file(const char *path) {
 int main(int argc, char **argv) {
     /* the seed families' cases, then the described formats' (gen_engine_cases.py) */
     const char *files[] = {argc > 1 ? argv[1] : "tests/reply_cases/cases.jsonl",
-                           argc > 1 ? NULL : "tests/reply_cases/engine_cases.jsonl"};
+                           argc > 1 ? NULL : "tests/reply_cases/engine_cases.jsonl",
+                           argc > 1 ? NULL : "tests/reply_cases/families.jsonl"};
     static char seeds[1100];
     if (argc > 2) snprintf(seeds, sizeof seeds, "%.1000s", argv[2]);
     else if (getenv("CHATFMT_SHARED")) snprintf(seeds, sizeof seeds, "%.1000s/seeds", getenv("CHATFMT_SHARED"));
@@ -670,7 +673,7 @@ int main(int argc, char **argv) {
     test_errors();
 
     int ncases = 0;
-    for (size_t f = 0; f < 2 && files[f]; f++) {
+    for (size_t f = 0; f < sizeof files / sizeof files[0] && files[f]; f++) {
         int n = run_file(files[f]);
         if (n < 0) return 2;
         ncases += n;

@@ -600,8 +600,14 @@ static void probe_reply_format(Prober *P, Caps *c) {
     Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
     cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
     bool found_call = false, found_reason = false;
-    for (size_t k = 0; k < candidates(); k++) {
-        cf_reply_format f = candidate(k);
+    size_t len;
+    const char *src = cf_template_source(P->t, &len);
+    cf_reply_format by_text = cf_reply_format_detect(src, len);
+    /* the format the template's text names goes first: looser syntaxes
+     * (bare JSON) can read back what a stricter one printed */
+    for (size_t k = 0; k <= candidates(); k++) {
+        cf_reply_format f = k == 0 ? by_text : candidate(k - 1);
+        if (k == 0 ? f == CF_REPLY_PLAIN : f == by_text) continue;
         bool calls_ok = call_reply && (recovers(P, f, call_reply, tail) & RECOVERS_CALL);
         bool reason_ok = reason_reply && (recovers(P, f, reason_reply, reason_tail) & RECOVERS_REASONING);
         if (calls_ok && reason_ok) {   /* both: this one */
@@ -613,9 +619,6 @@ static void probe_reply_format(Prober *P, Caps *c) {
     }
     /* nothing read back a call the template printed (or it printed none):
      * its text's signature, else what read back its reasoning */
-    size_t len;
-    const char *src = cf_template_source(P->t, &len);
-    cf_reply_format by_text = cf_reply_format_detect(src, len);
     if (found_call) c->reply_format = first_call;
     else if (by_text != CF_REPLY_PLAIN) c->reply_format = by_text;
     else if (found_reason && !(recovers(P, CF_REPLY_PLAIN, reason_reply, reason_tail) & RECOVERS_REASONING))

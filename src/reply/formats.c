@@ -3,6 +3,7 @@
  * Order matters only for detection (src/chat/caps.c tries them in this
  * order after the hand-written formats): a more specific syntax first. */
 #include "format_desc.h"
+#include "families.h"
 #include <stddef.h>
 #include <string.h>
 
@@ -296,11 +297,15 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     return false;
 }
 
-/* Formats without a description that detection should also try, after
- * the described ones (another reply file's hand-written families: list
- * their ids in an array here and point REPLY_DETECT_EXTRA at it). */
-static const cf_reply_format *const REPLY_DETECT_EXTRA = NULL;
-static const size_t REPLY_DETECT_EXTRA_COUNT = 0;
+/* Formats without a description that detection also tries, after the
+ * described ones: the hand-written families (families.h). Their syntax is
+ * looser (llama3-json and xlam take bare JSON), so they come last. */
+static const cf_reply_format REPLY_DETECT_EXTRA[] = {
+    CF_REPLY_HARMONY, CF_REPLY_MISTRAL, CF_REPLY_GEMMA4, CF_REPLY_FUNCTIONARY_V31, CF_REPLY_FUNCTIONARY_V32,
+    CF_REPLY_FUNCTOOLS, CF_REPLY_PYTHONIC, CF_REPLY_XLAM, CF_REPLY_LLAMA3_JSON,
+};
+enum { REPLY_DETECT_EXTRA_COUNT = sizeof REPLY_DETECT_EXTRA / sizeof REPLY_DETECT_EXTRA[0] };
+_Static_assert(REPLY_DETECT_EXTRA_COUNT == FAMILY_COUNT, "every hand-written family is tried");
 
 size_t reply_formats_described(void) { return REPLY_FORMATS_COUNT + REPLY_DETECT_EXTRA_COUNT; }
 

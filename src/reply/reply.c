@@ -7,6 +7,7 @@
 #include <string.h>
 #include "reply.h"
 #include "format_desc.h"
+#include "families.h"
 #include "engine/json.h"
 
 #if defined(__GNUC__)
@@ -25,6 +26,7 @@ enum { HAND_WRITTEN = sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] };
 
 const char *cf_reply_format_name(cf_reply_format f) {
     if ((unsigned)f < HAND_WRITTEN) return FORMAT_NAMES[f];
+    if (is_family(f)) return family_name(f);
     const ReplyFormatDesc *d = reply_format_desc(f);
     return d ? d->name : "plain";
 }
@@ -38,6 +40,18 @@ const char *cf_reply_format_example(cf_reply_format f) {
     };
     _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
     if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
+    static const char *const FAMILY_EXAMPLES[FAMILY_COUNT] = {
+        "<|channel|>analysis<|message|>R<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{...}<|call|>",
+        "C {\"name\": \"f\", \"parameters\": {...}}; {\"name\": \"g\", \"parameters\": {...}}",
+        "<think>R</think>C [f(a=1, b='x'), g()]",
+        "[THINK]R[/THINK]C[TOOL_CALLS]f[ARGS]{...}",
+        "C <function=f>{...}</function>",
+        "all\nC>>>f\n{...}",
+        "C functools[{\"name\": \"f\", \"arguments\": {...}}]",
+        "<|channel>thought\nR<channel|>C<|tool_call>call:f{k:<|\"|>v<|\"|>}<tool_call|>",
+        "<think>R</think>C [{\"name\": \"f\", \"arguments\": {...}}]",
+    };
+    if (is_family(f)) return FAMILY_EXAMPLES[f - FAMILY_FIRST];
     const ReplyFormatDesc *d = reply_format_desc(f);
     return d ? d->example : NULL;
 }
@@ -77,6 +91,8 @@ cf_reply_format cf_reply_format_detect(const char *t, size_t n) {
     if (contains(t, n, "<arg_key>") && contains(t, n, "<|assistant|>")) return CF_REPLY_GLM45;
     if (contains(t, n, "<|START_ACTION|>") && contains(t, n, "<|END_ACTION|>"))
         return CF_REPLY_COMMAND_A;
+    cf_reply_format family = families_detect(t, n);
+    if (family != CF_REPLY_PLAIN) return family;
     if (contains(t, n, "<tool_call>") &&
         mentions_json_key(t, n, "\"name\"", "\\\"name\\\"") &&
         mentions_json_key(t, n, "\"arguments\"", "\\\"arguments\\\""))
@@ -1095,6 +1111,7 @@ static void feed_bytes(Parser *p, const char *s, size_t n) {
 /* ---- parser life cycle ---- */
 
 static int reasoning_from_tail(cf_reply_format f, const cf_reply_options *opt);
+static void marks_hot_alloc(Parser *p);
 
 static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     Rt *rt = &p->rt;
@@ -1121,6 +1138,11 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     case CF_REPLY_PLAIN:
     case CF_REPLY_HERMES: hermes_init(p); break;
     default:
+        if (is_family(p->format)) {
+            families_init(p);
+            marks_hot_alloc(p);
+            break;
+        }
         if (!desc) rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
         engine_init(p, desc);
     }
@@ -1135,6 +1157,14 @@ static int reasoning_from_tail(cf_reply_format f, const cf_reply_options *opt) {
     if (!t) return REASONING_AUTO;
     size_t n = strlen(t);
     while (n && is_space((unsigned char)t[n - 1])) n--;
+    if (is_family(f)) {
+        const char *fo = "<think>", *fc = "</think>";
+        family_reasoning_markers(f, &fo, &fc);
+        size_t lo = fo ? strlen(fo) : 0, lc = fc ? strlen(fc) : 0;
+        if (lo && n >= lo && memcmp(t + n - lo, fo, lo) == 0) return REASONING_OPEN;
+        if (lc && n >= lc && memcmp(t + n - lc, fc, lc) == 0) return REASONING_CLOSED;
+        return REASONING_AUTO;
+    }
     const ReplyFormatDesc *d = reply_format_desc(f);
     static const char *const THINK_OPEN[] = {"<think>", NULL}, *const THINK_CLOSE[] = {"</think>", NULL};
     static const char *const CA_OPEN[] = {"<|START_THINKING|>", NULL}, *const CA_CLOSE[] = {"<|END_THINKING|>", NULL};
@@ -1650,6 +1680,29 @@ static void leaf_refresh(Parser *p) {
     leaf_rehot(p);
 }
 
+/* Markers that do not all start with '<' ([TOOL_CALLS], functools[, a
+ * bare '{'): the text tables with every marker's first byte left to the
+ * machine (which then holds the prefix; LEAF_TAG goes on from there), and
+ * HOT_PLAIN without those bytes, kept for the last set asked. */
+static bool marks_leaf(Parser *p, const TagSet *set) {
+    bool other = false;
+    for (int t = 0; t < set->n; t++) other |= set->tags[t][0] != '<';
+    if (!other || set == p->mark_leaf_set) return other;
+    memcpy(p->mark_leaf[0], LEAF_PLAIN, 256);
+    memcpy(p->mark_leaf[1], LEAF_PLAIN_HELD, 256);
+    if (p->mark_hot) memcpy(p->mark_hot, HOT_PLAIN, sizeof HOT_PLAIN);
+    for (int t = 0; t < set->n; t++) {
+        unsigned char first = (unsigned char)set->tags[t][0];
+        p->mark_leaf[0][first] = p->mark_leaf[1][first] = A_REST;
+        if (p->mark_hot) ((Hot *)p->mark_hot)[first] = HOT_NONE[first];
+    }
+    p->mark_leaf_set = set;
+    return true;
+}
+
+/* The hot table marks_leaf fills (parsers of the families only). */
+static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof HOT_PLAIN); }
+
 /* After the machine ran: may the next plain bytes skip it? Only when
  * nothing is held that they would have to join (a citation span not yet
  * started) and the output line they belong to is open. */
@@ -1680,6 +1733,12 @@ static void fast_refresh(Parser *p) {
     switch (kind) {
     case FAST_CONTENT:
     case FAST_REASONING:
+        if (marks_leaf(p, tags)) {   /* markers of other first bytes: those bytes are the machine's */
+            p->leaf_base = quiet ? LEAF_QUIET_PLAIN : p->mark_leaf[0];
+            p->leaf_held = quiet ? LEAF_QUIET_PLAIN : p->mark_leaf[1];
+            if (!quiet && !spanning && p->mark_hot) hot = p->mark_hot;
+            break;
+        }
         if (quiet) {
             p->leaf_base = p->leaf_held = tags->n ? LEAF_QUIET : LEAF_QUIET_PLAIN;
             break;

@@ -34,7 +34,8 @@ typedef struct TagSet {
                                  is exact: engine.c's set_problem states it);
                                  shorter than 32 bytes; at most 32.
                                  The stream's fast path takes sets whose tags all
-                                 begin with '<' (tags_lt_only) */
+                                 begin with '<' (tags_lt_only); a text state's fast
+                                 path also takes families.h's MarkSet markers */
     int n;
 } TagSet;
 bool tags_lt_only(const TagSet *set);
@@ -146,6 +147,9 @@ struct Parser {
     const struct Hot *leaf_hot;             /* what the hot path takes now */
     const struct Hot *leaf_hot_base;        /* ... when nothing is held */
     unsigned leaf_hold;      /* what the hot path holds (HS_*) */
+    const TagSet *mark_leaf_set;            /* marks_leaf's last set, */
+    uint8_t mark_leaf[2][256];              /* ... and its tables (nothing / whitespace held) */
+    struct Hot *mark_hot;                   /* ... and its hot table (arena; families only) */
     const TagSet *lt_checked;               /* hot_lt_ok's last set, */
     bool lt_ok;                             /* ... and its answer */
     size_t leaf_end;         /* the hot path goes on while out.len < this */
@@ -196,6 +200,15 @@ struct Parser {
     StrBuf out;
     int open_line;           /* LINE_* (reply.c) of the unfinished last line */
     uint32_t open_index;
+
+    /* the hand-written families (families.h) */
+    unsigned fam_flags;      /* FAM_*: the JSON call being read */
+    int fam_sub;             /* jlist_step's own state */
+    int fam_after;           /* state after a JSON call object */
+    int fam_done;            /* state after a list of calls */
+    int fam_resume;          /* state where a broken call's text goes on */
+    int fam_mode;            /* format-specific: what the current text is */
+    struct LitTrack *fam_lit; /* pythonic, gemma4: where the arguments end (arena) */
 };
 
 /* reply.c: shared machinery for the format files */
