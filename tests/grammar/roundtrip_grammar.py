@@ -72,6 +72,18 @@ def main(argv):
                            capture_output=True, text=True, timeout=60)
         return json.loads(r.stdout) if r.returncode == 0 else None
 
+    def stop_strings(tpl):
+        # where a server stops the model: the grammar's extra stops and the
+        # template's own (caps), as `chatfmt parse --template` cuts there
+        r = subprocess.run([chatfmt, "caps", tpl], capture_output=True, text=True, timeout=60)
+        return json.loads(r.stdout).get("stop_strings") or [] if r.returncode == 0 else []
+
+    def cut(d, stops):
+        for stop in stops:
+            if stop and stop in d:
+                d = d[:d.index(stop)]
+        return d
+
     def parses_back(tpl, reply, prompt, calls, content, reasoning):
         return rr.judge(rr.parse(chatfmt, tpl, reply, prompt, tmp), calls, content, reasoning)
 
@@ -123,6 +135,7 @@ def main(argv):
         probe = grammar(path, "")
         if not probe:
             continue   # a format without tool calls
+        stops = list(probe["additional_stops"]) + stop_strings(path)
         cases = {}
         for name, asst, calls, content, reasoning in rr.scenarios():
             d, prompt = rr.delta(tpl, asst, rr.TOOLS if calls else None)
@@ -131,9 +144,7 @@ def main(argv):
                 d, prompt = rr.delta(tpl, asst, rr.TOOLS)
             if d is None or (calls and not all(c["name"] in d for c in calls)) or (reasoning and reasoning not in d):
                 continue
-            for stop in probe["additional_stops"]:   # the model stops there
-                if stop in d:
-                    d = d[:d.index(stop)]
+            d = cut(d, stops)   # the model stops there
             if not parses_back(path, d, prompt, calls, content, reasoning):
                 continue
             cases[name] = (d, prompt, asst)
@@ -171,9 +182,7 @@ def main(argv):
                 d, _ = rr.delta(tpl, a2, rr.TOOLS)
                 if d is None or bad["name"] not in d:
                     continue
-                for stop in probe["additional_stops"]:
-                    if stop in d:
-                        d = d[:d.index(stop)]
+                d = cut(d, stops)
                 check_case(auto, d, False, True, f"{base} {label}")
 
     res = subprocess.run([check], input="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in requests),
