@@ -77,6 +77,14 @@ typedef struct JScan {
     uint32_t vdepth;         /* JE_VSTART/JE_VEND: parent depth of the value */
 } JScan;
 
+/* JScan.st: the scanner's states (jscan.c); the stream's fast path reads them too. */
+enum {
+    J_VAL, J_OBJ_FIRST, J_OBJ_KEY, J_COLON, J_OBJ_NEXT, J_ARR_FIRST, J_ARR_NEXT,
+    J_STR, J_ESC, J_HEX, J_SURR_BS, J_SURR_U,
+    J_NUM_MINUS, J_NUM_ZERO, J_NUM_INT, J_NUM_DOT, J_NUM_FRAC, J_NUM_E, J_NUM_ESIGN, J_NUM_EXP,
+    J_LIT, J_DONE
+};
+
 void js_init(Parser *p, JScan *j, uint32_t report_depth, uint32_t key_depth);
 /* Consume bytes until an event. *used = bytes consumed. JE_VSTART comes
  * after consuming the value's first byte; JE_VEND after its last (a number
