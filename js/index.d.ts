@@ -76,6 +76,8 @@ export class Template implements Disposable {
   renderJSON(json: string, options?: { chat?: boolean }): string;
   /** The text of the template used for a request with tools (a tokenizer_config's tool_use) or without. */
   sourceFor(tools: Json[] | null | undefined): string;
+  /** The reply format of a request with (or without) tools, found by probing renders. */
+  replyFormatFor(tools: Json[] | null | undefined): string;
   caps(): Caps;
   dispose(): void;
   readonly disposed: boolean;

@@ -512,10 +512,24 @@ export class Template extends Owned {
     }
   }
 
-  /** The reply format this template's model writes: glm45, hermes, command-a or plain. */
+  /** The reply format this template's model writes (`chatfmt formats` lists them). */
   get replyFormat() {
+    return this.replyFormatFor(null);
+  }
+
+  /** The reply format of a request with (or without) tools: found by probing
+   * renders, as `chatfmt parse --template` finds it; a template that does not
+   * compile: its text's signature. */
+  replyFormatFor(tools) {
     this.checkAlive();
-    return detectFormat(this.source);
+    let t = 0;
+    try {
+      t = this.#compiledFor(tools);
+    } catch {
+      t = 0;
+    }
+    if (!t) return detectFormat(this.sourceFor(tools));
+    return readCString(M._cfjs_reply_format_of(t, this.#tokens || 0));
   }
 
   toString() {
@@ -648,7 +662,7 @@ function replyOptions(options = {}) {
     const t = typeof template === "string" && !isBuiltinName(template) && !template.includes("{")
       ? null : templateFor(template);
     if (!t) throw makeError("UsageError", `unknown built-in template '${template}'`);
-    if (!fmt) fmt = detectFormat(t.sourceFor(tools));
+    if (!fmt) fmt = t.replyFormatFor(tools);
     if (prompt == null) tail = promptTailOf(t, tools, variables);
   }
   const limitsPtr = makeLimits(limits);

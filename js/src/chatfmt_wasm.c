@@ -264,6 +264,10 @@ EXPORT void cfjs_reply_options_free(cf_reply_options *opt) {
 EXPORT const char *cfjs_reply_format_detect(const char *text, size_t len) {
     return cf_reply_format_name(cf_reply_format_detect(text, len));
 }
+/* The format found by probing renders through t, as `chatfmt parse --template` finds it. */
+EXPORT const char *cfjs_reply_format_of(const cf_template *t, const cf_context *tokens) {
+    return cf_reply_format_name(cf_reply_format_of(t, tokens));
+}
 
 static size_t reply_len;
 EXPORT double cfjs_reply_len(void) { return (double)reply_len; }

@@ -24,7 +24,9 @@ function templatePath(name) {
 }
 
 function cli(args, input) {
-  const run = spawnSync(CHATFMT_BIN, ["parse", ...args, input], { encoding: "utf8" });
+  // --no-stop: the CLI cuts a reply at the template's stop strings, as a
+  // server stops generating there; parseReply reads the text it is given
+  const run = spawnSync(CHATFMT_BIN, ["parse", "--no-stop", ...args, input], { encoding: "utf8" });
   return { status: run.status, out: run.stdout, err: run.stderr };
 }
 

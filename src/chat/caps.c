@@ -594,15 +594,18 @@ static void probe_reply_format(Prober *P, Caps *c) {
         if (!has(calling, FN_ALPHA)) calling = render_calls(P, as_text, true, NULL);
     }
     if (!has(calling, FN_ALPHA)) calling = NULL;
-    if (!prompt) return;
+    size_t len;
+    const char *src = cf_template_source(P->t, &len);
+    cf_reply_format by_text = cf_reply_format_detect(src, len);
+    if (!prompt) {   /* nothing to probe: the text's signature */
+        c->reply_format = by_text;
+        return;
+    }
     Str *tail = NULL, *reason_tail = NULL;
     Str *call_reply = calling ? reply_delta(P, prompt, calling, &tail) : NULL;
     Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
     cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
     bool found_call = false, found_reason = false;
-    size_t len;
-    const char *src = cf_template_source(P->t, &len);
-    cf_reply_format by_text = cf_reply_format_detect(src, len);
     /* the format the template's text names goes first: looser syntaxes
      * (bare JSON) can read back what a stricter one printed */
     for (size_t k = 0; k <= candidates(); k++) {

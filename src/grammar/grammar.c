@@ -93,7 +93,9 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     }
     const CallSyntax *syn = call_syntax_of(opt->format);
     if (!syn && opt->tool_choice != CF_TOOL_CHOICE_NONE)
-        rt_throw(rt, CF_ERR_USAGE, "the %s reply format has no tool calls", cf_reply_format_name(opt->format));
+        rt_throw(rt, CF_ERR_USAGE, opt->format == CF_REPLY_PLAIN ? "the %s reply format has no tool calls"
+                                                                 : "no grammar for the %s reply format yet (grammars cover hermes, glm45 and command-a)",
+                 cf_reply_format_name(opt->format));
     if (!opt->tools_json) rt_throw(rt, CF_ERR_USAGE, "no tools given");
     Value tools = callable_tools(rt, json_parse(rt, opt->tools_json, strlen(opt->tools_json)), opt);
     unsigned emit = opt->emit ? opt->emit : CF_EMIT_ALL;
