@@ -15,6 +15,11 @@ char *cli_read_file(const char *path, size_t *len);
 void cli_print_error(const cf_error *err, const char *file, const char *src, size_t srclen);
 /* Print newline-separated notes, each as "chatfmt: warning: NOTE". */
 void cli_print_warnings(const char *notes);
+/* The probe conversation parse and grammar render for the prompt's end: one
+ * user turn, a generation prompt, the tools (may be NULL) and -D KEY=JSON
+ * variables. NULL after printing an error. */
+cf_context *cli_probe_context(const char *tools_path, const char *tools, size_t tools_len,
+                              const char *const *defines, int ndefines);
 /* Parse a --max-* limit option into lim: 1 consumed, 0 not a limit, -1 bad value. */
 int cli_limit_option(const char *opt, const char *val, cf_limits *lim);
 /* Write all bytes to stdout; false on I/O error. */

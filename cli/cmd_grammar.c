@@ -106,37 +106,6 @@ static int grammar_args(int argc, char **argv, GrammarArgs *a) {
 
 enum { TAIL_BYTES = 256 };
 
-static cf_context *probe_context(const GrammarArgs *a, const char *tools, size_t tools_len) {
-    static const char probe[] =
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"add_generation_prompt\":true}";
-    cf_error err;
-    cf_context *ctx = cf_context_from_json(probe, sizeof probe - 1, &err);
-    if (!ctx) return NULL;
-    if (!cf_context_set_json(ctx, "tools", tools, tools_len, &err)) {
-        cli_print_error(&err, a->tools_path, NULL, 0);
-        cf_context_free(ctx);
-        return NULL;
-    }
-    for (int k = 0; k < a->ndefines; k++) {
-        const char *d = a->defines[k], *eq = strchr(d, '=');
-        char key[256];
-        size_t kl = eq ? (size_t)(eq - d) : 0;
-        if (!eq || kl >= sizeof key) {
-            fprintf(stderr, "chatfmt: error: UsageError: -D wants KEY=JSON, got '%s'\n", d);
-            cf_context_free(ctx);
-            return NULL;
-        }
-        memcpy(key, d, kl);
-        key[kl] = 0;
-        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err) &&
-            !cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) {
-            cf_context_free(ctx);
-            return NULL;
-        }
-    }
-    return ctx;
-}
-
 /* Format (unless --format) and the generation prompt's end. 0 ok, 1 error. */
 static int read_template(const GrammarArgs *a, const char *tools, size_t tools_len, cf_reply_format *fmt,
                          char *tail) {
@@ -155,7 +124,7 @@ static int read_template(const GrammarArgs *a, const char *tools, size_t tools_l
      * compile: its text's signature */
     if (!a->format_name) *fmt = t ? cf_reply_format_of(t, src.tokens) : cf_reply_format_detect(src.text, src.len);
     if (!a->prompt_path) {
-        cf_context *ctx = probe_context(a, tools, tools_len);
+        cf_context *ctx = cli_probe_context(a->tools_path, tools, tools_len, a->defines, a->ndefines);
         cf_render_options ro;
         memset(&ro, 0, sizeof ro);
         ro.limits = &a->lim;

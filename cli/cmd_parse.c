@@ -110,39 +110,6 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
 
 enum { TAIL_BYTES = 256 };
 
-/* The probe conversation's context: one user turn, a generation prompt,
- * the tools and the -D variables. NULL after printing an error. */
-static cf_context *probe_context(const ParseArgs *a, const char *tools, size_t tools_len) {
-    static const char probe[] =
-        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"add_generation_prompt\":true}";
-    cf_error err;
-    cf_context *ctx = cf_context_from_json(probe, sizeof probe - 1, &err);
-    if (!ctx) return NULL;
-    if (tools && !cf_context_set_json(ctx, "tools", tools, tools_len, &err)) {
-        cli_print_error(&err, a->tools_path, NULL, 0);
-        cf_context_free(ctx);
-        return NULL;
-    }
-    for (int k = 0; k < a->ndefines; k++) {
-        const char *d = a->defines[k], *eq = strchr(d, '=');
-        char key[256];
-        size_t kl = eq ? (size_t)(eq - d) : 0;
-        if (!eq || kl >= sizeof key) {
-            fprintf(stderr, "chatfmt: error: UsageError: -D wants KEY=JSON, got '%s'\n", d);
-            cf_context_free(ctx);
-            return NULL;
-        }
-        memcpy(key, d, kl);
-        key[kl] = 0;
-        /* not JSON: the text as a string, as a shell user means it */
-        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err) &&
-            !cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) {
-            cf_context_free(ctx);
-            return NULL;
-        }
-    }
-    return ctx;
-}
 
 /* Render the probe and keep the end of the prompt in tail[]. A template
  * that cannot render leaves the tail empty (with a warning): the reply is
@@ -151,7 +118,7 @@ static void prompt_tail(const ParseArgs *a, const char *src, size_t len, const c
                         const char *tools, size_t tools_len, char *tail) {
     tail[0] = 0;
     cf_error err;
-    cf_context *ctx = probe_context(a, tools, tools_len);
+    cf_context *ctx = cli_probe_context(a->tools_path, tools, tools_len, a->defines, a->ndefines);
     if (!ctx) return;
     cf_compile_options co = {&a->lim, a->template_path};
     cf_template *t = cf_compile(src, len, &co, &err);

@@ -105,3 +105,38 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 2;
 }
+
+/* The probe conversation's context: one user turn, a generation prompt,
+ * the tools and the -D variables. NULL after printing an error. */
+cf_context *cli_probe_context(const char *tools_path, const char *tools, size_t tools_len,
+                              const char *const *defines, int ndefines) {
+    static const char probe[] =
+        "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"add_generation_prompt\":true}";
+    cf_error err;
+    cf_context *ctx = cf_context_from_json(probe, sizeof probe - 1, &err);
+    if (!ctx) return NULL;
+    if (tools && !cf_context_set_json(ctx, "tools", tools, tools_len, &err)) {
+        cli_print_error(&err, tools_path, NULL, 0);
+        cf_context_free(ctx);
+        return NULL;
+    }
+    for (int k = 0; k < ndefines; k++) {
+        const char *d = defines[k], *eq = strchr(d, '=');
+        char key[256];
+        size_t kl = eq ? (size_t)(eq - d) : 0;
+        if (!eq || kl >= sizeof key) {
+            fprintf(stderr, "chatfmt: error: UsageError: -D wants KEY=JSON, got '%s'\n", d);
+            cf_context_free(ctx);
+            return NULL;
+        }
+        memcpy(key, d, kl);
+        key[kl] = 0;
+        /* not JSON: the text as a string, as a shell user means it */
+        if (!cf_context_set_json(ctx, key, eq + 1, strlen(eq + 1), &err) &&
+            !cf_context_set_string(ctx, key, eq + 1, strlen(eq + 1))) {
+            cf_context_free(ctx);
+            return NULL;
+        }
+    }
+    return ctx;
+}
