@@ -541,21 +541,23 @@ static void value_done(Parser *p) {
     } else {
         const char *v = p->text.p;
         size_t n = p->text.len;
+        p->esc.len = 0;
         if (js_valid(p, v, n)) {
             while (is_json_space((unsigned char)*v)) v++, n--;
             while (is_json_space((unsigned char)v[n - 1])) n--;
-            call_args(p, v, n);
-        } else {   /* not JSON: the text, as a string */
+            sb_put(&p->esc, v, n);
+        } else if (!literal_value_to_json(p, v, n, &p->esc)) {
+            /* neither JSON nor a Python literal ({'a': True}, as templates
+               print a dict with str()): the text, as a string */
             if (p->eng->d->trim_value) {
                 while (n && is_space((unsigned char)*v)) v++, n--;
                 while (n && is_space((unsigned char)v[n - 1])) n--;
             }
-            p->esc.len = 0;
             sb_putc(&p->esc, '"');
             json_escape_into(&p->esc, v, n);
             sb_putc(&p->esc, '"');
-            call_args(p, p->esc.p, p->esc.len);
         }
+        call_args(p, p->esc.p, p->esc.len);
     }
     call_represented(p);
 }

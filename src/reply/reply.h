@@ -295,6 +295,12 @@ Value tool_properties(Parser *p, const char *name, size_t n);
 bool schema_allows_string(Value schema);
 bool property_allows_string(Value props, const char *key, size_t n);
 
+/* One Python literal value (`[{'a': 1}, None]`, surrounding whitespace
+ * allowed) as JSON text appended to out (pyliteral.c); false (out unchanged) when s[0..n)
+ * is not exactly one. Templates print dict and list arguments with Python's
+ * str(), so a model trained on them writes its XML parameter values so. */
+bool literal_value_to_json(Parser *p, const char *s, size_t n, StrBuf *out);
+
 /* per-format entry points */
 struct ReplyFormatDesc;
 void engine_init(Parser *p, const struct ReplyFormatDesc *desc);   /* engine.c: described formats */
