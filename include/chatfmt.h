@@ -371,6 +371,11 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *     gigachat3     <|function_call|>{...}<|message_sep|>
  *     granite-20b-fc <function_call> {...} (repeated, no closer)
  *     ernie45       <think>R</think><response>C</response><tool_call>{...}</tool_call>
+ *     hyperclovax   /think\nR<|im_end|>\n<|im_start|>assistant\nC<|im_end|>\n<|im_start|>assistant
+ *                   -> tool/function_call\n[...] (HyperCLOVA X SEED Think: each part is a turn)
+ *   a name, then the arguments object, with no markup around them
+ *     chatml-functions functions.N:\n{...}functions.N:\n{...} (llama-cpp-python's
+ *                   chatml-function-calling)
  * Every described format takes <think>R</think> (or its own markers) before
  * the content, a leading closer when the prompt opened reasoning, and text
  * between and after calls.
@@ -422,6 +427,8 @@ typedef enum cf_reply_format {
     CF_REPLY_GIGACHAT3,
     CF_REPLY_GRANITE_20B_FC,
     CF_REPLY_ERNIE45,
+    CF_REPLY_HYPERCLOVAX,
+    CF_REPLY_CHATML_FUNCTIONS,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,

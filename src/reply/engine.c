@@ -61,8 +61,17 @@ enum { K_NONE, K_NAME, K_ARGS };
 
 /* ---- marker sets ---- */
 
+static bool in_set(const MarkSet *m, const char *marker) {
+    for (int t = 0; t < m->set.n; t++)
+        if (strcmp(m->tags[t], marker) == 0) return true;
+    return false;
+}
+
+/* A marker already in the set keeps its first role (hyperclovax's
+ * <|im_end|> closes reasoning, and is dropped from content). */
 static void add(MarkSet *m, const char *const *list, int role) {
     for (int k = 0; k < DESC_MARKERS && list[k]; k++) {
+        if (in_set(m, list[k])) continue;
         if (m->set.n >= SET_MAX) {   /* (engine_check_desc refuses such a description) */
             m->overflow = true;
             return;
@@ -139,8 +148,11 @@ static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
  * lets the prefix out as text and looks at that byte again: that is exact
  * unless a marker could start inside the prefix let out — some x[i..j)
  * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
- * miss. */
-static const char *set_problem(const MarkSet *m) {
+ * miss. A lead set (markers that count only before any text) lets the
+ * text out into another state's set (`then`): only a y of that set counts
+ * (hyperclovax's "-> tool/function_call" holds the slash of its "/think",
+ * which means nothing in content). */
+static const char *set_problem(const MarkSet *m, const MarkSet *then) {
     if (m->overflow) return "more than 16 markers";
     for (int a = 0; a < m->set.n; a++) {
         const char *x = m->tags[a];
@@ -155,6 +167,7 @@ static const char *set_problem(const MarkSet *m) {
             for (size_t i = 1; i < j; i++)
                 for (int b = 0; b < m->set.n; b++) {
                     const char *y = m->tags[b];
+                    if (then && !in_set(then, y)) continue;
                     if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
                     held[j] = y[j - i];
                     if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
@@ -173,7 +186,9 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
                             &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
                             &e.val, &e.section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
-        const char *why = set_problem(all[k]);
+        /* the lead falls back to content, the reopened lead to reasoning */
+        const MarkSet *then = all[k] == &e.lead ? &e.content : all[k] == &e.lead_reason ? &e.reason : NULL;
+        const char *why = set_problem(all[k], then);
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";

@@ -98,8 +98,9 @@ cf_reply_format reply_format_at(size_t k);
  * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
  * none. The fallback when probing reads nothing back. */
 cf_reply_format reply_format_by_signature(const char *text, size_t n);
-/* Does format f write the marker s[0..n) (a closer the template prints
- * after a reply is then the format's, not the end of the turn)? */
+/* Does format f write the marker s[0..n), alone or as part of one of its
+ * markers (a closer the template prints after a reply is then the
+ * format's, not the end of the turn)? */
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an
  * opener, complete XML markers), else what is wrong (engine.c). */

@@ -240,6 +240,26 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
+    {
+        /* HyperCLOVA X SEED Think writes reasoning, its answer and its calls
+           as turns of their own, each closed by <|im_end|>; the reply ends at
+           <|endofturn|> (an answer) or <|stop|> (calls) */
+        .id = CF_REPLY_HYPERCLOVAX, .name = "hyperclovax",
+        .example = "/think\\nR<|im_end|>\\n<|im_start|>assistant -> tool/function_call\\n[{\"name\": \"f\", \"arguments\": {...}}]",
+        .think_open = {"/think"}, .think_close = {"<|im_end|>"},
+        .drop = {"<|im_end|>", "<|im_start|>assistant", "<|stop|>"},
+        .section_open = {"-> tool/function_call"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        /* llama-cpp-python's chatml-function-calling: calls follow each other
+           with nothing between them */
+        .id = CF_REPLY_CHATML_FUNCTIONS, .name = "chatml-functions",
+        .example = "functions.f:\\n{...}functions.g:\\n{...}",
+        .call_open = {"functions."},
+        .header = {FIELD(HF_NAME, ":\n")}, .nheader = 1,
+        .body = BODY_JSON_ARGS,
+    },
 };
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
@@ -250,8 +270,7 @@ const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
     return NULL;
 }
 
-static bool contains(const char *s, size_t n, const char *needle) {
-    size_t k = strlen(needle);
+static bool contains(const char *s, size_t n, const char *needle, size_t k) {
     for (size_t i = 0; k && i + k <= n; i++)
         if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return true;
     return false;
@@ -266,16 +285,18 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
         for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
             if (!need[k]) continue;
             asked++;
-            have += contains(text, n, need[k]);
+            have += contains(text, n, need[k], strlen(need[k]));
         }
         if (asked >= 3 && have == asked) return d->id;
     }
     return CF_REPLY_PLAIN;
 }
 
+/* Is s[0..n) one of the markers, or a part of one (a token the marker
+ * spells out: <|im_start|> of hyperclovax's "<|im_start|>assistant")? */
 static bool in_list(const char *const *list, const char *s, size_t n) {
     for (int k = 0; k < DESC_MARKERS && list[k]; k++)
-        if (strlen(list[k]) == n && memcmp(list[k], s, n) == 0) return true;
+        if (contains(list[k], strlen(list[k]), s, n)) return true;
     return false;
 }
 

@@ -21,6 +21,7 @@ the model wrote; XML parameters are rebuilt as json.dumps writes them, each
 value typed by an explicit flag or the tool schema (a string-typed value is
 the raw text; any other is JSON when it parses, else the raw text).
 """
+import ast
 import json
 import os
 import re
@@ -131,20 +132,26 @@ FAMILIES = {
     "hunyuan": ("more/vllm__tool_chat_template_hunyuan_a13b.jinja", ["<|eos|>"], None),
     "minimax-m1": ("more/MiniMaxAI__MiniMax-M1.jinja", ["<end_of_sentence>"], None),
     "gigachat3": ("templates/ai-sage__GigaChat3.1-10B-A1.8B.jinja", ["<|message_sep|>"], None),
+    "hyperclovax": ("more/vllm__tool_chat_template_hyperclovax_seed_think_14b.jinja", ["<|endofturn|>", "<|stop|>"],
+                    None),
+    "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
+# words of markers a format drops from content (hyperclovax's turn tokens)
+FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
 
 
-def add(name, fmt, reply, expected, tail=None, broken=False):
+def add(name, fmt, reply, expected, tail=None, broken=False, keywords=()):
     CASES.append({"name": "engine:" + name, "format": fmt, "tools": TOOLS, "tail": tail, "reply": reply,
-                  "expect": expected, "broken": broken, "keywords": KEYWORDS})
+                  "expect": expected, "broken": broken,
+                  "keywords": KEYWORDS + FORMAT_KEYWORDS.get(fmt, []) + list(keywords)})
 
 
 def strip_or_none(s):
@@ -270,8 +277,8 @@ W = dumps(WEATHER[1])
 S = dumps(SEARCH[1])
 
 
-def built(name, fmt, reply, content, reasoning, calls, ids=None, tail=None, broken=False):
-    add(fmt + ":" + name, fmt, reply, message(content, reasoning, calls, ids), tail, broken)
+def built(name, fmt, reply, content, reasoning, calls, ids=None, tail=None, broken=False, keywords=()):
+    add(fmt + ":" + name, fmt, reply, message(content, reasoning, calls, ids), tail, broken, keywords)
 
 
 # from the formats' documentation (vLLM's parsers' docstrings and tests)
@@ -317,6 +324,26 @@ built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather
       None, None, [("get_weather", W)], tail="Assistant\n<think>\n")
 built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
       tail="<|im_start|>assistant\n<think>\n")
+# dict and list values printed with Python's str() (Qwen3-Coder-30B-A3B's, Seed-OSS's and
+# MiniCPM5's templates do): the JSON of the Python literal
+PY_MATRIX, PY_OPTIONS = "[[1, 2], [3, 4.5]]", "{'lang': 'en', 'tags': ['a', None], 'ok': True}"
+built("python-literal-values", "qwen3-coder", "<tool_call>\n<function=configure>\n<parameter=matrix>\n" + PY_MATRIX +
+      "\n</parameter>\n<parameter=options>\n" + PY_OPTIONS + "\n</parameter>\n</function>\n</tool_call>", None, None,
+      [("configure", "{" + ", ".join('"%s": %s' % (k, dumps(ast.literal_eval(v))) for k, v in
+                                     (("matrix", PY_MATRIX), ("options", PY_OPTIONS))) + "}")],
+      keywords=["None", "True"])
+built("python-literal-values", "minicpm5", '<function name="configure"><param name="options">' + PY_OPTIONS +
+      '</param><param name="label">{\'a\': 1}</param></function>', None, None,
+      [("configure", '{"options": %s, "label": "{\'a\': 1}"}' % dumps(ast.literal_eval(PY_OPTIONS)))],
+      keywords=["None", "True"])
+built("doc", "hyperclovax", "/think\nPlan.<|im_end|>\n<|im_start|>assistant\nCalling.<|im_end|>\n"
+      '<|im_start|>assistant -> tool/function_call\n[{"name": "get_weather", "arguments": ' + W +
+      '}, {"name": "search_docs", "arguments": ' + S + "}]<|im_end|><|stop|>", "Calling.", "Plan.",
+      [("get_weather", W), ("search_docs", S)], tail="<|im_start|>assistant")
+built("doc", "chatml-functions", "functions.get_weather:\n" + W + "\nfunctions.search_docs:\n" + S, None, None,
+      [("get_weather", W), ("search_docs", S)])
+built("not-a-call", "chatml-functions", "See functions.py:\nit has no JSON.", "See functions.py:\nit has no JSON.",
+      None, [])
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
