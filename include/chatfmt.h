@@ -376,6 +376,8 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *   a name, then the arguments object, with no markup around them
  *     chatml-functions functions.N:\n{...}functions.N:\n{...} (llama-cpp-python's
  *                   chatml-function-calling)
+ *     functionary-v2 after the prompt's "<|from|>assistant\n<|recipient|>": all\n<|content|>C
+ *                   \n<|from|>assistant\n<|recipient|>N\n<|content|>{...} (Functionary v2.2)
  * Every described format takes <think>R</think> (or its own markers) before
  * the content, a leading closer when the prompt opened reasoning, and text
  * between and after calls.
@@ -429,6 +431,7 @@ typedef enum cf_reply_format {
     CF_REPLY_ERNIE45,
     CF_REPLY_HYPERCLOVAX,
     CF_REPLY_CHATML_FUNCTIONS,
+    CF_REPLY_FUNCTIONARY_V2,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,

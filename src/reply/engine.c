@@ -199,6 +199,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
+    if (d->opens_in_header && !d->nheader) return "a reply that opens in a header without one";
     return NULL;
 }
 
@@ -340,6 +341,13 @@ static void field_done(Parser *p, const char *tag) {
     p->text.len = 0;
     if (!ok) {
         call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    const char *cn = e->d->content_name;
+    if (cn && e->d->header[e->field_at].kind == HF_NAME && n == strlen(cn) && memcmp(s, cn, n) == 0) {
+        p->call.active = false;   /* a turn to the user: its header is markup, its text content */
+        p->call.raw.len = 0;
+        p->state = E_CONTENT;
         return;
     }
     if (++e->field_at < e->d->nheader) return;
@@ -856,4 +864,8 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? (d->think_open[0] ? E_LEAD_REASON : E_REASON)
              : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
              : E_PRE;
+    if (d->opens_in_header) {
+        begin_call(p, NULL);
+        e->field_at = d->nheader - 1;
+    }
 }

@@ -83,6 +83,10 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
+    /* turns addressed to a recipient (Functionary v2) */
+    bool opens_in_header;           /* the prompt writes the first call's opener and all but the
+                                       last header field: the reply begins in that field */
+    const char *content_name;       /* a header naming this is no call: content follows ("all") */
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */

@@ -260,6 +260,16 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .header = {FIELD(HF_NAME, ":\n")}, .nheader = 1,
         .body = BODY_JSON_ARGS,
     },
+    {
+        /* Functionary v2: every turn is addressed; the prompt ends with the
+           first turn's "<|recipient|>" */
+        .id = CF_REPLY_FUNCTIONARY_V2, .name = "functionary-v2",
+        .example = "all\\n<|content|>C\\n<|from|>assistant\\n<|recipient|>f\\n<|content|>{...}",
+        .call_open = {"<|from|>assistant"},
+        .header = {LITERAL("", "<|recipient|>"), FIELD(HF_NAME, "\n<|content|>")}, .nheader = 2,
+        .body = BODY_JSON_ARGS,
+        .opens_in_header = true, .content_name = "all",
+    },
 };
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
@@ -315,6 +325,8 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
                                   d->call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         if (in_list(lists[k], s, n)) return true;
+    for (int k = 0; k < d->nheader; k++)
+        if (in_list(d->header[k].end, s, n)) return true;
     return false;
 }
 

@@ -135,6 +135,7 @@ FAMILIES = {
     "hyperclovax": ("more/vllm__tool_chat_template_hyperclovax_seed_think_14b.jinja", ["<|endofturn|>", "<|stop|>"],
                     None),
     "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
+    "functionary-v2": ("templates/meetkai__functionary-medium-v2.2.jinja", ["<|stop|>"], None),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
@@ -142,7 +143,7 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
 # words of markers a format drops from content (hyperclovax's turn tokens)
-FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"]}
+FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -344,6 +345,8 @@ built("doc", "chatml-functions", "functions.get_weather:\n" + W + "\nfunctions.s
       [("get_weather", W), ("search_docs", S)])
 built("not-a-call", "chatml-functions", "See functions.py:\nit has no JSON.", "See functions.py:\nit has no JSON.",
       None, [])
+built("call-first", "functionary-v2", "get_weather\n<|content|>" + W + "\n<|from|>assistant\n<|recipient|>all\n"
+      "<|content|>Done.", "Done.", None, [("get_weather", W)], tail="<|from|>assistant\n<|recipient|>")
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
