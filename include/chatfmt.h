@@ -378,6 +378,9 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *                   chatml-function-calling)
  *     functionary-v2 after the prompt's "<|from|>assistant\n<|recipient|>": all\n<|content|>C
  *                   \n<|from|>assistant\n<|recipient|>N\n<|content|>{...} (Functionary v2.2)
+ *     glimmer       after the prompt's "<|start|>assistant": to=self<|message|>R<|eom|>
+ *                   <|start|>assistant to=N<|message|><atem:function_calls><atem:invoke name="N">
+ *                   <atem:parameter name="K">V</atem:parameter>...; to=user is content
  * Every described format takes <think>R</think> (or its own markers) before
  * the content, a leading closer when the prompt opened reasoning, and text
  * between and after calls.
@@ -432,6 +435,7 @@ typedef enum cf_reply_format {
     CF_REPLY_HYPERCLOVAX,
     CF_REPLY_CHATML_FUNCTIONS,
     CF_REPLY_FUNCTIONARY_V2,
+    CF_REPLY_GLIMMER,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,

@@ -131,7 +131,7 @@ static void build_sets(Engine *e) {
     }
     add(&e->section_end, d->section_close, R_SECTION_CLOSE);
     MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
-                      &e->field[2], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
+                      &e->field[2], &e->field[3], &e->field[4], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
                       &e->mid, &e->val, &e->section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
 }
@@ -183,7 +183,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     e.d = d;
     build_sets(&e);
     const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
-                            &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
+                            &e.field[2], &e.field[3], &e.field[4], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
                             &e.val, &e.section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
         /* the lead falls back to content, the reopened lead to reasoning */
@@ -199,7 +199,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
-    if (d->opens_in_header && !d->nheader) return "a reply that opens in a header without one";
+    if (d->opens_in_field > d->nheader) return "a reply that opens in a header field it does not have";
     return NULL;
 }
 
@@ -320,8 +320,9 @@ static void field_done(Parser *p, const char *tag) {
     const char *s = p->text.p;
     size_t n = p->text.len;
     trim(&s, &n);
+    HeaderFieldKind kind = e->d->header[e->field_at].kind;
     bool ok = !has_control(s, n);
-    switch (e->d->header[e->field_at].kind) {
+    switch (kind) {
     case HF_NAME:
         ok = ok && n;
         if (ok) sb_put(&p->call.name, s, n);
@@ -333,6 +334,7 @@ static void field_done(Parser *p, const char *tag) {
         }
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
+    case HF_SAME_NAME: ok = ok && n == p->call.name.len && memcmp(s, p->call.name.p, n) == 0; break;
     default: {   /* HF_LITERAL */
         const char *want = e->d->header[e->field_at].text;
         ok = ok && n == strlen(want) && memcmp(s, want, n) == 0;
@@ -343,11 +345,13 @@ static void field_done(Parser *p, const char *tag) {
         call_break(p, E_CONTENT, NULL, 0);
         return;
     }
-    const char *cn = e->d->content_name;
-    if (cn && e->d->header[e->field_at].kind == HF_NAME && n == strlen(cn) && memcmp(s, cn, n) == 0) {
-        p->call.active = false;   /* a turn to the user: its header is markup, its text content */
+    const char *cn = e->d->content_name, *rn = e->d->reasoning_name;
+    bool to_user = cn && n == strlen(cn) && memcmp(s, cn, n) == 0;
+    if (kind == HF_NAME && (to_user || (rn && n == strlen(rn) && memcmp(s, rn, n) == 0))) {
+        p->call.active = false;   /* a turn to the user or to itself: its header is markup */
         p->call.raw.len = 0;
-        p->state = E_CONTENT;
+        p->call.name.len = 0;
+        p->state = to_user ? E_CONTENT : E_REASON;
         return;
     }
     if (++e->field_at < e->d->nheader) return;
@@ -864,8 +868,8 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? (d->think_open[0] ? E_LEAD_REASON : E_REASON)
              : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
              : E_PRE;
-    if (d->opens_in_header) {
+    if (d->opens_in_field) {
         begin_call(p, NULL);
-        e->field_at = d->nheader - 1;
+        e->field_at = (uint8_t)(d->opens_in_field - 1);
     }
 }

@@ -38,8 +38,10 @@
 enum { DESC_MARKERS = 4 };          /* room in each marker list (NULL-terminated) */
 
 /* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
- * field that is not is not this format's call (the bytes stay content). */
-typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL } HeaderFieldKind;
+ * field that is not is not this format's call (the bytes stay content).
+ * HF_SAME_NAME: the name again, as an earlier field gave it (Glimmer's
+ * <atem:invoke name="N"> repeats its header's to=N); another name is no call. */
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME } HeaderFieldKind;
 typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
@@ -49,7 +51,7 @@ typedef struct HeaderField {
     const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
 } HeaderField;
 
-enum { MAX_HEADER_FIELDS = 3 };
+enum { MAX_HEADER_FIELDS = 5 };
 
 typedef struct ReplyFormatDesc {
     cf_reply_format id;
@@ -83,10 +85,11 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
-    /* turns addressed to a recipient (Functionary v2) */
-    bool opens_in_header;           /* the prompt writes the first call's opener and all but the
-                                       last header field: the reply begins in that field */
-    const char *content_name;       /* a header naming this is no call: content follows ("all") */
+    /* turns addressed to a recipient (Functionary v2, Glimmer) */
+    uint8_t opens_in_field;         /* 1 + the header field the reply begins in (the prompt wrote
+                                       the first call's opener and the fields before); 0: none */
+    const char *content_name;       /* a name that is no call: content follows ("all", "user") */
+    const char *reasoning_name;     /* a name that is no call: reasoning follows ("self") */
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */

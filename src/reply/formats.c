@@ -268,7 +268,24 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .call_open = {"<|from|>assistant"},
         .header = {LITERAL("", "<|recipient|>"), FIELD(HF_NAME, "\n<|content|>")}, .nheader = 2,
         .body = BODY_JSON_ARGS,
-        .opens_in_header = true, .content_name = "all",
+        .opens_in_field = 2, .content_name = "all",
+    },
+    {
+        /* Glimmer's ATEM protocol: every message is addressed (to=self is
+           reasoning, to=user content, to=TOOL a call); the prompt ends with
+           the first message's "<|start|>assistant" */
+        .id = CF_REPLY_GLIMMER, .name = "glimmer",
+        .example = " to=self<|message|>R<|eom|><|start|>assistant to=f<|message|><atem:function_calls><atem:invoke name=\"f\"><atem:parameter name=\"k\">v</atem:parameter></atem:invoke></atem:function_calls>",
+        .think_close = {"<|eom|>"},
+        .drop = {"<|eom|>"},
+        .call_open = {"<|start|>assistant"}, .call_close = {"</atem:function_calls>"},
+        .header = {LITERAL("", "to="), FIELD(HF_NAME, "<|message|>"), LITERAL("", "<atem:function_calls>"),
+                   LITERAL("", "<atem:invoke name=\""), FIELD(HF_SAME_NAME, "\">")},
+        .nheader = 5,
+        .body = BODY_XML,
+        .param_open = {"<atem:parameter name=\""}, .key_close = {"\">"}, .value_close = {"</atem:parameter>"},
+        .params_close = {"</atem:invoke>"},
+        .opens_in_field = 1, .content_name = "user", .reasoning_name = "self",
     },
 };
 

@@ -136,6 +136,7 @@ FAMILIES = {
                     None),
     "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
     "functionary-v2": ("templates/meetkai__functionary-medium-v2.2.jinja", ["<|stop|>"], None),
+    "glimmer": ("more/muse__glimmer.jinja", ["<|eot|>"], r'<atem:parameter name="([^"]*)">(.*?)</atem:parameter>'),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
@@ -143,7 +144,8 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
 # words of markers a format drops from content (hyperclovax's turn tokens)
-FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"]}
+FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"],
+                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -347,6 +349,10 @@ built("not-a-call", "chatml-functions", "See functions.py:\nit has no JSON.", "S
       None, [])
 built("call-first", "functionary-v2", "get_weather\n<|content|>" + W + "\n<|from|>assistant\n<|recipient|>all\n"
       "<|content|>Done.", "Done.", None, [("get_weather", W)], tail="<|from|>assistant\n<|recipient|>")
+built("content-after-call", "glimmer", ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+      '<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>'
+      "<|start|>assistant to=user<|message|>Checking.", "Checking.", None, [("get_weather", '{"city": "Paris"}')],
+      tail="<|start|>assistant")
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
