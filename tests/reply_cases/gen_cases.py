@@ -159,7 +159,7 @@ FAMILIES = {
     "qwen25": {"format": "hermes", "template": "reasoning-qwen25.jinja", "end": "<|im_end|>\n",
                "keywords": ["think", "tool", "call", "name", "arguments", "parameters"]},
     "command-a": {"format": "command-a", "template": "command-a-reasoning.jinja", "end": "",
-                  "keywords": ["START", "END", "THINKING", "ACTION", "RESPONSE", "OF", "TURN", "TOKEN",
+                  "keywords": ["START", "END", "THINKING", "ACTION", "RESPONSE", "TEXT", "OF", "TURN", "TOKEN",
                                "co", "tool", "call", "id", "name", "parameters"]},
 }
 
@@ -383,6 +383,10 @@ reply, clean, cites = citation_case([("cite", "  Leading span", "0:[3]"), ("text
 add("citation-at-start", "command-a", reply, expect("command-a", clean, None, citations=cites))
 add("citation-malformed-sources", "command-a", "<|START_RESPONSE|>A <co>span</co: zero> B<|END_RESPONSE|>",
     expect("command-a", "A span</co: zero> B", None))
+
+# Command A Reasoning's MoE template (Cohere2MoE) wraps the answer in <|START_TEXT|>...<|END_TEXT|>
+add("text-block", "command-a", "<|START_THINKING|>Plan.<|END_THINKING|><|START_TEXT|>It is sunny.<|END_TEXT|>"
+    "<|END_OF_TURN_TOKEN|>", expect("command-a", "It is sunny.", "Plan."))
 
 # tool_call_id kept; missing id -> generated; ids need not be "0".."n"
 reply = ('<|START_ACTION|>[{"tool_call_id": "7", "tool_name": "ping", "parameters": {}}, '
