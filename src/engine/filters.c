@@ -351,7 +351,8 @@ static Value get_attr(Rt *rt, const Getter *g, Value item) {
 /* ------------------------------------------------------------------ */
 /* Sorting exactly as CPython's list.sort compares: count_run + binary   */
 /* insertion for short lists (the comparison order decides which         */
-/* TypeError message appears), a stable merge sort beyond 64 items.      */
+/* TypeError message appears); beyond 64 items count_run, then a stable  */
+/* merge sort when the first run is not the whole list.                  */
 /* ------------------------------------------------------------------ */
 
 static bool lt(Rt *rt, Value a, Value b) { return v_compare(rt, a, b, "<") < 0; }
@@ -400,8 +401,10 @@ void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
     while (log2n < 64 && ((uint64_t)1 << log2n) < n) log2n++;
     rt_step(rt, (uint64_t)n * log2n / 4);
     if (reverse) reverse_keyed(a, n);
-    if (n >= 2 && n < 64) {
-        /* count_run: a strictly descending prefix is reversed in place */
+    if (n >= 2) {
+        /* count_run, CPython's first step at any length: a strictly
+         * descending prefix is reversed in place. A run that is the whole
+         * list (an already sorted one) leaves nothing to do. */
         size_t run = 2;
         if (lt(rt, a[1].key, a[0].key)) {
             while (run < n && lt(rt, a[run].key, a[run - 1].key)) run++;
@@ -409,9 +412,8 @@ void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
         } else {
             while (run < n && !lt(rt, a[run].key, a[run - 1].key)) run++;
         }
-        binary_insertion(rt, a, n, run);
-    } else if (n >= 64) {
-        merge_sort(rt, a, rt_alloc(rt, n * sizeof(Keyed)), n);
+        if (n < 64) binary_insertion(rt, a, n, run);
+        else if (run < n) merge_sort(rt, a, rt_alloc(rt, n * sizeof(Keyed)), n);
     }
     if (reverse) reverse_keyed(a, n);
 }
@@ -1259,11 +1261,9 @@ static Value f_unique(Rt *rt, Value self, const Args *args) {
     List *items = v_iterate(rt, self), *out = new_list(rt, 4);
     Dict *seen = dict_new(rt, 8);
     for (size_t i = 0; i < items->len; i++) {
-        Value key = get_attr(rt, &g, items->items[i]), dummy;
+        Value key = get_attr(rt, &g, items->items[i]);
         need_hashable(rt, key);
-        if (dict_get(seen, key, &dummy)) continue;
-        dict_set(rt, seen, key, v_none());
-        list_push(rt, out, items->items[i]);
+        if (dict_add(rt, seen, key, v_none())) list_push(rt, out, items->items[i]);
     }
     return generator_of(out);
 }

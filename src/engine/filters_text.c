@@ -670,7 +670,7 @@ static size_t tw_match(const Wrap *w, size_t i) {
             if (behind && ahead) return j + 1;
         }
         if (j >= n || tw_space(c[j])) return j;           /* end of word */
-        if (tw_word_punct(c[j - 1]) && tw_dashes_then_word(w, j)) return j;   /* before an em-dash */
+        if (c[j] == '-' && tw_dashes_then_word(w, j) && tw_word_punct(c[j - 1])) return j;   /* before an em-dash */
     }
 }
 
