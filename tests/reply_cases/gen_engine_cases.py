@@ -31,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = (sys.argv[1] if len(sys.argv) > 1 else
           os.environ.get("CHATFMT_SHARED", os.path.join(HERE, "..", "..", "..", "shared")))
 sys.path.insert(0, os.path.join(SHARED, "oracle"))
+# Templates that print the date (Hunyuan) must give the same goldens every run.
+os.environ["CHATFMT_NOW"] = "2026-03-14T15:09:26"
 import hf_render  # noqa: E402
 
 CORPUS = os.path.join(SHARED, "corpus")
