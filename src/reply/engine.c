@@ -177,6 +177,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
+    if (d->no_calls) return d->section_open[0] || d->call_open[0] ? "call markers in a format without calls" : NULL;
     bool named = d->body == BODY_JSON_CALL;
     for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
     if (!named) return "nothing names the call";

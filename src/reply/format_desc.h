@@ -58,6 +58,7 @@ typedef struct ReplyFormatDesc {
     /* reasoning */
     const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
     bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
+    bool no_calls;                  /* reasoning and content only (plain): no call markers */
     /* content */
     const char *drop[DESC_MARKERS]; /* wrappers removed from content (<response>...) */
     /* calls */
@@ -104,7 +105,9 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an
  * opener, complete XML markers), else what is wrong (engine.c). */
 const char *engine_check_desc(const ReplyFormatDesc *d);
-/* The description of f, or NULL for a hand-written format. */
+/* The description of f (REPLY_FORMATS, or plain and hermes, which
+ * detection reaches first by their own rules), or NULL for a hand-written
+ * format. */
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f);
 
 #endif

@@ -244,7 +244,26 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
 
+/* Described formats that detection reaches by their own rules first
+ * (cf_reply_format_detect, caps.c's probe order), not in REPLY_FORMATS'
+ * signature order. */
+static const ReplyFormatDesc CORE_FORMATS[] = {
+    {
+        .id = CF_REPLY_PLAIN, .name = "plain", .example = "<think>R</think>C",
+        THINK, .no_calls = true,
+    },
+    {
+        .id = CF_REPLY_HERMES, .name = "hermes",
+        .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        THINK,
+        .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+};
+
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
+    for (size_t k = 0; k < sizeof CORE_FORMATS / sizeof CORE_FORMATS[0]; k++)
+        if (CORE_FORMATS[k].id == f) return &CORE_FORMATS[k];
     for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++)
         if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
     return NULL;
@@ -282,14 +301,11 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     /* the hand-written formats' markers a template may print after a reply */
     static const char *const HAND[][DESC_MARKERS] = {
-        [CF_REPLY_PLAIN] = {"<think>", "</think>"},
         [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
-        [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
         [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
     };
-    if ((unsigned)f < sizeof HAND / sizeof HAND[0]) return in_list(HAND[f], s, n);
     const ReplyFormatDesc *d = reply_format_desc(f);
-    if (!d) return false;
+    if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
                                   d->call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)

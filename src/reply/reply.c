@@ -20,25 +20,25 @@
 
 /* ---- formats ---- */
 
-/* The hand-written formats; the described ones are named in formats.c. */
-static const char *const FORMAT_NAMES[] = {"plain", "glm45", "hermes", "command-a"};
+/* The formats written by hand in their own file (the described ones are
+ * named in formats.c, the families in families.c). */
+static const char *const FORMAT_NAMES[] = {[CF_REPLY_GLM45] = "glm45", [CF_REPLY_COMMAND_A] = "command-a"};
 enum { HAND_WRITTEN = sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] };
 
 const char *cf_reply_format_name(cf_reply_format f) {
-    if ((unsigned)f < HAND_WRITTEN) return FORMAT_NAMES[f];
-    if (is_family(f)) return family_name(f);
     const ReplyFormatDesc *d = reply_format_desc(f);
-    return d ? d->name : "plain";
+    if (d) return d->name;
+    if (is_family(f)) return family_name(f);
+    return (unsigned)f < HAND_WRITTEN && FORMAT_NAMES[f] ? FORMAT_NAMES[f] : "plain";
 }
 
 const char *cf_reply_format_example(cf_reply_format f) {
-    static const char *const EXAMPLES[] = {
-        "<think>R</think>C",
-        "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
-        "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
-        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
+    static const char *const EXAMPLES[HAND_WRITTEN] = {
+        [CF_REPLY_GLM45] = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        [CF_REPLY_COMMAND_A] = "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
     };
-    _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (d) return d->example;
     if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
     static const char *const FAMILY_EXAMPLES[FAMILY_COUNT] = {
         "<|channel|>analysis<|message|>R<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{...}<|call|>",
@@ -51,9 +51,7 @@ const char *cf_reply_format_example(cf_reply_format f) {
         "<|channel>thought\nR<channel|>C<|tool_call>call:f{k:<|\"|>v<|\"|>}<tool_call|>",
         "<think>R</think>C [{\"name\": \"f\", \"arguments\": {...}}]",
     };
-    if (is_family(f)) return FAMILY_EXAMPLES[f - FAMILY_FIRST];
-    const ReplyFormatDesc *d = reply_format_desc(f);
-    return d ? d->example : NULL;
+    return is_family(f) ? FAMILY_EXAMPLES[f - FAMILY_FIRST] : NULL;
 }
 
 bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
@@ -792,8 +790,6 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     switch (p->format) {
     case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
-    case CF_REPLY_PLAIN:
-    case CF_REPLY_HERMES: hermes_init(p); break;
     default:
         if (is_family(p->format)) {
             families_init(p);
