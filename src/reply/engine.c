@@ -177,6 +177,9 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
+    for (int k = 0; k < d->nheader; k++)
+        if (d->header[k].token && (d->header[k].kind != HF_NAME || d->header[k].end[0]))
+            return "a token field is a name without end markers";
     if (d->no_calls) return d->section_open[0] || d->call_open[0] ? "call markers in a format without calls" : NULL;
     bool named = d->body == BODY_JSON_CALL;
     for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
@@ -299,6 +302,49 @@ static bool kimi_id(Parser *p, const char *s, size_t n) {
     return true;
 }
 
+/* The header is read: the body follows. */
+static void header_done(Parser *p) {
+    if (!p->call.name.len) {   /* (a description always names the call) */
+        call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    body_start(p);
+}
+
+static bool is_token_byte(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.' || c == ':' || c >= 0x80;
+}
+
+/* A name token (HeaderField.token): name bytes go to the name at once;
+ * whitespace after them, or a '<' (not consumed), ends it; anything else
+ * is not this format's call. */
+static void step_token(Parser *p, const char *s, size_t n, size_t *pi) {
+    Engine *e = p->eng;
+    size_t i = *pi, k = i, room = MAX_CALL_NAME - p->call.name.len;
+    while (k < n && k - i < room && is_token_byte((unsigned char)s[k])) k++;
+    if (k > i) {
+        sb_put(&p->call.name, s + i, k - i);
+        call_raw(p, s + i, k - i);
+        *pi = k;
+        return;
+    }
+    unsigned char c = (unsigned char)s[i];
+    bool named = p->call.name.len > 0;
+    if (!named && is_space(c)) {
+        call_raw(p, s + i, 1);
+        *pi = i + 1;
+    } else if (named && (is_space(c) || c == '<')) {
+        if (c != '<') {
+            call_raw(p, s + i, 1);
+            *pi = i + 1;
+        }
+        if (++e->field_at == e->d->nheader) header_done(p);
+    } else {
+        call_break(p, E_CONTENT, NULL, 0);
+    }
+}
+
 static void field_done(Parser *p, const char *tag) {
     Engine *e = p->eng;
     call_raw(p, tag, strlen(tag));
@@ -329,11 +375,7 @@ static void field_done(Parser *p, const char *tag) {
         return;
     }
     if (++e->field_at < e->d->nheader) return;
-    if (!p->call.name.len) {   /* (a description always names the call) */
-        call_break(p, E_CONTENT, NULL, 0);
-        return;
-    }
-    body_start(p);
+    header_done(p);
 }
 
 /* ---- JSON bodies ---- */
@@ -664,6 +706,10 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             }
             break;
         case E_HDR: {
+            if (d->header[e->field_at].token) {
+                step_token(p, s, n, &i);
+                break;
+            }
             const MarkSet *m = &e->field[e->field_at];
             r = scan_bounded(p, s, n, &i, m, put_held, p->text.len, HEADER_MAX);
             if (r >= 0) field_done(p, m->tags[r]);
@@ -811,13 +857,16 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
     case E_JSON_CALL:
     case E_ARGS: return json_args_fast(p);
     case E_VAL:
-        /* a string value of a committed call, escaped twice as glm45's (a
-         * held newline is the machine's) */
-        if (!p->string_value || e->d->trim_value || !p->call.committed) return FAST_NONE;
+        /* a string value of a committed call, escaped twice (a held newline
+         * is the machine's); any other value is held whole */
         m = &e->val;
-        kind = FAST_GLM_ARGS;
+        if (!p->string_value) kind = FAST_HELD;
+        else if (e->d->trim_value || !p->call.committed) return FAST_NONE;
+        else kind = FAST_GLM_ARGS;
         break;
+    case E_HDR: return e->d->header[e->field_at].token ? FAST_NAME : FAST_NONE;
     case E_PARAMS: m = &e->params; kind = FAST_TAG; break;
+    case E_MID: m = &e->mid; kind = FAST_TAG; break;
     case E_SECTION: m = &e->section; kind = FAST_TAG; break;
     case E_CALL_END: m = &e->call_end; kind = FAST_TAG; break;
     default: return FAST_NONE;

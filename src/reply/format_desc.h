@@ -11,7 +11,7 @@
  *   section_close
  *
  * HEADER is text fields each ending at a marker (the name; an id; a prefix
- * to skip; Kimi's "functions.NAME:N" which is both). BODY is one of
+ * to skip; Kimi's "functions.NAME:N" which is both), or a name token. BODY is one of
  *   BODY_JSON_CALL  a JSON object {"name": N, "arguments": {...}} (keys from
  *                   name_keys/args_keys; or {"N": {...}} with name_is_key),
  *                   alone, in a JSON array, or several in a row (list);
@@ -47,6 +47,10 @@ typedef struct HeaderField {
     HeaderFieldKind kind;
     const char *end[DESC_MARKERS];  /* markers that end the field */
     const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
+    bool token;                     /* HF_NAME without end markers: a run of name bytes (letters,
+                                       digits, _ - . : and non-ASCII) after optional whitespace,
+                                       ended by whitespace or by a '<' read again by the body
+                                       (GLM's "NAME\n<arg_key>" and 4.7's "NAME<arg_key>") */
 } HeaderField;
 
 enum { MAX_HEADER_FIELDS = 3 };
@@ -105,7 +109,7 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an
  * opener, complete XML markers), else what is wrong (engine.c). */
 const char *engine_check_desc(const ReplyFormatDesc *d);
-/* The description of f (REPLY_FORMATS, or plain and hermes, which
+/* The description of f (REPLY_FORMATS, or plain, hermes and glm45, which
  * detection reaches first by their own rules), or NULL for a hand-written
  * format. */
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f);

@@ -259,6 +259,17 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
         .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
+    {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
+        .id = CF_REPLY_GLM45, .name = "glm45",
+        .example = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        THINK,
+        .call_open = {"<tool_call>"},
+        .header = {{.kind = HF_NAME, .token = true}}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<arg_key>"}, .key_close = {"</arg_key>"},
+        .value_open = "<arg_value>", .value_close = {"</arg_value>"},
+        .params_close = {"</tool_call>"},
+    },
 };
 
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
@@ -301,7 +312,6 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     /* the hand-written formats' markers a template may print after a reply */
     static const char *const HAND[][DESC_MARKERS] = {
-        [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
         [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
     };
     const ReplyFormatDesc *d = reply_format_desc(f);

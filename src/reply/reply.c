@@ -22,7 +22,7 @@
 
 /* The formats written by hand in their own file (the described ones are
  * named in formats.c, the families in families.c). */
-static const char *const FORMAT_NAMES[] = {[CF_REPLY_GLM45] = "glm45", [CF_REPLY_COMMAND_A] = "command-a"};
+static const char *const FORMAT_NAMES[] = {[CF_REPLY_COMMAND_A] = "command-a"};
 enum { HAND_WRITTEN = sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] };
 
 const char *cf_reply_format_name(cf_reply_format f) {
@@ -34,7 +34,6 @@ const char *cf_reply_format_name(cf_reply_format f) {
 
 const char *cf_reply_format_example(cf_reply_format f) {
     static const char *const EXAMPLES[HAND_WRITTEN] = {
-        [CF_REPLY_GLM45] = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
         [CF_REPLY_COMMAND_A] = "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
     };
     const ReplyFormatDesc *d = reply_format_desc(f);
@@ -788,7 +787,6 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     p->reasoning_mode = reasoning_from_tail(p->format, opt);
     const ReplyFormatDesc *desc = reply_format_desc(p->format);
     switch (p->format) {
-    case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
     default:
         if (is_family(p->format)) {

@@ -298,7 +298,6 @@ bool property_allows_string(Value props, const char *key, size_t n);
 /* per-format entry points */
 struct ReplyFormatDesc;
 void engine_init(Parser *p, const struct ReplyFormatDesc *desc);   /* engine.c: described formats */
-void glm45_init(Parser *p);
 void command_a_init(Parser *p);
 
 #endif
