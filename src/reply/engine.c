@@ -50,8 +50,6 @@ struct Engine {
     bool in_section;
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
-    bool val_started;        /* trim: the value's first non-space byte was seen */
-    StrBuf ws;               /* trim: whitespace held back, layout if the value ends here */
     char flag_text[FLAG_MAX + 1];
     uint8_t flag_len;
 };
@@ -528,10 +526,9 @@ static void key_done(Parser *p) {
 }
 
 static void value_begin(Parser *p) {
-    Engine *e = p->eng;
     p->text.len = 0;
-    e->val_started = false;
-    e->ws.len = 0;
+    p->value.started = false;   /* trim: the value's first non-space byte was seen */
+    p->value.ws.len = 0;        /* trim: whitespace held back, layout if the value ends here */
     if (p->string_value) {
         call_args(p, "\"", 1);
         call_represented(p);
@@ -561,17 +558,18 @@ static void put_value(Parser *p, const char *s, size_t n) {
         return;
     }
     if (trim) {
-        if (!e->val_started)
+        Chan *v = &p->value;
+        if (!v->started)
             while (n && is_space((unsigned char)*s)) s++, n--;
         size_t k = n;
         while (k && is_space((unsigned char)s[k - 1])) k--;
         if (k) {   /* text: the whitespace held before it is the value's */
-            e->val_started = true;
-            if (e->ws.len) emit_value(p, e->ws.p, e->ws.len);
-            e->ws.len = 0;
+            v->started = true;
+            if (v->ws.len) emit_value(p, v->ws.p, v->ws.len);
+            v->ws.len = 0;
             emit_value(p, s, k);
         }
-        if (e->val_started) sb_put(&e->ws, s + k, n - k);
+        if (v->started) sb_put(&v->ws, s + k, n - k);
     } else {
         emit_value(p, s, n);
     }
@@ -861,8 +859,8 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
          * is the machine's); any other value is held whole */
         m = &e->val;
         if (!p->string_value) kind = FAST_HELD;
-        else if (e->d->trim_value || !p->call.committed) return FAST_NONE;
-        else kind = FAST_GLM_ARGS;
+        else if (!p->call.committed) return FAST_NONE;
+        else kind = e->d->trim_value ? FAST_TRIM_ARGS : FAST_GLM_ARGS;
         break;
     case E_HDR: return e->d->header[e->field_at].token ? FAST_NAME : FAST_NONE;
     case E_PARAMS: m = &e->params; kind = FAST_TAG; break;
@@ -881,7 +879,6 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     Engine *e = rt_alloc0(&p->rt, sizeof *e);
     e->d = d;
     build_sets(e);
-    sb_init(&p->rt, &e->ws, 16);
     p->eng = e;
     p->step = engine_step;
     p->finish = engine_finish;

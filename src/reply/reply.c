@@ -773,13 +773,14 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     p->format = opt ? opt->format : CF_REPLY_PLAIN;
     if ((unsigned)p->format >= CF_REPLY_FORMAT_COUNT)
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
-    StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->call.name, &p->call.id,
+    StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->value.ws, &p->call.name, &p->call.id,
                       &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
                       &p->span_text, &p->msg_reasoning, &p->msg_calls,
                       &p->msg_citations, &p->out};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) sb_init(rt, bufs[k], 64);
     p->content.field = FIELD_CONTENT;
     p->reasoning.field = FIELD_REASONING;
+    p->value.field = FIELD_VALUE;
     p->tools = v_none();
     p->props = v_none();
     if (opt && opt->tools_json && opt->tools_json[0])
@@ -1083,6 +1084,13 @@ enum {
 #define F_GLM(c)                                                                               \
     (IS_QUOTE_OR_BS(c) || (c) == '\n' || (c) == '\t' || (c) == '\r' ? A_ESC                   \
      : (c) == '<' ? A_LT : IS_PRINTABLE(c) ? A_COPY : IS_LEAD(c) ? A_U8 : A_REST)
+/* A string value whose surrounding whitespace is layout: whitespace is
+ * held (FAST_TRIM_ARGS, in Parser.value) until text follows it. */
+#define TRIM_ACTION(c, copy)                                                                    \
+    (IS_FIELD_SPACE(c) ? A_HOLD : IS_QUOTE_OR_BS(c) ? A_ESC : (c) == '<' ? A_LT                \
+     : IS_GRAPHIC(c) ? (copy) : IS_LEAD(c) ? A_U8 : A_REST)
+#define F_TRIM(c) TRIM_ACTION(c, A_COPY)
+#define F_TRIM_HELD(c) TRIM_ACTION(c, A_EMIT)
 /* Markup in a call (FAST_TAG, FAST_HELD), ASCII only. */
 #define F_MARKUP_SPACE(c) ((c) == ' ' || ((c) >= '\t' && (c) <= '\r') ? A_RAW : (c) == '<' ? A_LT : A_REST)
 #define F_MARKUP_TEXT(c) ((c) == '<' ? A_LT : (c) < 0x80 ? A_HELD : A_REST)
@@ -1098,6 +1106,7 @@ static const uint8_t LEAF_TEXT[256] = LEAF_TABLE(F_TEXT), LEAF_TEXT_HELD[256] = 
                      LEAF_PLAIN[256] = LEAF_TABLE(F_PLAIN), LEAF_PLAIN_HELD[256] = LEAF_TABLE(F_PLAIN_HELD),
                      LEAF_SPAN[256] = LEAF_TABLE(F_SPAN), LEAF_JSON[256] = LEAF_TABLE(F_JSON),
                      LEAF_JSON_ESC[256] = LEAF_TABLE(F_JSON_ESC), LEAF_GLM[256] = LEAF_TABLE(F_GLM),
+                     LEAF_TRIM[256] = LEAF_TABLE(F_TRIM), LEAF_TRIM_HELD[256] = LEAF_TABLE(F_TRIM_HELD),
                      LEAF_MARKUP_SPACE[256] = LEAF_TABLE(F_MARKUP_SPACE),
                      LEAF_MARKUP_TEXT[256] = LEAF_TABLE(F_MARKUP_TEXT), LEAF_NAME[256] = LEAF_TABLE(F_NAME),
                      LEAF_SOURCES[256] = LEAF_TABLE(F_SOURCES), LEAF_QUIET[256] = LEAF_TABLE(F_QUIET),
@@ -1184,16 +1193,27 @@ enum { HOT_MAX_TEXT = 4 };
      : IS_PRINTABLE(c) ? H_PLAIN(c) : H_UTF8(c))
 #define F_HOT_GLM(c) HOT_GLM_ENTRY(c, H_LT)
 #define F_HOT_GLM_NO_LT(c) HOT_GLM_ENTRY(c, H_NOT)
+/* a string value whose surrounding whitespace is layout: whitespace held
+ * as its text, escaped twice */
+#define HOT_TRIM_ENTRY(c, lt)                                                                   \
+    ((c) == ' ' ? H_SPACE(' ', 1) : (c) == '\n' ? H_SPACE(TEXT3('\\', '\\', 'n'), 3)                \
+     : (c) == '\t' ? H_SPACE(TEXT3('\\', '\\', 't'), 3) : (c) == '\r' ? H_SPACE(TEXT3('\\', '\\', 'r'), 3) \
+     : HOT_GLM_ENTRY(c, lt))
+#define F_HOT_TRIM(c) HOT_TRIM_ENTRY(c, H_LT)
+#define F_HOT_TRIM_NO_LT(c) HOT_TRIM_ENTRY(c, H_NOT)
 #define F_HOT_NONE(c) H_NOT
 #define E_HOT_TEXT(c) HOT_ENTRY(F_HOT_TEXT(c))
 #define E_HOT_PLAIN(c) HOT_ENTRY(F_HOT_PLAIN(c))
 #define E_HOT_JSON(c) HOT_ENTRY(F_HOT_JSON(c))
 #define E_HOT_GLM(c) HOT_ENTRY(F_HOT_GLM(c))
 #define E_HOT_GLM_NO_LT(c) HOT_ENTRY(F_HOT_GLM_NO_LT(c))
+#define E_HOT_TRIM(c) HOT_ENTRY(F_HOT_TRIM(c))
+#define E_HOT_TRIM_NO_LT(c) HOT_ENTRY(F_HOT_TRIM_NO_LT(c))
 #define E_HOT_NONE(c) HOT_ENTRY(F_HOT_NONE(c))
 static const Hot HOT_TEXT[256] = LEAF_TABLE(E_HOT_TEXT), HOT_PLAIN[256] = LEAF_TABLE(E_HOT_PLAIN),
                  HOT_JSON[256] = LEAF_TABLE(E_HOT_JSON), HOT_GLM[256] = LEAF_TABLE(E_HOT_GLM),
-                 HOT_GLM_NO_LT[256] = LEAF_TABLE(E_HOT_GLM_NO_LT), HOT_NONE[256] = LEAF_TABLE(E_HOT_NONE);
+                 HOT_GLM_NO_LT[256] = LEAF_TABLE(E_HOT_GLM_NO_LT), HOT_TRIM[256] = LEAF_TABLE(E_HOT_TRIM),
+                 HOT_TRIM_NO_LT[256] = LEAF_TABLE(E_HOT_TRIM_NO_LT), HOT_NONE[256] = LEAF_TABLE(E_HOT_NONE);
 
 /* Can the hot path hold '<' for these tags (all their second bytes are
  * IS_TAG_SECOND)? The answer for the last set asked is kept. */
@@ -1237,7 +1257,7 @@ static size_t hot_escapes(int kind, const char *s, size_t n) {
             if (le) i += first_flagged(mask);
         }
         if (s[i++] != '\\') continue;
-        size_t k = kind != FAST_GLM_ARGS ? 2 : s[i + 1] == '\\' ? 4 : 3;
+        size_t k = kind != FAST_GLM_ARGS && kind != FAST_TRIM_ARGS ? 2 : s[i + 1] == '\\' ? 4 : 3;
         extra += k - 1;
         i += k - 1;
     }
@@ -1273,15 +1293,19 @@ static inline void leaf_fold(Parser *p) {
     if (!(hold & HS_READY))   /* an open UTF-8 sequence: back to its lead */
         for (u8 = 1; ((unsigned char)o[end - u8] & 0xC0) == 0x80; u8++) continue;
     lt = !(hold & HS_NO_LT);
+    size_t esc = p->fast_kind == FAST_TRIM_ARGS ? 3 : 2;   /* \n's text, escaped once or twice */
     if (!(hold & (lt ? HS_LT_NO_SPACE : HS_NO_SPACE)))   /* " " or \n \t \r, just before */
-        ws = o[end - u8 - lt - 1] == ' ' ? 1 : 2;
+        ws = o[end - u8 - lt - 1] == ' ' ? 1 : esc;
     size_t seen = end - u8 - lt - ws, extra = hot_escapes(p->fast_kind, o + from, end - from);
     p->leaf_budget -= (uint32_t)(end - from - extra);
-    if (c && c->count_cps) c->cps += count_cps(o + from, seen - from) - (extra - (ws == 2));
+    if (c && c->count_cps) c->cps += count_cps(o + from, seen - from) - (extra - (ws == 2));   /* (text fields) */
     p->out.len = p->leaf_from = seen;
     p->leaf_hold = HS_BASE;
     if (!(u8 | lt | ws)) return;
-    if (ws) c->ws.p[c->ws.len++] = ws == 1 ? ' ' : o[seen + 1] == 'n' ? '\n' : o[seen + 1] == 't' ? '\t' : '\r';
+    if (ws) {
+        char letter = o[seen + ws - 1];
+        c->ws.p[c->ws.len++] = ws == 1 ? ' ' : letter == 'n' ? '\n' : letter == 't' ? '\t' : '\r';
+    }
     if (lt) {   /* (as A_LT) */
         p->tm_buf[0] = '<';
         p->tm_len = 1;
@@ -1359,12 +1383,14 @@ static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof H
  * started) and the output line they belong to is open. */
 static void fast_refresh(Parser *p) {
     /* the output line each kind writes to (markup kinds write none) */
-    static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS,
+    static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS, LINE_ARGS,
                                 LINE_NONE, LINE_NONE, LINE_NONE, LINE_NONE};
+    _Static_assert(sizeof lines / sizeof lines[0] == FAST_SOURCES + 1, "a line per fast kind");
     static const TagSet no_tags = {NULL, 0};
     const TagSet *tags = &no_tags;
     int kind = p->fast(p, &tags);
-    Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning : NULL;
+    Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning
+            : kind == FAST_TRIM_ARGS ? &p->value : NULL;
     bool line_ok = kind >= FAST_TAG ||
                    (p->open_line == lines[kind] &&
                     (lines[kind] != LINE_ARGS || p->open_index == p->ncalls - 1));
@@ -1375,7 +1401,7 @@ static void fast_refresh(Parser *p) {
     p->fast_tags = tags;
     /* a text field whose line is not open: whitespace and tag prefixes (as
      * between calls) still need not wait for the machine */
-    bool quiet = c && !line_ok;
+    bool quiet = c && c->field != FIELD_VALUE && !line_ok;
     p->fast_ok = kind != FAST_NONE && (!p->span_open || spanning || quiet || kind >= FAST_TAG) &&
                  (line_ok || quiet) && (!c || c->started);
     p->fast_quiet = quiet;
@@ -1406,6 +1432,11 @@ static void fast_refresh(Parser *p) {
         p->leaf_base = p->leaf_held = LEAF_GLM;
         hot = hot_lt_ok(p, tags) ? HOT_GLM : HOT_GLM_NO_LT;
         break;
+    case FAST_TRIM_ARGS:
+        p->leaf_base = LEAF_TRIM;
+        p->leaf_held = LEAF_TRIM_HELD;
+        hot = hot_lt_ok(p, tags) ? HOT_TRIM : HOT_TRIM_NO_LT;
+        break;
     case FAST_TAG: p->leaf_base = p->leaf_held = LEAF_MARKUP_SPACE; break;
     case FAST_HELD: p->leaf_base = p->leaf_held = LEAF_MARKUP_TEXT; break;
     case FAST_NAME: p->leaf_base = p->leaf_held = LEAF_NAME; break;
@@ -1429,6 +1460,21 @@ static int tag_peek(const Parser *p, const TagSet *set, unsigned char c) {
     return more;
 }
 
+/* A_ESC: text fields escape '"' and '\\' once; an XML string value
+ * escapes them and \n \t \r twice (a JSON string in the arguments string). */
+typedef struct Escape {
+    char text[5];
+    uint8_t len;
+} Escape;
+
+static const Escape *escape_of(int kind, unsigned char ch) {
+    static const Escape once[128] = {['"'] = {"\\\"", 2}, ['\\'] = {"\\\\", 2}};
+    static const Escape twice[128] = {['"'] = {"\\\\\\\"", 4}, ['\\'] = {"\\\\\\\\", 4},
+                                      ['\n'] = {"\\\\n", 3}, ['\t'] = {"\\\\t", 3},
+                                      ['\r'] = {"\\\\r", 3}};
+    return kind == FAST_GLM_ARGS || kind == FAST_TRIM_ARGS ? &twice[ch & 127] : &once[ch & 127];
+}
+
 /* Append s (n bytes of JSON text standing for the raw text raw[0..rn)) to
  * the open line, after any whitespace the field holds; a started cited span
  * keeps the raw text as chan_send would. False (nothing done) if it does
@@ -1444,9 +1490,19 @@ static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, const 
         memcpy(span->p + span->len + held, raw, rn);
         span->len += held + rn;
     }
+    if (held && c->field == FIELD_VALUE) {   /* escaped twice, as the machine's emit_value */
+        for (size_t k = 0; k < held; k++)
+            if (c->ws.p[k] == '\v' || c->ws.p[k] == '\f') return false;
+    }
     if (held) {   /* whatever whitespace the field holds (the machine may hold \v, \f) */
         char *w = p->out.p + p->out.len;
         if (held == 1 && c->ws.p[0] == ' ') *w++ = ' ';   /* the usual one, between words */
+        else if (c->field == FIELD_VALUE)
+            for (size_t k = 0; k < held; k++) {
+                const Escape *e = escape_of(FAST_TRIM_ARGS, (unsigned char)c->ws.p[k]);
+                if (!e->len) *w++ = ' ';
+                for (size_t b = 0; b < e->len; b++) *w++ = e->text[b];
+            }
         else w = json_quote_body(w, c->ws.p, held);
         p->out.len = (size_t)(w - p->out.p);
         c->cps += held;
@@ -1471,21 +1527,6 @@ static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
     }
     if (r > 0) p->u8_len = 0;
     return true;
-}
-
-/* A_ESC: text fields escape '"' and '\\' once; a glm45 string value
- * escapes them and \n \t \r twice (a JSON string in the arguments string). */
-typedef struct Escape {
-    char text[5];
-    uint8_t len;
-} Escape;
-
-static const Escape *escape_of(int kind, unsigned char ch) {
-    static const Escape once[128] = {['"'] = {"\\\"", 2}, ['\\'] = {"\\\\", 2}};
-    static const Escape twice[128] = {['"'] = {"\\\\\\\"", 4}, ['\\'] = {"\\\\\\\\", 4},
-                                      ['\n'] = {"\\\\n", 3}, ['\t'] = {"\\\\t", 3},
-                                      ['\r'] = {"\\\\r", 3}};
-    return kind == FAST_GLM_ARGS ? &twice[ch & 127] : &once[ch & 127];
 }
 
 /* A_LT, and markup in a call: whitespace kept raw (A_RAW), text kept in
@@ -1636,6 +1677,7 @@ static inline bool leaf_put(Parser *p, Chan *c, const char *b, size_t k) {
     if (c && c->ws.len) {
         unsigned char w = (unsigned char)c->ws.p[0];
         if (c->ws.len != 1 || w == '\v' || w == '\f') return false;   /* \u000b, ... */
+        if (w != ' ' && c->field == FIELD_VALUE) return false;        /* escaped twice: fast_emit's */
         ws[0] = w == ' ' ? ' ' : '\\';
         ws[1] = ESCAPE[w];
         wk = w == ' ' ? 1 : 2;

@@ -44,7 +44,8 @@ enum { TAG_MORE = -1, TAG_MISS = -2 };
 
 /* ---- text fields with surrounding whitespace trimmed ---- */
 
-enum { FIELD_CONTENT, FIELD_REASONING };
+enum { FIELD_CONTENT, FIELD_REASONING,
+       FIELD_VALUE };   /* a typed-XML string value whose surrounding whitespace is layout */
 
 typedef struct Chan {
     int field;
@@ -118,7 +119,8 @@ typedef void (*FinishFn)(Parser *p);
  * machinery (1-byte feeds would otherwise cost ten calls a byte). */
 enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
        FAST_JSON_ARGS,   /* inside a JSON string of verbatim (committed) arguments */
-       FAST_GLM_ARGS,    /* a string-typed glm45 value of a committed call */
+       FAST_GLM_ARGS,    /* a string-typed XML value of a committed call */
+       FAST_TRIM_ARGS,   /* ... whose surrounding whitespace is layout (Parser.value holds it) */
        /* markup inside a call (no output): */
        FAST_TAG,         /* whitespace (kept raw), then one of the tags (expect_tag) */
        FAST_HELD,        /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
@@ -179,6 +181,7 @@ struct Parser {
     uint8_t tm_len;
     uint32_t tm_mask;        /* tags of the current set it may still become */
     Chan content, reasoning;
+    Chan value;              /* FIELD_VALUE: started / whitespace held of a trimmed XML value */
     Call call;
     uint32_t ncalls;         /* committed calls = next index */
     JScan js;
