@@ -309,10 +309,7 @@ static void header_done(Parser *p) {
     body_start(p);
 }
 
-static bool is_token_byte(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.' || c == ':' || c >= 0x80;
-}
+static bool is_token_byte(unsigned char c) { return is_name_byte(c) || c >= 0x80; }
 
 /* A name token (HeaderField.token): name bytes go to the name at once;
  * whitespace after them, or a '<' (not consumed), ends it; anything else
@@ -643,7 +640,7 @@ static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const Ma
 }
 
 static void engine_step(Parser *p, const char *s, size_t n) {
-    Engine *e = p->eng;   /* (re-entered once, from E_LEAD_REASON, for at most 31 held bytes) */
+    Engine *e = p->eng;   /* (re-entered by scan_lead for at most 31 held bytes) */
     const ReplyFormatDesc *d = e->d;
     size_t i = 0;
     while (i < n) {
@@ -657,28 +654,10 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             else if (e->lead.role[r] == R_DROP) break;   /* a content wrapper: still before any text */
             else on_trigger(p, e->lead.role[r], e->lead.tags[r]);
             break;
-        case E_LEAD_REASON: {
-            unsigned char c = (unsigned char)s[i];
-            if (!p->tm_len && is_space(c)) {   /* (trimmed from reasoning anyway) */
-                i++;
-                break;
-            }
-            r = tag_step(p, &e->lead_reason.set, c);
-            if (r == TAG_MORE) {
-                i++;
-            } else if (r >= 0) {
-                i++;
-                p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
-            } else {   /* its text begins: the held bytes and c are looked at again */
-                char held[sizeof p->tm_buf];
-                size_t k = p->tm_len;
-                memcpy(held, p->tm_buf, k);
-                p->tm_len = 0;
-                p->state = E_REASON;
-                if (k) engine_step(p, held, k);
-            }
+        case E_LEAD_REASON:   /* a held prefix that is not a marker is reasoning, scanned again */
+            r = scan_lead(p, s, n, &i, &e->lead_reason.set, E_REASON);
+            if (r >= 0) p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
             break;
-        }
         case E_REASON:
             r = scan_text(p, s, n, &i, &e->reason.set, put_reasoning);
             if (r < 0) break;

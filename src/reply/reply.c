@@ -417,8 +417,7 @@ void call_break(Parser *p, int resume_state, const char *replay, size_t replay_l
     rescan(p, rep, replay_len);
 }
 
-int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
-               bool miss_ends_call) {
+int expect_marks(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set) {
     size_t i = *pi;
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
@@ -435,21 +434,30 @@ int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set
             continue;
         }
         *pi = r == TAG_MISS ? i : i + 1;
-        if (r >= 0) return r;
-        if (!miss_ends_call) {
-            call_break(p, resume, p->tm_buf, p->tm_len);
-            return -2;
-        }
-        char rep[sizeof p->tm_buf];
-        size_t k = p->tm_len;
-        memcpy(rep, p->tm_buf, k);
-        call_accept(p);
-        p->state = resume;
-        rescan(p, rep, k);
-        return -2;
+        return r >= 0 ? r : -2;
     }
     *pi = i;
     return -1;
+}
+
+void marks_break(Parser *p, int resume) { call_break(p, resume, p->tm_buf, p->tm_len); }
+
+void marks_accept(Parser *p, int resume) {
+    char rep[sizeof p->tm_buf];
+    size_t k = p->tm_len;
+    memcpy(rep, p->tm_buf, k);
+    call_accept(p);
+    p->state = resume;
+    rescan(p, rep, k);
+}
+
+int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
+               bool miss_ends_call) {
+    int r = expect_marks(p, s, n, pi, set);
+    if (r != -2) return r;
+    if (miss_ends_call) marks_accept(p, resume);
+    else marks_break(p, resume);
+    return -2;
 }
 
 void call_accept(Parser *p) {
@@ -545,7 +553,7 @@ size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h) {
  * prefix-free, so at most one tag completes at a time. */
 int tag_step(Parser *p, const TagSet *set, unsigned char c) {
     size_t k = p->tm_len;
-    uint32_t alive = k ? p->tm_mask : (1u << set->n) - 1, next = 0;
+    uint32_t alive = k ? p->tm_mask : (1u << set->n) - 1, next = 0;   /* (n < 32) */
     for (int t = 0; t < set->n; t++) {
         const char *tag = set->tags[t];
         if (!(alive >> t & 1) || (unsigned char)tag[k] != c) continue;
@@ -571,13 +579,16 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
     size_t i = *pi;
     size_t run = i;              /* text of s not put yet starts here */
     size_t tm_at = SIZE_MAX;     /* where the held tag prefix begins in s (else: an earlier chunk) */
-    bool lt_only = tags_lt_only(set);
-    uint64_t first[4] = {0, 0, 0, 0};   /* the tags' first bytes, when not all '<' */
-    if (!lt_only)
-        for (int t = 0; t < set->n; t++) {
-            unsigned char c = (unsigned char)set->tags[t][0];
-            first[c >> 6] |= 1ull << (c & 63);
-        }
+    /* every tag starts with `lead` and is longer ('<' mostly): memchr finds
+     * where one may start; else a bitmap of the first bytes */
+    unsigned char lead = set->n ? (unsigned char)set->tags[0][0] : 0;
+    bool one_lead = set->n > 0;
+    uint64_t first[4] = {0, 0, 0, 0};
+    for (int t = 0; t < set->n; t++) {
+        unsigned char c = (unsigned char)set->tags[t][0];
+        one_lead &= c == lead && set->tags[t][1];
+        first[c >> 6] |= 1ull << (c & 63);
+    }
     for (;;) {
         if (p->tm_len) {
             if (i == n) break;
@@ -608,15 +619,15 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             i = n;
             break;
         }
-        if (lt_only) {   /* every tag starts with '<' */
-            const char *lt = memchr(s + i, '<', n - i);
-            if (!lt) {
+        if (one_lead) {
+            const char *at = memchr(s + i, lead, n - i);
+            if (!at) {
                 i = n;
                 break;
             }
-            i = (size_t)(lt - s);
+            i = (size_t)(at - s);
             tm_at = i++;
-            p->tm_buf[0] = '<';
+            p->tm_buf[0] = (char)lead;
             p->tm_len = 1;
             p->tm_mask = (1u << set->n) - 1;
             continue;
@@ -657,7 +668,7 @@ int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             return r;
         }
         p->state = content_state;
-        flush_tag_prefix(p, put_content);
+        rescan(p, p->tm_buf, p->tm_len);   /* (text: c is looked at again there) */
         break;
     }
     *pi = i;
