@@ -6,7 +6,11 @@
  * once both id and name are read (or at its end, when the id is missing:
  * then "call_<index>"), and its "parameters" text streams verbatim.
  * Content may cite tool results: <co>SPAN</co: 0:[1,2],1:[0]> becomes SPAN
- * plus a citation {start, end, text, sources}. */
+ * plus a citation {start, end, text, sources}.
+ * Written by hand, not described (format_desc.h): a description has no
+ * citations (spans counted in code points, sources parsed into JSON), no
+ * call that waits for the model's id before it commits, and no reasoning
+ * block that a call or a response opener also ends. */
 #include <stdio.h>
 #include <string.h>
 #include "reply.h"
@@ -144,11 +148,7 @@ static bool on_vstart(Parser *p) {
         p->val_mode = V_ID;
         if (t == '"') j->dec = &p->call.id;
         break;
-    case K_NAME:
-        if (t != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        break;
+    case K_NAME: return json_name_start(p);
     case K_ARGS:
         return json_args_start(p, t);
     }

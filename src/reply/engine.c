@@ -401,11 +401,7 @@ static bool call_on_vstart(Parser *p) {
     JScan *j = &p->js;
     if (j->vdepth == 0) return j->vtype == '{';
     switch (p->cur_key) {
-    case K_NAME:
-        if (j->vtype != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        return true;
+    case K_NAME: return json_name_start(p);
     case K_ARGS: return json_args_start(p, j->vtype);
     default: return false;
     }

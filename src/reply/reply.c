@@ -487,6 +487,13 @@ bool json_key_is(const JScan *j, const char *z) {
     return !j->key_long && j->key_len == n && memcmp(j->key, z, n) == 0;
 }
 
+bool json_name_start(Parser *p) {
+    if (p->js.vtype != '"') return false;
+    p->val_mode = V_NAME;
+    p->js.dec = &p->call.name;
+    return true;
+}
+
 bool json_args_start(Parser *p, char vtype) {
     if (vtype == '{') {
         p->val_mode = V_ARGS_RAW;

@@ -305,6 +305,9 @@ bool json_key_is(const JScan *j, const char *z);
 /* The value of "arguments"/"parameters" starts: an object streams verbatim,
  * a string's decoded text is the arguments; false for anything else. */
 bool json_args_start(Parser *p, char vtype);
+/* The value of the name key starts: a string decoded into the call's name;
+ * false for anything else. */
+bool json_name_start(Parser *p);
 
 /* FAST_JSON_ARGS or FAST_NONE for a JSON call's current position. */
 int json_args_fast(const Parser *p);
