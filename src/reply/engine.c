@@ -27,7 +27,8 @@ enum {
 enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
-    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER,
+    R_ALT_SECTION_OPEN, R_ALT_CALL_OPEN    /* the alternative syntax's (ReplyFormatDesc.alt) */
 };
 
 enum { SET_MAX = 16,
@@ -45,6 +46,7 @@ typedef struct MarkSet {
 
 struct Engine {
     const ReplyFormatDesc *d;
+    struct Engine *main, *alt;   /* the format's own engine; its alternative syntax's (or NULL) */
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
@@ -86,17 +88,26 @@ static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
     if (!d->section_open[0] || d->section_optional) add(m, d->call_open, R_CALL_OPEN);
 }
 
+/* The alternative syntax's call openers, in the format's text. */
+static void add_alt_triggers(MarkSet *m, const ReplyFormatDesc *d) {
+    if (!d->alt) return;
+    add(m, d->alt->section_open, R_ALT_SECTION_OPEN);
+    if (!d->alt->section_open[0] || d->alt->section_optional) add(m, d->alt->call_open, R_ALT_CALL_OPEN);
+}
+
 static void build_sets(Engine *e) {
     const ReplyFormatDesc *d = e->d;
     add(&e->lead, d->think_open, R_THINK_OPEN);
     add(&e->lead, d->think_close, R_THINK_CLOSE);   /* the prompt opened it: empty reasoning */
     add_triggers(&e->lead, d);
+    add_alt_triggers(&e->lead, d);
     add(&e->lead, d->drop, R_DROP);
     add(&e->lead_reason, d->think_open, R_THINK_OPEN);
     add(&e->lead_reason, d->think_close, R_THINK_CLOSE);
     add(&e->reason, d->think_close, R_THINK_CLOSE);
     if (d->calls_in_reasoning) add_triggers(&e->reason, d);
     add_triggers(&e->content, d);
+    add_alt_triggers(&e->content, d);
     add(&e->content, d->drop, R_DROP);
     add(&e->section, d->call_open, R_CALL_OPEN);
     add(&e->section, d->section_close, R_SECTION_CLOSE);
@@ -186,7 +197,8 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
-    return NULL;
+    if (d->alt && (d->alt->alt || d->no_calls)) return "an alternative syntax of its own, or without calls";
+    return d->alt ? engine_check_desc(d->alt) : NULL;
 }
 
 /* ---- calls ---- */
@@ -218,6 +230,10 @@ static void body_done(Parser *p) {
 }
 
 static void on_trigger(Parser *p, int role, const char *tag) {
+    if (role == R_ALT_SECTION_OPEN || role == R_ALT_CALL_OPEN) {   /* the call is the alternative's */
+        p->eng = p->eng->alt;
+        role = role == R_ALT_SECTION_OPEN ? R_SECTION_OPEN : R_CALL_OPEN;
+    }
     Engine *e = p->eng;
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
@@ -636,11 +652,12 @@ static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const Ma
 }
 
 static void engine_step(Parser *p, const char *s, size_t n) {
-    Engine *e = p->eng;   /* (re-entered by scan_lead for at most 31 held bytes) */
-    const ReplyFormatDesc *d = e->d;
-    size_t i = 0;
+    size_t i = 0;   /* (re-entered by scan_lead and call_break for at most 31 held bytes) */
     while (i < n) {
         int r;
+        if (p->state <= E_LEAD_REASON) p->eng = p->eng->main;   /* text: the format's own markers */
+        Engine *e = p->eng;
+        const ReplyFormatDesc *d = e->d;
         switch (p->state) {
         case E_PRE:
             r = scan_lead(p, s, n, &i, &e->lead.set, E_CONTENT);
@@ -821,7 +838,7 @@ static void engine_finish(Parser *p) {
 }
 
 static int engine_fast(const Parser *p, const TagSet **tags) {
-    const Engine *e = p->eng;
+    const Engine *e = p->state <= E_LEAD_REASON ? p->eng->main : p->eng;
     const MarkSet *m = NULL;
     int kind = FAST_NONE;
     switch (p->state) {
@@ -853,7 +870,14 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
 void engine_init(Parser *p, const ReplyFormatDesc *d) {
     Engine *e = rt_alloc0(&p->rt, sizeof *e);
     e->d = d;
+    e->main = e;
     build_sets(e);
+    if (d->alt) {
+        e->alt = rt_alloc0(&p->rt, sizeof *e->alt);
+        e->alt->d = d->alt;
+        e->alt->main = e;
+        build_sets(e->alt);
+    }
     p->eng = e;
     p->step = engine_step;
     p->finish = engine_finish;

@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { DESC_MARKERS = 4 };          /* room in each marker list (NULL-terminated) */
+enum { DESC_MARKERS = 8 };          /* room in each marker list (NULL-terminated when shorter) */
 
 /* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
  * field that is not is not this format's call (the bytes stay content). */
@@ -88,6 +88,10 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
+    /* another call syntax models of this format drift into: its section and
+     * call openers also start calls in content, and such a call is read
+     * with that description (its reasoning and content markers unused) */
+    const struct ReplyFormatDesc *alt;
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */

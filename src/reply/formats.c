@@ -244,6 +244,15 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
 
+/* A Hermes call as Llama 3.x and Qwen models sometimes write it:
+ * <function=NAME>{...}</function> or <function name="NAME">{...}</function>. */
+static const ReplyFormatDesc HERMES_FUNCTION = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .call_open = {"<function=", "<function name=\""}, .call_close = {"</function>"},
+    .header = {FIELD(HF_NAME, ">", "\">")}, .nheader = 1,
+    .body = BODY_JSON_ARGS,
+};
+
 /* Described formats that detection reaches by their own rules first
  * (cf_reply_format_detect, caps.c's probe order), not in REPLY_FORMATS'
  * signature order. */
@@ -252,12 +261,16 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
         .id = CF_REPLY_PLAIN, .name = "plain", .example = "<think>R</think>C",
         THINK, .no_calls = true,
     },
-    {
+    {   /* Hermes 2 Pro and Qwen models also wrap the call object in other tags, or
+         * write <function=NAME>{...}</function> (HERMES_FUNCTION) */
         .id = CF_REPLY_HERMES, .name = "hermes",
         .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
         THINK,
-        .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
+        .call_open = {"<tool_call>", "<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>"},
+        .call_close = {"</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>",
+                       "</JSON>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
+        .alt = &HERMES_FUNCTION,
     },
     {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
         .id = CF_REPLY_GLM45, .name = "glm45",
@@ -312,7 +325,7 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     /* the hand-written formats' markers a template may print after a reply */
     static const char *const HAND[][DESC_MARKERS] = {
-        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_TEXT|>", "<|END_ACTION|>", "<|END_THINKING|>"},
     };
     const ReplyFormatDesc *d = reply_format_desc(f);
     if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
