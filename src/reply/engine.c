@@ -28,7 +28,7 @@ enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
     R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER,
-    R_ALT_SECTION_OPEN, R_ALT_CALL_OPEN    /* the alternative syntax's (ReplyFormatDesc.alt) */
+    R_ALT   /* R_ALT + 2k: alt[k]'s section opener, + 2k + 1: its call opener */
 };
 
 enum { SET_MAX = 16,
@@ -46,7 +46,7 @@ typedef struct MarkSet {
 
 struct Engine {
     const ReplyFormatDesc *d;
-    struct Engine *main, *alt;   /* the format's own engine; its alternative syntax's (or NULL) */
+    struct Engine *main, *alt[MAX_ALTS];   /* the format's own engine; its alternative syntaxes' */
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
@@ -88,11 +88,13 @@ static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
     if (!d->section_open[0] || d->section_optional) add(m, d->call_open, R_CALL_OPEN);
 }
 
-/* The alternative syntax's call openers, in the format's text. */
+/* The alternative syntaxes' call openers, in the format's text. */
 static void add_alt_triggers(MarkSet *m, const ReplyFormatDesc *d) {
-    if (!d->alt) return;
-    add(m, d->alt->section_open, R_ALT_SECTION_OPEN);
-    if (!d->alt->section_open[0] || d->alt->section_optional) add(m, d->alt->call_open, R_ALT_CALL_OPEN);
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        const ReplyFormatDesc *a = d->alt[k];
+        add(m, a->section_open, R_ALT + 2 * k);
+        if (!a->section_open[0] || a->section_optional) add(m, a->call_open, R_ALT + 2 * k + 1);
+    }
 }
 
 static void build_sets(Engine *e) {
@@ -197,8 +199,12 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
-    if (d->alt && (d->alt->alt || d->no_calls)) return "an alternative syntax of its own, or without calls";
-    return d->alt ? engine_check_desc(d->alt) : NULL;
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        if (d->alt[k]->alt[0] || d->no_calls) return "an alternative syntax of its own, or without calls";
+        const char *why = engine_check_desc(d->alt[k]);
+        if (why) return why;
+    }
+    return NULL;
 }
 
 /* ---- calls ---- */
@@ -230,9 +236,9 @@ static void body_done(Parser *p) {
 }
 
 static void on_trigger(Parser *p, int role, const char *tag) {
-    if (role == R_ALT_SECTION_OPEN || role == R_ALT_CALL_OPEN) {   /* the call is the alternative's */
-        p->eng = p->eng->alt;
-        role = role == R_ALT_SECTION_OPEN ? R_SECTION_OPEN : R_CALL_OPEN;
+    if (role >= R_ALT) {   /* the call is an alternative syntax's */
+        p->eng = p->eng->alt[(role - R_ALT) / 2];
+        role = (role - R_ALT) % 2 ? R_CALL_OPEN : R_SECTION_OPEN;
     }
     Engine *e = p->eng;
     const ReplyFormatDesc *d = e->d;
@@ -318,7 +324,7 @@ static bool kimi_id(Parser *p, const char *s, size_t n) {
 
 /* The header is read: the body follows. */
 static void header_done(Parser *p) {
-    if (!p->call.name.len) {   /* (a description always names the call) */
+    if (!p->call.name.len && p->eng->d->body != BODY_JSON_CALL) {   /* (a description always names the call) */
         call_break(p, E_CONTENT, NULL, 0);
         return;
     }
@@ -356,6 +362,17 @@ static void step_token(Parser *p, const char *s, size_t n, size_t *pi) {
     }
 }
 
+/* Is s[0..n) one of the '|'-separated alternatives of want? */
+static bool literal_is(const char *want, const char *s, size_t n) {
+    for (;;) {
+        const char *bar = strchr(want, '|');
+        size_t k = bar ? (size_t)(bar - want) : strlen(want);
+        if (k == n && memcmp(want, s, n) == 0) return true;
+        if (!bar) return false;
+        want = bar + 1;
+    }
+}
+
 static void field_done(Parser *p, const char *tag) {
     Engine *e = p->eng;
     call_raw(p, tag, strlen(tag));
@@ -375,10 +392,8 @@ static void field_done(Parser *p, const char *tag) {
         }
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
-    default: {   /* HF_LITERAL */
-        const char *want = e->d->header[e->field_at].text;
-        ok = ok && n == strlen(want) && memcmp(s, want, n) == 0;
-    }
+    default:   /* HF_LITERAL */
+        ok = ok && literal_is(e->d->header[e->field_at].text, s, n);
     }
     p->text.len = 0;
     if (!ok) {
@@ -862,7 +877,8 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
     default: return FAST_NONE;
     }
     if (!m->set.n) return kind >= FAST_TAG ? FAST_NONE : kind;
-    if (!m->lt_only) return FAST_NONE;   /* the fast path watches for '<' only */
+    /* in text the fast path takes markers of any first byte; in a call it watches for '<' only */
+    if (!m->lt_only && kind != FAST_CONTENT && kind != FAST_REASONING) return FAST_NONE;
     *tags = &m->set;
     return kind;
 }
@@ -872,11 +888,11 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     e->d = d;
     e->main = e;
     build_sets(e);
-    if (d->alt) {
-        e->alt = rt_alloc0(&p->rt, sizeof *e->alt);
-        e->alt->d = d->alt;
-        e->alt->main = e;
-        build_sets(e->alt);
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        Engine *a = e->alt[k] = rt_alloc0(&p->rt, sizeof *a);
+        a->d = d->alt[k];
+        a->main = e;
+        build_sets(a);
     }
     p->eng = e;
     p->step = engine_step;

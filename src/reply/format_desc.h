@@ -46,14 +46,15 @@ typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 typedef struct HeaderField {
     HeaderFieldKind kind;
     const char *end[DESC_MARKERS];  /* markers that end the field */
-    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
+    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace;
+                                       "a|b|": a, b or nothing) */
     bool token;                     /* HF_NAME without end markers: a run of name bytes (letters,
                                        digits, _ - . : and non-ASCII) after optional whitespace,
                                        ended by whitespace or by a '<' read again by the body
                                        (GLM's "NAME\n<arg_key>" and 4.7's "NAME<arg_key>") */
 } HeaderField;
 
-enum { MAX_HEADER_FIELDS = 3 };
+enum { MAX_HEADER_FIELDS = 3, MAX_ALTS = 2 };
 
 typedef struct ReplyFormatDesc {
     cf_reply_format id;
@@ -88,10 +89,10 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
-    /* another call syntax models of this format drift into: its section and
+    /* other call syntaxes models of this format drift into: their section and
      * call openers also start calls in content, and such a call is read
      * with that description (its reasoning and content markers unused) */
-    const struct ReplyFormatDesc *alt;
+    const struct ReplyFormatDesc *alt[MAX_ALTS];
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */

@@ -253,6 +253,14 @@ static const ReplyFormatDesc HERMES_FUNCTION = {
     .body = BODY_JSON_ARGS,
 };
 
+/* ... or the call object alone in a Markdown code block, ```json, ```xml or ```. */
+static const ReplyFormatDesc HERMES_FENCE = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .section_open = {"```"}, .section_close = {"```"},
+    .header = {LITERAL("json|xml|JSON|", "\n")}, .nheader = 1,
+    .body = BODY_JSON_CALL, NAME_ARGS,
+};
+
 /* Described formats that detection reaches by their own rules first
  * (cf_reply_format_detect, caps.c's probe order), not in REPLY_FORMATS'
  * signature order. */
@@ -261,8 +269,8 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
         .id = CF_REPLY_PLAIN, .name = "plain", .example = "<think>R</think>C",
         THINK, .no_calls = true,
     },
-    {   /* Hermes 2 Pro and Qwen models also wrap the call object in other tags, or
-         * write <function=NAME>{...}</function> (HERMES_FUNCTION) */
+    {   /* Hermes 2 Pro and Qwen models also wrap the call object in other tags or
+         * a code block, or write <function=NAME>{...}</function> */
         .id = CF_REPLY_HERMES, .name = "hermes",
         .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
         THINK,
@@ -270,7 +278,7 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
         .call_close = {"</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>",
                        "</JSON>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
-        .alt = &HERMES_FUNCTION,
+        .alt = {&HERMES_FUNCTION, &HERMES_FENCE},
     },
     {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
         .id = CF_REPLY_GLM45, .name = "glm45",

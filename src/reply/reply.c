@@ -815,6 +815,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
         }
         if (!desc) rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
         engine_init(p, desc);
+        marks_hot_alloc(p);   /* (text markers of other first bytes: hermes' ```) */
     }
 }
 
@@ -1393,7 +1394,7 @@ static bool marks_leaf(Parser *p, const TagSet *set) {
     return true;
 }
 
-/* The hot table marks_leaf fills (parsers of the families only). */
+/* The hot table marks_leaf fills (parsers of the families and the described formats). */
 static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof HOT_PLAIN); }
 
 /* After the machine ran: may the next plain bytes skip it? Only when

@@ -150,9 +150,9 @@ def cmda_action(calls, first_id=0):
 # ---- families --------------------------------------------------------------
 
 # hermes markup: <tool_call> and the other tags models wrap a call in (<function_call>,
-# <tools>, <response>, <json>, <xml>, <function=NAME>)
+# <tools>, <response>, <json>, <xml>, <function=NAME>, a ```json code block)
 HERMES_WORDS = ["think", "tool", "call", "name", "arguments", "parameters", "function", "tools", "response",
-                "json", "xml", "JSON"]
+                "json", "xml", "JSON"]   # (a code block's ``` is not a word)
 FAMILIES = {
     "glm45": {"format": "glm45", "template": "glm45.jinja", "end": "",
               "keywords": ["think", "tool", "call", "arg", "key", "value"]},
@@ -417,6 +417,11 @@ for tag in ("function_call", "tool", "tools", "response", "json", "xml", "JSON")
     add("wrapped-in-" + tag, "qwen3", reply, expect("qwen3", "Checking.", None, [WEATHER], TOOLS), TOOLS)
 reply = "<function=get_weather>%s</function>\n<function name=\"search_docs\">\n%s\n</function>" % (W_ARGS, dumps(SEARCH[1]))
 add("function-tags", "qwen3", reply, expect("qwen3", "", None, [WEATHER, SEARCH], TOOLS), TOOLS)
+for lang in ("json", "xml", ""):
+    reply = "```%s\n%s\n```" % (lang, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip())
+    add("fenced-" + (lang or "bare"), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+add("fenced-code", "qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```",
+    expect("qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```", None), TOOLS)
 add("function-tag-not-json", "qwen3", "<function=get_weather>Paris</function> done",
     expect("qwen3", "<function=get_weather>Paris</function> done", None), TOOLS)
 # GLM-4.7 and 5 write no newline between the name and the first key
