@@ -1,13 +1,17 @@
 /* command_a.c — Cohere Command-A (Reasoning) replies:
  *   <|START_THINKING|>REASONING<|END_THINKING|>
  *   <|START_ACTION|>[{"tool_call_id": "0", "tool_name": N, "parameters": {...}}, ...]<|END_ACTION|>
- *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|> (Command A Reasoning's MoE template:
- *   <|START_TEXT|>CONTENT<|END_TEXT|>), then <|END_OF_TURN_TOKEN|>.
+ *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|> (Cohere2MoE: <|START_TEXT|>
+ *   CONTENT<|END_TEXT|>), then <|END_OF_TURN_TOKEN|>.
  * Each action is a call with the model's tool_call_id as its id; it commits
  * once both id and name are read (or at its end, when the id is missing:
  * then "call_<index>"), and its "parameters" text streams verbatim.
  * Content may cite tool results: <co>SPAN</co: 0:[1,2],1:[0]> becomes SPAN
- * plus a citation {start, end, text, sources}. */
+ * plus a citation {start, end, text, sources}.
+ * Written by hand, not described (format_desc.h): a description has no
+ * citations (spans counted in code points, sources parsed into JSON), no
+ * call that waits for the model's id before it commits, and no reasoning
+ * block that a call or a response opener also ends. */
 #include <stdio.h>
 #include <string.h>
 #include "reply.h"
@@ -146,11 +150,7 @@ static bool on_vstart(Parser *p) {
         p->val_mode = V_ID;
         if (t == '"') j->dec = &p->call.id;
         break;
-    case K_NAME:
-        if (t != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        break;
+    case K_NAME: return json_name_start(p);
     case K_ARGS:
         return json_args_start(p, t);
     }

@@ -291,7 +291,58 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
 
+/* A Hermes call as Llama 3.x and Qwen models sometimes write it:
+ * <function=NAME>{...}</function> or <function name="NAME">{...}</function>. */
+static const ReplyFormatDesc HERMES_FUNCTION = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .call_open = {"<function=", "<function name=\""}, .call_close = {"</function>"},
+    .header = {FIELD(HF_NAME, ">", "\">")}, .nheader = 1,
+    .body = BODY_JSON_ARGS,
+};
+
+/* ... or the call object alone in a Markdown code block, ```json, ```xml or ```. */
+static const ReplyFormatDesc HERMES_FENCE = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .section_open = {"```"}, .section_close = {"```"},
+    .header = {LITERAL("json|xml|JSON|", "\n")}, .nheader = 1,
+    .body = BODY_JSON_CALL, NAME_ARGS,
+};
+
+/* Described formats that detection reaches by their own rules first
+ * (cf_reply_format_detect, caps.c's probe order), not in REPLY_FORMATS'
+ * signature order. */
+static const ReplyFormatDesc CORE_FORMATS[] = {
+    {
+        .id = CF_REPLY_PLAIN, .name = "plain", .example = "<think>R</think>C",
+        THINK, .no_calls = true,
+    },
+    {   /* Hermes 2 Pro and Qwen models also wrap the call object in other tags or
+         * a code block, or write <function=NAME>{...}</function> */
+        .id = CF_REPLY_HERMES, .name = "hermes",
+        .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        THINK,
+        .call_open = {"<tool_call>", "<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>"},
+        .call_close = {"</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>",
+                       "</JSON>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+        .alt = {&HERMES_FUNCTION, &HERMES_FENCE},
+    },
+    {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
+        .id = CF_REPLY_GLM45, .name = "glm45",
+        .example = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        THINK,
+        .call_open = {"<tool_call>"},
+        .header = {{.kind = HF_NAME, .token = true}}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<arg_key>"}, .key_close = {"</arg_key>"},
+        .value_open = "<arg_value>", .value_close = {"</arg_value>"},
+        .params_close = {"</tool_call>"},
+    },
+};
+
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
+    for (size_t k = 0; k < sizeof CORE_FORMATS / sizeof CORE_FORMATS[0]; k++)
+        if (CORE_FORMATS[k].id == f) return &CORE_FORMATS[k];
     for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++)
         if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
     return NULL;
@@ -330,14 +381,10 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     /* the hand-written formats' markers a template may print after a reply */
     static const char *const HAND[][DESC_MARKERS] = {
-        [CF_REPLY_PLAIN] = {"<think>", "</think>"},
-        [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
-        [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
-        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_TEXT|>", "<|END_ACTION|>", "<|END_THINKING|>"},
     };
-    if ((unsigned)f < sizeof HAND / sizeof HAND[0]) return in_list(HAND[f], s, n);
     const ReplyFormatDesc *d = reply_format_desc(f);
-    if (!d) return false;
+    if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
                                   d->call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
