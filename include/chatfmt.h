@@ -747,7 +747,9 @@ CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_re
 typedef struct cf_json_cache cf_json_cache;
 CF_API cf_json_cache *cf_json_cache_new(void);   /* NULL when out of memory */
 CF_API void cf_json_cache_free(cf_json_cache *c);
-/* cf_context_from_json_limits through the cache (NULL: without one). */
+/* cf_context_from_json_limits through the cache (NULL: without one). With a
+ * cache, json is read in place rather than copied (a row's bytes are read
+ * once): keep it unchanged until the context is freed. */
 CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,
                                                cf_json_cache *cache, cf_error *err);
 

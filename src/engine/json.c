@@ -57,6 +57,7 @@ typedef struct Parser {
     ReusedValue **held;
     int *nheld;
     ReuseSlot *watch;
+    bool text_outlives;       /* s stays unchanged while the values live: JsonSource points into it */
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
 } Parser;
 
@@ -924,6 +925,7 @@ Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, 
     Parser ps;
     memset(&ps, 0, sizeof ps);
     ps.reuse = cache;
+    ps.text_outlives = true;
     ps.held = held;
     ps.nheld = nheld;
     return parse_document(rt, s, n, &ps);
@@ -942,7 +944,7 @@ static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
     ps->n = n;
     ps->unpaired_at = SIZE_MAX;
     ps->max_short = rt->lim.max_string < SCAN_BYTES - 1 ? rt->lim.max_string : SCAN_BYTES - 1;
-    if (n <= JSON_SOURCE_MAX) {   /* read a copy the values may point into */
+    if (n <= JSON_SOURCE_MAX && !ps->text_outlives) {   /* read a copy the values may point into */
         char *copy = rt_alloc(rt, n ? n : 1);
         memcpy(copy, s, n);
         ps->s = (const unsigned char *)copy;

@@ -25,7 +25,8 @@ typedef struct JsonMeasure { size_t items, deepest; bool verbatim; } JsonMeasure
 Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m);
 /* json_parse, taking the large array and object members of the top-level
  * object that repeat the cache's bytes from it: each one taken adds a
- * reference to held[*nheld] (room for JSON_REUSE_SLOTS). Call
+ * reference to held[*nheld] (room for JSON_REUSE_SLOTS). s is read in place
+ * (not copied): it must stay unchanged while the values live. Call
  * json_reuse_begin before and json_reuse_finish after. */
 Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, ReusedValue **held,
                          int *nheld);
