@@ -713,16 +713,18 @@ static const JsonSource *container_source(Parser *ps, const Opened *o, size_t en
 /* The value of top-level member `key` at i, when the cache has those bytes
  * parsed: v, with ps->end past it and ps->top_items/top_deepest its own;
  * else false, and ps->watch set to remember them. A shared value is spliced
- * in as if read here: its verbatim text counts as the row's only while the
- * row's text is kept (else JsonSource would differ, not the output). */
+ * in as if read here, which needs the row's text kept (JsonSource): a row
+ * too big to keep reads its members as text. */
 static bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
     ReuseSlot *slot = json_reuse_slot(ps->reuse, key->data, key->len);
     ps->watch = NULL;
     if (!slot) return false;
+    /* (a row too big to keep, or holding more repeats than there is room
+     * for: read as text, and the slot left as it is) */
+    if (!ps->kept_text || *ps->nheld >= JSON_REUSE_SLOTS) return false;
     ReuseHit hit;
-    bool same;
-    if (ps->kept_text && *ps->nheld < JSON_REUSE_SLOTS &&
-        json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, &hit, &same)) {
+    bool same = false;
+    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, &hit, &same)) {
         ps->held[(*ps->nheld)++] = hit.held;
         if (!hit.verbatim) ps->not_verbatim++;
         *v = hit.value;
