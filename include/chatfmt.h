@@ -749,6 +749,24 @@ enum {
 CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_render_options *opt,
                           int flags, const char *data, size_t len);
 
+/* A reader's memory of large values that repeat from one JSON document to
+ * the next: a dataset sends the same "tools" list (tens of KiB) with every
+ * row, and reading it is most of such a row's cost. An array or object of at
+ * least 1 KiB under a top-level key, seen twice with the same bytes, is
+ * parsed once more on its own and then shared by the contexts whose
+ * documents repeat those bytes: the same values, error messages and limits
+ * as cf_context_from_json_limits (whose result it always equals). A cache
+ * serves one thread at a time (one per worker); its contexts may be freed
+ * from any thread, before or after the cache. */
+typedef struct cf_json_cache cf_json_cache;
+CF_API cf_json_cache *cf_json_cache_new(void);   /* NULL when out of memory */
+CF_API void cf_json_cache_free(cf_json_cache *c);
+/* cf_context_from_json_limits through the cache (NULL: without one). With a
+ * cache, json is read in place rather than copied (a row's bytes are read
+ * once): keep it unchanged until the context is freed. */
+CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,
+                                               cf_json_cache *cache, cf_error *err);
+
 /* s[0..n) as a JSON string literal, quotes included, spelled as Python's
  * json.dumps(s, ensure_ascii=False) spells it (for writing outputs into JSON
  * Lines). Returns the literal's length; it is written to out only when that
