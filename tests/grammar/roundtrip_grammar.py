@@ -161,8 +161,8 @@ def main(argv):
             lark_replies.append((auto["lark"], reply))
             if not has_calls:
                 continue
-            marker = probe["grammar_triggers"][0]["value"]
-            content_first = name == "text" and reply.find("Let me look") < reply.find(marker)
+            at = [reply.find(t["value"]) for t in probe["grammar_triggers"] if t["value"] in reply]
+            content_first = name == "text" and at and reply.find("Let me look") < min(at)
             req = grammar(path, prompt, "--tool-choice", "required")
             check_case(req, reply, not content_first, False, f"{base} {name} required" + (" (content first)" if content_first else ""))
             single = grammar(path, prompt, "--parallel-tool-calls", "false")
