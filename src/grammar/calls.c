@@ -350,6 +350,9 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
     GExpr *tail = ws(g);
     GExpr *prefix = reasoning_prefix(g, r);
     if (r->required) {
+        GList lead = {0};
+        for (int k = 0; k < 4 && r->syn->lead_markup[k]; k++) gl_push(g, &lead, gx_litz(g, r->syn->lead_markup[k]));
+        if (lead.n) prefix = gx_seq(g, prefix, gx_rep(g, gx_seq(g, gl_alt(g, &lead), ws(g)), 0, 4));
         out->gbnf_root = gram_rule_new(g, "reply", 5);
         gram_rule_set(g, out->gbnf_root, gx_seq(g, prefix, gx_ref(g, calls_id), tail));
         out->lark_root = out->gbnf_root;

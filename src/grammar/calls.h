@@ -51,6 +51,7 @@ typedef struct CallSyntax {
     const char *canon_after_open, *canon_before_close;
     const char *preserved_tokens[CALL_MAX_TOKENS];   /* NULL-terminated */
     const char *additional_stops[CALL_MAX_STOPS];
+    const char *lead_markup[4];              /* markup that may come before required calls (Llama 4's wrapper) */
 } CallSyntax;
 
 /* The call syntax of reply format f into *out; false when the format has
