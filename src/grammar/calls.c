@@ -62,7 +62,11 @@ void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *cl
     if (b->n >= CALL_MAX_VARIANTS || !open || !*open) return;
     for (int k = 0; k < b->n; k++)
         if (strcmp(b->v[k].open, open) == 0) return;   /* the first way a marker opens calls wins */
-    b->v[b->n++] = (CallVariant){open, close ? close : "", inner};
+    b->v[b->n++] = (CallVariant){open, close ? close : "", inner, NULL};
+}
+
+void call_block_add_pattern(CallBlock *b, const char *pattern, GExpr *inner) {
+    if (b->n < CALL_MAX_VARIANTS) b->v[b->n++] = (CallVariant){"", "", inner, pattern};
 }
 
 /* ---- tools ---- */
@@ -323,7 +327,7 @@ static const char *call_marker(const CallSyntax *s) { return s->section_open ? s
 static GExpr *block_expr(Gram *g, const CallRequest *r, const CallBlock *b) {
     GList alts = {0};
     for (int k = 0; k < b->n; k++)
-        gl_push(g, &alts, gx_seq(g, gx_litz(g, b->v[k].open), b->v[k].inner,
+        gl_push(g, &alts, gx_seq(g, *b->v[k].open ? gx_litz(g, b->v[k].open) : NULL, b->v[k].inner,
                                  *b->v[k].close ? gx_litz(g, b->v[k].close) : NULL));
     GExpr *one = gl_alt(g, &alts);
     if (!one) rt_throw(g->rt, CF_ERR_USAGE, "the %s reply format writes no calls", r->syn->format);
@@ -387,10 +391,12 @@ void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
     const CallSyntax *s = r->syn;
     const char *markers[CALL_MAX_VARIANTS];
     int n = 0;
-    if (cg->block.n)
-        for (int k = 0; k < cg->block.n; k++) markers[n++] = cg->block.v[k].open;
-    else
+    if (cg->block.n) {
+        for (int k = 0; k < cg->block.n; k++)
+            if (*cg->block.v[k].open) markers[n++] = cg->block.v[k].open;
+    } else {
         markers[n++] = call_marker(s);
+    }
     sb_putc(sb, '[');
     if (r->reasoning == REASON_OPEN && s->reasoning_close) {
         /* a call mentioned inside the open reasoning does not start the grammar */
@@ -409,6 +415,11 @@ void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
             if (k) sb_putc(sb, ',');
             put_trigger(sb, "word", markers[k], strlen(markers[k]));
         }
+        for (int k = 0; k < cg->block.n; k++) {
+            if (!cg->block.v[k].pattern) continue;
+            if (n++) sb_putc(sb, ',');
+            put_trigger(sb, "pattern_full", cg->block.v[k].pattern, strlen(cg->block.v[k].pattern));
+        }
     }
     sb_putc(sb, ']');
 }
@@ -421,14 +432,20 @@ static void put_json_z(StrBuf *sb, const char *z) { json_write_string(sb, z, str
 /* A writer's variants as tags: the opener, a grammar of what follows, the
  * closer (xgrammar reads GBNF; the tools are alternatives inside). */
 static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock *b, StrBuf *sb) {
+    /* (a variant a pattern triggers has no literal begin: xgrammar's
+     * triggers are literal, so it has no tag) */
     sb_puts(sb, "{\"type\":\"structural_tag\",\"format\":{\"type\":\"triggered_tags\",\"triggers\":[");
+    int n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (k) sb_putc(sb, ',');
+        if (!*b->v[k].open) continue;
+        if (n++) sb_putc(sb, ',');
         put_json_z(sb, b->v[k].open);
     }
     sb_puts(sb, "],\"tags\":[");
+    n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (k) sb_putc(sb, ',');
+        if (!*b->v[k].open) continue;
+        if (n++) sb_putc(sb, ',');
         sb_puts(sb, "{\"type\":\"tag\",\"begin\":");
         put_json_z(sb, b->v[k].open);
         sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");

@@ -82,6 +82,9 @@ typedef struct CallRequest {
 typedef struct CallVariant {
     const char *open, *close;
     GExpr *inner;
+    /* or, with open "": a pattern_full trigger (llama.cpp's meaning: the
+     * reply so far matches it; the grammar starts at its first group) */
+    const char *pattern;
 } CallVariant;
 
 typedef struct CallBlock {
@@ -91,6 +94,7 @@ typedef struct CallBlock {
 } CallBlock;
 
 void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close);
+void call_block_add_pattern(CallBlock *b, const char *pattern, GExpr *inner);
 
 /* Shared pieces for writers (calls.c). */
 GExpr *call_until(Gram *g, const char *delim);           /* text without delim, possibly empty */

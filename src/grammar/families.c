@@ -52,8 +52,8 @@ static GExpr *mistral_v3_call(Gram *g, const CallRequest *r, Value tool, void *c
 }
 
 /* A rule for the alternatives over the tools made by `one` (named `nm`). */
-static GExpr *each_tool(Gram *g, const CallRequest *r, const char *nm,
-                        GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx)) {
+static GExpr *each_tool_cx(Gram *g, const CallRequest *r, const char *nm,
+                           GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx), void *cx) {
     GList alts = {0};
     const List *tools = r->tools.u.list;
     for (size_t i = 0; i < tools->len; i++) {
@@ -65,7 +65,7 @@ static GExpr *each_tool(Gram *g, const CallRequest *r, const char *nm,
         char rn[112];
         snprintf(rn, sizeof rn, "%s-%.60s", nm, name->data);
         uint32_t id = gram_rule_new(g, rn, strlen(rn));
-        gram_rule_set(g, id, one(g, r, tools->items[i], NULL));
+        gram_rule_set(g, id, one(g, r, tools->items[i], cx));
         gl_push(g, &alts, gx_ref(g, id));
     }
     GExpr *e = gl_alt(g, &alts);
@@ -73,6 +73,11 @@ static GExpr *each_tool(Gram *g, const CallRequest *r, const char *nm,
     uint32_t id = gram_rule_new(g, nm, strlen(nm));
     gram_rule_set(g, id, e);
     return gx_ref(g, id);
+}
+
+static GExpr *each_tool(Gram *g, const CallRequest *r, const char *nm,
+                        GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx)) {
+    return each_tool_cx(g, r, nm, one, NULL);
 }
 
 /* [ item (, item)* ] with one item unless parallel */
@@ -164,7 +169,8 @@ static GExpr *make_pyany(Gram *g) {
 }
 
 /* A Python value for a parameter's schema: its top-level type (or any). */
-static GExpr *py_value(Gram *g, Value schema) {
+static GExpr *py_value(Gram *g, Value schema, const char *quote) {
+    (void)quote;
     Value t;
     if (schema.type == VT_DICT && schema_get(schema, "type", &t) && t.type == VT_STR) {
         if (str_eqz(t.u.s, "string")) return gx_ref(g, gram_shared(g, "py-string", make_pystr));
@@ -185,39 +191,45 @@ static bool is_required(Value params, const Str *key) {
     return false;
 }
 
-/* NAME(k=v, ...): keyword arguments in the schema's order, the required
- * ones present, a comma between (first_k: the list from k on with nothing
- * before; rest_k: the same after an argument). */
-static GExpr *python_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+/* Keyword arguments k<assign>v in the schema's order, the required ones
+ * present, a comma between (first_k: the list from k on with nothing
+ * before; rest_k: the same after an argument); NULL when none. */
+static GExpr *keyword_args(Gram *g, Value tool, const char *assign, GExpr *(*value)(Gram *g, Value schema, const char *quote),
+                           const char *quote) {
     Str *name;
     tool_name(tool, &name);
     Value params = tool_parameters(tool), props;
-    GExpr *body = NULL;
-    if (params.type == VT_DICT && schema_get(params, "properties", &props) && props.type == VT_DICT) {
-        size_t n = dict_len(props.u.dict);
-        GExpr *sep = gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
-        GExpr *first = NULL, *rest = NULL;   /* of k + 1 */
-        for (size_t k = n; k-- > 0;) {
-            Value key = dict_key_at(props.u.dict, k);
-            if (key.type != VT_STR) continue;
-            GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), gx_litz(g, "="), ws(g),
-                                 py_value(g, dict_val_at(props.u.dict, k)));
-            bool req = is_required(params, key.u.s);
-            char nm[96];
-            snprintf(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
-            uint32_t rest_k = gram_rule_new(g, nm, strlen(nm));
-            GExpr *after = gx_seq(g, sep, item, rest);
-            gram_rule_set(g, rest_k, req ? after : rest ? gx_alt(g, after, rest) : gx_opt(g, after));
-            snprintf(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
-            uint32_t first_k = gram_rule_new(g, nm, strlen(nm));
-            GExpr *here = gx_seq(g, item, rest);
-            gram_rule_set(g, first_k, req ? here : first ? gx_alt(g, here, first) : gx_opt(g, here));
-            rest = gx_ref(g, rest_k);
-            first = gx_ref(g, first_k);
-        }
-        body = first;
+    if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
+    size_t n = dict_len(props.u.dict);
+    GExpr *sep = gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+    GExpr *first = NULL, *rest = NULL;   /* of k + 1 */
+    for (size_t k = n; k-- > 0;) {
+        Value key = dict_key_at(props.u.dict, k);
+        if (key.type != VT_STR) continue;
+        GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), gx_litz(g, assign), ws(g),
+                             value(g, dict_val_at(props.u.dict, k), quote));
+        bool req = is_required(params, key.u.s);
+        char nm[96];
+        snprintf(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
+        uint32_t rest_k = gram_rule_new(g, nm, strlen(nm));
+        GExpr *after = gx_seq(g, sep, item, rest);
+        gram_rule_set(g, rest_k, req ? after : rest ? gx_alt(g, after, rest) : gx_opt(g, after));
+        snprintf(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
+        uint32_t first_k = gram_rule_new(g, nm, strlen(nm));
+        GExpr *here = gx_seq(g, item, rest);
+        gram_rule_set(g, first_k, req ? here : first ? gx_alt(g, here, first) : gx_opt(g, here));
+        rest = gx_ref(g, rest_k);
+        first = gx_ref(g, first_k);
     }
-    return gx_seq(g, gx_lit(g, name->data, name->len), gx_litz(g, "("), ws(g), body, ws(g), gx_litz(g, ")"));
+    return first;
+}
+
+/* NAME(k=v, ...) */
+static GExpr *python_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    Str *name;
+    tool_name(tool, &name);
+    return gx_seq(g, gx_lit(g, name->data, name->len), gx_litz(g, "("), ws(g), keyword_args(g, tool, "=", py_value, NULL), ws(g),
+                  gx_litz(g, ")"));
 }
 
 static void pythonic_calls(Gram *g, const CallRequest *r, CallBlock *b) {
@@ -231,6 +243,157 @@ static void pythonic_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     b->repeat_outside = true;
     call_block_add(b, "<|tool_call_start|>", gx_seq(g, ws(g), gx_alt(g, list, fence), end), "");
     call_block_add(b, "<function_calls>", gx_seq(g, ws(g), lines, ws(g)), "</function_calls>");
+}
+
+/* ---- gemma4 (gemma4.c) ----
+ * <|tool_call>call:NAME{key:<|"|>text<|"|>,n:3}<tool_call|>, FunctionGemma's
+ * <start_function_call>call:NAME{key:<escape>text<escape>}<end_function_call>:
+ * bare keys, strings between string tokens, other values JSON-like (typed
+ * by the schema's top-level type; deeper ones any such value). Text may
+ * follow a call. */
+static GExpr *gemma_string(Gram *g, const char *quote) {
+    return gx_seq(g, gx_litz(g, quote), call_until(g, quote), gx_litz(g, quote));
+}
+
+/* Any value, strings between `quote` (one rule per quote). */
+static uint32_t gemma_any_rule(Gram *g, const char *quote) {
+    char key[48];
+    snprintf(key, sizeof key, "gemma-value %s", quote);
+    uint32_t id = gram_memo_get(g, key);
+    if (id != UINT32_MAX) return id;
+    id = gram_rule_new(g, "gemma-value", 11);
+    gram_memo_put(g, key, id);
+    GExpr *v = gx_ref(g, id);
+    GExpr *items = gx_opt(g, gx_seq(g, v, gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), v), 0, GREP_INF)));
+    GExpr *key_e = gx_alt(g, gx_greedy(g, gx_chars(g, false, "a-zA-Z0-9_"), 1, 64), gemma_string(g, quote));
+    GExpr *pair = gx_seq(g, key_e, ws(g), gx_litz(g, ":"), ws(g), v);
+    GExpr *pairs = gx_opt(g, gx_seq(g, pair, gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), pair), 0, GREP_INF)));
+    gram_rule_set(g, id, gx_alt(g, gemma_string(g, quote), gx_ref(g, gram_shared(g, "py-number", make_pynum)),
+                                gx_litz(g, "true"), gx_litz(g, "false"), gx_litz(g, "null"),
+                                gx_seq(g, gx_litz(g, "["), ws(g), items, ws(g), gx_litz(g, "]")),
+                                gx_seq(g, gx_litz(g, "{"), ws(g), pairs, ws(g), gx_litz(g, "}"))));
+    return id;
+}
+
+static GExpr *gemma_value(Gram *g, Value schema, const char *quote) {
+    Value t;
+    if (schema.type == VT_DICT && schema_get(schema, "type", &t) && t.type == VT_STR) {
+        if (str_eqz(t.u.s, "string")) return gemma_string(g, quote);
+        if (str_eqz(t.u.s, "integer")) return gx_ref(g, gram_shared(g, "py-integer", make_pyint));
+        if (str_eqz(t.u.s, "number")) return gx_ref(g, gram_shared(g, "py-number", make_pynum));
+        if (str_eqz(t.u.s, "boolean")) return gx_alt(g, gx_litz(g, "true"), gx_litz(g, "false"));
+        if (str_eqz(t.u.s, "null")) return gx_litz(g, "null");
+    }
+    gram_warn(g, "gemma4: a parameter that is not a string, number or boolean takes any value");
+    return gx_ref(g, gemma_any_rule(g, quote));
+}
+
+static GExpr *gemma_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    Str *name;
+    tool_name(tool, &name);
+    return gx_seq(g, gx_litz(g, "call:"), gx_lit(g, name->data, name->len), gx_litz(g, "{"), ws(g),
+                  keyword_args(g, tool, ":", gemma_value, (const char *)cx), ws(g), gx_litz(g, "}"));
+}
+
+static void gemma4_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    b->repeat_outside = true;
+    GExpr *call = each_tool_cx(g, r, "call", gemma_call, (void *)"<|\"|>");
+    call_block_add(b, "<|tool_call>",
+                   gx_seq(g, call, gx_litz(g, "<tool_call|>"), call_until(g, "<|tool_call>")), "");
+    GExpr *fcall = each_tool_cx(g, r, "function-call", gemma_call, (void *)"<escape>");
+    call_block_add(b, "<start_function_call>",
+                   gx_seq(g, fcall, gx_litz(g, "<end_function_call>"), call_until(g, "<start_function_call>")), "");
+}
+
+/* ---- functools (functools.c) ----
+ * functools[{"name": "f", "arguments": {...}}, ...], text after the list;
+ * Phi-4-mini's bare {"name": ..., "arguments": ...} objects joined by ','. */
+static GExpr *named_object(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    return json_call_object(g, tool, "\"arguments\"", false);
+}
+
+static GExpr *llama3_call(Gram *g, const CallRequest *r, Value tool, void *cx);
+
+static void functools_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    GExpr *object = each_tool(g, r, "call-object", named_object);
+    GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), object), 0, GREP_INF) : NULL;
+    b->repeat_outside = false;
+    call_block_add(b, "functools[", gx_seq(g, ws(g), object, more, ws(g), gx_litz(g, "]"), call_until(g, "functools[")), "");
+    GExpr *rest = each_tool(g, r, "call-rest", llama3_call);
+    GExpr *bare = gx_seq(g, gx_litz(g, "{"), ws(g), gx_litz(g, "\"name\""), rest);
+    GExpr *bare_more = r->parallel ? gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), bare), 0, GREP_INF) : NULL;
+    call_block_add(b, "{\"name\"", gx_seq(g, rest, bare_more), "");
+}
+
+/* ---- functionary (functionary.c) ----
+ * v3.1: <function=NAME>{...}</function>, one after another;
+ * v3.2: a recipient line after ">>>": NAME\n{...}. The prompt writes the
+ * turn's first ">>>", so a lazy grammar starts at a later one; required
+ * calls start with the name. */
+static GExpr *functionary31_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    Str *name;
+    tool_name(tool, &name);
+    return gx_seq(g, gx_lit(g, name->data, name->len), gx_litz(g, ">"), ws(g), args_of(g, tool), ws(g),
+                  gx_litz(g, "</function>"));
+}
+
+static void functionary31_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    b->repeat_outside = true;
+    call_block_add(b, "<function=", each_tool(g, r, "call", functionary31_call), "");
+}
+
+static GExpr *functionary32_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    Str *name;
+    tool_name(tool, &name);
+    return gx_seq(g, gx_lit(g, name->data, name->len), gx_litz(g, "\n"), ws(g), args_of(g, tool));
+}
+
+static void functionary32_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    b->repeat_outside = true;
+    GExpr *call = each_tool(g, r, "call", functionary32_call);
+    call_block_add(b, ">>>", call, "");
+    /* the turn's first recipient line, right after the prompt's ">>>":
+     * any recipient but "all" (content) starts a call */
+    call_block_add_pattern(b, "((?!all\\n)[^\\n>]+\\n)[\\s\\S]*", call);
+}
+
+/* ---- harmony (harmony.c) ----
+ * [<|start|>assistant] to=functions.NAME<|channel|>commentary json<|message|>{...}<|call|>
+ * (the recipient in the role header or after the channel; " json" or
+ * <|constrain|>json). The reply begins inside the header the prompt opened. */
+static GExpr *harmony_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    Str *name;
+    tool_name(tool, &name);
+    GExpr *channel = gx_opt(g, gx_seq(g, gx_litz(g, "<|channel|>"), gx_greedy(g, gx_chars(g, false, "a-z"), 1, 16)));
+    GExpr *constrain = gx_opt(g, gx_seq(g, gx_opt(g, gx_litz(g, " ")), gx_opt(g, gx_litz(g, "<|constrain|>")), gx_litz(g, "json")));
+    GExpr *end = gx_opt(g, gx_seq(g, ws(g), gx_alt(g, gx_litz(g, "<|call|>"), gx_litz(g, "<|end|>")),
+                                  gx_opt(g, gx_litz(g, "<|start|>assistant"))));
+    return gx_seq(g, gx_lit(g, name->data, name->len), channel, constrain, gx_litz(g, "<|message|>"), args_of(g, tool), end);
+}
+
+static void harmony_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    b->repeat_outside = true;
+    call_block_add(b, " to=functions.", each_tool(g, r, "call", harmony_call), "");
+}
+
+/* ---- xlam (xlam.c) ----
+ * [{"name": "f", "arguments": {...}}, ...] bare, in a ```json fence, in
+ * <tool_call>...</tool_call> or after [TOOL_CALLS]. */
+static GExpr *xlam_object(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    return json_call_object(g, tool, "\"arguments\"", true);
+}
+
+static void xlam_calls(Gram *g, const CallRequest *r, CallBlock *b) {
+    GExpr *list = json_list(g, r, each_tool(g, r, "call-object", xlam_object));
+    b->repeat_outside = false;
+    call_block_add(b, "```json", gx_seq(g, ws(g), list, ws(g)), "```");
+    call_block_add(b, "<tool_call>", gx_seq(g, ws(g), list, ws(g)), "</tool_call>");
+    call_block_add(b, "[TOOL_CALLS]", gx_seq(g, ws(g), list), "");
+    /* the bare list: the grammar starts at [{"name" */
+    GExpr *rest = each_tool(g, r, "call-rest", llama3_call);
+    GExpr *object = gx_seq(g, gx_litz(g, "{"), ws(g), gx_litz(g, "\"name\""), rest);
+    GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), object), 0, GREP_INF) : NULL;
+    call_block_add(b, "[{\"name\"", gx_seq(g, rest, more, ws(g), gx_litz(g, "]")), "");
 }
 
 /* ---- the families ---- */
@@ -247,6 +410,14 @@ static const FamilyGrammar FAMILY_GRAMMARS[] = {
     {CF_REPLY_LLAMA3_JSON, llama3_calls, {"<|python_tag|>", "<|python_start|>", "<|python_end|>"},
      {"<|python_start|>", "<|python_end|>"}},
     {CF_REPLY_PYTHONIC, pythonic_calls, {"<|tool_call_start|>", "<|tool_call_end|>", "<think>", "</think>"}, {NULL}},
+    {CF_REPLY_GEMMA4, gemma4_calls, {"<|tool_call>", "<tool_call|>", "<|\"|>", "<|channel>", "<channel|>",
+                                     "<start_function_call>", "<end_function_call>", "<escape>"}, {NULL}},
+    {CF_REPLY_FUNCTOOLS, functools_calls, {NULL}, {NULL}},
+    {CF_REPLY_FUNCTIONARY_V31, functionary31_calls, {"<function=", "</function>", "<|python_tag|>"}, {NULL}},
+    {CF_REPLY_FUNCTIONARY_V32, functionary32_calls, {">>>"}, {NULL}},
+    {CF_REPLY_HARMONY, harmony_calls, {"<|start|>", "<|channel|>", "<|message|>", "<|constrain|>", "<|call|>", "<|end|>"},
+     {NULL}},
+    {CF_REPLY_XLAM, xlam_calls, {"<tool_call>", "</tool_call>", "[TOOL_CALLS]", "<think>", "</think>"}, {NULL}},
 };
 
 bool family_syntax(cf_reply_format f, CallSyntax *out) {

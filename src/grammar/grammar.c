@@ -40,7 +40,7 @@ static char *finish(const StrBuf *sb, size_t *out_len, cf_error *err) {
 /* Where the reply starts, from the end of the prompt. */
 static int reasoning_state(const CallSyntax *syn, const cf_grammar_options *opt) {
     if (opt->reasoning_open) return REASON_OPEN;
-    if (!opt->prompt_tail || !syn->reasoning_open) return REASON_AUTO;
+    if (!opt->prompt_tail || !syn->reasoning_open || !syn->reasoning_close) return REASON_AUTO;
     const char *t = opt->prompt_tail;
     size_t n = strlen(t);
     while (n && (t[n - 1] == ' ' || t[n - 1] == '\n' || t[n - 1] == '\t' || t[n - 1] == '\r')) n--;
