@@ -62,11 +62,31 @@ void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *cl
     if (b->n >= CALL_MAX_VARIANTS || !open || !*open) return;
     for (int k = 0; k < b->n; k++)
         if (strcmp(b->v[k].open, open) == 0) return;   /* the first way a marker opens calls wins */
-    b->v[b->n++] = (CallVariant){open, close ? close : "", inner, NULL};
+    b->v[b->n++] = (CallVariant){open, close ? close : "", inner, NULL, false};
 }
 
-void call_block_add_pattern(CallBlock *b, const char *pattern, GExpr *inner) {
-    if (b->n < CALL_MAX_VARIANTS) b->v[b->n++] = (CallVariant){"", "", inner, pattern};
+void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr *inner) {
+    if (b->n < CALL_MAX_VARIANTS) b->v[b->n++] = (CallVariant){"", "", inner, pattern, full};
+}
+
+static void regex_escape_n(StrBuf *sb, const char *z, size_t n);
+
+const char *call_names_regex(Gram *g, const CallRequest *r) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, 64);
+    sb_puts(&sb, "(?:");
+    const List *tools = r->tools.u.list;
+    bool first = true;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) continue;
+        if (!first) sb_putc(&sb, '|');
+        first = false;
+        regex_escape_n(&sb, name->data, name->len);
+    }
+    sb_putc(&sb, ')');
+    sb_putc(&sb, 0);   /* a C string */
+    return sb.p;
 }
 
 /* ---- tools ---- */
@@ -129,20 +149,24 @@ GExpr *call_until(Gram *g, const char *delim) {
         lv[k] = gram_rule_new(g, nm, strlen(nm));
     }
     gram_memo_put(g, key, lv[0]);
-    GRange others[UNTIL_MAX];
-    for (size_t d = 0; d < nd; d++) others[d] = (GRange){distinct[d], distinct[d]};
     for (size_t k = 0; k < L; k++) {
+        /* only the code points that keep part of a match need their own
+         * branch; any other goes back to level 0 */
+        GRange keep[UNTIL_MAX];
+        size_t nk = 0;
         GList alts = {0};
-        gl_push(g, &alts, gx_seq(g, gx_class(g, true, others, nd), gx_opt(g, gx_ref(g, lv[0]))));
         for (size_t d = 0; d < nd; d++) {
             size_t j = k;   /* the next level after distinct[d] */
             while (j && cp[j] != distinct[d]) j = fail[j - 1];
             if (cp[j] == distinct[d]) j++;
+            if (!j) continue;
+            keep[nk++] = (GRange){distinct[d], distinct[d]};
             if (j == L) continue;   /* the delimiter would be complete */
             char u[4];
             int ul = utf8_encode(distinct[d], u);
             gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[j]))));
         }
+        gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
         gram_rule_set(g, lv[k], gl_alt(g, &alts));
     }
     return gx_opt(g, gx_ref(g, lv[0]));
@@ -372,12 +396,14 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
 
 /* ---- triggers ---- */
 
-static void regex_escape(StrBuf *sb, const char *z) {
-    for (; *z; z++) {
-        if (strchr("\\^$.|?*+()[]{}", *z)) sb_putc(sb, '\\');
-        sb_putc(sb, *z);
+static void regex_escape_n(StrBuf *sb, const char *z, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (z[i] && strchr("\\^$.|?*+()[]{}-/", z[i])) sb_putc(sb, '\\');
+        sb_putc(sb, z[i]);
     }
 }
+
+static void regex_escape(StrBuf *sb, const char *z) { regex_escape_n(sb, z, strlen(z)); }
 
 static void put_trigger(StrBuf *sb, const char *type, const char *value, size_t n) {
     sb_puts(sb, "{\"type\":\"");
@@ -418,7 +444,8 @@ void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
         for (int k = 0; k < cg->block.n; k++) {
             if (!cg->block.v[k].pattern) continue;
             if (n++) sb_putc(sb, ',');
-            put_trigger(sb, "pattern_full", cg->block.v[k].pattern, strlen(cg->block.v[k].pattern));
+            put_trigger(sb, cg->block.v[k].pattern_full ? "pattern_full" : "pattern", cg->block.v[k].pattern,
+                        strlen(cg->block.v[k].pattern));
         }
     }
     sb_putc(sb, ']');

@@ -82,9 +82,11 @@ typedef struct CallRequest {
 typedef struct CallVariant {
     const char *open, *close;
     GExpr *inner;
-    /* or, with open "": a pattern_full trigger (llama.cpp's meaning: the
-     * reply so far matches it; the grammar starts at its first group) */
+    /* or, with open "": a regex trigger, llama.cpp's "pattern" (found
+     * anywhere) or with pattern_full "pattern_full" (the reply so far
+     * matches it); the grammar starts at its first group */
     const char *pattern;
+    bool pattern_full;
 } CallVariant;
 
 typedef struct CallBlock {
@@ -94,7 +96,9 @@ typedef struct CallBlock {
 } CallBlock;
 
 void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close);
-void call_block_add_pattern(CallBlock *b, const char *pattern, GExpr *inner);
+void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr *inner);
+/* A regex matching any of the tools' names: (?:a|b) */
+const char *call_names_regex(Gram *g, const CallRequest *r);
 
 /* Shared pieces for writers (calls.c). */
 GExpr *call_until(Gram *g, const char *delim);           /* text without delim, possibly empty */

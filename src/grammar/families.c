@@ -243,6 +243,14 @@ static void pythonic_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     b->repeat_outside = true;
     call_block_add(b, "<|tool_call_start|>", gx_seq(g, ws(g), gx_alt(g, list, fence), end), "");
     call_block_add(b, "<function_calls>", gx_seq(g, ws(g), lines, ws(g)), "</function_calls>");
+    /* a bare list (Llama 3.2 / 4 pythonic): from the '[' of "[NAME(" */
+    StrBuf re;
+    sb_init(g->rt, &re, 64);
+    sb_puts(&re, "(\\[)");
+    sb_puts(&re, call_names_regex(g, r));
+    sb_puts(&re, "\\(");
+    sb_putc(&re, 0);   /* a C string */
+    call_block_add_pattern(b, re.p, false, list);
 }
 
 /* ---- gemma4 (gemma4.c) ----
@@ -354,7 +362,7 @@ static void functionary32_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     call_block_add(b, ">>>", call, "");
     /* the turn's first recipient line, right after the prompt's ">>>":
      * any recipient but "all" (content) starts a call */
-    call_block_add_pattern(b, "((?!all\\n)[^\\n>]+\\n)[\\s\\S]*", call);
+    call_block_add_pattern(b, "((?!all\\n)[^\\n>]+\\n)[\\s\\S]*", true, call);
 }
 
 /* ---- harmony (harmony.c) ----
