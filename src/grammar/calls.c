@@ -234,13 +234,20 @@ static GExpr *json_name(Gram *g, const Str *name) {
 uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name) {
     char nm[96];
     snprintf(nm, sizeof nm, "%.60s-args", name->data);
+    /* one rule per tool's schema, however many spellings a format has */
+    char key[128];
+    snprintf(key, sizeof key, "\x02args %p %.60s", params.type == VT_DICT ? (void *)params.u.dict : NULL, name->data);
+    uint32_t memo = gram_memo_get(g, key);
+    if (memo != UINT32_MAX) return memo;
     if (params.type == VT_NONE) {
         /* no parameters: an object (OpenAI sends "{}") */
         Dict *d = dict_new(g->rt, 1);
         dict_set(g->rt, d, v_strz(g->rt, "type"), v_strz(g->rt, "object"));
         params = v_dict_of(d);
     }
-    return schema_rule(c, params, nm);
+    uint32_t id = schema_rule(c, params, nm);
+    gram_memo_put(g, key, id);
+    return id;
 }
 
 /* typed-XML parameters: each one written as the format spells it, in the

@@ -7,9 +7,9 @@
 void gram_init(Gram *g, Rt *rt) {
     memset(g, 0, sizeof *g);
     g->rt = rt;
-    g->cap = 64;
+    g->cap = 512;   /* a 60-tool request makes about a thousand rules */
     g->rules = rt_alloc(rt, g->cap * sizeof *g->rules);
-    g->nslots = 256;
+    g->nslots = 1024;
     g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
     sb_init(rt, &g->warnings, 256);
 }
