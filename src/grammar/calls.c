@@ -405,7 +405,7 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
 
 static void regex_escape_n(StrBuf *sb, const char *z, size_t n) {
     for (size_t i = 0; i < n; i++) {
-        if (z[i] && strchr("\\^$.|?*+()[]{}-/", z[i])) sb_putc(sb, '\\');
+        if (z[i] && strchr("\\^$.|?*+()[]{}", z[i])) sb_putc(sb, '\\');
         sb_putc(sb, z[i]);
     }
 }
