@@ -47,9 +47,6 @@ bool call_syntax_of(cf_reply_format f, CallSyntax *out) {
     }
     /* a description wins: the grammar is then what the parser reads */
     const ReplyFormatDesc *d = reply_format_desc(f);
-    /* addressed turns (a reply that opens inside a header, turns to the user
-     * or to itself) are not written by the grammar walk yet */
-    if (d && (d->opens_in_field || d->content_name || d->reasoning_name)) return false;
     if (d) {
         described_syntax(d, out);
         return true;
@@ -72,7 +69,6 @@ void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr 
     if (b->n < CALL_MAX_VARIANTS) b->v[b->n++] = (CallVariant){"", "", inner, pattern, full};
 }
 
-static void regex_escape_n(StrBuf *sb, const char *z, size_t n);
 
 const char *call_names_regex(Gram *g, const CallRequest *r) {
     StrBuf sb;
@@ -85,7 +81,7 @@ const char *call_names_regex(Gram *g, const CallRequest *r) {
         if (!tool_name(tools->items[i], &name)) continue;
         if (!first) sb_putc(&sb, '|');
         first = false;
-        regex_escape_n(&sb, name->data, name->len);
+        call_regex_escape(&sb, name->data, name->len);
     }
     sb_putc(&sb, ')');
     sb_putc(&sb, 0);   /* a C string */
@@ -387,6 +383,19 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
     uint32_t calls_id = gram_rule_new(g, "tool-calls", 10);
     gram_rule_set(g, calls_id, calls);
     GExpr *tail = ws(g);
+    if (out->block.reply_any) {
+        /* the reply opens inside a turn's header: the writer's whole reply */
+        out->lark_root = gram_rule_new(g, "reply", 5);
+        gram_rule_set(g, out->lark_root, gx_seq(g, out->block.reply_any, tail));
+        if (r->required) {
+            out->gbnf_root = gram_rule_new(g, "reply-with-calls", 16);
+            gram_rule_set(g, out->gbnf_root, gx_seq(g, out->block.reply_with_calls, tail));
+        } else {
+            out->gbnf_root = gram_rule_new(g, "calls-from-trigger", 18);
+            gram_rule_set(g, out->gbnf_root, gx_seq(g, gx_ref(g, calls_id), tail));
+        }
+        return;
+    }
     GExpr *prefix = reasoning_prefix(g, r);
     if (r->required) {
         GList lead = {0};
@@ -407,14 +416,14 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
 
 /* ---- triggers ---- */
 
-static void regex_escape_n(StrBuf *sb, const char *z, size_t n) {
+void call_regex_escape(StrBuf *sb, const char *z, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (z[i] && strchr("\\^$.|?*+()[]{}", z[i])) sb_putc(sb, '\\');
         sb_putc(sb, z[i]);
     }
 }
 
-static void regex_escape(StrBuf *sb, const char *z) { regex_escape_n(sb, z, strlen(z)); }
+static void regex_escape(StrBuf *sb, const char *z) { call_regex_escape(sb, z, strlen(z)); }
 
 static void put_trigger(StrBuf *sb, const char *type, const char *value, size_t n) {
     sb_puts(sb, "{\"type\":\"");

@@ -93,12 +93,20 @@ typedef struct CallBlock {
     CallVariant v[CALL_MAX_VARIANTS];
     int n;
     bool repeat_outside;
+    /* A reply that begins inside a turn's header the prompt opened
+     * (addressed turns): the whole reply as the writer gives it, with
+     * calls (tool_choice required or NAME) and as it may be (the Lark
+     * grammar); the lazy grammar still starts at the variants. NULL: the
+     * reply is text up to the first variant. */
+    GExpr *reply_with_calls, *reply_any;
 } CallBlock;
 
 void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close);
 void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr *inner);
 /* A regex matching any of the tools' names: (?:a|b) */
 const char *call_names_regex(Gram *g, const CallRequest *r);
+/* z[0..n) with the regex metacharacters escaped, into sb. */
+void call_regex_escape(StrBuf *sb, const char *z, size_t n);
 
 /* Shared pieces for writers (calls.c). */
 GExpr *call_until(Gram *g, const char *delim);           /* text without delim, possibly empty */

@@ -15,6 +15,7 @@
 
 typedef struct DescCx {
     const ReplyFormatDesc *d;
+    int first_field;   /* the header field a call's grammar starts at (addressed turns: the recipient) */
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
@@ -24,11 +25,19 @@ static GExpr *any_of(Gram *g, const char *const *list) {
     return gl_alt(g, &alts);
 }
 
-/* A header field and its end marker (field_done trims the field). */
+/* A header field and its end marker (field_done trims the field). name
+ * NULL: a field before the tool's name (any text stands for a name there). */
 static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
     GExpr *text;
-    switch (h->kind) {
+    switch (!name && h->kind != HF_LITERAL ? HF_ID : h->kind) {
     case HF_NAME:
+        if (h->token) {
+            /* a run of name bytes ended by whitespace or the body's '<' (step_token):
+               the body's own leading whitespace follows */
+            text = gx_seq(g, call_ws(g), gx_lit(g, name->data, name->len));
+            break;
+        }
+        /* fall through */
     case HF_SAME_NAME:   /* the name again, as an earlier field gave it */
         text = gx_seq(g, call_ws(g), gx_lit(g, name->data, name->len), call_ws(g));
         break;
@@ -41,6 +50,7 @@ static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
     }
     case HF_ID: {
         /* any text without controls up to the marker (the id is not checked) */
+        if (!h->end[0]) return call_ws(g);
         unsigned char stop = (unsigned char)h->end[0][0];
         GRange ex[2] = {{0, 0x1F}, {stop, stop}};
         text = gx_rep(g, gx_class(g, true, ex, 2), 0, GREP_INF);
@@ -130,7 +140,8 @@ static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     Value params;
     SchemaCx *c = call_schema_cx(g, tool, &params);
     GList parts = {0};
-    for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) gl_push(g, &parts, header_field(g, &d->header[k], name));
+    for (int k = ((DescCx *)cx)->first_field; k < d->nheader && k < MAX_HEADER_FIELDS; k++)
+        gl_push(g, &parts, header_field(g, &d->header[k], name));
     switch (d->body) {
     case BODY_JSON_CALL: gl_push(g, &parts, gx_seq(g, call_ws(g), json_call_object(g, d, c, params, name))); break;
     case BODY_JSON_ARGS:
@@ -157,10 +168,26 @@ static GExpr *opened_calls(Gram *g, const CallRequest *r, GExpr *call) {
     return gx_seq(g, first, gx_rep(g, next, 0, GREP_INF));
 }
 
+static void addressed_calls(Gram *g, const CallRequest *r, CallBlock *b, int to_at);
+
+/* The recipient field of a format whose turns are addressed (content,
+ * reasoning or a call by the name a turn's header gives), or -1. */
+static int recipient_field(const ReplyFormatDesc *d) {
+    if (!d->opens_in_field && !d->content_name && !d->reasoning_name) return -1;
+    for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++)
+        if (d->header[k].kind == HF_NAME) return k;
+    return -1;
+}
+
 static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     const ReplyFormatDesc *d = r->syn->desc;
+    int to_at = recipient_field(d);
+    if (to_at >= 0) {
+        addressed_calls(g, r, b, to_at);
+        return;
+    }
     b->repeat_outside = true;   /* after a call or a section the parser reads text: another may open */
-    DescCx cx = {d};
+    DescCx cx = {d, 0};
     GExpr *call = call_each_tool(g, r, one_call, &cx);
     if (d->section_open[0]) {
         GExpr *inner;
@@ -187,6 +214,131 @@ static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
         call_block_add(b, d->call_open[k], d->section_open[0] ? opened_calls(g, r, call) : call, "");
 }
 
+/* ---- addressed turns (Functionary v2, Glimmer) ----
+ * Every turn names its recipient in its header: content_name (content up
+ * to the next turn), reasoning_name (reasoning up to think_close, then
+ * content), or a tool (a call). The prompt ends inside the first turn's
+ * header (opens_in_field), so the reply starts there; later turns start
+ * at call_open. As field_done reads it: the recipient is trimmed, and a
+ * name that is neither address is a call. */
+
+/* header fields [from, to) of a turn, before its recipient */
+static GExpr *fields_before(Gram *g, const ReplyFormatDesc *d, int from, int to) {
+    GList parts = {0};
+    for (int k = from; k < to; k++) gl_push(g, &parts, header_field(g, &d->header[k], NULL));
+    return gl_seq(g, &parts);
+}
+
+/* the recipient field addressed to `who` */
+static GExpr *addressed_to(Gram *g, const HeaderField *h, const char *who) {
+    return gx_seq(g, call_ws(g), gx_litz(g, who), call_ws(g), any_of(g, h->end));
+}
+
+/* "(?:a|b)" of a marker list, regex-escaped */
+static void regex_markers(StrBuf *sb, const char *const *list) {
+    sb_puts(sb, "(?:");
+    for (int k = 0; k < DESC_MARKERS && list[k]; k++) {
+        if (k) sb_putc(sb, '|');
+        call_regex_escape(sb, list[k], strlen(list[k]));
+    }
+    sb_putc(sb, ')');
+}
+
+/* The trigger of a reply whose first turn is a call: its header fields up
+ * to the recipient, a recipient that is neither address, the field's end
+ * (llama.cpp feeds the grammar from the group, the reply's start). */
+static const char *first_call_pattern(Gram *g, const ReplyFormatDesc *d, int from, int to_at) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, 128);
+    sb_putc(&sb, '(');
+    for (int k = from; k < to_at; k++) {
+        const HeaderField *h = &d->header[k];
+        if (h->kind == HF_LITERAL) {
+            sb_puts(&sb, "\\s*(?:");
+            for (const char *c = h->text; *c; c++) {
+                if (*c == '|') sb_putc(&sb, '|');
+                else call_regex_escape(&sb, c, 1);
+            }
+            sb_puts(&sb, ")\\s*");
+        } else {
+            sb_puts(&sb, "[\\s\\S]*?");
+        }
+        regex_markers(&sb, h->end);
+    }
+    const HeaderField *to = &d->header[to_at];
+    sb_puts(&sb, "(?!\\s*(?:");
+    const char *names[] = {d->content_name, d->reasoning_name};
+    for (int k = 0, n = 0; k < 2; k++) {
+        if (!names[k]) continue;
+        if (n++) sb_putc(&sb, '|');
+        call_regex_escape(&sb, names[k], strlen(names[k]));
+    }
+    sb_puts(&sb, ")\\s*");
+    regex_markers(&sb, to->end);
+    sb_puts(&sb, ")[\\s\\S]*?");
+    regex_markers(&sb, to->end);
+    sb_puts(&sb, ")[\\s\\S]*");
+    sb_putc(&sb, 0);
+    return sb.p;
+}
+
+static void addressed_calls(Gram *g, const CallRequest *r, CallBlock *b, int to_at) {
+    const ReplyFormatDesc *d = r->syn->desc;
+    const HeaderField *to = &d->header[to_at];
+    DescCx cx = {d, to_at};
+    GExpr *call = call_each_tool(g, r, one_call, &cx);   /* from the recipient on */
+    /* a turn's end marker the parser drops as content (Glimmer's <|eom|>) */
+    if (d->drop[0]) call = gx_seq(g, call, gx_opt(g, gx_seq(g, call_ws(g), any_of(g, d->drop))));
+    /* a later turn, up to its recipient */
+    GExpr *next = gx_seq(g, call_ws(g), any_of(g, d->call_open), fields_before(g, d, 0, to_at));
+    /* turns to no tool; reasoning needs its closer (a reply that ends inside
+     * it is not offered), content after it runs to the next turn as the
+     * parser reads it */
+    GList quiet_alts = {0};
+    GExpr *reasoning = NULL;
+    if (d->content_name) gl_push(g, &quiet_alts, gx_seq(g, addressed_to(g, to, d->content_name), call_until(g, d->call_open[0])));
+    if (d->reasoning_name && d->think_close[0]) {
+        reasoning = gx_seq(g, addressed_to(g, to, d->reasoning_name), call_until(g, d->think_close[0]), any_of(g, d->think_close));
+        gl_push(g, &quiet_alts, gx_seq(g, reasoning, call_until(g, d->call_open[0])));
+    }
+    GExpr *quiet = gl_alt(g, &quiet_alts);
+    if (quiet) {
+        uint32_t id = gram_rule_new(g, "quiet-turn", 10);
+        gram_rule_set(g, id, quiet);
+        quiet = gx_ref(g, id);
+    }
+    /* the turns from a recipient on: with parallel calls any turns in a row;
+     * without, turns to no tool and at most one call, last */
+    uint32_t turns = gram_rule_new(g, "turns", 5);
+    if (r->parallel) {
+        GExpr *turn = quiet ? gx_alt(g, call, quiet) : call;
+        gram_rule_set(g, turns, gx_seq(g, turn, gx_rep(g, gx_seq(g, next, turn), 0, GREP_INF)));
+    } else {
+        gram_rule_set(g, turns, quiet ? gx_alt(g, call, gx_seq(g, quiet, gx_opt(g, gx_seq(g, next, gx_ref(g, turns))))) : call);
+    }
+    /* with calls: reasoning turns and empty content turns (a template's
+     * turn to the user with no content) may lead, then the calls */
+    uint32_t with_calls = gram_rule_new(g, "turns-with-calls", 16);
+    GList lead = {0};
+    if (reasoning) gl_push(g, &lead, reasoning);
+    if (d->content_name) gl_push(g, &lead, addressed_to(g, to, d->content_name));
+    GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, next, call), 0, GREP_INF) : NULL;
+    GExpr *led = lead.n ? gx_seq(g, gl_alt(g, &lead), next, gx_ref(g, with_calls)) : NULL;
+    gram_rule_set(g, with_calls, led ? gx_alt(g, gx_seq(g, call, more), led) : gx_seq(g, call, more));
+    /* each turn opener triggers the lazy grammar, which holds the rest of the reply */
+    b->repeat_outside = false;
+    GExpr *after_open = gx_seq(g, fields_before(g, d, 0, to_at), gx_ref(g, turns));
+    for (int k = 0; k < DESC_MARKERS && d->call_open[k]; k++) call_block_add(b, d->call_open[k], after_open, "");
+    if (!d->opens_in_field) return;   /* the reply starts as content */
+    int from = d->opens_in_field - 1 < to_at ? d->opens_in_field - 1 : to_at;
+    GExpr *first = fields_before(g, d, from, to_at);
+    b->reply_any = gx_seq(g, first, gx_ref(g, turns));
+    b->reply_with_calls = gx_seq(g, first, gx_ref(g, with_calls));
+    /* a first turn that is a call fires a pattern over the reply so far */
+    GExpr *first_call = gx_seq(g, first, call, r->parallel ? gx_rep(g, gx_seq(g, next, gx_ref(g, turns)), 0, 1) : NULL);
+    call_block_add_pattern(b, first_call_pattern(g, d, from, to_at), true, first_call);
+}
+
 /* Markers a tokenizer may hold as single tokens (llama.cpp keeps a
  * preserved token that is one token as text; others it ignores). */
 static void add_token(CallSyntax *s, int *n, const char *z) {
@@ -205,8 +357,10 @@ void described_syntax(const ReplyFormatDesc *d, CallSyntax *out) {
     out->format = d->name;
     out->writer = described_calls;
     out->desc = d;
-    out->reasoning_open = d->think_open[0];
-    out->reasoning_close = d->think_close[0];
+    /* addressed turns: reasoning is a turn of its own, not a prefix */
+    bool addressed = recipient_field(d) >= 0;
+    out->reasoning_open = addressed ? NULL : d->think_open[0];
+    out->reasoning_close = addressed ? NULL : d->think_close[0];
     int n = 0;
     const char *const *lists[] = {d->think_open, d->think_close, d->section_open, d->section_close, d->call_open,
                                   d->call_close, d->param_open, d->key_close, d->value_close, d->params_close};
