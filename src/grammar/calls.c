@@ -382,7 +382,7 @@ void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
     }
     uint32_t calls_id = gram_rule_new(g, "tool-calls", 10);
     gram_rule_set(g, calls_id, calls);
-    GExpr *tail = ws(g);
+    GExpr *tail = gx_seq(g, ws(g), out->block.after);
     if (out->block.reply_any) {
         /* the reply opens inside a turn's header: the writer's whole reply */
         out->lark_root = gram_rule_new(g, "reply", 5);

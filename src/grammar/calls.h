@@ -99,6 +99,9 @@ typedef struct CallBlock {
      * grammar); the lazy grammar still starts at the variants. NULL: the
      * reply is text up to the first variant. */
     GExpr *reply_with_calls, *reply_any;
+    /* What may follow the calls at the reply's end (markers the parser
+     * drops as content), or NULL. */
+    GExpr *after;
 } CallBlock;
 
 void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close);

@@ -187,6 +187,8 @@ static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
         return;
     }
     b->repeat_outside = true;   /* after a call or a section the parser reads text: another may open */
+    /* markers the parser drops as content may close the reply (hyperclovax's <|im_end|><|stop|>) */
+    if (d->drop[0]) b->after = gx_rep(g, gx_seq(g, any_of(g, d->drop), call_ws(g)), 0, DESC_MARKERS);
     DescCx cx = {d, 0};
     GExpr *call = call_each_tool(g, r, one_call, &cx);
     if (d->section_open[0]) {

@@ -391,14 +391,23 @@ static GExpr *xlam_object(Gram *g, const CallRequest *r, Value tool, void *cx) {
     return json_call_object(g, tool, "\"arguments\"", true);
 }
 
+/* what follows {"name" in a bare list: the name, the arguments, an optional id */
+static GExpr *xlam_call_rest(Gram *g, const CallRequest *r, Value tool, void *cx) {
+    GExpr *colon = gx_seq(g, ws(g), gx_litz(g, ":"), ws(g));
+    GExpr *comma = gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+    GExpr *id = gx_opt(g, gx_seq(g, comma, gx_litz(g, "\"id\""), colon, json_string(g)));
+    return gx_seq(g, colon, quoted_name(g, tool), comma, gx_litz(g, "\"arguments\""), colon, args_of(g, tool), id, ws(g),
+                  gx_litz(g, "}"));
+}
+
 static void xlam_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     GExpr *list = json_list(g, r, each_tool(g, r, "call-object", xlam_object));
     b->repeat_outside = false;
     call_block_add(b, "```json", gx_seq(g, ws(g), list, ws(g)), "```");
     call_block_add(b, "<tool_call>", gx_seq(g, ws(g), list, ws(g)), "</tool_call>");
     call_block_add(b, "[TOOL_CALLS]", gx_seq(g, ws(g), list), "");
-    /* the bare list: the grammar starts at [{"name" */
-    GExpr *rest = each_tool(g, r, "call-rest", llama3_call);
+    /* the bare list: the grammar starts at [{"name" (an "id" may follow the arguments) */
+    GExpr *rest = each_tool(g, r, "call-rest", xlam_call_rest);
     GExpr *object = gx_seq(g, gx_litz(g, "{"), ws(g), gx_litz(g, "\"name\""), rest);
     GExpr *more = r->parallel ? gx_rep(g, gx_seq(g, ws(g), gx_litz(g, ","), ws(g), object), 0, GREP_INF) : NULL;
     call_block_add(b, "[{\"name\"", gx_seq(g, rest, more, ws(g), gx_litz(g, "]")), "");

@@ -4,7 +4,8 @@
   python3 tests/grammar/roundtrip_grammar.py CHATFMT LLAMA_CHECK SHARED [-v]
 
 For every seed and corpus template whose reply format has tool calls (the format
-`chatfmt grammar` detects), the reference renderer (SHARED/oracle/hf_render.py)
+`chatfmt grammar` detects), and the first template of SHARED/corpus/more for each
+format none of those covers, the reference renderer (SHARED/oracle/hf_render.py)
 renders the reply round trip's scenarios (SHARED/tools/reply_roundtrip.py: one call,
 two parallel calls, content + call, reasoning + content): the text between the prompt
 and the conversation with the assistant turn is what the model wrote. Only replies
@@ -56,8 +57,15 @@ def main(argv):
     chatfmt, check, shared = [a for a in argv if a != "-v" and not a.startswith("--only=")][:3]
     rr = load_roundtrip(shared)
     dirs = [os.path.join(shared, "seeds"), os.path.join(shared, "corpus", "templates")]
-    files = sorted(os.path.join(d, f) for d in dirs if os.path.isdir(d) for f in os.listdir(d)
-                   if f.endswith(".jinja") and (not only or any(o in f for o in only)))
+    def listed(d):
+        return sorted(os.path.join(d, f) for f in (os.listdir(d) if os.path.isdir(d) else [])
+                      if f.endswith(".jinja") and (not only or any(o in f for o in only)))
+    files = [p for d in dirs for p in listed(d)]
+    # templates of the wider corpus stand in for formats the seeds and the
+    # corpus do not write (the first that reads back, per format)
+    more = set(listed(os.path.join(shared, "corpus", "more")))
+    files += sorted(more)
+    covered = set()
     tmp = tempfile.mkdtemp(prefix="grammar-rt-")
     tools_path = os.path.join(tmp, "tools.json")
     with open(tools_path, "w") as f:
@@ -135,8 +143,8 @@ def main(argv):
     for path in files:
         tpl = open(path, encoding="utf-8").read()
         probe = grammar(path, "")
-        if not probe:
-            continue   # a format without tool calls
+        if not probe or (path in more and probe["format"] in covered):
+            continue   # a format without tool calls, or one already covered
         stops = list(probe["additional_stops"]) + stop_strings(path)
         cases = {}
         for name, asst, calls, content, reasoning in rr.scenarios():
@@ -153,6 +161,7 @@ def main(argv):
         if not cases:
             continue
         templates += 1
+        covered.add(probe["format"])
         base = os.path.basename(path)
         lark_replies = []
         for name, (reply, prompt, asst) in cases.items():
