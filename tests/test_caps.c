@@ -225,6 +225,25 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
+/* Where replies end for templates whose format writes the end-of-message
+ * token inside a reply: gpt-oss stops at <|return|> and <|call|> (OpenAI's
+ * harmony documentation), never at <|end|>, which closes one message of
+ * several. */
+static const struct {
+    const char *name, *stops;
+} STOPS[] = {
+    {"openai__gpt-oss-120b.jinja", "\"stop_strings\":[\"<|return|>\",\"<|call|>\"]"},
+};
+
+static void check_stops(const char *name, const char *json) {
+    for (size_t k = 0; k < sizeof STOPS / sizeof *STOPS; k++) {
+        if (strcmp(STOPS[k].name, name) != 0) continue;
+        char *got = compact(json);
+        check(got && strstr(got, STOPS[k].stops), "caps %s: want %s in %s", name, STOPS[k].stops, got);
+        free(got);
+    }
+}
+
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -259,6 +278,7 @@ static void test_corpus(const char *shared) {
                 for (size_t k = 0; parsed && k < sizeof KEYS / sizeof *KEYS; k++)
                     check(cf_context_has(parsed, KEYS[k]), "caps %s: no key %s", names[i], KEYS[k]);
                 cf_context_free(parsed);
+                check_stops(names[i], json);
             }
             free(json);
             cf_template_free(t);

@@ -411,8 +411,9 @@ static void add_unique(Prober *P, List *l, Value v) {
 /* Where a reply ends: the end-of-turn token observed after an assistant
  * turn (the first token closing it that also closes a user turn — e.g.
  * <|im_end|>, <|eot_id|>, <end_of_turn> — else the first token after it,
- * the next turn's header, as GLM's <|user|>), then what the reply format
- * adds (GLM also ends at <|observation|>), then the eos_token. */
+ * the next turn's header, as GLM's <|user|>) unless the reply format writes
+ * it inside a reply, then what the reply format adds (GLM also ends at
+ * <|observation|>, harmony at <|return|> and <|call|>), then the eos_token. */
 static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
     List *stops = list_new(P->rt, 4);
     Value msgs = list(P, 3, message(P, "user", M_USER), message(P, "assistant", M_ASSISTANT),
@@ -425,7 +426,10 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
         for (size_t i = 0; i < after_assistant->len && end_of_turn.type == VT_MISSING; i++)
             if (list_has(after_user, after_assistant->items[i])) end_of_turn = after_assistant->items[i];
         if (end_of_turn.type == VT_MISSING && after_assistant->len) end_of_turn = after_assistant->items[0];
-        add_unique(P, stops, end_of_turn);
+        /* a token the reply format writes inside a reply does not end it
+         * (harmony's <|end|> closes one message of several) */
+        if (end_of_turn.type == VT_STR && !reply_format_uses(format, end_of_turn.u.s->data, end_of_turn.u.s->len))
+            add_unique(P, stops, end_of_turn);
         /* the token right after the reply (and a line break) closes it too (Nemotron's <SPECIAL_12>) */
         const char *m = cf_memmem(out->data, out->len, M_ASSISTANT, strlen(M_ASSISTANT));
         if (m && after_assistant->len) {
@@ -442,6 +446,9 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
         add_unique(P, stops, str(P, "<|observation|>"));
     } else if (format == CF_REPLY_COMMAND_A) {
         add_unique(P, stops, str(P, "<|END_OF_TURN_TOKEN|>"));
+    } else if (format == CF_REPLY_HARMONY) {   /* the end of a final answer, or of a call */
+        add_unique(P, stops, str(P, "<|return|>"));
+        add_unique(P, stops, str(P, "<|call|>"));
     }
     Value eos;
     if (P->defaults && dict_get_str(P->defaults->vars, "eos_token", 9, &eos)) add_unique(P, stops, eos);

@@ -280,16 +280,17 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 }
 
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
-    /* the hand-written formats' markers a template may print after a reply */
+    /* the hand-written formats' markers a template may print after a reply
+     * (harmony: a message's <|end|> and the next <|start|> go on the reply) */
     static const char *const HAND[][DESC_MARKERS] = {
         [CF_REPLY_PLAIN] = {"<think>", "</think>"},
         [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
         [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
         [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+        [CF_REPLY_HARMONY] = {"<|end|>", "<|start|>", "<|channel|>", "<|message|>"},
     };
-    if ((unsigned)f < sizeof HAND / sizeof HAND[0]) return in_list(HAND[f], s, n);
     const ReplyFormatDesc *d = reply_format_desc(f);
-    if (!d) return false;
+    if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
                                   d->call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
