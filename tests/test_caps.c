@@ -225,25 +225,6 @@ static char *read_file(const char *path, size_t *len) {
     return buf;
 }
 
-/* Where replies end for templates whose format writes the end-of-message
- * token inside a reply: gpt-oss stops at <|return|> and <|call|> (OpenAI's
- * harmony documentation), never at <|end|>, which closes one message of
- * several. */
-static const struct {
-    const char *name, *stops;
-} STOPS[] = {
-    {"openai__gpt-oss-120b.jinja", "\"stop_strings\":[\"<|return|>\",\"<|call|>\"]"},
-};
-
-static void check_stops(const char *name, const char *json) {
-    for (size_t k = 0; k < sizeof STOPS / sizeof *STOPS; k++) {
-        if (strcmp(STOPS[k].name, name) != 0) continue;
-        char *got = compact(json);
-        check(got && strstr(got, STOPS[k].stops), "caps %s: want %s in %s", name, STOPS[k].stops, got);
-        free(got);
-    }
-}
-
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -278,13 +259,44 @@ static void test_corpus(const char *shared) {
                 for (size_t k = 0; parsed && k < sizeof KEYS / sizeof *KEYS; k++)
                     check(cf_context_has(parsed, KEYS[k]), "caps %s: no key %s", names[i], KEYS[k]);
                 cf_context_free(parsed);
-                check_stops(names[i], json);
             }
             free(json);
             cf_template_free(t);
         }
         free(text);
         free(names[i]);
+    }
+}
+
+/* What some corpus templates' caps must say, and why:
+ * - gpt-oss stops at <|return|> and <|call|> (OpenAI's harmony
+ *   documentation), never at <|end|>, which closes one message of several;
+ * - a template whose <tool_calls>[...] list several formats read back takes
+ *   the format whose reasoning markers it also names (Hunyuan-A13B's
+ *   <think>, not Apriel's <thinking>). */
+static const struct {
+    const char *path, *want;
+} EXPECTED[] = {
+    {"templates/openai__gpt-oss-120b.jinja", "\"stop_strings\":[\"<|return|>\",\"<|call|>\"]"},
+    {"more/vllm__tool_chat_template_hunyuan_a13b.jinja", "\"reply_format\":\"hunyuan\""},
+};
+
+static void test_expected(const char *shared) {
+    for (size_t k = 0; k < sizeof EXPECTED / sizeof *EXPECTED; k++) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/corpus/%s", shared, EXPECTED[k].path);
+        size_t len;
+        char *text = read_file(path, &len);
+        cf_template *t = text ? compile_text(text, len, EXPECTED[k].path) : NULL;
+        cf_error err;
+        char *json = t ? cf_caps_json(t, NULL, &err) : NULL;
+        char *got = json ? compact(json) : NULL;
+        check(got && strstr(got, EXPECTED[k].want), "caps %s: want %s in %s", EXPECTED[k].path, EXPECTED[k].want,
+              got ? got : "(no caps)");
+        free(got);
+        free(json);
+        cf_template_free(t);
+        free(text);
     }
 }
 
@@ -373,6 +385,7 @@ int main(int argc, char **argv) {
     test_defaults();
     test_polyfill_threads();
     test_corpus(shared);
+    test_expected(shared);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -613,6 +613,7 @@ static void probe_reply_format(Prober *P, Caps *c) {
     Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
     cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
     bool found_call = false, found_reason = false;
+    size_t call_score = 0;
     /* the format the template's text names goes first: looser syntaxes
      * (bare JSON) can read back what a stricter one printed */
     for (size_t k = 0; k <= candidates(); k++) {
@@ -624,7 +625,16 @@ static void probe_reply_format(Prober *P, Caps *c) {
             c->reply_format = f;
             return;
         }
-        if (calls_ok && !found_call) first_call = f, found_call = true;
+        if (calls_ok && !found_call) {
+            first_call = f, found_call = true;
+            call_score = reply_format_text_score(f, src, len);
+        } else if (calls_ok && first_call != by_text && reply_format_desc(first_call)) {
+            /* several described formats read the call back (the same
+             * <tool_calls> JSON list): the one whose reasoning markers and
+             * wrappers the template names as well */
+            size_t score = reply_format_text_score(f, src, len);
+            if (score > call_score) first_call = f, call_score = score;
+        }
         if (reason_ok && !found_reason) first_reason = f, found_reason = true;
     }
     /* nothing read back a call the template printed (or it printed none):

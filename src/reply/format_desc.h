@@ -98,6 +98,11 @@ cf_reply_format reply_format_at(size_t k);
  * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
  * none. The fallback when probing reads nothing back. */
 cf_reply_format reply_format_by_signature(const char *text, size_t n);
+/* How many of the markers of described format f occur in a template's
+ * text (0 for a hand-written format): among formats that all read back a
+ * template's call, the one whose other markers (reasoning, wrappers) the
+ * template also names is its own. */
+size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n);
 /* Does format f write the marker s[0..n) (a closer the template prints
  * after a reply is then the format's, not the end of the turn)? */
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n);

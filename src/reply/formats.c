@@ -185,16 +185,16 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
     {
-        .id = CF_REPLY_JAMBA, .name = "jamba",
-        .example = "<tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
-        THINK,
+        .id = CF_REPLY_HUNYUAN, .name = "hunyuan",
+        .example = "<think>R</think><answer>C</answer><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        THINK, .drop = {"<answer>", "</answer>"},
         .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
     {
-        .id = CF_REPLY_HUNYUAN, .name = "hunyuan",
-        .example = "<think>R</think><answer>C</answer><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
-        THINK, .drop = {"<answer>", "</answer>"},
+        .id = CF_REPLY_JAMBA, .name = "jamba",
+        .example = "<tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        THINK,
         .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -271,6 +271,17 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
         if (asked >= 3 && have == asked) return d->id;
     }
     return CF_REPLY_PLAIN;
+}
+
+size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n) {
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (!d) return 0;
+    const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
+                                  d->call_open, d->call_close, d->param_open, d->value_close, d->params_close};
+    size_t score = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (int m = 0; m < DESC_MARKERS && lists[k][m]; m++) score += contains(text, n, lists[k][m]);
+    return score;
 }
 
 static bool in_list(const char *const *list, const char *s, size_t n) {
