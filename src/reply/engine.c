@@ -27,7 +27,7 @@ enum {
 enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
-    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN
 };
 
 enum { SET_MAX = 16,
@@ -86,6 +86,7 @@ static void seal(MarkSet *m) {
 static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
     add(m, d->section_open, R_SECTION_OPEN);
     if (!d->section_open[0] || d->section_optional) add(m, d->call_open, R_CALL_OPEN);
+    add(m, d->bare_call_open, R_BARE_OPEN);
 }
 
 static void build_sets(Engine *e) {
@@ -180,7 +181,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     bool named = d->body == BODY_JSON_CALL;
     for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
     if (!named) return "nothing names the call";
-    if (!d->section_open[0] && !d->call_open[0]) return "nothing opens a call";
+    if (!d->section_open[0] && !d->call_open[0] && !d->bare_call_open[0]) return "nothing opens a call";
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
@@ -191,14 +192,14 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
 
 static void body_start(Parser *p);
 
-static void begin_call(Parser *p, const char *tag) {
+static void begin_call(Parser *p, const char *tag, bool header) {
     Engine *e = p->eng;
     call_begin(p, tag, true, false);   /* raw keeps the section's opener for its first call */
     e->field_at = 0;
     p->nargs = 0;
     p->props = v_none();
     p->text.len = 0;
-    if (e->d->nheader) p->state = E_HDR;
+    if (header && e->d->nheader) p->state = E_HDR;
     else body_start(p);
 }
 
@@ -221,7 +222,7 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     p->call.raw.len = 0;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
-        begin_call(p, tag);
+        begin_call(p, tag, role != R_BARE_OPEN);
         return;
     }
     e->in_section = true;
@@ -229,7 +230,7 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     call_raw(p, tag, strlen(tag));
     if (d->body == BODY_JSON_CALL && d->list == LIST_ARRAY) p->state = E_ARR_OPEN;
     else if (d->body == BODY_JSON_CALL && d->list == LIST_SEQUENCE) p->state = E_SEQ_NEXT;
-    else if (!d->call_open[0]) begin_call(p, NULL);
+    else if (!d->call_open[0]) begin_call(p, NULL, true);
     else p->state = E_SECTION;
 }
 
@@ -328,7 +329,7 @@ static void field_done(Parser *p, const char *tag) {
         return;
     }
     if (++e->field_at < e->d->nheader) return;
-    if (!p->call.name.len) {   /* (a description always names the call) */
+    if (!p->call.name.len && e->d->body != BODY_JSON_CALL) {   /* (a description always names the call) */
         call_break(p, E_CONTENT, NULL, 0);
         return;
     }
@@ -436,7 +437,7 @@ static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
         break;
     case E_ARR_ITEM:
         if (c == '{') {
-            begin_call(p, NULL);   /* the object's bytes are the scanner's */
+            begin_call(p, NULL, true);   /* the object's bytes are the scanner's */
             return;
         }
         if (c != ']') {
@@ -454,7 +455,7 @@ static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
         p->state = c == ',' ? E_ARR_ITEM : E_SECTION_END;
         break;
     default:   /* E_SEQ_NEXT */
-        if (c == '{') begin_call(p, NULL);
+        if (c == '{') begin_call(p, NULL, true);
         else p->state = E_SECTION_END;
         return;
     }
@@ -652,7 +653,7 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             r = expect_tag(p, s, n, &i, &e->section.set, E_CONTENT, e->section_calls > 0);
             if (r < 0) break;
             if (e->section.role[r] == R_CALL_OPEN) {
-                begin_call(p, e->section.tags[r]);
+                begin_call(p, e->section.tags[r], true);
             } else if (!e->section_calls) {   /* an empty section is text */
                 call_raw(p, e->section.tags[r], strlen(e->section.tags[r]));
                 call_break(p, E_CONTENT, NULL, 0);
@@ -711,7 +712,7 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             case R_CALL_OPEN:   /* its closer is missing: the next call begins */
                 finish_call(p);
                 p->call.raw.len = 0;
-                begin_call(p, e->call_end.tags[r]);
+                begin_call(p, e->call_end.tags[r], true);
                 break;
             default:            /* the section closes */
                 call_end(p);
@@ -788,6 +789,11 @@ static void engine_finish(Parser *p) {
     case E_LEAD_REASON:
     case E_REASON: flush_tag_prefix(p, put_reasoning); break;
     case E_SECTION:
+        if (!e->section_calls && !p->tm_len && e->d->section_ends_message) {   /* the message's end token */
+            p->call.raw.len = 0;   /* (no call began: the opener and layout are all it holds) */
+            break;
+        }
+        /* fall through */
     case E_ARR_NEXT:
     case E_SEQ_NEXT:
     case E_SECTION_END:

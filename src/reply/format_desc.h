@@ -9,6 +9,7 @@
  *   section_open                             (optional: calls may stand alone)
  *     call_open HEADER... BODY call_close     (repeated)
  *   section_close
+ *   or bare_call_open BODY call_close        (a call alone in text, without a header)
  *
  * HEADER is text fields each ending at a marker (the name; an id; a prefix
  * to skip; Kimi's "functions.NAME:N" which is both). BODY is one of
@@ -63,6 +64,11 @@ typedef struct ReplyFormatDesc {
     /* calls */
     const char *section_open[DESC_MARKERS], *section_close[DESC_MARKERS];
     bool section_optional;          /* call_open outside a section also starts a call */
+    bool section_ends_message;      /* the section opener is the text message's end token: at the
+                                       reply's end with no call after it, it is dropped */
+    const char *bare_call_open[DESC_MARKERS];   /* openers of a call standing alone in text, its
+                                                   body right after (no header): GigaChat 3.1's
+                                                   <|function_call|> beside GigaChat 3's turn */
     const char *call_open[DESC_MARKERS];    /* none: the section opener opens the (one) call */
     const char *call_close[DESC_MARKERS];   /* none: the call ends with its body */
     HeaderField header[MAX_HEADER_FIELDS];

@@ -221,10 +221,14 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
     {
+        /* GigaChat 3 ends its text message and writes the call as a message
+         * of the "function call" role; GigaChat 3.1 marks it with a token */
         .id = CF_REPLY_GIGACHAT3, .name = "gigachat3",
-        .example = "<|function_call|>{\"name\": \"f\", \"arguments\": {...}}<|message_sep|>",
+        .example = "C<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\": \"f\", \"arguments\": {...}} or <|function_call|>{...}<|message_sep|>",
         THINK,
-        .call_open = {"<|function_call|>"}, .call_close = {"<|message_sep|>"},
+        .section_open = {"<|message_sep|>"}, .section_ends_message = true,
+        .call_open = {"function call"}, .header = {LITERAL("", "<|role_sep|>")}, .nheader = 1,
+        .bare_call_open = {"<|function_call|>"}, .call_close = {"<|message_sep|>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
     {
@@ -277,7 +281,8 @@ size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n) {
     const ReplyFormatDesc *d = reply_format_desc(f);
     if (!d) return 0;
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
-                                  d->call_open, d->call_close, d->param_open, d->value_close, d->params_close};
+                                  d->call_open, d->bare_call_open, d->call_close, d->param_open, d->value_close,
+                                  d->params_close};
     size_t score = 0;
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         for (int m = 0; m < DESC_MARKERS && lists[k][m]; m++) score += contains(text, n, lists[k][m]);
@@ -303,7 +308,7 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     const ReplyFormatDesc *d = reply_format_desc(f);
     if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
-                                  d->call_open, d->call_close, d->params_close, d->value_close};
+                                  d->call_open, d->bare_call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         if (in_list(lists[k], s, n)) return true;
     return false;

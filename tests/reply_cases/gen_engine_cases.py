@@ -131,12 +131,15 @@ FAMILIES = {
     "hunyuan": ("more/vllm__tool_chat_template_hunyuan_a13b.jinja", ["<|eos|>"], None),
     "minimax-m1": ("more/MiniMaxAI__MiniMax-M1.jinja", ["<end_of_sentence>"], None),
     "gigachat3": ("templates/ai-sage__GigaChat3.1-10B-A1.8B.jinja", ["<|message_sep|>"], None),
+    # GigaChat 3 writes the call as a "function call" turn after the text's <|message_sep|>
+    "gigachat3/3.0": ("templates/ai-sage__GigaChat3-10B-A1.8B.jinja", [], None),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
-            "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
+            "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
+            "role"]
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -317,6 +320,13 @@ built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather
       None, None, [("get_weather", W)], tail="Assistant\n<think>\n")
 built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
       tail="<|im_start|>assistant\n<think>\n")
+G = '{"name": "get_weather", "arguments": ' + W + '}'
+built("message-end-token", "gigachat3", "Just an answer.<|message_sep|>\n\n", "Just an answer.", None, [])
+built("text-after-message-end", "gigachat3", "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore",
+      "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore", None, [])
+built("3.1-token-in-a-3.0-reply", "gigachat3", "Checking.<|function_call|>" + G, "Checking.", None, [("get_weather", W)])
+built("role-turn-not-a-call", "gigachat3", "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json",
+      "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json", None, [], broken=True)
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',
