@@ -273,12 +273,18 @@ static void test_corpus(const char *shared) {
  *   documentation), never at <|end|>, which closes one message of several;
  * - a template whose <tool_calls>[...] list several formats read back takes
  *   the format whose reasoning markers it also names (Hunyuan-A13B's
- *   <think>, not Apriel's <thinking>). */
+ *   <think>, not Apriel's <thinking>);
+ * - GigaChat 3's and its stop strings: <|message_sep|> ends its text before
+ *   a "function call" turn, so it is no stop string. */
 static const struct {
     const char *path, *want;
 } EXPECTED[] = {
     {"templates/openai__gpt-oss-120b.jinja", "\"stop_strings\":[\"<|return|>\",\"<|call|>\"]"},
     {"more/vllm__tool_chat_template_hunyuan_a13b.jinja", "\"reply_format\":\"hunyuan\""},
+    /* templates that never print a call: their text's signature */
+    {"templates/ibm-granite__granite-3.3-2B-Instruct.jinja", "\"reply_format\":\"granite\""},
+    /* GigaChat 3's "function call" role turn, not the bare JSON functools also reads */
+    {"templates/ai-sage__GigaChat3-10B-A1.8B.jinja", "\"reply_format\":\"gigachat3\",\"stop_strings\":[]"},
 };
 
 static void test_expected(const char *shared) {

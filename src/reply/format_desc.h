@@ -56,6 +56,9 @@ typedef struct ReplyFormatDesc {
     cf_reply_format id;
     const char *name;
     const char *example;            /* one line, for `chatfmt formats` */
+    const char *signature[DESC_MARKERS];   /* strings that all occur in the format's templates: they
+                                              name it where probing reads nothing back (a template
+                                              that never prints a call); else its call markers do */
     /* reasoning */
     const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
     bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
@@ -99,10 +102,10 @@ extern const size_t REPLY_FORMATS_COUNT;
  * (REPLY_DETECT_EXTRA in formats.c). */
 size_t reply_formats_described(void);
 cf_reply_format reply_format_at(size_t k);
-/* The first described format whose call markers (section and call
- * openers, the call's closer, the header's last marker, the parameter
- * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
- * none. The fallback when probing reads nothing back. */
+/* The first described format whose signature, or else whose call markers
+ * (section and call openers, the call's closer, the header's last marker,
+ * the parameter opener: at least three), all occur in a template's text;
+ * CF_REPLY_PLAIN if none. The fallback when probing reads nothing back. */
 cf_reply_format reply_format_by_signature(const char *text, size_t n);
 /* How many of the markers of described format f occur in a template's
  * text (0 for a hand-written format): among formats that all read back a

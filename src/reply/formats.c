@@ -164,9 +164,14 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
     {
+        /* Granite 3.x: the templates never print a call, only ask for it;
+         * 3.2 reasons in plain words, 3.3 in <think> */
         .id = CF_REPLY_GRANITE, .name = "granite",
         .example = "<think>R</think><response>C</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {...}}]",
-        THINK, .drop = {"<response>", "</response>"},
+        .signature = {"<|tool_call|>", "<|start_of_role|>"},
+        .think_open = {"<think>", "Here is my thought process:"},
+        .think_close = {"</think>", "Here is my response:"},
+        .drop = {"<response>", "</response>"},
         .section_open = {"<|tool_call|>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -273,6 +278,9 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
             have += contains(text, n, need[k]);
         }
         if (asked >= 3 && have == asked) return d->id;
+        bool named = d->signature[0] != NULL;
+        for (int k = 0; k < DESC_MARKERS && d->signature[k] && named; k++) named = contains(text, n, d->signature[k]);
+        if (named) return d->id;
     }
     return CF_REPLY_PLAIN;
 }

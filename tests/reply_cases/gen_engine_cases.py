@@ -139,7 +139,7 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
-            "role"]
+            "role", "Here", "is", "my", "thought", "process", "response"]
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -321,6 +321,13 @@ built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather
 built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
       tail="<|im_start|>assistant\n<think>\n")
 G = '{"name": "get_weather", "arguments": ' + W + '}'
+# Granite 3.2 reasons in words (IBM's model card; vLLM's granite reasoning parser)
+built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
+      "Plan it.", [])
+built("thought-process-then-call", "granite", "Here is my thought process: need weather Here is my response:"
+      "<|tool_call|>[" + G + "]", None, "need weather", [("get_weather", W)])
+built("thought-words-midway-are-text", "granite", "Well. Here is my thought process: none", "Well. Here is my thought process: none",
+      None, [])
 built("message-end-token", "gigachat3", "Just an answer.<|message_sep|>\n\n", "Just an answer.", None, [])
 built("text-after-message-end", "gigachat3", "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore",
       "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore", None, [])
