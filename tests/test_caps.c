@@ -283,6 +283,7 @@ static const struct {
     {"more/vllm__tool_chat_template_hunyuan_a13b.jinja", "\"reply_format\":\"hunyuan\""},
     /* templates that never print a call: their text's signature */
     {"templates/ibm-granite__granite-3.3-2B-Instruct.jinja", "\"reply_format\":\"granite\""},
+    {"more/baidu__ERNIE-4.5-0.3B-PT.jinja", "\"reply_format\":\"ernie45\""},
     /* GigaChat 3's "function call" role turn, not the bare JSON functools also reads */
     {"templates/ai-sage__GigaChat3-10B-A1.8B.jinja", "\"reply_format\":\"gigachat3\",\"stop_strings\":[]"},
 };

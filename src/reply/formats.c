@@ -124,7 +124,9 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_HUNYUAN_V3, .name = "hunyuan-v3",
         .example = "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v</arg_value:opensource></tool_call:opensource></tool_calls:opensource>",
-        .think_open = {"<think:opensource>"}, .think_close = {"</think:opensource>"},
+        /* the template writes the :opensource tokens; vLLM's hy_v3 reasoning
+         * parser reads them decoded as <think>...</think> */
+        .think_open = {"<think:opensource>", "<think>"}, .think_close = {"</think:opensource>", "</think>"},
         .section_open = {"<tool_calls:opensource>"}, .section_close = {"</tool_calls:opensource>"},
         .call_open = {"<tool_call:opensource>"},
         .header = {FIELD(HF_NAME, "<tool_sep:opensource>")}, .nheader = 1,
@@ -244,6 +246,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     },
     {
         .id = CF_REPLY_ERNIE45, .name = "ernie45",
+        .signature = {"<|begin_of_sentence|>", "<|end_of_sentence|>"},   /* ERNIE 4.5's own tokens */
         .example = "<think>R</think><response>C</response><tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
         THINK, .drop = {"<response>", "</response>"},
         .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},

@@ -321,6 +321,7 @@ built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather
 built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
       tail="<|im_start|>assistant\n<think>\n")
 G = '{"name": "get_weather", "arguments": ' + W + '}'
+built("decoded-think-tokens", "hunyuan-v3", "Plan.</think>Sunny.", "Sunny.", "Plan.", [], tail="<think>")
 # Granite 3.2 reasons in words (IBM's model card; vLLM's granite reasoning parser)
 built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
       "Plan it.", [])
