@@ -252,6 +252,14 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
+    {
+        /* Command R/R+: a JSON list of actions after "Action:" */
+        .id = CF_REPLY_COMMAND_R, .name = "command-r",
+        .example = "C\\nAction:\\n```json\\n[{\"tool_name\": \"f\", \"parameters\": {...}}]```",
+        .section_open = {"Action:\n```json"}, .section_close = {"```"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY,
+        .name_keys = {"tool_name"}, .args_keys = {"parameters"},
+    },
 };
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];

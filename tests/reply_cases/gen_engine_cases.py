@@ -133,13 +133,14 @@ FAMILIES = {
     "gigachat3": ("templates/ai-sage__GigaChat3.1-10B-A1.8B.jinja", ["<|message_sep|>"], None),
     # GigaChat 3 writes the call as a "function call" turn after the text's <|message_sep|>
     "gigachat3/3.0": ("templates/ai-sage__GigaChat3-10B-A1.8B.jinja", [], None),
+    "command-r": ("templates/CohereForAI__c4ai-command-r-plus-tool_use.jinja", ["<|END_OF_TURN_TOKEN|>"], None),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
-            "role", "Here", "is", "my", "thought", "process", "response"]
+            "role", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -322,6 +323,14 @@ built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", 
       tail="<|im_start|>assistant\n<think>\n")
 G = '{"name": "get_weather", "arguments": ' + W + '}'
 built("decoded-think-tokens", "hunyuan-v3", "Plan.</think>Sunny.", "Sunny.", "Plan.", [], tail="<think>")
+# Command R+ as its tool_use template writes a call (Cohere's model card: "Action:" and a JSON list)
+built("actions", "command-r", 'Let me check.\nAction:\n```json\n[\n    {\n        "tool_name": "get_weather",\n'
+      '        "parameters": ' + W + '\n    },\n    {\n        "tool_name": "ping",\n        "parameters": {}\n    }\n]```',
+      "Let me check.", None, [("get_weather", W), ("ping", "{}")])
+built("action-then-text", "command-r", 'Action:\n```json\n[{"tool_name": "ping", "parameters": {}}]```\nDone.', "Done.",
+      None, [("ping", "{}")])
+built("action-not-json", "command-r", "Action:\n```json\nnot a list```", "Action:\n```json\nnot a list```", None, [],
+      broken=True)
 # Granite 3.2 reasons in words (IBM's model card; vLLM's granite reasoning parser)
 built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
       "Plan it.", [])
