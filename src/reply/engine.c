@@ -48,6 +48,7 @@ struct Engine {
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
+    bool from_reason;        /* the calls opened inside reasoning: it goes on after them */
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
     bool val_started;        /* trim: the value's first non-space byte was seen */
@@ -203,11 +204,15 @@ static void begin_call(Parser *p, const char *tag, bool header) {
     else body_start(p);
 }
 
+/* Where text goes on after calls: reasoning when they opened inside it
+ * (Kimi K2 Thinking calls mid-thought, then thinks on until </think>). */
+static int after_calls(const Engine *e) { return e->from_reason ? E_REASON : E_CONTENT; }
+
 static void finish_call(Parser *p) {
     Engine *e = p->eng;
     call_end(p);
     e->section_calls++;
-    p->state = e->in_section ? E_SECTION : E_CONTENT;
+    p->state = e->in_section ? E_SECTION : after_calls(e);
 }
 
 /* The body is complete: its closer, if the format has one, comes next. */
@@ -220,6 +225,7 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     Engine *e = p->eng;
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
+    e->from_reason = p->state == E_REASON;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
         begin_call(p, tag, role != R_BARE_OPEN);
@@ -449,7 +455,7 @@ static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
     case E_ARR_NEXT:
         if (c != ',' && c != ']') {   /* the calls stand; the rest is text */
             p->call.raw.len = 0;
-            p->state = E_CONTENT;
+            p->state = after_calls(p->eng);
             return;
         }
         p->state = c == ',' ? E_ARR_ITEM : E_SECTION_END;
@@ -583,7 +589,7 @@ static void params_end(Parser *p, int role, const char *tag) {
     } else {   /* the section's closer: the call and the section end */
         call_end(p);
         e->in_section = false;
-        p->state = E_CONTENT;
+        p->state = after_calls(e);
     }
 }
 
@@ -650,7 +656,8 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             if (r >= 0 && e->content.role[r] != R_DROP) on_trigger(p, e->content.role[r], e->content.tags[r]);
             break;
         case E_SECTION:
-            r = expect_tag(p, s, n, &i, &e->section.set, E_CONTENT, e->section_calls > 0);
+            r = expect_tag(p, s, n, &i, &e->section.set, e->section_calls ? after_calls(e) : E_CONTENT,
+                           e->section_calls > 0);
             if (r < 0) break;
             if (e->section.role[r] == R_CALL_OPEN) {
                 begin_call(p, e->section.tags[r], true);
@@ -660,7 +667,7 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             } else {
                 p->call.raw.len = 0;
                 e->in_section = false;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             break;
         case E_HDR: {
@@ -684,28 +691,29 @@ static void engine_step(Parser *p, const char *s, size_t n) {
         case E_SECTION_END:
             if (!d->section_close[0]) {
                 p->call.raw.len = 0;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
                 break;
             }
-            r = expect_tag(p, s, n, &i, &e->section_end.set, E_CONTENT, e->section_calls > 0);
+            r = expect_tag(p, s, n, &i, &e->section_end.set, e->section_calls ? after_calls(e) : E_CONTENT,
+                           e->section_calls > 0);
             if (r < 0) break;
             if (!e->section_calls) {
                 call_raw(p, e->section_end.tags[r], strlen(e->section_end.tags[r]));
                 call_break(p, E_CONTENT, NULL, 0);
             } else {
                 p->call.raw.len = 0;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             e->in_section = false;
             break;
         case E_AFTER_ARGS:
-            r = expect_tag(p, s, n, &i, &e->after.set, E_CONTENT, true);
+            r = expect_tag(p, s, n, &i, &e->after.set, after_calls(e), true);
             if (r < 0) break;
             call_raw(p, e->after.tags[r], strlen(e->after.tags[r]));
             body_done(p);
             break;
         case E_CALL_END:
-            r = expect_tag(p, s, n, &i, &e->call_end.set, E_CONTENT, true);
+            r = expect_tag(p, s, n, &i, &e->call_end.set, after_calls(e), true);
             if (r < 0) break;
             switch (e->call_end.role[r]) {
             case R_CALL_CLOSE: finish_call(p); break;
@@ -718,7 +726,7 @@ static void engine_step(Parser *p, const char *s, size_t n) {
                 call_end(p);
                 p->call.raw.len = 0;
                 e->in_section = false;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             break;
         case E_PARAMS:

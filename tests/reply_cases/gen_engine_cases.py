@@ -299,6 +299,9 @@ built("doc", "step3", "<think>r</think><\uff5ctool_calls_begin\uff5c><\uff5ctool
 K = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" + W + "<|tool_call_end|>"
 built("call-inside-reasoning", "kimi-k2", "<think>I will call it.<|tool_calls_section_begin|>" + K +
       "<|tool_calls_section_end|>", None, "I will call it.", [("get_weather", W)], ["functions.get_weather:0"])
+built("reasoning-after-call", "kimi-k2", "<think>I will call it. <|tool_calls_section_begin|>" + K +
+      "<|tool_calls_section_end|>Then I answer.</think>Sunny.", "Sunny.", "I will call it. Then I answer.",
+      [("get_weather", W)], ["functions.get_weather:0"])
 built("singular-section", "kimi-k2", "<|tool_call_section_begin|>" + K + "<|tool_call_section_end|>", None, None,
       [("get_weather", W)], ["functions.get_weather:0"])
 built("no-section", "kimi-k2", "Text." + K, "Text.", None, [("get_weather", W)], ["functions.get_weather:0"])
