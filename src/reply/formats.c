@@ -15,6 +15,7 @@
 #define DS_CALLS_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>"
 #define DS_CALL_BEGIN "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>"
 #define DS_CALL_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>"
+#define DS_CALLS_LONE "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xEF\xBD\x9C>"
 #define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
 #define FWBAR "\xEF\xBD\x9C"   /* ｜ */
 /* Header fields: text up to one of the markers. */
@@ -59,8 +60,11 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .id = CF_REPLY_DEEPSEEK_R1, .name = "deepseek-r1",
         .example = "<think>R</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{...}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
         THINK,
+        /* R1 distills also open a lone call with <｜tool▁calls｜> and still
+         * close the section after it: that closer is dropped */
+        .drop = {DS_CALLS_END},
         .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
-        .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
+        .call_open = {DS_CALL_BEGIN, DS_CALLS_LONE}, .call_close = {DS_CALL_END},
         .header = {LITERAL("function", DS_SEP), FIELD(HF_NAME, "\n```json")}, .nheader = 2,
         .body = BODY_JSON_ARGS, .args_after = "```",
     },

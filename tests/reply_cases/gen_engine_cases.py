@@ -317,6 +317,8 @@ built("not-json-int", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<para
 built("text-after-calls", "deepseek-v3.1", "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>"
       "get_weather<\uff5ctool\u2581sep\uff5c>" + W + "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c> Done.",
       "Done.", None, [("get_weather", W)])
+built("lone-calls-token", "deepseek-r1", "<\uff5ctool\u2581calls\uff5c>function<\uff5ctool\u2581sep\uff5c>get_weather\n```json\n" + W +
+      "\n```<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>", None, None, [("get_weather", W)])
 built("closed-reasoning-lead", "deepseek-dsml", "</think>Hello.", "Hello.", None, [])
 built("reasoning-open-by-prompt", "minimax-m2", "Thinking here.\n</think>\n\nHi.", "Hi.", "Thinking here.", [],
       tail="]~b]ai\n<think>\n")
