@@ -525,17 +525,16 @@ static void put_value(Parser *p, const char *s, size_t n) {
         return;
     }
     if (trim) {
-        if (!e->val_started)
-            while (n && is_space((unsigned char)*s)) s++, n--;
+        if (!e->val_started && n && *s == '\n') s++, n--;   /* the newline after the key's '>' */
+        if (n) e->val_started = true;
         size_t k = n;
         while (k && is_space((unsigned char)s[k - 1])) k--;
         if (k) {   /* text: the whitespace held before it is the value's */
-            e->val_started = true;
             if (e->ws.len) emit_value(p, e->ws.p, e->ws.len);
             e->ws.len = 0;
             emit_value(p, s, k);
         }
-        if (e->val_started) sb_put(&e->ws, s + k, n - k);
+        sb_put(&e->ws, s + k, n - k);
     } else {
         emit_value(p, s, n);
     }
@@ -543,7 +542,13 @@ static void put_value(Parser *p, const char *s, size_t n) {
 }
 
 static void value_done(Parser *p) {
+    Engine *e = p->eng;
     if (p->string_value) {
+        /* trim: held whitespace is the value's but for the newline before the closer */
+        size_t w = e->ws.len;
+        if (e->d->trim_value && w && e->ws.p[w - 1] == '\n') w--;
+        if (e->d->trim_value && w) emit_value(p, e->ws.p, w);
+        e->ws.len = 0;
         call_args(p, "\"", 1);
     } else {
         const char *v = p->text.p;

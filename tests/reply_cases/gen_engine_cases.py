@@ -90,9 +90,12 @@ def typed_args(name, pairs, trim_newline=False):
     """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
     parts = []
     for k, raw, flag in pairs:
-        if trim_newline:   # whitespace around a value is layout
-            raw = raw.strip(" \t\n\r")
         string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
+        if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
+            raw = raw[1:] if raw.startswith("\n") else raw
+            raw = raw[:-1] if raw.endswith("\n") else raw
+        elif trim_newline:            # any other value: JSON, or its text stripped
+            raw = raw.strip(" \t\n\r")
         if not string and strict_json(raw):
             text = raw.strip(" \t\n\r")
         else:
@@ -307,6 +310,8 @@ built("singular-section", "kimi-k2", "<|tool_call_section_begin|>" + K + "<|tool
 built("no-section", "kimi-k2", "Text." + K, "Text.", None, [("get_weather", W)], ["functions.get_weather:0"])
 built("missing-parameter-close", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
       "<parameter=days>\n3\n</function>\n</tool_call>", None, None, [("get_weather", '{"city": "Paris", "days": 3}')])
+built("indented-code-value", "qwen3-coder", "<tool_call>\n<function=run_python>\n<parameter=code>\n    x = 1\n\n"
+      "</parameter>\n</function>\n</tool_call>", None, None, [("run_python", '{"code": "    x = 1\\n"}')])
 built("missing-section", "qwen3-coder", "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
       None, None, [("get_weather", '{"city": "Paris"}')])
 built("int-as-float", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\n-\n</parameter>\n"
