@@ -191,7 +191,9 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_APRIEL, .name = "apriel",
         .example = "<thinking>R</thinking><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
-        .think_open = {"<thinking>"}, .think_close = {"</thinking>"},
+        /* Apriel 1.6's prompt opens reasoning in words; its answer follows a marker */
+        .think_open = {"<thinking>", "Here are my reasoning steps:"},
+        .think_close = {"</thinking>", "[BEGIN FINAL RESPONSE]"},
         .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },

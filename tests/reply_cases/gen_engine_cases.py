@@ -143,7 +143,7 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
-            "role", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
+            "role", "BEGIN", "FINAL", "RESPONSE", "reasoning", "steps", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -341,6 +341,9 @@ built("action-then-text", "command-r", 'Action:\n```json\n[{"tool_name": "ping",
       None, [("ping", "{}")])
 built("action-not-json", "command-r", "Action:\n```json\nnot a list```", "Action:\n```json\nnot a list```", None, [],
       broken=True)
+# Apriel 1.6: its prompt ends "Here are my reasoning steps:\n"; the answer follows [BEGIN FINAL RESPONSE]
+built("final-response-marker", "apriel", "Plan.\n[BEGIN FINAL RESPONSE]\n<tool_calls>[" + G + "]</tool_calls>", None,
+      "Plan.", [("get_weather", W)], tail="<|begin_assistant|>\nHere are my reasoning steps:\n")
 # Granite 3.2 reasons in words (IBM's model card; vLLM's granite reasoning parser)
 built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
       "Plan it.", [])
