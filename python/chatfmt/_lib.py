@@ -144,6 +144,7 @@ cf_source_from_text = _declare("cf_source_from_text", ctypes.c_bool, ctypes.c_ch
 cf_source_free = _declare("cf_source_free", None, ctypes.POINTER(Source))
 cf_builtin_names = _declare("cf_builtin_names", ctypes.POINTER(ctypes.c_char_p))
 cf_reply_format_name = _declare("cf_reply_format_name", ctypes.c_char_p, ctypes.c_int)
+cf_reply_format_example = _declare("cf_reply_format_example", ctypes.c_char_p, ctypes.c_int)
 cf_reply_format_from_name = _declare("cf_reply_format_from_name", ctypes.c_bool, ctypes.c_char_p,
                                      ctypes.POINTER(ctypes.c_int))
 cf_reply_format_detect = _declare("cf_reply_format_detect", ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)

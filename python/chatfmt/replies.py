@@ -10,8 +10,16 @@ _TAIL_CHARS = 256
 _PROBE = [{"role": "user", "content": "x"}]
 
 
-# cf_reply_format, in enum order (chatfmt.h).
-REPLY_FORMATS = ("plain", "glm45", "hermes", "command-a")
+def _reply_formats():
+    """Every reply format the library reads, in cf_reply_format order: the
+    library is asked, so a format added in C is known here with no edit."""
+    names = []
+    while _lib.cf_reply_format_example(len(names)) is not None:
+        names.append(_lib.cf_reply_format_name(len(names)).decode())
+    return tuple(names)
+
+
+REPLY_FORMATS = _reply_formats()
 
 
 def _prompt_tail(template, tools, variables):
