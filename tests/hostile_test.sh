@@ -2,7 +2,7 @@
 # hostile_test.sh — hostile inputs never crash, hang or exhaust memory (issue 5).
 #
 #   1. the hostile suite (tests/hostile/gen_cases.py, run_hostile.py): every
-#      case exits 0 or 1 within 1 s of CPU and under 1 GiB, with a clear
+#      case exits 0 or 1 within 1 s of CPU and under 1.25 GiB, with a clear
 #      message (a LimitError names its limit and how to raise it); syntax and
 #      sandbox cases end as the reference renderer does
 #   2. the fuzzers' crash inputs (tests/hostile/regress/NAME/*) replayed

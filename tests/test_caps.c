@@ -16,31 +16,11 @@
 #endif
 #include <dirent.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "chatfmt.h"
-
-static int passed, failed;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static bool check(bool ok, const char *fmt, ...) {
-    if (ok) {
-        passed++;
-        return true;
-    }
-    failed++;
-    fputs("FAIL: ", stderr);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return false;
-}
+#include "check.h"
 
 /* JSON text without the whitespace outside strings. */
 static char *compact(const char *json) {
@@ -393,6 +373,5 @@ int main(int argc, char **argv) {
     test_polyfill_threads();
     test_corpus(shared);
     test_expected(shared);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_summary();
 }

@@ -15,31 +15,11 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "chatfmt.h"
-
-static int passed, failed;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static bool check(bool ok, const char *fmt, ...) {
-    if (ok) {
-        passed++;
-        return true;
-    }
-    failed++;
-    fputs("FAIL: ", stderr);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return false;
-}
+#include "check.h"
 
 static const char TOOLS[] =
     "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{\"type\":\"object\","
@@ -182,6 +162,5 @@ static void hostile(void) {
 int main(void) {
     usage_and_choices();
     hostile();
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_summary();
 }

@@ -46,11 +46,7 @@ static bool has_suffix(const char *p, size_t n, const char *suffix) {
 }
 
 static bool contains(const char *s, size_t n, const char *needle) {
-    size_t k = strlen(needle);
-    for (size_t i = 0; i + k <= n; i++) {
-        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return true;
-    }
-    return false;
+    return cf_memmem(s, n, needle, strlen(needle)) != NULL;
 }
 
 static bool has_jinja_markup(const char *s, size_t n) {
@@ -261,10 +257,10 @@ static const char *const STRIPPED_TRACES[] = {
 };
 
 bool looks_tag_stripped(const char *s, size_t n) {
-    for (size_t i = 0; i + 1 < n; i++) {
-        char c = s[i + 1];
-        if (s[i] == '<' && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' || c == '!'))
-            return false;
+    const char *end = s + n;
+    for (const char *p = n ? memchr(s, '<', n) : NULL; p && p + 1 < end; p = memchr(p + 1, '<', (size_t)(end - p - 1))) {
+        char c = p[1];
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '/' || c == '!') return false;
     }
     for (size_t i = 0; i < sizeof STRIPPED_TRACES / sizeof *STRIPPED_TRACES; i++) {
         if (contains(s, n, STRIPPED_TRACES[i])) return true;

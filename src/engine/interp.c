@@ -6,8 +6,13 @@
  * stay local — a loop body's frame is fresh for every iteration, so a set
  * inside a loop never survives to the next iteration or the outside
  * (exactly what Jinja2 prints). Names resolve innermost frame first, then
- * the top-level slots, then builtin globals, else Undefined. */
-#include "interp.h"
+ * the top-level slots, then builtin globals, else Undefined.
+ *
+ * Python's operators over the values (arithmetic, `in`, slicing) are in
+ * operators.c, the `loop` object's generic face in loop_object.c; the state
+ * this file shares with that one (frames, Interp, Loop) is interp_internal.h. */
+#include "interp_internal.h"
+#include "operators.h"
 #include "unicode.h"
 #include "lexer.h"
 #include "bigint.h"
@@ -18,92 +23,9 @@
 #include <limits.h>
 #include <stdio.h>
 
-#define FRAME_INLINE 6
-typedef struct Frame {
-    struct Frame *parent;
-    int n, cap;
-    int nslots;              /* entries [0, nslots) are its layout's slots (parser.c: frame layouts) */
-    const Node *scope;       /* the N_FOR / N_MACRO whose layout it has, or NULL */
-    int *syms;               /* SYM_UNBOUND: a slot whose name is not set (yet) */
-    Value *vals;
-    int syms_inline[FRAME_INLINE];   /* most frames hold a few names */
-    Value vals_inline[FRAME_INLINE];
-} Frame;
-
-typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
-
-/* Recent dict.attr results. Dicts never change once a template can see
- * them and attribute names are interned, so (dict, name) pointers identify
- * a result for the whole render: `m.role` tested in an elif chain is looked
- * up once. Hits are near in time, so a small table does (it is cleared for
- * every render: 16 entries cost less than 8 or 32 over seeds x
- * conversations), indexed by the dict's address plus the name's hash. */
-#define ATTR_CACHE_SIZE 16
-typedef struct AttrCacheEntry {
-    const void *dict;   /* the Dict; for d.attr|filter (filtered_slot) its address + 1, which no d.attr entry has */
-    const Str *attr;
-    Value v;
-    FilterFn filter;    /* d.attr|filter's filter */
-} AttrCacheEntry;
-
-/* Recent results of pure filters (filter_pure). */
-#define FILTER_MEMO_SIZE 8
-typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
-
-typedef struct Interp {
-    Rt *rt;
-    const struct cf_template *t;
-    Value *globals;          /* per symbol; VT_MISSING = not resolved yet */
-    const RenderInput *in;   /* where unresolved names come from */
-    StrBuf *out;             /* current output (captures swap it) */
-    StrBuf *root;            /* the template's own output */
-    SpanVec *spans;
-    int depth;               /* macro / loop() / capture nesting */
-    uintptr_t stack_limit;   /* lowest C stack address the render may reach */
-    size_t stack_budget;     /* bytes of C stack the render may use */
-    const char *now;
-    bool autoescape;         /* inside {% autoescape true %} */
-    size_t root_writes;      /* top-level writes so far (generation spans) */
-    size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
-    AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
-    FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
-    struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
-    unsigned acc_next;         /* the entry the next new accumulator takes */
-} Interp;
-
-static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
-    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
-    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
-}
-/* d.attr|filter's entry: across the table from d.attr's, so that the two
- * do not evict each other. */
-static inline AttrCacheEntry *filtered_slot(Interp *I, const Dict *d, const Str *attr) {
-    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash + ATTR_CACHE_SIZE / 2;
-    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
-}
-static inline const void *filtered_key(const Dict *d) { return (const char *)(const void *)d + 1; }
-
-/* Runtime objects */
-typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
-typedef struct Loop {
-    List *items;             /* the items (`for x in xs if test`: those kept so far) */
-    int64_t index0;
-    int depth0;
-    const Node *node;        /* the N_FOR, for loop(...) recursion */
-    Frame *outer;            /* frame the loop runs in */
-    List *last_changed;      /* loop.changed() memory; NULL = never called */
-    /* `for x in xs if test`: Jinja2 filters through a generator, so an
-     * item's test runs when the loop reaches it (after the body of the item
-     * before), or when loop.last, .nextitem or .length looks ahead. */
-    const List *source;      /* xs, while items remain untested; else NULL */
-    size_t next_source;      /* the next one to test */
-    Frame *test_frame;
-} Loop;
-
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
 static Value eval(Interp *I, const Node *n, Frame *f);
 
-static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
 /* "now" pinned by the options, else by CHATFMT_NOW: looked up only when a
  * template asks for the time (getenv scans the environment). */
 bool interp_autoescape(Rt *rt) { return rt->interp && INTERP(rt)->autoescape; }
@@ -397,239 +319,6 @@ static void depth_enter(Interp *I) {
                  I->rt->lim.max_recursion);
 }
 
-static bool is_intlike(Value v) { return v.type == VT_INT || v.type == VT_BOOL; }
-static int64_t as_int(Value v) { return v.type == VT_BOOL ? (int64_t)v.u.b : v.u.i; }
-static bool is_num(Value v) { return v.type == VT_INT || v.type == VT_BOOL || v.type == VT_FLOAT; }
-static double as_float(Value v) { return v.type == VT_FLOAT ? v.u.f : (double)as_int(v); }
-
-static Value str_concat(Interp *I, Value a, Value b) {
-    bool markup = (a.flags | b.flags) & VF_MARKUP;
-    if (markup) {
-        if (!(a.flags & VF_MARKUP)) a = markup_escape(I->rt, a);
-        if (!(b.flags & VF_MARKUP)) b = markup_escape(I->rt, b);
-    }
-    Str *s = str_alloc(I->rt, a.u.s->len + b.u.s->len);
-    memcpy(s->data, a.u.s->data, a.u.s->len);
-    memcpy(s->data + a.u.s->len, b.u.s->data, b.u.s->len);
-    Value r = v_str_of(s);
-    if (markup) r.flags |= VF_MARKUP;
-    return r;
-}
-
-static Value seq_concat(Interp *I, Value a, Value b) {
-    List *l = list_new(I->rt, a.u.list->len + b.u.list->len);
-    for (size_t i = 0; i < a.u.list->len; i++) list_push(I->rt, l, a.u.list->items[i]);
-    for (size_t i = 0; i < b.u.list->len; i++) list_push(I->rt, l, b.u.list->items[i]);
-    Value r = a;
-    r.flags = 0;
-    r.u.list = l;
-    return r;
-}
-
-static Value repeat(Interp *I, Value seq, int64_t count) {
-    if (count < 0) count = 0;
-    if (seq.type == VT_STR) {
-        size_t len = seq.u.s->len;
-        if (len && (uint64_t)count > I->rt->lim.max_string / len)
-            rt_throw(I->rt, CF_ERR_LIMIT, "string of %llu bytes exceeds max_string (%zu; raise it with --max-string / cf_limits.max_string)",
-                     (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_string);
-        size_t total = len * (size_t)count;
-        StrBuf sb;
-        sb_init(I->rt, &sb, total + 1);
-        if (total) sb_put(&sb, seq.u.s->data, len);
-        /* double what is there (the buffer already holds `total` bytes):
-         * 'a' * 10**7 is a few memcpys, not ten million appends */
-        while (sb.len < total) {
-            size_t chunk = sb.len < total - sb.len ? sb.len : total - sb.len;
-            memcpy(sb.p + sb.len, sb.p, chunk);
-            sb.len += chunk;
-        }
-        rt_step(I->rt, (uint64_t)total / 1024);
-        Value r = sb_to_value(&sb);
-        r.flags = seq.flags & VF_MARKUP;
-        return r;
-    }
-    size_t len = seq.u.list->len;
-    if (len && (uint64_t)count > I->rt->lim.max_items / len)
-        rt_throw(I->rt, CF_ERR_LIMIT, "list of %llu items exceeds max_items (%zu; raise it with --max-items / cf_limits.max_items)",
-                 (unsigned long long)len * (unsigned long long)count, I->rt->lim.max_items);
-    List *l = list_new(I->rt, len * (size_t)count);
-    for (int64_t i = 0; len && i < count; i++)   /* (an empty list: no count-long spin) */
-        for (size_t j = 0; j < len; j++) list_push(I->rt, l, seq.u.list->items[j]);
-    Value r = seq;
-    r.flags = 0;
-    r.u.list = l;
-    return r;
-}
-
-static double py_fmod(double a, double b) {
-    double m = fmod(a, b);
-    if (m != 0 && ((b < 0) != (m < 0))) m += b;
-    else if (m == 0) m = copysign(0.0, b);
-    return m;
-}
-
-/* CPython's float_floor_div (via float_divmod), for identical rounding. */
-static double py_floordiv(double vx, double wx) {
-    double mod = fmod(vx, wx);
-    double div = (vx - mod) / wx;
-    if (mod != 0) {
-        if ((wx < 0) != (mod < 0)) div -= 1.0;
-    }
-    double floordiv;
-    if (div != 0) {
-        floordiv = floor(div);
-        if (div - floordiv > 0.5) floordiv += 1.0;
-    } else {
-        floordiv = copysign(0.0, vx / wx);
-    }
-    return floordiv;
-}
-
-static NOINLINE Value binop(Interp *I, uint8_t op, Value a, Value b) {
-    Rt *rt = I->rt;
-    if (a.type == VT_UNDEFINED) v_undefined_fail(rt, a);
-    /* str.__mod__ formats an Undefined as ''; everything else refuses it */
-    if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
-    if (b.type == VT_UNDEFINED) v_undefined_fail(rt, b);
-    static const char *const names[] = {
-        [OP_ADD] = "+", [OP_SUB] = "-", [OP_DIV] = "/", [OP_FLOORDIV] = "//",
-        [OP_MUL] = "*", [OP_MOD] = "%", [OP_POW] = "** or pow()"};
-    if (is_intlike(a) && is_intlike(b)) {
-        /* int64 fast path; a result that leaves int64 is redone as a bigint below */
-        int64_t x = as_int(a), y = as_int(b), r;
-        const int64_t exact = INT64_C(1) << 53;   /* ints a double holds exactly */
-        switch (op) {
-        case OP_ADD: if (!__builtin_add_overflow(x, y, &r)) return v_int(r); break;
-        case OP_SUB: if (!__builtin_sub_overflow(x, y, &r)) return v_int(r); break;
-        case OP_MUL: if (!__builtin_mul_overflow(x, y, &r)) return v_int(r); break;
-        case OP_DIV:
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "division by zero");
-            /* one IEEE division is correctly rounded only for exact operands */
-            if (x >= -exact && x <= exact && y >= -exact && y <= exact) return v_float((double)x / (double)y);
-            break;
-        case OP_FLOORDIV: {
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer division or modulo by zero");
-            if (x == INT64_MIN && y == -1) break;
-            int64_t q = x / y;
-            if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
-            return v_int(q);
-        }
-        case OP_MOD: {
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "integer modulo by zero");
-            if (y == -1) return v_int(0);
-            int64_t m = x % y;
-            if (m != 0 && ((m < 0) != (y < 0))) m += y;
-            return v_int(m);
-        }
-        case OP_POW: {
-            if (y < 0) {
-                if (x == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
-                return v_float(pow((double)x, (double)y));
-            }
-            int64_t res = 1, base = x;
-            int64_t e = y;
-            bool overflow = false;
-            while (e > 0 && !overflow) {
-                if (e & 1) overflow = __builtin_mul_overflow(res, base, &res);
-                e >>= 1;
-                if (e > 0 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
-                rt_step(rt, 1);
-            }
-            if (!overflow) return v_int(res);
-            break;
-        }
-        }
-    }
-    Value c;
-    if ((a.type == VT_OBJECT || b.type == VT_OBJECT) && complex_binop(rt, op, a, b, &c)) return c;
-    /* ints beyond int64, or an int64 result that overflowed: exact Python ints */
-    bool a_int = is_intlike(a) || a.type == VT_BIGINT, b_int = is_intlike(b) || b.type == VT_BIGINT;
-    Value big;
-    if (a_int && b_int && bigint_arith(rt, op, a, b, &big)) return big;
-    /* float <op> bigint: Python converts the int to float first */
-    if (a.type == VT_BIGINT && b.type == VT_FLOAT) a = v_float(bigint_to_float(rt, a));
-    if (b.type == VT_BIGINT && a.type == VT_FLOAT) b = v_float(bigint_to_float(rt, b));
-    if (is_num(a) && is_num(b)) {
-        double x = as_float(a), y = as_float(b);
-        switch (op) {
-        case OP_ADD: return v_float(x + y);
-        case OP_SUB: return v_float(x - y);
-        case OP_MUL: return v_float(x * y);
-        case OP_DIV:
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float division by zero");
-            return v_float(x / y);
-        case OP_FLOORDIV:
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float floor division by zero");
-            return v_float(py_floordiv(x, y));
-        case OP_MOD:
-            if (y == 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "float modulo");
-            return v_float(py_fmod(x, y));
-        case OP_POW:
-            if (x == 0 && y < 0) rt_throw(rt, CF_ERR_ZERO_DIVISION, "0.0 cannot be raised to a negative power");
-            if (x < 0 && y != floor(y) && !isnan(y)) return complex_pow_real(rt, x, y);   /* as float.__pow__ */
-            {
-                double r = pow(x, y);
-                if (isinf(r) && !isinf(x) && !isinf(y)) rt_throw(rt, CF_ERR_OVERFLOW, "(34, 'Numerical result out of range')");
-                return v_float(r);
-            }
-        }
-    }
-    if (op == OP_ADD) {
-        if (a.type == VT_STR && b.type == VT_STR) return str_concat(I, a, b);
-        if (a.type == VT_LIST && b.type == VT_LIST && !(a.flags | b.flags)) return seq_concat(I, a, b);
-        if (a.type == VT_TUPLE && b.type == VT_TUPLE) return seq_concat(I, a, b);
-        if (a.type == VT_STR && (a.flags & VF_MARKUP))   /* Markup.__add__ returns NotImplemented */
-            rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for +: 'Markup' and '%s'", v_type_name(b));
-        if (a.type == VT_STR) rt_throw(rt, CF_ERR_TYPE, "can only concatenate str (not \"%s\") to str", v_type_name(b));
-        if (a.type == VT_LIST && !a.flags) rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
-        if (a.type == VT_TUPLE) rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
-    }
-    if (op == OP_MUL) {   /* (a range, a generator or a dict view is no sequence to repeat) */
-        bool a_seq = a.type == VT_STR || v_is_list(a) || a.type == VT_TUPLE;
-        bool b_seq = b.type == VT_STR || v_is_list(b) || b.type == VT_TUPLE;
-        if ((a_seq && b.type == VT_BIGINT) || (b_seq && a.type == VT_BIGINT))
-            rt_throw(rt, CF_ERR_OVERFLOW, "cannot fit 'int' into an index-sized integer");
-        if (a_seq && is_intlike(b)) return repeat(I, a, as_int(b));
-        if (b_seq && is_intlike(a)) return repeat(I, b, as_int(a));
-        if (a_seq || b_seq)
-            rt_throw(rt, CF_ERR_TYPE, "can't multiply sequence by non-int of type '%s'", v_type_name(a_seq ? b : a));
-    }
-    if (op == OP_MOD && a.type == VT_STR) return py_percent_format(rt, a, b);
-    rt_throw(rt, CF_ERR_TYPE, "unsupported operand type(s) for %s: '%s' and '%s'", names[op], v_type_name(a), v_type_name(b));
-}
-
-static bool contains(Interp *I, Value item, Value container) {
-    Rt *rt = I->rt;
-    switch (container.type) {
-    case VT_STR: {
-        if (item.type != VT_STR)   /* an Undefined too: str.__contains__ refuses it */
-            rt_throw(rt, CF_ERR_TYPE, "'in <string>' requires string as left operand, not %s", v_type_name(item));
-        Str *h = container.u.s, *nd = item.u.s;
-        if (nd->len == 0) return true;
-        if (nd->len > h->len) return false;
-        rt_step(rt, h->len / 256);
-        return cf_memmem(h->data, h->len, nd->data, nd->len) != NULL;
-    }
-    case VT_LIST: case VT_TUPLE: {
-        const List *l = container.u.list;
-        size_t i = 0;
-        while (i < l->len && !v_equal(item, l->items[i])) i++;
-        rt_step(rt, i / 2);              /* the items compared, found or not */
-        return i < l->len;
-    }
-    case VT_DICT: {
-        if (!v_hashable(item)) rt_throw(rt, CF_ERR_TYPE, "unhashable type: '%s'", v_unhashable_type(item));
-        Value dummy;
-        return dict_get(container.u.dict, item, &dummy);
-    }
-    case VT_UNDEFINED:
-        return false;     /* Undefined iterates as empty */
-    default:
-        rt_throw(rt, CF_ERR_TYPE, "argument of type '%s' is not iterable", v_type_name(container));
-    }
-}
-
 /* Two strs' equality: by pointer (a known key, an interned name), else bytes. */
 static ALWAYS_INLINE bool strs_equal(const Str *x, const Str *y) {
     return x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
@@ -645,108 +334,10 @@ static bool compare(Interp *I, uint8_t op, Value a, Value b) {
     case OP_LE: return v_compare(I->rt, a, b, "<=") <= 0;
     case OP_GT: return v_compare(I->rt, a, b, ">") > 0;
     case OP_GE: return v_compare(I->rt, a, b, ">=") >= 0;
-    case OP_IN: return contains(I, a, b);
-    case OP_NOTIN: return !contains(I, a, b);
+    case OP_IN: return py_contains(I->rt, a, b);
+    case OP_NOTIN: return !py_contains(I->rt, a, b);
     }
     return false;
-}
-
-/* Python slice index normalisation. */
-static bool slice_indices(Interp *I, Value vs, Value ve, Value vst, int64_t len,
-                          int64_t *start, int64_t *stop, int64_t *step) {
-    Rt *rt = I->rt;
-    Value *vals[3] = {&vs, &ve, &vst};
-    for (int k = 0; k < 3; k++) {
-        Value v = *vals[k];
-        if (v.type == VT_MISSING || v.type == VT_NONE) continue;
-        if (v.type == VT_UNDEFINED) v_undefined_fail(rt, v);
-        if (!is_intlike(v)) return false;
-    }
-    *step = (vst.type == VT_MISSING || vst.type == VT_NONE) ? 1 : as_int(vst);
-    if (*step == 0) rt_throw(rt, CF_ERR_VALUE, "slice step cannot be zero");
-    int64_t lo = *step < 0 ? -1 : 0, hi = *step < 0 ? len - 1 : len;
-    if (vs.type == VT_MISSING || vs.type == VT_NONE) *start = *step < 0 ? hi : lo;
-    else {
-        int64_t s = as_int(vs);
-        if (s < 0) { s += len; if (s < lo) s = lo; }
-        else if (s > hi) s = hi;
-        *start = s;
-    }
-    if (ve.type == VT_MISSING || ve.type == VT_NONE) *stop = *step < 0 ? lo : hi;
-    else {
-        int64_t s = as_int(ve);
-        if (s < 0) { s += len; if (s < lo) s = lo; }
-        else if (s > hi) s = hi;
-        *stop = s;
-    }
-    return true;
-}
-
-/* range(...)[start:stop:step] with the slice's indices resolved: another
- * range (Python computes its bounds from the indices). */
-static Value range_slice(Interp *I, const RangeList *r, int64_t start, int64_t stop, int64_t step) {
-    int64_t a, b, c;
-    if (__builtin_mul_overflow(start, r->step, &a) || __builtin_add_overflow(a, r->start, &a) ||
-        __builtin_mul_overflow(stop, r->step, &b) || __builtin_add_overflow(b, r->start, &b) ||
-        __builtin_mul_overflow(step, r->step, &c))
-        rt_throw(I->rt, CF_ERR_OVERFLOW, "Python int too large to convert to C ssize_t");
-    rt_step(I->rt, range_length(a, b, c) / 16);
-    return v_range(I->rt, a, b, c);
-}
-
-static Value do_slice(Interp *I, Value obj, Value vs, Value ve, Value vst, bool folded) {
-    Rt *rt = I->rt;
-    int64_t start, stop, step;
-    if (obj.type == VT_UNDEFINED) v_undefined_fail(rt, obj);
-    if (obj.type == VT_STR) {
-        Str *s = obj.u.s;
-        int64_t len = (int64_t)str_nchars(s);
-        if (!slice_indices(I, vs, ve, vst, len, &start, &stop, &step)) goto not_subscriptable;
-        StrBuf sb;
-        sb_init(rt, &sb, 16);
-        if ((size_t)len == s->len) {          /* ASCII: byte = char */
-            if (step == 1) { if (stop > start) sb_put(&sb, s->data + start, (size_t)(stop - start)); }
-            else for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) sb_putc(&sb, s->data[i]);
-        } else {
-            /* decode to code point offsets once */
-            size_t *off = rt_alloc(rt, ((size_t)len + 1) * sizeof(size_t));
-            size_t p = 0;
-            for (int64_t k = 0; k < len; k++) { off[k] = p; utf8_next(s->data, s->len, &p); }
-            off[len] = s->len;
-            for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-                sb_put(&sb, s->data + off[i], off[i + 1] - off[i]);
-        }
-        rt_step(rt, (uint64_t)len / 64);
-        Value r = sb_to_value(&sb);
-        r.flags = obj.flags & VF_MARKUP;
-        return r;
-    }
-    /* generators, reversed() and dict views are not subscriptable, slices
-     * included (a slice goes straight to Python's subscript, no getitem) */
-    bool sequence = obj.type == VT_TUPLE ||
-                    (obj.type == VT_LIST && !(obj.flags & (VF_GENERATOR | VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES)));
-    if (sequence) {
-        List *src = obj.u.list;
-        if (!slice_indices(I, vs, ve, vst, (int64_t)src->len, &start, &stop, &step)) goto not_subscriptable;
-        if (obj.flags & VF_RANGE) return range_slice(I, v_range_of(obj), start, stop, step);
-        int64_t n = (int64_t)range_length(start, stop, step);
-        List *l = list_new(rt, (size_t)n);   /* (messages[::-1]: sized once, filled in place) */
-        for (int64_t k = 0, i = start; k < n; k++, i += step) l->items[k] = src->items[i];
-        l->len = (size_t)n;
-        rt_step(rt, l->len / 16);
-        Value r = obj;
-        r.flags = 0;
-        r.u.list = l;
-        return r;
-    }
-not_subscriptable:
-    /* A constant-folded slice went through the sandbox's getitem, which turns
-     * the TypeError into an Undefined; a runtime slice raises it. */
-    if (folded) return v_undef_msg(rt, "%s object has no element slice", v_type_name(obj));
-    if (obj.type == VT_STR || sequence)
-        rt_throw(rt, CF_ERR_TYPE, "slice indices must be integers or None or have an __index__ method");
-    if (obj.type == VT_DICT) rt_throw(rt, CF_ERR_TYPE, "unhashable type: 'slice'");   /* a dict hashes its key */
-    rt_throw(rt, CF_ERR_TYPE, "'%s' object is not subscriptable", v_type_name(obj));
 }
 
 /* ---- calls ---- */
@@ -1045,37 +636,11 @@ static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
 /* ---- loop object ---- */
 static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, int depth0);
 
-static Value loop_cycle(Rt *rt, Obj *self, const Args *args) {
-    Loop *l = self->data;
-    if (args->npos == 0) rt_throw(rt, CF_ERR_TYPE, "no items for cycling given");
-    return args->pos[l->index0 % args->npos];
-}
-static const ObjType LOOP_CYCLE = {"method", NULL, loop_cycle, NULL, NULL};
-
-static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
-    Loop *l = self->data;
-    List *now = list_new(rt, (size_t)args->npos);
-    for (int i = 0; i < args->npos; i++) list_push(rt, now, args->pos[i]);
-    Value nv = v_list_of(now);
-    if (l->last_changed && v_equal(v_list_of(l->last_changed), nv)) return v_bool(false);
-    l->last_changed = now;
-    return v_bool(true);
-}
-static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL, NULL};
-
-uint8_t loop_attr_id(const Str *name) {
-    static const char *const names[] = {NULL, "index0", "index", "first", "last", "length",
-                                        "revindex", "revindex0", "depth", "depth0"};
-    for (uint8_t i = 1; i < sizeof names / sizeof names[0]; i++)
-        if (str_eqz(name, names[i])) return i;
-    return LA_NONE;
-}
-
 static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f);
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f);
 
 /* Tests source items until `need` are kept or none is left. */
-static NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
+NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
     const Node *node = l->node;
     while (l->source && l->items->len < need) {
         if (l->next_source >= l->source->len) {
@@ -1089,16 +654,6 @@ static NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
         if (cond(I, node->c, l->test_frame)) list_push(I->rt, l->items, item);
     }
 }
-/* Whether item i exists (testing up to it). */
-static inline bool loop_has(Interp *I, Loop *l, size_t i) {
-    if (l->source && l->items->len <= i) loop_fill(I, l, i + 1);
-    return i < l->items->len;
-}
-/* What loop.last / .nextitem (ahead 1) and .length (ahead: all) need known. */
-static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
-    if (l->source) loop_fill(I, l, all ? SIZE_MAX : (size_t)l->index0 + 2);
-}
-
 static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
     if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
     int64_t len = (int64_t)l->items->len, i = l->index0;
@@ -1115,31 +670,7 @@ static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
     }
 }
 
-static bool loop_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
-    Loop *l = self->data;
-#define IS(z) (n == sizeof(z) - 1 && memcmp(name, z, n) == 0)
-    if (IS("last") || IS("nextitem")) loop_look_ahead(INTERP(rt), l, false);
-    else if (IS("length") || IS("revindex") || IS("revindex0")) loop_look_ahead(INTERP(rt), l, true);
-    int64_t len = (int64_t)l->items->len, i = l->index0;
-    if (IS("index0")) *out = v_int(i);
-    else if (IS("index")) *out = v_int(i + 1);
-    else if (IS("first")) *out = v_bool(i == 0);
-    else if (IS("last")) *out = v_bool(i == len - 1);
-    else if (IS("length")) *out = v_int(len);
-    else if (IS("revindex")) *out = v_int(len - i);
-    else if (IS("revindex0")) *out = v_int(len - i - 1);
-    else if (IS("depth")) *out = v_int(l->depth0 + 1);
-    else if (IS("depth0")) *out = v_int(l->depth0);
-    else if (IS("previtem")) *out = i > 0 ? l->items->items[i - 1] : v_undef_msg(rt, "there is no previous item");
-    else if (IS("nextitem")) *out = i + 1 < len ? l->items->items[i + 1] : v_undef_msg(rt, "there is no next item");
-    else if (IS("cycle")) *out = v_object(rt, VT_CALLABLE, &LOOP_CYCLE, l);
-    else if (IS("changed")) *out = v_object(rt, VT_CALLABLE, &LOOP_CHANGED, l);
-    else return false;
-#undef IS
-    return true;
-}
-
-static Value loop_call(Rt *rt, Obj *self, const Args *args) {
+Value loop_call(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
     Interp *I = INTERP(rt);
     if (!(l->node->flag & 1))
@@ -1157,36 +688,6 @@ static Value loop_call(Rt *rt, Obj *self, const Args *args) {
     if (mode == ESC_ON || (mode == ESC_RUNTIME && I->autoescape)) v.flags |= VF_MARKUP;
     return v;
 }
-
-static void loop_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
-    Loop *l = self->data;
-    loop_look_ahead(INTERP(rt), l, true);   /* (its repr shows loop.length) */
-    sb_printf(sb, "<LoopContext %lld/%zu>", (long long)l->index0 + 1, l->items->len);
-}
-
-/* Iterating a LoopContext (dict(loop), loop|list, for x in loop) is
- * Python's iter(loop): it advances the loop itself through the items left,
- * giving (item, loop) pairs, and the loop that runs it then ends. */
-static List *loop_iterate(Rt *rt, Obj *self) {
-    Loop *l = self->data;
-    Value loopv = {0};
-    loopv.type = VT_OBJECT;
-    loopv.u.obj = self;
-    loop_look_ahead(INTERP(rt), l, true);   /* (every item left: their tests run now) */
-    size_t len = l->items->len, next = (size_t)l->index0 + 1;
-    List *pairs = list_new(rt, next < len ? len - next : 0);
-    for (; next < len; next++) {
-        rt_step(rt, 1);
-        List *pair = list_new(rt, 2);
-        list_push(rt, pair, l->items->items[next]);
-        list_push(rt, pair, loopv);
-        list_push(rt, pairs, v_tuple_of(pair));
-        l->index0 = (int64_t)next;
-    }
-    return pairs;
-}
-
-static const ObjType LOOP_TYPE = {"LoopContext", loop_getattr, loop_call, loop_repr, loop_iterate};
 
 /* ---- assignment ---- */
 static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
@@ -1313,7 +814,7 @@ static NOINLINE Value eval_slice(Interp *I, const Node *n, Frame *f) {
     Value e = n->c ? operand(I, n->c, f) : v_missing();
     Value st = n->d ? operand(I, n->d, f) : v_missing();
     set_pos(I, n);
-    return do_slice(I, obj, s, e, st, n->flag);
+    return py_slice(I->rt, obj, s, e, st, n->flag);
 }
 
 static NOINLINE Value eval_sequence(Interp *I, const Node *n, Frame *f) {
@@ -1428,7 +929,7 @@ static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb,
         *building = true;
         return acc;
     }
-    return binop(I, OP_ADD, acc, b);
+    return py_binop(I->rt, OP_ADD, acc, b);
 }
 
 #define ADD_CHAIN_MAX 32
@@ -1462,13 +963,13 @@ static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
     set_pos(I, n);
     /* the common cases first: '\n' + text, index - 1 */
     if (n->op == OP_ADD && a.type == VT_STR && b.type == VT_STR && !((a.flags | b.flags) & VF_MARKUP))
-        return str_concat(I, a, b);
+        return py_str_concat(I->rt, a, b);
     if (a.type == VT_INT && b.type == VT_INT) {
         int64_t r;
         if (n->op == OP_ADD && !__builtin_add_overflow(a.u.i, b.u.i, &r)) return v_int(r);
         if (n->op == OP_SUB && !__builtin_sub_overflow(a.u.i, b.u.i, &r)) return v_int(r);
     }
-    return binop(I, n->op, a, b);
+    return py_binop(I->rt, n->op, a, b);
 }
 
 /* An int sum (BINOP_INT_SUM), such as (messages|length - 1) - loop.index0,
@@ -2250,7 +1751,7 @@ static COLD _Noreturn void string_too_long(Interp *I) {
  * the remaining operands (spine[i-1] .. spine[0]) with real `+`s. */
 static NOINLINE void output_sum_rest(Interp *I, const Node *const *spine, int i, Value acc, Value b, Frame *f) {
     for (;;) {
-        acc = binop(I, OP_ADD, acc, b);
+        acc = py_binop(I->rt, OP_ADD, acc, b);
         if (--i < 0) break;
         b = operand(I, spine[i]->b, f);
         set_pos(I, spine[i]);

@@ -874,6 +874,11 @@ static Value m_splitlines(Rt *rt, Value self, const Value *argv, const Method *m
     while (i < t.n) {
         size_t next = i;
         while (i < t.n) {
+            unsigned char b = (unsigned char)t.p[i];
+            if (b >= 0x20 && b < 0x80) {   /* printable ASCII: never a line break */
+                i++;
+                continue;
+            }
             next = i;
             if (uc_islinebreak(text_cp(t, &next))) break;
             i = next;

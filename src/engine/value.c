@@ -290,7 +290,9 @@ static long dict_find_str(const Dict *d, uint32_t h, const Str *key) {
     return -1;
 }
 
-void dict_set(Rt *rt, Dict *d, Value key, Value val) {
+/* dict_set (replace: the last value wins) and dict_add (the first value
+ * stays): one lookup either way. True when the key was added. */
+static ALWAYS_INLINE bool dict_put(Rt *rt, Dict *d, Value key, Value val, bool replace) {
     d->json = NULL;
     uint32_t hash;
     long pos;
@@ -304,8 +306,8 @@ void dict_set(Rt *rt, Dict *d, Value key, Value val) {
         pos = dict_find(d, hash, entry_key_equals_value, &key);
     }
     if (pos >= 0) {
-        d->entries[pos].val = val;   /* Python keeps the first key object too */
-        return;
+        if (replace) d->entries[pos].val = val;   /* Python keeps the first key object too */
+        return false;
     }
     if (d->len == d->cap) {
         if (d->len >= rt->lim.max_items || d->len >= SLOT_EMPTY / 4) throw_too_many_items(rt);
@@ -329,7 +331,12 @@ void dict_set(Rt *rt, Dict *d, Value key, Value val) {
     } else if (d->len > DICT_LINEAR_MAX) {
         index_rebuild(rt, d, d->len);
     }
+    return true;
 }
+
+void dict_set(Rt *rt, Dict *d, Value key, Value val) { dict_put(rt, d, key, val, true); }
+
+bool dict_add(Rt *rt, Dict *d, Value key, Value val) { return dict_put(rt, d, key, val, false); }
 
 /* A dict of str keys from (key, value) pairs in order, exactly as dict_set
  * one pair at a time would build it (a repeated key keeps its first

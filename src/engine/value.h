@@ -196,6 +196,9 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT
 Dict *dict_from_resolved_pairs(Rt *rt, const Value *kv, size_t npairs);
 size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
+/* Adds key -> val unless the key is there (then nothing changes): false. One
+ * lookup, where dict_get then dict_set take two (a set's add). */
+bool dict_add(Rt *rt, Dict *d, Value key, Value val);
 bool dict_get(const Dict *d, Value key, Value *out);
 bool dict_get_str(const Dict *d, const char *k, size_t n, Value *out);
 /* The hot path of `msg.role`: key is a Str whose hash is cached. */

@@ -1,0 +1,112 @@
+/* interp_internal.h — the interpreter's state (frames, the render's
+ * Interp, the runtime objects a template sees: macros and loops), shared by
+ * interp.c (which runs the AST) and loop_object.c (the `loop` variable's
+ * Python face). Not for any other file. */
+#ifndef CF_INTERP_INTERNAL_H
+#define CF_INTERP_INTERNAL_H
+
+#include "interp.h"
+
+#define FRAME_INLINE 6
+typedef struct Frame {
+    struct Frame *parent;
+    int n, cap;
+    int nslots;              /* entries [0, nslots) are its layout's slots (parser.c: frame layouts) */
+    const Node *scope;       /* the N_FOR / N_MACRO whose layout it has, or NULL */
+    int *syms;               /* SYM_UNBOUND: a slot whose name is not set (yet) */
+    Value *vals;
+    int syms_inline[FRAME_INLINE];   /* most frames hold a few names */
+    Value vals_inline[FRAME_INLINE];
+} Frame;
+
+typedef enum { CTL_NONE, CTL_BREAK, CTL_CONTINUE } Ctl;
+
+/* Recent dict.attr results. Dicts never change once a template can see
+ * them and attribute names are interned, so (dict, name) pointers identify
+ * a result for the whole render: `m.role` tested in an elif chain is looked
+ * up once. Hits are near in time, so a small table does (it is cleared for
+ * every render: 16 entries cost less than 8 or 32 over seeds x
+ * conversations), indexed by the dict's address plus the name's hash. */
+#define ATTR_CACHE_SIZE 16
+typedef struct AttrCacheEntry {
+    const void *dict;   /* the Dict; for d.attr|filter (filtered_slot) its address + 1, which no d.attr entry has */
+    const Str *attr;
+    Value v;
+    FilterFn filter;    /* d.attr|filter's filter */
+} AttrCacheEntry;
+
+/* Recent results of pure filters (filter_pure). */
+#define FILTER_MEMO_SIZE 8
+typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
+
+typedef struct Interp {
+    Rt *rt;
+    const struct cf_template *t;
+    Value *globals;          /* per symbol; VT_MISSING = not resolved yet */
+    const RenderInput *in;   /* where unresolved names come from */
+    StrBuf *out;             /* current output (captures swap it) */
+    StrBuf *root;            /* the template's own output */
+    SpanVec *spans;
+    int depth;               /* macro / loop() / capture nesting */
+    uintptr_t stack_limit;   /* lowest C stack address the render may reach */
+    size_t stack_budget;     /* bytes of C stack the render may use */
+    const char *now;
+    bool autoescape;         /* inside {% autoescape true %} */
+    size_t root_writes;      /* top-level writes so far (generation spans) */
+    size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
+    AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
+    FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
+    struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
+    unsigned acc_next;         /* the entry the next new accumulator takes */
+} Interp;
+
+static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
+    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash;   /* (attribute names are hashed when parsed) */
+    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+}
+/* d.attr|filter's entry: across the table from d.attr's, so that the two
+ * do not evict each other. */
+static inline AttrCacheEntry *filtered_slot(Interp *I, const Dict *d, const Str *attr) {
+    uintptr_t h = ((uintptr_t)d >> 4) + attr->hash + ATTR_CACHE_SIZE / 2;
+    return &I->attr_cache[h & (ATTR_CACHE_SIZE - 1)];
+}
+static inline const void *filtered_key(const Dict *d) { return (const char *)(const void *)d + 1; }
+
+/* Runtime objects */
+typedef struct Macro { const Node *node; Frame *closure; Value caller; } Macro;
+typedef struct Loop {
+    List *items;             /* the items (`for x in xs if test`: those kept so far) */
+    int64_t index0;
+    int depth0;
+    const Node *node;        /* the N_FOR, for loop(...) recursion */
+    Frame *outer;            /* frame the loop runs in */
+    List *last_changed;      /* loop.changed() memory; NULL = never called */
+    /* `for x in xs if test`: Jinja2 filters through a generator, so an
+     * item's test runs when the loop reaches it (after the body of the item
+     * before), or when loop.last, .nextitem or .length looks ahead. */
+    const List *source;      /* xs, while items remain untested; else NULL */
+    size_t next_source;      /* the next one to test */
+    Frame *test_frame;
+} Loop;
+
+static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
+
+/* Tests a filtered loop's source items until `need` are kept or none is
+ * left (interp.c: the tests run in the loop's frames). */
+void loop_fill(Interp *I, Loop *l, size_t need);
+/* Whether item i exists (testing up to it). */
+static inline bool loop_has(Interp *I, Loop *l, size_t i) {
+    if (l->source && l->items->len <= i) loop_fill(I, l, i + 1);
+    return i < l->items->len;
+}
+/* What loop.last / .nextitem (ahead 1) and .length (ahead: all) need known. */
+static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
+    if (l->source) loop_fill(I, l, all ? SIZE_MAX : (size_t)l->index0 + 2);
+}
+
+/* loop(items): a recursive loop's next level (interp.c). */
+Value loop_call(Rt *rt, Obj *self, const Args *args);
+/* The LoopContext object type (loop_object.c). */
+extern const ObjType LOOP_TYPE;
+
+#endif
