@@ -5,7 +5,7 @@
  * everything (GBNF, Lark, structural tag). The tools are shaped as tool
  * schemas are: 2-6 parameters of strings, integers with ranges, enums,
  * arrays and a nested object, some required.
- *   bench_grammar [CALLS]   (make bench runs it; target < 1000 us a call) */
+ *   bench_grammar [CALLS [FORMAT]]   (make bench runs it; target < 1000 us a call) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +53,15 @@ static char *sixty_tools(void) {
 int main(int argc, char **argv) {
     int calls = argc > 1 ? atoi(argv[1]) : 200;
     char *tools = sixty_tools();
-    static const cf_reply_format formats[] = {CF_REPLY_HERMES, CF_REPLY_GLM45, CF_REPLY_COMMAND_A};
+    /* hand-made syntaxes, described formats (JSON and typed XML) and hand-written families */
+    static const cf_reply_format formats[] = {CF_REPLY_HERMES,    CF_REPLY_GLM45,   CF_REPLY_COMMAND_A, CF_REPLY_QWEN3_CODER,
+                                              CF_REPLY_NEMOTRON_V2, CF_REPLY_MISTRAL, CF_REPLY_PYTHONIC, CF_REPLY_GEMMA4};
+    enum { NFORMATS = sizeof formats / sizeof formats[0] };
     static const unsigned emits[] = {CF_EMIT_GBNF, CF_EMIT_STRUCTURAL_TAG, CF_EMIT_ALL};
     static const char *const emit_names[] = {"gbnf", "structural-tag", "all"};
-    for (size_t f = 0; f < 3; f++) {
+    const char *only = argc > 2 ? argv[2] : NULL;   /* one format (profiling) */
+    for (size_t f = 0; f < NFORMATS; f++) {
+        if (only && strcmp(only, cf_reply_format_name(formats[f])) != 0) continue;
         for (size_t e = 0; e < 3; e++) {
             cf_grammar_options o;
             memset(&o, 0, sizeof o);

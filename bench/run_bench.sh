@@ -12,6 +12,9 @@
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
 #   grammars         bench/bench_grammar: cf_tool_grammar for 60 tools (us a call)
 #   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/bench_dataset.sh, if present
+#   mixed rows       bench/bench_dataset_mixed.py (every seed on short, 50-turn and 60-tool rows
+#                    against a json.loads + Jinja2 + json.dumps loop), bench/bench_bytes.c (the
+#                    JSON reader and quoting in GB/s beside memcpy/memchr), bench/profile_dataset.sh
 # Jinja2 and chatfmt alternate over several rounds and each side keeps its
 # best (BENCH_ROUNDS; see the comment at the render-only step).
 set -u
@@ -121,5 +124,20 @@ fi
 if [ -f bench/bench_dataset.sh ]; then
   echo "== dataset mode"
   bash bench/bench_dataset.sh
+fi
+if [ -f bench/bench_dataset_mixed.py ]; then
+  echo "== dataset mode on mixed rows (short, 50-turn, 60 tools), every seed"
+  python3 bench/bench_dataset_mixed.py
+fi
+if [ -f bench/bench_bytes.c ]; then
+  echo "== dataset mode's byte work against memcpy/memchr (one thread)"
+  [ -s "$OUT/dataset-mixed-5000.jsonl" ] || python3 bench/gen_mixed_rows.py "$SHARED" 5000 > "$OUT/dataset-mixed-5000.jsonl"
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_bytes.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_bytes"; then
+    for t in "$SHARED"/seeds/glm45.jinja "$SHARED"/seeds/command-a-reasoning.jinja; do
+      "$OUT/bench_bytes" "$OUT/dataset-mixed-5000.jsonl" "$t"
+    done
+  fi
+  echo "== where a dataset row's time goes (perf, one thread)"
+  bash bench/profile_dataset.sh
 fi
 exit 0

@@ -57,7 +57,9 @@ typedef struct Dataset {
     bool raw, spans, agp;
     Define defines[MAX_DEFINES];
     int ndefines;
-
+    /* one per worker: the tools list most datasets repeat on every row is
+     * read once (cf_json_cache); NULL entries read rows without */
+    cf_json_cache *caches[PIPELINE_MAX_THREADS];
 } Dataset;
 
 static void error_row(OutBuf *b, const char *kind, const char *message) {
@@ -86,7 +88,7 @@ static bool render_row(void *job, unsigned worker, const char *line, size_t len,
     err.kind = CF_OK;
     err.message[0] = 0;
     cf_result res;
-    cf_context *ctx = cf_context_from_json_limits(line, len, d->lim, &err);
+    cf_context *ctx = cf_context_from_json_cached(line, len, d->lim, d->caches[worker], &err);
     bool ok = ctx && apply_defines(d, ctx, &err);
     if (ok) {
         bool tools = (d->with_tools || d->tools_error) && cf_context_has_value(ctx, "tools");
@@ -291,7 +293,9 @@ int cmd_dataset(int argc, char **argv) {
     p.threads = a.threads ? (unsigned)a.threads : pipeline_default_threads();
     p.oom_row = "{\"error\": {\"type\": \"MemoryError\", \"message\": \"out of memory\"}}\n";
     p.progress = true;
+    for (unsigned w = 0; w < p.threads; w++) d.caches[w] = cf_json_cache_new();
     rc = pipeline_run(&p, in, out);
+    for (unsigned w = 0; w < p.threads; w++) cf_json_cache_free(d.caches[w]);
     /* Failing rows do not stop the job, nor go unnoticed in a script. */
     if (p.errors)
         fprintf(stderr, "chatfmt: %llu of %llu rows failed (their output lines hold \"error\"); the first is line %llu: %s\n",

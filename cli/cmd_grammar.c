@@ -23,7 +23,7 @@ static void grammar_usage(FILE *to) {
           "  --tool-choice auto|required|none|NAME   (default auto)\n"
           "  --parallel-tool-calls true|false        (default true)\n"
           "  --emit gbnf|lark|structural-tag|all     what to fill in (default all)\n"
-          "  --format NAME                   glm45, hermes, command-a (overrides detection)\n"
+          "  --format NAME                   any reply format of `chatfmt formats` (overrides detection)\n"
           "  -D, --define KEY=JSON           a template variable for the prompt, e.g.\n"
           "                                  -D enable_thinking=false\n"
           "  --prompt FILE                   the rendered prompt (its end says whether\n"
@@ -219,7 +219,7 @@ int cmd_grammar(int argc, char **argv) {
     opt.reasoning_open = a.reasoning_open;
     opt.single_call = a.single_call;
     if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
-        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (glm45, hermes, command-a)\n", a.format_name);
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (chatfmt formats lists them)\n", a.format_name);
         return 2;
     }
     if (!a.choice || !strcmp(a.choice, "auto")) opt.tool_choice = CF_TOOL_CHOICE_AUTO;

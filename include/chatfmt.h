@@ -374,6 +374,16 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *     granite-20b-fc <function_call> {...} (repeated, no closer)
  *     ernie45       <think>R</think><response>C</response><tool_call>{...}</tool_call>
  *     command-r     C\nAction:\n```json\n[{"tool_name": N, "parameters": {...}}...]``` (Command R/R+)
+ *     hyperclovax   /think\nR<|im_end|>\n<|im_start|>assistant\nC<|im_end|>\n<|im_start|>assistant
+ *                   -> tool/function_call\n[...] (HyperCLOVA X SEED Think: each part is a turn)
+ *   a name, then the arguments object, with no markup around them
+ *     chatml-functions functions.N:\n{...}functions.N:\n{...} (llama-cpp-python's
+ *                   chatml-function-calling)
+ *     functionary-v2 after the prompt's "<|from|>assistant\n<|recipient|>": all\n<|content|>C
+ *                   \n<|from|>assistant\n<|recipient|>N\n<|content|>{...} (Functionary v2.2)
+ *     glimmer       after the prompt's "<|start|>assistant": to=self<|message|>R<|eom|>
+ *                   <|start|>assistant to=N<|message|><atem:function_calls><atem:invoke name="N">
+ *                   <atem:parameter name="K">V</atem:parameter>...; to=user is content
  * Every described format takes <think>R</think> (or its own markers) before
  * the content, a leading closer when the prompt opened reasoning, and text
  * between and after calls.
@@ -426,6 +436,10 @@ typedef enum cf_reply_format {
     CF_REPLY_GRANITE_20B_FC,
     CF_REPLY_ERNIE45,
     CF_REPLY_COMMAND_R,
+    CF_REPLY_HYPERCLOVAX,
+    CF_REPLY_CHATML_FUNCTIONS,
+    CF_REPLY_FUNCTIONARY_V2,
+    CF_REPLY_GLIMMER,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,
@@ -738,6 +752,24 @@ enum {
  * one cf_render_buffer per thread. */
 CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_render_options *opt,
                           int flags, const char *data, size_t len);
+
+/* A reader's memory of large values that repeat from one JSON document to
+ * the next: a dataset sends the same "tools" list (tens of KiB) with every
+ * row, and reading it is most of such a row's cost. An array or object of at
+ * least 1 KiB under a top-level key, seen twice with the same bytes, is
+ * parsed once more on its own and then shared by the contexts whose
+ * documents repeat those bytes: the same values, error messages and limits
+ * as cf_context_from_json_limits (whose result it always equals). A cache
+ * serves one thread at a time (one per worker); its contexts may be freed
+ * from any thread, before or after the cache. */
+typedef struct cf_json_cache cf_json_cache;
+CF_API cf_json_cache *cf_json_cache_new(void);   /* NULL when out of memory */
+CF_API void cf_json_cache_free(cf_json_cache *c);
+/* cf_context_from_json_limits through the cache (NULL: without one). With a
+ * cache, json is read in place rather than copied (a row's bytes are read
+ * once): keep it unchanged until the context is freed. */
+CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,
+                                               cf_json_cache *cache, cf_error *err);
 
 /* s[0..n) as a JSON string literal, quotes included, spelled as Python's
  * json.dumps(s, ensure_ascii=False) spells it (for writing outputs into JSON

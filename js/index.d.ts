@@ -46,6 +46,43 @@ export interface ChatOptions {
   [variable: string]: Json | undefined;
 }
 
+/** A tokenizer, duck-typed (js/tokenize.js): encode(text, {add_special_tokens}) returning
+ * ids or an encoding with ids (and offsets, for assistant masks), or a callable
+ * transformers.js tokenizer. */
+export type Tokenizer =
+  | { encode(text: string, options: { add_special_tokens: boolean; [k: string]: unknown }): unknown; pad_token_id?: number | null; padding_side?: "left" | "right" }
+  | ((text: string | string[], options: Record<string, unknown>) => { input_ids: unknown; attention_mask?: unknown; offset_mapping?: unknown });
+
+/** transformers' apply_chat_template options beyond the text; none reaches the template. */
+export interface TransformersOptions {
+  tokenize?: boolean;
+  tokenizer?: Tokenizer | null;
+  return_dict?: boolean;
+  return_assistant_tokens_mask?: boolean;
+  padding?: boolean | "longest" | "max_length" | "do_not_pad";
+  truncation?: boolean | string;
+  max_length?: number | null;
+  tokenizer_kwargs?: Record<string, unknown> | null;
+}
+
+/** apply_chat_template's keyword arguments with transformers' options. */
+export interface TransformersChatOptions extends TransformersOptions {
+  tools?: Json[] | null;
+  documents?: Json[] | null;
+  add_generation_prompt?: boolean;
+  continue_final_message?: boolean | string;
+  [variable: string]: Json | Tokenizer | Record<string, unknown> | undefined;
+}
+
+/** What apply_chat_template returns with return_dict (per conversation, or arrays of them for a batch). */
+export interface ChatDict {
+  text?: string | string[];
+  assistant_spans?: [number, number][] | [number, number][][];
+  input_ids?: number[] | number[][];
+  attention_mask?: number[] | number[][];
+  assistant_masks?: number[] | number[][];
+}
+
 /** Objects holding memory in the WebAssembly heap: free it with dispose() or `using`. */
 export interface Disposable {
   dispose(): void;
@@ -69,6 +106,9 @@ export class Template implements Disposable {
   render(variables?: Record<string, Json | undefined>): string;
   /** transformers' apply_chat_template(messages, tokenize=False, ...). */
   applyChatTemplate(messages: Message[], options?: ChatOptions): string;
+  applyChatTemplate(messages: Message[][], options?: ChatOptions): string[];
+  /** With transformers' options: ids (tokenize), or a dict (return_dict). */
+  applyChatTemplate(messages: Message[] | Message[][], options: TransformersChatOptions): string | string[] | number[] | number[][] | ChatDict;
   /** The text and its {% generation %} spans ([start, end) in code points). */
   renderWithSpans(messages: Message[], options?: ChatOptions): { text: string; spans: [number, number][] };
   /** Variables as JSON text (an object): integers beyond 2^53 and 1.0 vs 1 survive.
@@ -152,6 +192,8 @@ export interface ReplyOptions {
 
 export function applyChatTemplate(template: Template | string, messages: Message[], options?: ChatOptions): string;
 export function applyChatTemplate(template: Template | string, messages: Message[][], options?: ChatOptions): string[];
+export function applyChatTemplate(template: Template | string, messages: Message[] | Message[][],
+  options: TransformersChatOptions): string | string[] | number[] | number[][] | ChatDict;
 export function loadTemplate(source: string | Uint8Array | ArrayBuffer, options?: TemplateOptions): Template;
 export function caps(template: Template | string): Caps;
 export function parseReply(text: string | Uint8Array, options?: ReplyOptions): AssistantMessage;

@@ -7,6 +7,7 @@
 // module's heap. dispose() (or `using`, Symbol.dispose) frees them at once;
 // a FinalizationRegistry frees what is dropped without it, eventually.
 import createChatfmt from "./dist/chatfmt.mjs";
+import { applyWithOptions, isBatch, splitOptions } from "./tokenize.js";
 
 const isNode = typeof process === "object" && !!process.versions && !!process.versions.node;
 const moduleArgs = {};
@@ -459,8 +460,18 @@ export class Template extends Owned {
     return this.#run(this.#compiledFor(null), this.#rawOptions, 0, variables);
   }
 
-  /** transformers' apply_chat_template(messages, tokenize=False, ...): the prompt text. */
+  /** transformers' apply_chat_template(conversation, options): the prompt text by default;
+   * a batch of conversations gives an array; transformers' tokenize, return_dict,
+   * return_assistant_tokens_mask, padding, truncation, max_length, tokenizer_kwargs and
+   * tokenizer options as tokenize.js says (none of them reaches the template). */
   applyChatTemplate(messages, options = {}) {
+    const { own, rest } = splitOptions(options);
+    if (!own && !isBatch(messages)) return this.#text(messages, rest);
+    return applyWithOptions(own || {}, messages, rest,
+      (m, spans) => (spans ? this.renderWithSpans(m, rest) : { text: this.#text(m, rest) }), makeError);
+  }
+
+  #text(messages, options) {
     const vars = chatVariables(messages, options);
     return this.#run(this.#compiledFor(vars.tools), this.#chatOptions, 1, vars);
   }
@@ -599,17 +610,16 @@ function templateFor(template) {
  * without transformers: the prompt text. `template`: a Template, template
  * text or a built-in name (compiled once and cached). `messages`: a
  * conversation, or an array of conversations (returns an array of texts).
- * Options: tools, documents, add_generation_prompt, continue_final_message
- * and any other template variable (enable_thinking, bos_token, ...).
+ * Options: tools, documents, add_generation_prompt, continue_final_message,
+ * transformers' tokenize (with `tokenizer`), return_dict,
+ * return_assistant_tokens_mask, padding, truncation, max_length and
+ * tokenizer_kwargs (tokenize.js), and any other template variable
+ * (enable_thinking, bos_token, ...).
  * Errors throw the class named as the Python exception (TemplateError,
  * UndefinedError, ...).
  */
 export function applyChatTemplate(template, messages, options = {}) {
-  const t = templateFor(template);
-  if (Array.isArray(messages) && messages.length && Array.isArray(messages[0])) {
-    return messages.map((m) => t.applyChatTemplate(m, options));
-  }
-  return t.applyChatTemplate(messages, options);
+  return templateFor(template).applyChatTemplate(messages, options);
 }
 
 /** What a template supports (supports_tools, supports_reasoning, thinking_switch,

@@ -277,7 +277,7 @@ CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_re
  * ====================================================================== */
 
 CF_API size_t cf_json_quote(const char *s, size_t n, char *out, size_t cap) {
-    if (cap / 6 <= n) {   /* maybe too small: measure first */
+    if (cap < 2 || (cap - 2) / 6 < n) {   /* under the 6 * n + 2 that always suffice: measure first */
         size_t need = json_quoted_len(s, n);
         if (need > cap) return need;
     }

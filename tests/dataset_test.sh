@@ -5,6 +5,9 @@
 #     conversations with variations, including bad rows mid-file (malformed
 #     JSON, a blank line, a render error) that yield error rows and never stop
 #     the job;
+#   - mixed rows (bench/gen_mixed_rows.py: 50-turn conversations and requests
+#     repeating 60 tools, which the JSON cache reads once) against the
+#     reference, and on 1 and 3 threads identical;
 #   - input order kept; --threads 1 and --threads N byte-identical, stdin
 #     input and -o identical to stdout;
 #   - -D overrides every row, --add-generation-prompt, --spans (as render
@@ -66,7 +69,7 @@ rows=$(wc -l < "$TMP/in.jsonl")
 
 # compare_with_oracle TEMPLATE_FILE OUT [PYTHON-EXPR-FOR-EXTRA-VARS]: rows == reference.
 compare_with_oracle() {
-    python3 - "$SHARED/oracle" "$1" "$TMP/in.jsonl" "$2" "${3:-{\}}" <<'EOF'
+    python3 - "$SHARED/oracle" "$1" "${ORACLE_IN:-$TMP/in.jsonl}" "$2" "${3:-{\}}" <<'EOF'
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import hf_render
@@ -116,6 +119,19 @@ check "bad rows are error rows with type and message" bash -c \
 
 # ---- threads, stdin, stdout ------------------------------------------------------------
 t=$SHARED/seeds/glm45.jinja
+# ---- mixed rows: short chats, 50-turn conversations, requests with 60 tools ----------
+# (bench/gen_mixed_rows.py; the same 60 tools on every tools row: each worker's JSON
+# cache reads them once and shares them, cf_json_cache)
+python3 bench/gen_mixed_rows.py "$SHARED" 150 > "$TMP/mixed.jsonl"
+for t in "$SHARED"/seeds/*.jinja; do
+    name=$(basename "$t" .jinja)
+    "$BIN" render "$t" --jsonl "$TMP/mixed.jsonl" --threads 3 -o "$TMP/$name.mixed" 2> /dev/null
+    ORACLE_IN=$TMP/mixed.jsonl check "$name: 150 mixed rows (50-turn, 60 tools) identical to the reference" \
+        compare_with_oracle "$t" "$TMP/$name.mixed"
+    check "$name: mixed rows on 1 thread as on 3" \
+        bash -c "'$BIN' render '$t' --jsonl '$TMP/mixed.jsonl' --threads 1 2> /dev/null | cmp -s - '$TMP/$name.mixed'"
+done
+
 for _ in $(seq 40); do cat "$TMP/in.jsonl"; done > "$TMP/many.jsonl"
 "$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 1 2>> "$TMP/summaries.err" > "$TMP/t1.out"
 "$BIN" render "$t" --jsonl "$TMP/many.jsonl" --threads 7 2>> "$TMP/summaries.err" > "$TMP/t7.out"

@@ -12,7 +12,9 @@ Where the generation prompt differs from how the template prints history
 (it opens <think> that history drops, say), the reply is the text after the
 two renders' common part, cut back to the start of a marker if the common
 part ends inside one, and that common part is the prompt: the pair a model
-really sees. The turn's end marker (<|im_end|>, <|eot_id|>...) is cut off,
+really sees. Where the full render goes on with the rest of the prompt, whitespace
+aside (history lays the same turn header out differently), the prompt is
+the real one and the reply what follows that header. The turn's end marker (<|im_end|>, <|eot_id|>...) is cut off,
 as a server stops there.
 
 Scenarios, each counted for a template only where it prints what the
@@ -227,6 +229,22 @@ def strip_end(s):
         s = t
 
 
+def after_same_text(rest, full, i):
+    """Where full[i:] has gone through the text of rest, whitespace aside
+    (None when it does not hold that text, or rest is only whitespace)."""
+    if not rest.strip():
+        return None
+    for ch in rest:
+        if ch.isspace():
+            continue
+        while i < len(full) and full[i].isspace():
+            i += 1
+        if i >= len(full) or full[i] != ch:
+            return None
+        i += 1
+    return i
+
+
 def split_reply(prompt, full):
     """(prompt a model sees, reply it writes) from the two renders."""
     if full.startswith(prompt):
@@ -235,6 +253,12 @@ def split_reply(prompt, full):
     n = min(len(prompt), len(full))
     while i < n and prompt[i] == full[i]:
         i += 1
+    # the rest of the prompt (its generation prompt) follows in the full
+    # render, whitespace aside: history prints the same turn header with
+    # other layout; the model sees the real prompt and writes what follows
+    end = after_same_text(prompt[i:], full, i)
+    if end is not None:
+        return prompt, strip_end(full[end:])
     for opener, closer in (("<", ">"), ("[", "]")):   # never start the reply at "ool_call>"
         k = full.rfind(opener, 0, i)
         if k > full.rfind(closer, 0, i):

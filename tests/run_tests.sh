@@ -55,7 +55,7 @@ export CHATFMT_NOW=$TESTS_NOW TZ=UTC
 SUITES_NOW=2025-07-10T12:00:00      # the date @huggingface/jinja's tests pin (shared/suites/README.txt)
 # Reply round trips matched (of the template x scenario cases each corpus
 # prints) by shared/tools/reply_roundtrip.py: raise as formats land.
-declare -A REPLY_CORPUS_MIN=([templates]=182 [more]=183)
+declare -A REPLY_CORPUS_MIN=([templates]=186 [more]=190)
 
 mkdir -p "$OUT" || exit 2
 passed=0
@@ -339,7 +339,7 @@ fi
 
 # The least number of peer test cases (shared/replies) chatfmt must parse as
 # the test asserts: raise it as reply formats land (the goal is 95% of them).
-REPLY_CASES_MIN=632
+REPLY_CASES_MIN=652
 
 # reply_step NAME LOG STATUS: PASS/FAIL from a reply script's last line and log.
 reply_step() {
@@ -365,7 +365,7 @@ fi
 # The least number of (corpus template x scenario) replies chatfmt must read
 # back, whole and streamed (tests/reply_template_roundtrip.py): raise it as
 # reply formats land (the goal is 98%).
-ROUNDTRIP_MIN=775
+ROUNDTRIP_MIN=824
 
 if [ ! -d "$SHARED/corpus/more" ]; then
     skip reply-roundtrip "$SHARED/corpus not found (set CHATFMT_SHARED)"

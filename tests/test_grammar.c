@@ -6,7 +6,10 @@
  *  2. What each tool choice gives: lazy with a trigger (auto), not lazy
  *     (required, NAME), the named tool only; the reasoning state from the
  *     prompt's end (a "pattern" trigger past an open <think>).
- *  3. Hostile schemas stay bounded: nesting past the limit fails with
+ *  3. Every reply format but plain has a grammar in each tool choice, and
+ *     the same request gives the same bytes from many threads at once (the
+ *     format writers keep no state outside the request).
+ *  4. Hostile schemas stay bounded: nesting past the limit fails with
  *     LimitError (or the JSON reader's depth error), huge counts and
  *     unsupported keywords are relaxed with a warning, $ref cycles end, a
  *     small step budget stops a big request with LimitError.
@@ -15,6 +18,7 @@
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,8 +163,50 @@ static void hostile(void) {
     free(g);
 }
 
+/* ---- 3. every format, from several threads ---- */
+
+enum { THREADS = 4 };
+
+typedef struct FormatRun {
+    char *out[CF_REPLY_XLAM + 1];
+} FormatRun;
+
+static void *grammar_all_formats(void *arg) {
+    FormatRun *run = arg;
+    for (int f = CF_REPLY_PLAIN + 1; f <= CF_REPLY_XLAM; f++) {
+        cf_error err;
+        run->out[f] = tool_grammar((cf_reply_format)f, CF_TOOL_CHOICE_AUTO, NULL, NULL, &err);
+    }
+    return NULL;
+}
+
+static void every_format(void) {
+    cf_tool_choice choices[] = {CF_TOOL_CHOICE_AUTO, CF_TOOL_CHOICE_REQUIRED, CF_TOOL_CHOICE_NAMED};
+    for (int f = CF_REPLY_PLAIN + 1; f <= CF_REPLY_XLAM; f++)
+        for (size_t c = 0; c < sizeof choices / sizeof choices[0]; c++) {
+            cf_error err;
+            char *g = tool_grammar((cf_reply_format)f, choices[c], "get_time", NULL, &err);
+            check(g && has(g, "\"grammar\":\"") && has(g, "get_time") &&
+                      (choices[c] == CF_TOOL_CHOICE_NAMED) != has(g, "get_weather"),
+                  "%s, choice %zu: a grammar of the tools (%s)", cf_reply_format_name((cf_reply_format)f), c,
+                  g ? "no" : err.message);
+            free(g);
+        }
+    FormatRun runs[THREADS];
+    pthread_t th[THREADS];
+    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, grammar_all_formats, &runs[t]);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    for (int f = CF_REPLY_PLAIN + 1; f <= CF_REPLY_XLAM; f++) {
+        bool same = runs[0].out[f] != NULL;
+        for (int t = 1; t < THREADS; t++) same = same && runs[t].out[f] && strcmp(runs[0].out[f], runs[t].out[f]) == 0;
+        check(same, "%s: the same grammar from %d threads", cf_reply_format_name((cf_reply_format)f), THREADS);
+        for (int t = 0; t < THREADS; t++) free(runs[t].out[f]);
+    }
+}
+
 int main(void) {
     usage_and_choices();
+    every_format();
     hostile();
     return check_summary();
 }

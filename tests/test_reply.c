@@ -310,16 +310,20 @@ static bool is_keyword(const Case *c, const char *w, size_t n) {
     return false;
 }
 
-/* A word ending in a markup word whose front is kept: a marker made of
- * words (Granite's "Here is my response:") matches inside a longer word. */
-static bool front_kept(const Case *c, const char *w, size_t n, const char *blob) {
+/* A markup word glued to text (a marker ending or starting in a letter:
+ * "<|im_start|>assistant" + "The", "f" + "functions."): the text part
+ * is in the output. */
+static bool glued_keyword(const Case *c, const char *w, size_t n, const char *blob) {
+    char part[256];
     for (size_t k = 0; c->keywords.type == VT_LIST && k < c->keywords.u.list->len; k++) {
         const Str *kw = c->keywords.u.list->items[k].u.s;
-        if (kw->len >= n || memcmp(kw->data, w + n - kw->len, kw->len) != 0) continue;
-        char front[256];
-        memcpy(front, w, n - kw->len);
-        front[n - kw->len] = 0;
-        if (strstr(blob, front)) return true;
+        if (!kw->len || kw->len >= n) continue;
+        size_t rest = n - kw->len;
+        if (memcmp(w, kw->data, kw->len) == 0) memcpy(part, w + kw->len, rest);
+        else if (memcmp(w + rest, kw->data, kw->len) == 0) memcpy(part, w, rest);
+        else continue;
+        part[rest] = 0;
+        if (strstr(blob, part)) return true;
     }
     return false;
 }
@@ -354,7 +358,7 @@ static const char *lost_word(const Case *c, const StrBuf *all) {
         }
         const char *w = word;
         while (digits && w[0] == '0' && w[1]) w++;   /* numbers may come back canonical */
-        if (ascii && !is_keyword(c, word, n) && !strstr(blob, w) && !front_kept(c, word, n, blob)) return word;
+        if (ascii && !is_keyword(c, word, n) && !strstr(blob, w) && !glued_keyword(c, word, n, blob)) return word;
         i = k;
     }
     return NULL;

@@ -19,11 +19,14 @@ static void check(bool ok, const char *what, const char *detail) {
 }
 
 int main(void) {
-    for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++) {
-        const ReplyFormatDesc *d = &REPLY_FORMATS[k];
+    size_t described = 0;
+    for (int k = 0; k < CF_REPLY_FORMAT_COUNT; k++) {
+        const ReplyFormatDesc *d = reply_format_desc((cf_reply_format)k);
+        if (!d) continue;
+        described++;
+        check(d->id == (cf_reply_format)k, d->name, "its id");
         const char *why = engine_check_desc(d);
         check(why == NULL, d->name, why);
-        check(reply_format_desc(d->id) == d, d->name, "reply_format_desc finds it");
         cf_reply_format f;
         check(cf_reply_format_from_name(d->name, &f) && f == d->id, d->name, "name round trip");
         check(cf_reply_format_example(d->id) == d->example && d->example && *d->example, d->name, "example");
@@ -42,6 +45,7 @@ int main(void) {
     bad = REPLY_FORMATS[0];
     bad.section_open[1] = "<tool_call>x";
     check(engine_check_desc(&bad) != NULL, "a prefix marker", "refused");
-    printf("%zu described formats\n%d passed, %d failed\n", REPLY_FORMATS_COUNT, passed, failed);
+    check(described >= REPLY_FORMATS_COUNT, "every entry of REPLY_FORMATS", "is found by its id");
+    printf("%zu described formats\n%d passed, %d failed\n", described, passed, failed);
     return failed ? 1 : 0;
 }

@@ -422,14 +422,19 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
     if (out) {
         List *after_user = tokens_between(P, out, M_USER, M_ASSISTANT);
         List *after_assistant = tokens_between(P, out, M_ASSISTANT, M_USER2);
+        /* a token the reply format writes inside a reply (HyperCLOVA X's
+           <|im_end|> closes each part of a turn, harmony's <|end|> one
+           message of several) ends no reply */
+        List *ends = list_new(P->rt, after_assistant->len);
+        for (size_t i = 0; i < after_assistant->len; i++) {
+            const Str *tok = after_assistant->items[i].u.s;
+            if (!reply_format_uses(format, tok->data, tok->len)) list_push(P->rt, ends, after_assistant->items[i]);
+        }
         Value end_of_turn = v_missing();
-        for (size_t i = 0; i < after_assistant->len && end_of_turn.type == VT_MISSING; i++)
-            if (list_has(after_user, after_assistant->items[i])) end_of_turn = after_assistant->items[i];
-        if (end_of_turn.type == VT_MISSING && after_assistant->len) end_of_turn = after_assistant->items[0];
-        /* a token the reply format writes inside a reply does not end it
-         * (harmony's <|end|> closes one message of several) */
-        if (end_of_turn.type == VT_STR && !reply_format_uses(format, end_of_turn.u.s->data, end_of_turn.u.s->len))
-            add_unique(P, stops, end_of_turn);
+        for (size_t i = 0; i < ends->len && end_of_turn.type == VT_MISSING; i++)
+            if (list_has(after_user, ends->items[i])) end_of_turn = ends->items[i];
+        if (end_of_turn.type == VT_MISSING && ends->len) end_of_turn = ends->items[0];
+        add_unique(P, stops, end_of_turn);
         /* the token right after the reply (and a line break) closes it too (Nemotron's <SPECIAL_12>) */
         const char *m = cf_memmem(out->data, out->len, M_ASSISTANT, strlen(M_ASSISTANT));
         if (m && after_assistant->len) {

@@ -13,6 +13,7 @@ cf_context *context_alloc(size_t memory_limit) {
     if (!c) return NULL;
     arena_init_borrowed(&c->arena, memory_limit, (unsigned char *)c + head, CONTEXT_FIRST_CHUNK);
     c->vars = NULL;
+    c->nheld = 0;
     return c;
 }
 
@@ -130,5 +131,6 @@ CF_API char *cf_context_to_json(const cf_context *c, size_t *len, cf_error *err)
 CF_API void cf_context_free(cf_context *c) {
     if (!c) return;
     arena_release(&c->arena);
+    for (int k = 0; k < c->nheld; k++) json_reused_release(c->held[k]);
     if (!context_block_put(c)) free(c);
 }

@@ -3,10 +3,14 @@
 #define CF_CONTEXT_H
 
 #include "value.h"
+#include "json_reuse.h"
 
 struct cf_context {
     Arena arena;      /* owns vars (unless borrowed) */
     Dict *vars;       /* name -> value */
+    /* values shared with a cf_json_cache that vars holds (released on free) */
+    ReusedValue *held[JSON_REUSE_SLOTS];
+    int nheld;
 };
 
 /* A heap context (vars NULL) whose arena starts in the same allocation:

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "json_reuse.h"
 #include "unicode.h"
 
 /* ======================================================================
@@ -50,6 +51,14 @@ typedef struct Parser {
     size_t not_verbatim;
     struct Opened *opened;    /* per open container (by depth) */
     size_t opened_cap;
+    /* json_parse_reusing: the cache, the references taken from it, and the
+     * slot of the member value being read when it did not match */
+    cf_json_cache *reuse;
+    ReusedValue **held;
+    int *nheld;
+    ReuseSlot *watch;
+    bool text_outlives;       /* s stays unchanged while the values live: JsonSource points into it */
+    size_t top_items, top_deepest;   /* the top value's, when it is complete */
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
@@ -701,6 +710,33 @@ static const JsonSource *container_source(Parser *ps, const Opened *o, size_t en
 #define VERBATIM_WS(from, to, spaces) \
     (ps->not_verbatim += (to) - (from) != (spaces) || ((spaces) && s[from] != ' '))
 
+/* The value of top-level member `key` at i, when the cache has those bytes
+ * parsed: v, with ps->end past it and ps->top_items/top_deepest its own;
+ * else false, and ps->watch set to remember them. A shared value is spliced
+ * in as if read here, which needs the row's text kept (JsonSource): a row
+ * too big to keep reads its members as text. */
+static bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
+    ReuseSlot *slot = json_reuse_slot(ps->reuse, key->data, key->len);
+    ps->watch = NULL;
+    if (!slot) return false;
+    /* (a row too big to keep, or holding more repeats than there is room
+     * for: read as text, and the slot left as it is) */
+    if (!ps->kept_text || *ps->nheld >= JSON_REUSE_SLOTS) return false;
+    ReuseHit hit;
+    bool same = false;
+    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, &hit, &same)) {
+        ps->held[(*ps->nheld)++] = hit.held;
+        if (!hit.verbatim) ps->not_verbatim++;
+        *v = hit.value;
+        ps->end = i + hit.len;
+        ps->top_items = hit.items;
+        ps->top_deepest = hit.deepest;
+        return true;
+    }
+    if (!same) ps->watch = slot;
+    return false;
+}
+
 /* One value from i (after any whitespace); sets ps->end. A loop over an
  * explicit stack rather than recursion: the stack holds the items of the
  * open containers, each run of them after a marker (VT_MISSING) that keeps
@@ -781,6 +817,8 @@ item:
     }
     if (in == IN_TOP) {
         ps->end = i;
+        ps->top_items = items;
+        ps->top_deepest = deepest;
         return v;
     }
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
@@ -812,7 +850,7 @@ key:
     /* the usual ": " before a value: as skip_ws would */
     if (i + 2 < n && s[i] == ':' && s[i + 1] == ' ' && s[i + 2] > ' ') {
         i += 2;
-        goto value;
+        goto member;
     }
     size_t key_end = i;
     i = skip_ws(s, n, i);
@@ -821,6 +859,18 @@ key:
     key_end = i + 1;
     i = skip_ws(s, n, key_end);
     VERBATIM_WS(key_end, i, 1);
+    goto member;
+
+    /* A top-level member's value: taken from the cache when it repeats. */
+member:
+    if (ps->reuse && depth == 1 && i < n && (s[i] == '[' || s[i] == '{')) {
+        if (reuse_member(ps, stack[top - 1].u.s, i, &v)) {
+            i = ps->end;
+            items += ps->top_items;
+            if (ps->top_deepest + 1 > deepest) deepest = ps->top_deepest + 1;
+            goto item;
+        }
+    }
     goto value;
 
     /* The open container's items are complete (i is past its bracket). */
@@ -841,6 +891,10 @@ close: {
         v = v_list_of(l);
     }
     if (o->deepest > deepest) deepest = o->deepest;
+    if (depth == 2 && ps->watch) {   /* a top-level member's value that did not repeat */
+        json_reuse_remember(ps->watch, (const char *)s + o->start, i - o->start);
+        ps->watch = NULL;
+    }
     }
     Value mark = stack[base - 1];
     top = base - 1;
@@ -850,35 +904,63 @@ close: {
     goto item;
 }
 
+static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps);
+
 Value json_parse(Rt *rt, const char *s, size_t n) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    return parse_document(rt, s, n, &ps);
+}
+
+Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    Value v = parse_document(rt, s, n, &ps);
+    m->items = ps.top_items;
+    m->deepest = ps.top_deepest;
+    m->verbatim = ps.kept_text && ps.not_verbatim == 0;
+    return v;
+}
+
+Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, ReusedValue **held,
+                         int *nheld) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.reuse = cache;
+    ps.text_outlives = true;
+    ps.held = held;
+    ps.nheld = nheld;
+    return parse_document(rt, s, n, &ps);
+}
+
+/* The document in s, read with ps (zeroed, its reuse fields set). */
+static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
     if (n > rt->lim.max_json_bytes) {
         rt->err->offset = 0;
         rt_throw(rt, CF_ERR_LIMIT,
                  "JSON document of %zu bytes exceeds the limit of %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  n, rt->lim.max_json_bytes);
     }
-    Parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.rt = rt;
-    ps.s = (const unsigned char *)s;
-    ps.n = n;
-    ps.unpaired_at = SIZE_MAX;
-    ps.max_short = rt->lim.max_string < SCAN_BYTES - 1 ? rt->lim.max_string : SCAN_BYTES - 1;
-    if (n <= JSON_SOURCE_MAX) {   /* read a copy the values may point into */
+    ps->rt = rt;
+    ps->s = (const unsigned char *)s;
+    ps->n = n;
+    ps->unpaired_at = SIZE_MAX;
+    ps->max_short = rt->lim.max_string < SCAN_BYTES - 1 ? rt->lim.max_string : SCAN_BYTES - 1;
+    if (n <= JSON_SOURCE_MAX && !ps->text_outlives) {   /* read a copy the values may point into */
         char *copy = rt_alloc(rt, n ? n : 1);
         memcpy(copy, s, n);
-        ps.s = (const unsigned char *)copy;
+        ps->s = (const unsigned char *)copy;
     }
     if (n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {   /* as json.loads(bytes) */
-        ps.s += 3;
-        ps.n -= 3;
-        ps.base = 3;
+        ps->s += 3;
+        ps->n -= 3;
+        ps->base = 3;
     }
-    if (n <= JSON_SOURCE_MAX) ps.kept_text = (const char *)ps.s;
-    Value v = parse_tree(&ps, skip_ws(ps.s, ps.n, 0));
-    size_t i = skip_ws(ps.s, ps.n, ps.end);
-    if (i != ps.n) json_fail(&ps, i, "Extra data");
-    if (ps.unpaired_at != SIZE_MAX) json_fail(&ps, ps.unpaired_at, "Unpaired surrogate in \\uXXXX escape");
+    if (n <= JSON_SOURCE_MAX) ps->kept_text = (const char *)ps->s;
+    Value v = parse_tree(ps, skip_ws(ps->s, ps->n, 0));
+    size_t i = skip_ws(ps->s, ps->n, ps->end);
+    if (i != ps->n) json_fail(ps, i, "Extra data");
+    if (ps->unpaired_at != SIZE_MAX) json_fail(ps, ps->unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;
 }
 

@@ -4,6 +4,7 @@
 #define CF_JSON_H
 
 #include "value.h"
+#include "json_reuse.h"
 
 /* Parse exactly one JSON document (surrounding whitespace allowed).
  * Objects become VT_DICT (duplicate keys: last wins, position of the first,
@@ -15,6 +16,20 @@
  * On error: rt_throw(CF_ERR_JSON, "...: line L column C (char N)") with
  * rt->err->offset = byte offset. Throws (longjmp) — callers set rt->jb. */
 Value json_parse(Rt *rt, const char *s, size_t n);
+
+/* json_parse, telling how the document's top value reads (for a value
+ * spliced into other documents: json_reuse.h): the values inside it at any
+ * depth, the depth of the deepest (0: an empty container or a scalar), and
+ * whether json.dumps(ensure_ascii=False) writes exactly its bytes. */
+typedef struct JsonMeasure { size_t items, deepest; bool verbatim; } JsonMeasure;
+Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m);
+/* json_parse, taking the large array and object members of the top-level
+ * object that repeat the cache's bytes from it: each one taken adds a
+ * reference to held[*nheld] (room for JSON_REUSE_SLOTS). s is read in place
+ * (not copied): it must stay unchanged while the values live. Call
+ * json_reuse_begin before and json_reuse_finish after. */
+Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, ReusedValue **held,
+                         int *nheld);
 
 /* A copy of p[0..len) as a Str (nchars and hash not computed). Readers make
  * dozens of short strings per document: they are carved from arena blocks

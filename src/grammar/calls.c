@@ -3,25 +3,19 @@
  * triggers and an xgrammar structural tag. */
 #include <stdio.h>
 #include "engine/json.h"
+#include "engine/unicode.h"
 #include "calls.h"
 
 /* ---- the formats ---- */
 
-static const char *const HERMES_TOKENS[] = {"<think>", "</think>", "<tool_call>", "</tool_call>", NULL};
-static const char *const GLM45_TOKENS[] = {"<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>",
-                                           "</arg_key>", "<arg_value>", "</arg_value>", NULL};
-static const char *const GLM45_STOPS[] = {"<|observation|>", "<|user|>", NULL};
-static const char *const COMMAND_A_TOKENS[] = {"<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>",
-                                               "<|END_ACTION|>", "<|START_RESPONSE|>", "<|END_RESPONSE|>", NULL};
-static const char *const COMMAND_A_STOPS[] = {"<|END_OF_TURN_TOKEN|>", NULL};
-static const char *const NONE[] = {NULL};
+#define HERMES_TOKENS "<think>", "</think>", "<tool_call>", "</tool_call>"
 
 static const CallSyntax HERMES = {
     .format = "hermes", .reasoning_open = "<think>", .reasoning_close = "</think>",
     .call_open = "<tool_call>", .call_close = "</tool_call>", .style = ARGS_JSON_OBJECT,
     .name_key = "name", .args_key = "arguments", .name_args_any_order = true,
     .canon_after_open = "\n", .canon_before_close = "\n",
-    .preserved_tokens = HERMES_TOKENS, .additional_stops = NONE,
+    .preserved_tokens = {HERMES_TOKENS},
 };
 
 static const CallSyntax GLM45 = {
@@ -29,7 +23,8 @@ static const CallSyntax GLM45 = {
     .call_open = "<tool_call>", .call_close = "</tool_call>", .style = ARGS_XML_PARAMS,
     .key_open = "<arg_key>", .key_close = "</arg_key>", .value_open = "<arg_value>", .value_close = "</arg_value>",
     .canon_after_open = "", .canon_before_close = "",
-    .preserved_tokens = GLM45_TOKENS, .additional_stops = GLM45_STOPS,
+    .preserved_tokens = {HERMES_TOKENS, "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"},
+    .additional_stops = {"<|observation|>", "<|user|>"},
 };
 
 static const CallSyntax COMMAND_A = {
@@ -37,16 +32,64 @@ static const CallSyntax COMMAND_A = {
     .section_open = "<|START_ACTION|>", .section_close = "<|END_ACTION|>", .calls_in_array = true,
     .style = ARGS_JSON_OBJECT, .id_key = "tool_call_id", .name_key = "tool_name", .args_key = "parameters",
     .canon_after_open = "[\n    ", .canon_before_close = "\n]",
-    .preserved_tokens = COMMAND_A_TOKENS, .additional_stops = COMMAND_A_STOPS,
+    .preserved_tokens = {"<|START_THINKING|>", "<|END_THINKING|>", "<|START_ACTION|>", "<|END_ACTION|>",
+                         "<|START_RESPONSE|>", "<|END_RESPONSE|>"},
+    .additional_stops = {"<|END_OF_TURN_TOKEN|>"},
 };
 
-const CallSyntax *call_syntax_of(cf_reply_format f) {
+bool call_syntax_of(cf_reply_format f, CallSyntax *out) {
+    const CallSyntax *fixed = NULL;
     switch (f) {
-    case CF_REPLY_HERMES: return &HERMES;
-    case CF_REPLY_GLM45: return &GLM45;
-    case CF_REPLY_COMMAND_A: return &COMMAND_A;
-    default: return NULL;
+    case CF_REPLY_HERMES: fixed = &HERMES; break;
+    case CF_REPLY_GLM45: fixed = &GLM45; break;
+    case CF_REPLY_COMMAND_A: fixed = &COMMAND_A; break;
+    default: break;
     }
+    /* a description wins: the grammar is then what the parser reads */
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    /* addressed turns (a reply that opens inside a header, turns to the user
+     * or to itself) are not written by the grammar walk yet */
+    if (d && (d->opens_in_field || d->content_name || d->reasoning_name)) return false;
+    if (d) {
+        described_syntax(d, out);
+        return true;
+    }
+    if (fixed) {
+        *out = *fixed;
+        return true;
+    }
+    return family_syntax(f, out);
+}
+
+void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close) {
+    if (b->n >= CALL_MAX_VARIANTS || !open || !*open) return;
+    for (int k = 0; k < b->n; k++)
+        if (strcmp(b->v[k].open, open) == 0) return;   /* the first way a marker opens calls wins */
+    b->v[b->n++] = (CallVariant){open, close ? close : "", inner, NULL, false};
+}
+
+void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr *inner) {
+    if (b->n < CALL_MAX_VARIANTS) b->v[b->n++] = (CallVariant){"", "", inner, pattern, full};
+}
+
+static void regex_escape_n(StrBuf *sb, const char *z, size_t n);
+
+const char *call_names_regex(Gram *g, const CallRequest *r) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, 64);
+    sb_puts(&sb, "(?:");
+    const List *tools = r->tools.u.list;
+    bool first = true;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) continue;
+        if (!first) sb_putc(&sb, '|');
+        first = false;
+        regex_escape_n(&sb, name->data, name->len);
+    }
+    sb_putc(&sb, ')');
+    sb_putc(&sb, 0);   /* a C string */
+    return sb.p;
 }
 
 /* ---- tools ---- */
@@ -73,46 +116,115 @@ Value tool_parameters(Value tool) {
 /* ---- text without a delimiter ---- */
 
 /* Text in which `delim` does not occur (possibly empty), as a chain of
- * rules: level k means the last k characters were delim's first k. A
- * delimiter's first character must not recur in it (true of every tag here). */
-static GExpr *until(Gram *g, const char *delim) {
-    char base[96];
-    snprintf(base, sizeof base, "until-%.60s", delim);
-    size_t L = strlen(delim);
-    uint32_t first = gram_memo_get(g, base);
-    if (first == UINT32_MAX) {
-        uint32_t *lv = rt_alloc(g->rt, L * sizeof *lv);
-        lv[0] = first = gram_rule_new(g, base, strlen(base));
-        gram_memo_put(g, base, first);
-        for (size_t k = 1; k < L; k++) {
-            char nm[112];
-            snprintf(nm, sizeof nm, "%s-%zu", g->rules[first].name, k);
-            lv[k] = gram_rule_new(g, nm, strlen(nm));
-        }
-        GRange d0 = {(unsigned char)delim[0], (unsigned char)delim[0]};
-        GExpr *restart = gx_seq(g, gx_lit(g, delim, 1), gx_opt(g, gx_ref(g, lv[1 < L ? 1 : 0])));
-        gram_rule_set(g, lv[0], gx_alt(g, gx_seq(g, gx_class(g, true, &d0, 1), gx_opt(g, gx_ref(g, lv[0]))),
-                                        L > 1 ? restart : NULL));
-        for (size_t k = 1; k < L; k++) {
-            GRange ex[2] = {{(unsigned char)delim[k], (unsigned char)delim[k]}, d0};
-            GExpr *other = gx_seq(g, gx_class(g, true, ex, 2), gx_opt(g, gx_ref(g, lv[0])));
-            GExpr *again = gx_seq(g, gx_lit(g, delim, 1), gx_opt(g, gx_ref(g, lv[1])));
-            GExpr *on = k + 1 < L ? gx_seq(g, gx_lit(g, delim + k, 1), gx_opt(g, gx_ref(g, lv[k + 1]))) : NULL;
-            gram_rule_set(g, lv[k], gx_alt(g, other, again, on));
-        }
+ * rules over code points: the rule of level k is what may follow when the
+ * text so far ends with delim's first k code points (the longest such k),
+ * the matching automaton of Knuth-Morris-Pratt, so delimiters with
+ * repeated characters ("```") are exact too. */
+enum { UNTIL_MAX = 64 };   /* code points of a delimiter (markers are under 32 bytes) */
+
+GExpr *call_until(Gram *g, const char *delim) {
+    char key[96];
+    snprintf(key, sizeof key, "until-%.80s", delim);
+    uint32_t first = gram_memo_get(g, key);
+    if (first != UINT32_MAX) return gx_opt(g, gx_ref(g, first));
+    uint32_t cp[UNTIL_MAX];
+    size_t L = 0, n = strlen(delim);
+    for (size_t i = 0; i < n && L < UNTIL_MAX;) cp[L++] = utf8_next(delim, n, &i);
+    if (!L) rt_throw(g->rt, CF_ERR_USAGE, "an empty delimiter");
+    /* failure links, then the distinct code points */
+    size_t fail[UNTIL_MAX] = {0};
+    for (size_t k = 1, j = 0; k < L; k++) {
+        while (j && cp[k] != cp[j]) j = fail[j - 1];
+        if (cp[k] == cp[j]) j++;
+        fail[k] = j;
     }
-    return gx_opt(g, gx_ref(g, first));
+    uint32_t distinct[UNTIL_MAX];
+    size_t nd = 0;
+    for (size_t k = 0; k < L; k++) {
+        size_t d = 0;
+        while (d < nd && distinct[d] != cp[k]) d++;
+        if (d == nd) distinct[nd++] = cp[k];
+    }
+    uint32_t lv[UNTIL_MAX];
+    for (size_t k = 0; k < L; k++) {
+        char nm[112];
+        snprintf(nm, sizeof nm, k ? "until-%.60s-%zu" : "until-%.60s", delim, k);
+        lv[k] = gram_rule_new(g, nm, strlen(nm));
+    }
+    gram_memo_put(g, key, lv[0]);
+    for (size_t k = 0; k < L; k++) {
+        /* only the code points that keep part of a match need their own
+         * branch; any other goes back to level 0 */
+        GRange keep[UNTIL_MAX];
+        size_t nk = 0;
+        GList alts = {0};
+        for (size_t d = 0; d < nd; d++) {
+            size_t j = k;   /* the next level after distinct[d] */
+            while (j && cp[j] != distinct[d]) j = fail[j - 1];
+            if (cp[j] == distinct[d]) j++;
+            if (!j) continue;
+            keep[nk++] = (GRange){distinct[d], distinct[d]};
+            if (j == L) continue;   /* the delimiter would be complete */
+            char u[4];
+            int ul = utf8_encode(distinct[d], u);
+            gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[j]))));
+        }
+        gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
+        gram_rule_set(g, lv[k], gl_alt(g, &alts));
+    }
+    return gx_opt(g, gx_ref(g, lv[0]));
 }
 
 /* ---- one call ---- */
 
-static GExpr *ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+GExpr *call_ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+static GExpr *ws(Gram *g) { return call_ws(g); }
 
 static GExpr *json_key(Gram *g, const char *k) {
     StrBuf sb;
     sb_init(g->rt, &sb, strlen(k) + 2);
     json_write_string(&sb, k, strlen(k), false);
     return gx_lit(g, sb.p, sb.len);
+}
+
+GExpr *call_json_string_lit(Gram *g, const char *z, size_t n) {
+    StrBuf sb;
+    sb_init(g->rt, &sb, n + 2);
+    json_write_string(&sb, z, n, false);
+    return gx_lit(g, sb.p, sb.len);
+}
+
+SchemaCx *call_schema_cx(Gram *g, Value tool, Value *params) {
+    *params = tool_parameters(tool);
+    SchemaCx *c = schema_cx_new(g, *params);   /* $ref pointers are relative to the tool's parameters */
+    schema_cx_close_objects(c);
+    return c;
+}
+
+GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx),
+                      void *cx) {
+    uint32_t memo = gram_memo_get(g, "\x01tool-call");
+    if (memo != UINT32_MAX) return gx_ref(g, memo);
+    GList alts = {0};
+    const List *tools = r->tools.u.list;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) {
+            gram_warn(g, "a tool without a name is left out");
+            continue;
+        }
+        char nm[96];
+        snprintf(nm, sizeof nm, "call-%.60s", name->data);
+        uint32_t id = gram_rule_new(g, nm, strlen(nm));
+        gram_rule_set(g, id, one(g, r, tools->items[i], cx));
+        gl_push(g, &alts, gx_ref(g, id));
+    }
+    GExpr *e = gl_alt(g, &alts);
+    if (!e) rt_throw(g->rt, CF_ERR_USAGE, "no tool with a name to call");
+    uint32_t id = gram_rule_new(g, "tool-call", 9);
+    gram_rule_set(g, id, e);
+    gram_memo_put(g, "\x01tool-call", id);
+    return gx_ref(g, id);
 }
 
 static GExpr *json_name(Gram *g, const Str *name) {
@@ -122,16 +234,23 @@ static GExpr *json_name(Gram *g, const Str *name) {
     return gx_lit(g, sb.p, sb.len);
 }
 
-static uint32_t args_rule(Gram *g, SchemaCx *c, Value params, const Str *name) {
+uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name) {
     char nm[96];
     snprintf(nm, sizeof nm, "%.60s-args", name->data);
+    /* one rule per tool's schema, however many spellings a format has */
+    char key[128];
+    snprintf(key, sizeof key, "\x02args %p %.60s", params.type == VT_DICT ? (void *)params.u.dict : NULL, name->data);
+    uint32_t memo = gram_memo_get(g, key);
+    if (memo != UINT32_MAX) return memo;
     if (params.type == VT_NONE) {
         /* no parameters: an object (OpenAI sends "{}") */
         Dict *d = dict_new(g->rt, 1);
         dict_set(g->rt, d, v_strz(g->rt, "type"), v_strz(g->rt, "object"));
         params = v_dict_of(d);
     }
-    return schema_rule(c, params, nm);
+    uint32_t id = schema_rule(c, params, nm);
+    gram_memo_put(g, key, id);
+    return id;
 }
 
 /* typed-XML parameters: each one written as the format spells it, in the
@@ -151,7 +270,7 @@ static GExpr *xml_params(Gram *g, SchemaCx *c, const CallSyntax *s, Value params
         GExpr *value;
         if (schema_takes_string(c, ps)) {
             GExpr *choices = schema_raw_string_choices(c, ps);
-            value = choices ? choices : until(g, s->value_close);
+            value = choices ? choices : call_until(g, s->value_close);
         } else {
             char nm[96];
             snprintf(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
@@ -178,7 +297,7 @@ static GExpr *call_body(Gram *g, const CallSyntax *s, Value tool) {
         return gx_seq(g, gx_lit(g, name->data, name->len), ws(g), xml_params(g, c, s, params, name));
     GExpr *colon = gx_seq(g, ws(g), gx_litz(g, ":"), ws(g));
     GExpr *name_part = gx_seq(g, json_key(g, s->name_key), colon, json_name(g, name), ws(g));
-    GExpr *args_part = gx_seq(g, json_key(g, s->args_key), colon, gx_ref(g, args_rule(g, c, params, name)), ws(g));
+    GExpr *args_part = gx_seq(g, json_key(g, s->args_key), colon, gx_ref(g, call_args_rule(g, c, params, name)), ws(g));
     GExpr *comma = gx_seq(g, gx_litz(g, ","), ws(g));
     GExpr *id_part = s->id_key ? gx_seq(g, json_key(g, s->id_key), colon, gx_ref(g, gram_string(g)), ws(g), comma) : NULL;
     GExpr *fwd = gx_seq(g, gx_litz(g, "{"), ws(g), id_part, name_part, comma, args_part, gx_litz(g, "}"));
@@ -230,43 +349,72 @@ static GExpr *calls_expr(Gram *g, const CallRequest *r) {
 static GExpr *reasoning_prefix(Gram *g, const CallRequest *r) {
     const CallSyntax *s = r->syn;
     if (!s->reasoning_close || r->reasoning == REASON_CLOSED) return ws(g);
-    GExpr *body = gx_seq(g, until(g, s->reasoning_close), gx_litz(g, s->reasoning_close));
+    GExpr *body = gx_seq(g, call_until(g, s->reasoning_close), gx_litz(g, s->reasoning_close));
     if (r->reasoning == REASON_OPEN) return gx_seq(g, body, ws(g));
-    return gx_seq(g, ws(g), gx_opt(g, gx_seq(g, gx_opt(g, gx_litz(g, s->reasoning_open)), body)), ws(g));
+    GExpr *open = s->reasoning_open ? gx_opt(g, gx_litz(g, s->reasoning_open)) : NULL;
+    return gx_seq(g, ws(g), gx_opt(g, gx_seq(g, open, body)), ws(g));
 }
 
 static const char *call_marker(const CallSyntax *s) { return s->section_open ? s->section_open : s->call_open; }
 
-CallGrammar call_grammar(Gram *g, const CallRequest *r) {
-    CallGrammar out;
-    GExpr *calls = calls_expr(g, r);
+/* A writer's block: one variant (or, with repeat_outside and parallel
+ * calls, several in a row), each opener + inner + closer. */
+static GExpr *block_expr(Gram *g, const CallRequest *r, const CallBlock *b) {
+    GList alts = {0};
+    for (int k = 0; k < b->n; k++)
+        gl_push(g, &alts, gx_seq(g, *b->v[k].open ? gx_litz(g, b->v[k].open) : NULL, b->v[k].inner,
+                                 *b->v[k].close ? gx_litz(g, b->v[k].close) : NULL));
+    GExpr *one = gl_alt(g, &alts);
+    if (!one) rt_throw(g->rt, CF_ERR_USAGE, "the %s reply format writes no calls", r->syn->format);
+    if (!b->repeat_outside || !r->parallel) return one;
+    uint32_t id = gram_rule_new(g, "call-block", 10);
+    gram_rule_set(g, id, one);
+    return gx_seq(g, gx_ref(g, id), gx_rep(g, gx_seq(g, ws(g), gx_ref(g, id)), 0, GREP_INF));
+}
+
+void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out) {
+    memset(out, 0, sizeof *out);
+    GExpr *calls;
+    const char *marker;
+    if (r->syn->writer) {
+        r->syn->writer(g, r, &out->block);
+        calls = block_expr(g, r, &out->block);
+        marker = out->block.v[0].open;
+    } else {
+        calls = calls_expr(g, r);
+        marker = call_marker(r->syn);
+    }
     uint32_t calls_id = gram_rule_new(g, "tool-calls", 10);
     gram_rule_set(g, calls_id, calls);
     GExpr *tail = ws(g);
     GExpr *prefix = reasoning_prefix(g, r);
     if (r->required) {
-        out.gbnf_root = gram_rule_new(g, "reply", 5);
-        gram_rule_set(g, out.gbnf_root, gx_seq(g, prefix, gx_ref(g, calls_id), tail));
-        out.lark_root = out.gbnf_root;
-        return out;
+        GList lead = {0};
+        for (int k = 0; k < 4 && r->syn->lead_markup[k]; k++) gl_push(g, &lead, gx_litz(g, r->syn->lead_markup[k]));
+        if (lead.n) prefix = gx_seq(g, prefix, gx_rep(g, gx_seq(g, gl_alt(g, &lead), ws(g)), 0, 4));
+        out->gbnf_root = gram_rule_new(g, "reply", 5);
+        gram_rule_set(g, out->gbnf_root, gx_seq(g, prefix, gx_ref(g, calls_id), tail));
+        out->lark_root = out->gbnf_root;
+        return;
     }
     /* lazy: the grammar starts at the trigger, with the call marker */
-    out.gbnf_root = gram_rule_new(g, "calls-from-trigger", 18);
-    gram_rule_set(g, out.gbnf_root, gx_seq(g, gx_ref(g, calls_id), tail));
+    out->gbnf_root = gram_rule_new(g, "calls-from-trigger", 18);
+    gram_rule_set(g, out->gbnf_root, gx_seq(g, gx_ref(g, calls_id), tail));
     /* Lark constrains the whole reply: free text up to the first call */
-    out.lark_root = gram_rule_new(g, "reply", 5);
-    gram_rule_set(g, out.lark_root, gx_seq(g, prefix, until(g, call_marker(r->syn)), gx_opt(g, gx_seq(g, gx_ref(g, calls_id), tail))));
-    return out;
+    out->lark_root = gram_rule_new(g, "reply", 5);
+    gram_rule_set(g, out->lark_root, gx_seq(g, prefix, call_until(g, marker), gx_opt(g, gx_seq(g, gx_ref(g, calls_id), tail))));
 }
 
 /* ---- triggers ---- */
 
-static void regex_escape(StrBuf *sb, const char *z) {
-    for (; *z; z++) {
-        if (strchr("\\^$.|?*+()[]{}", *z)) sb_putc(sb, '\\');
-        sb_putc(sb, *z);
+static void regex_escape_n(StrBuf *sb, const char *z, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (z[i] && strchr("\\^$.|?*+()[]{}", z[i])) sb_putc(sb, '\\');
+        sb_putc(sb, z[i]);
     }
 }
+
+static void regex_escape(StrBuf *sb, const char *z) { regex_escape_n(sb, z, strlen(z)); }
 
 static void put_trigger(StrBuf *sb, const char *type, const char *value, size_t n) {
     sb_puts(sb, "{\"type\":\"");
@@ -276,9 +424,16 @@ static void put_trigger(StrBuf *sb, const char *type, const char *value, size_t 
     sb_putc(sb, '}');
 }
 
-void call_triggers(const CallRequest *r, StrBuf *sb) {
+void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
     const CallSyntax *s = r->syn;
-    const char *marker = call_marker(s);
+    const char *markers[CALL_MAX_VARIANTS];
+    int n = 0;
+    if (cg->block.n) {
+        for (int k = 0; k < cg->block.n; k++)
+            if (*cg->block.v[k].open) markers[n++] = cg->block.v[k].open;
+    } else {
+        markers[n++] = call_marker(s);
+    }
     sb_putc(sb, '[');
     if (r->reasoning == REASON_OPEN && s->reasoning_close) {
         /* a call mentioned inside the open reasoning does not start the grammar */
@@ -286,11 +441,23 @@ void call_triggers(const CallRequest *r, StrBuf *sb) {
         sb_init(sb->rt, &re, 64);
         regex_escape(&re, s->reasoning_close);
         sb_puts(&re, "[\\s\\S]*?(");
-        regex_escape(&re, marker);
+        for (int k = 0; k < n; k++) {
+            if (k) sb_putc(&re, '|');
+            regex_escape(&re, markers[k]);
+        }
         sb_putc(&re, ')');
         put_trigger(sb, "pattern", re.p, re.len);
     } else {
-        put_trigger(sb, "word", marker, strlen(marker));
+        for (int k = 0; k < n; k++) {
+            if (k) sb_putc(sb, ',');
+            put_trigger(sb, "word", markers[k], strlen(markers[k]));
+        }
+        for (int k = 0; k < cg->block.n; k++) {
+            if (!cg->block.v[k].pattern) continue;
+            if (n++) sb_putc(sb, ',');
+            put_trigger(sb, cg->block.v[k].pattern_full ? "pattern_full" : "pattern", cg->block.v[k].pattern,
+                        strlen(cg->block.v[k].pattern));
+        }
     }
     sb_putc(sb, ']');
 }
@@ -299,8 +466,50 @@ void call_triggers(const CallRequest *r, StrBuf *sb) {
 
 static void put_json_z(StrBuf *sb, const char *z) { json_write_string(sb, z, strlen(z), false); }
 
-void call_structural_tag(Gram *g, const CallRequest *r, StrBuf *sb) {
+
+/* A writer's variants as tags: the opener, a grammar of what follows, the
+ * closer (xgrammar reads GBNF; the tools are alternatives inside). */
+static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock *b, StrBuf *sb) {
+    /* (a variant a pattern triggers has no literal begin: xgrammar's
+     * triggers are literal, so it has no tag) */
+    sb_puts(sb, "{\"type\":\"structural_tag\",\"format\":{\"type\":\"triggered_tags\",\"triggers\":[");
+    int n = 0;
+    for (int k = 0; k < b->n; k++) {
+        if (!*b->v[k].open) continue;
+        if (n++) sb_putc(sb, ',');
+        put_json_z(sb, b->v[k].open);
+    }
+    sb_puts(sb, "],\"tags\":[");
+    n = 0;
+    for (int k = 0; k < b->n; k++) {
+        if (!*b->v[k].open) continue;
+        if (n++) sb_putc(sb, ',');
+        sb_puts(sb, "{\"type\":\"tag\",\"begin\":");
+        put_json_z(sb, b->v[k].open);
+        sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
+        uint32_t id = gram_rule_new(g, "tag-content", 11);
+        gram_rule_set(g, id, b->v[k].inner);
+        StrBuf gb;
+        sb_init(g->rt, &gb, 1024);
+        gram_print_gbnf(g, &gb, id, "root");
+        json_write_string(sb, gb.p, gb.len, false);
+        sb_puts(sb, "},\"end\":");
+        put_json_z(sb, b->v[k].close);
+        sb_putc(sb, '}');
+    }
+    sb_puts(sb, "],\"at_least_one\":");
+    sb_puts(sb, r->required ? "true" : "false");
+    sb_puts(sb, ",\"stop_after_first\":");
+    sb_puts(sb, r->parallel && b->repeat_outside ? "false" : "true");
+    sb_puts(sb, "}}");
+}
+
+void call_structural_tag(Gram *g, const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
     const CallSyntax *s = r->syn;
+    if (cg->block.n) {
+        block_structural_tag(g, r, &cg->block, sb);
+        return;
+    }
     JsonDumpOpts o;
     json_opts_default(&o);
     const char *marker = call_marker(s);

@@ -11,14 +11,27 @@
 #define CF_GRAMMAR_CALLS_H
 
 #include "json_schema.h"
+#include "reply/format_desc.h"
 
 typedef enum CallArgStyle {
     ARGS_JSON_OBJECT,    /* {"name": N, "arguments": {...}} */
     ARGS_XML_PARAMS      /* NAME <k>K</k><v>V</v>...: strings raw, other values JSON */
 } CallArgStyle;
 
+enum { CALL_MAX_TOKENS = 32, CALL_MAX_STOPS = 4, CALL_MAX_VARIANTS = 8 };
+
+struct CallRequest;
+struct CallBlock;
+/* A format whose calls are written by code (a hand-written family, or a
+ * described format through its description): fills the call block. */
+typedef void (*CallWriter)(Gram *g, const struct CallRequest *r, struct CallBlock *b);
+
 typedef struct CallSyntax {
     const char *format;                       /* cf_reply_format_name */
+    /* Set: the calls come from this walk (the fields below up to the
+     * tokens are then unused, except the reasoning markers). */
+    CallWriter writer;
+    const ReplyFormatDesc *desc;              /* described formats: the description the writer reads */
     const char *reasoning_open, *reasoning_close;
     /* One block around all of a turn's calls, or NULL. With calls_in_array
      * the calls are the elements of a JSON array inside it. */
@@ -36,20 +49,20 @@ typedef struct CallSyntax {
     /* How the template spaces a call (the structural tag's begin/end strings):
      * after call_open / section_open ("[\n    " for arrays), before call_close. */
     const char *canon_after_open, *canon_before_close;
-    const char *const *preserved_tokens;     /* NULL-terminated */
-    const char *const *additional_stops;     /* NULL-terminated */
+    const char *preserved_tokens[CALL_MAX_TOKENS];   /* NULL-terminated */
+    const char *additional_stops[CALL_MAX_STOPS];
+    const char *lead_markup[4];              /* markup that may come before required calls (Llama 4's wrapper) */
 } CallSyntax;
 
-/* Connecting a described format (a reply engine's format description) is
- * filling one of these from it: reasoning markers from its think markers,
- * section_open/close and calls_in_array from a call section holding a JSON
- * array, call_open/close, the JSON keys of a JSON call, or the parameter
- * markers of typed-XML bodies. Formats whose name sits between its own
- * markers (<function=NAME>) or whose calls are pythonic need fields this
- * struct does not have yet. */
-
-/* The description of a reply format, or NULL when it has no tool calls. */
-const CallSyntax *call_syntax_of(cf_reply_format f);
+/* The call syntax of reply format f into *out; false when the format has
+ * no tool calls. A described format (formats.c) gets its syntax from its
+ * description (described.c), so a format added there has a grammar with
+ * no work here; the hand-written families have writers (families.c). */
+bool call_syntax_of(cf_reply_format f, CallSyntax *out);
+/* described.c: fill *out from a description. */
+void described_syntax(const ReplyFormatDesc *d, CallSyntax *out);
+/* families.c: the hand-written families' syntax, or false. */
+bool family_syntax(cf_reply_format f, CallSyntax *out);
 
 enum { REASON_AUTO, REASON_OPEN, REASON_CLOSED };
 
@@ -61,17 +74,55 @@ typedef struct CallRequest {
     int reasoning;           /* REASON_* at the start of the reply */
 } CallRequest;
 
+/* What a writer gives: the ways a reply's calls open (each variant: its
+ * opening marker, the grammar of what follows it up to its closer, the
+ * closer or ""). The calls are one variant, or with repeat_outside and
+ * parallel calls several in a row (whitespace between). Lazy grammars
+ * trigger on the openers; the structural tag has a tag per variant. */
+typedef struct CallVariant {
+    const char *open, *close;
+    GExpr *inner;
+    /* or, with open "": a regex trigger, llama.cpp's "pattern" (found
+     * anywhere) or with pattern_full "pattern_full" (the reply so far
+     * matches it); the grammar starts at its first group */
+    const char *pattern;
+    bool pattern_full;
+} CallVariant;
+
+typedef struct CallBlock {
+    CallVariant v[CALL_MAX_VARIANTS];
+    int n;
+    bool repeat_outside;
+} CallBlock;
+
+void call_block_add(CallBlock *b, const char *open, GExpr *inner, const char *close);
+void call_block_add_pattern(CallBlock *b, const char *pattern, bool full, GExpr *inner);
+/* A regex matching any of the tools' names: (?:a|b) */
+const char *call_names_regex(Gram *g, const CallRequest *r);
+
+/* Shared pieces for writers (calls.c). */
+GExpr *call_until(Gram *g, const char *delim);           /* text without delim, possibly empty */
+GExpr *call_ws(Gram *g);                                  /* JSON whitespace */
+GExpr *call_json_string_lit(Gram *g, const char *s, size_t n);   /* "s" as JSON writes it */
+uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name);
+/* A tool's parameters and a schema context for them (objects closed). */
+SchemaCx *call_schema_cx(Gram *g, Value tool, Value *params);
+/* The rule "tool-call" (alternatives over the tools, each made by `one`). */
+GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx),
+                      void *cx);
+
 typedef struct CallGrammar {
     uint32_t gbnf_root;      /* the calls (lazy) or the whole reply (required) */
     uint32_t lark_root;      /* the whole reply */
+    CallBlock block;         /* a writer's calls (n == 0 for the data-only syntaxes) */
 } CallGrammar;
 
 /* Build the rules into g. */
-CallGrammar call_grammar(Gram *g, const CallRequest *r);
+void call_grammar(Gram *g, const CallRequest *r, CallGrammar *out);
 /* The xgrammar structural tag (JSON) into sb. */
-void call_structural_tag(Gram *g, const CallRequest *r, StrBuf *sb);
+void call_structural_tag(Gram *g, const CallRequest *r, const CallGrammar *cg, StrBuf *sb);
 /* The trigger list (JSON array) for a lazy grammar into sb. */
-void call_triggers(const CallRequest *r, StrBuf *sb);
+void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb);
 
 /* Tool accessors ({"type": "function", "function": {...}} or the function itself). */
 Value tool_function(Value tool);

@@ -7,9 +7,9 @@
 void gram_init(Gram *g, Rt *rt) {
     memset(g, 0, sizeof *g);
     g->rt = rt;
-    g->cap = 64;
+    g->cap = 512;   /* a 60-tool request makes about a thousand rules */
     g->rules = rt_alloc(rt, g->cap * sizeof *g->rules);
-    g->nslots = 256;
+    g->nslots = 1024;
     g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
     sb_init(rt, &g->warnings, 256);
 }
@@ -218,23 +218,42 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
 
 void gram_rule_set(Gram *g, uint32_t id, GExpr *body) { g->rules[id].body = body; }
 
-struct GMemo { struct GMemo *next; const char *key; uint32_t rule; };
+struct GMemo { struct GMemo *next; const char *key; uint32_t hash, rule; };
 
+/* A hash table (a 60-tool request memoises hundreds of schemas and pieces:
+ * a list searched from the front would cost a scan per lookup). */
 uint32_t gram_memo_get(const Gram *g, const char *key) {
-    for (const struct GMemo *m = g->memo; m; m = m->next)
-        if (strcmp(m->key, key) == 0) return m->rule;
+    if (!g->memo) return UINT32_MAX;
+    uint32_t h = name_hash(key);
+    for (const struct GMemo *m = g->memo[h & (g->memo_buckets - 1)]; m; m = m->next)
+        if (m->hash == h && strcmp(m->key, key) == 0) return m->rule;
     return UINT32_MAX;
 }
 
 void gram_memo_put(Gram *g, const char *key, uint32_t rule) {
+    if (!g->memo || g->nmemo >= g->memo_buckets) {   /* load <= 1: double the buckets */
+        uint32_t nb = g->memo ? g->memo_buckets * 2 : 256;
+        struct GMemo **t = rt_alloc0(g->rt, nb * sizeof *t);
+        for (uint32_t b = 0; g->memo && b < g->memo_buckets; b++)
+            for (struct GMemo *m = g->memo[b], *next; m; m = next) {
+                next = m->next;
+                m->next = t[m->hash & (nb - 1)];
+                t[m->hash & (nb - 1)] = m;
+            }
+        g->memo = t;
+        g->memo_buckets = nb;
+    }
     struct GMemo *m = rt_alloc(g->rt, sizeof *m);
     size_t n = strlen(key);
     char *k = rt_alloc(g->rt, n + 1);
     memcpy(k, key, n + 1);
     m->key = k;
+    m->hash = name_hash(key);
     m->rule = rule;
-    m->next = g->memo;
-    g->memo = m;
+    struct GMemo **slot = &g->memo[m->hash & (g->memo_buckets - 1)];
+    m->next = *slot;
+    *slot = m;
+    g->nmemo++;
 }
 
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {

@@ -44,7 +44,8 @@ typedef struct Gram {
     uint32_t nrules, cap;
     uint32_t *slots;         /* open-addressed name index: rule id + 1, 0 = empty */
     uint32_t nslots;
-    struct GMemo *memo;      /* rules made once per key (gram_memo_*) */
+    struct GMemo **memo;     /* rules made once per key (gram_memo_*): chained hash buckets */
+    uint32_t nmemo, memo_buckets;
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
 } Gram;

@@ -40,7 +40,7 @@ static char *finish(const StrBuf *sb, size_t *out_len, cf_error *err) {
 /* Where the reply starts, from the end of the prompt. */
 static int reasoning_state(const CallSyntax *syn, const cf_grammar_options *opt) {
     if (opt->reasoning_open) return REASON_OPEN;
-    if (!opt->prompt_tail || !syn->reasoning_open) return REASON_AUTO;
+    if (!opt->prompt_tail || !syn->reasoning_open || !syn->reasoning_close) return REASON_AUTO;
     const char *t = opt->prompt_tail;
     size_t n = strlen(t);
     while (n && (t[n - 1] == ' ' || t[n - 1] == '\n' || t[n - 1] == '\t' || t[n - 1] == '\r')) n--;
@@ -50,9 +50,9 @@ static int reasoning_state(const CallSyntax *syn, const cf_grammar_options *opt)
     return REASON_AUTO;
 }
 
-static void put_z_list(StrBuf *sb, const char *const *z) {
+static void put_z_list(StrBuf *sb, const char *const *z, size_t max) {
     sb_putc(sb, '[');
-    for (size_t i = 0; z && z[i]; i++) {
+    for (size_t i = 0; i < max && z[i]; i++) {
         if (i) sb_putc(sb, ',');
         json_write_string(sb, z[i], strlen(z[i]), false);
     }
@@ -91,10 +91,11 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
         arena_release(&s.arena);
         return NULL;
     }
-    const CallSyntax *syn = call_syntax_of(opt->format);
+    CallSyntax syn_of;
+    const CallSyntax *syn = call_syntax_of(opt->format, &syn_of) ? &syn_of : NULL;
     if (!syn && opt->tool_choice != CF_TOOL_CHOICE_NONE)
         rt_throw(rt, CF_ERR_USAGE, opt->format == CF_REPLY_PLAIN ? "the %s reply format has no tool calls"
-                                                                 : "no grammar for the %s reply format yet (grammars cover hermes, glm45 and command-a)",
+                                                                 : "no grammar for the %s reply format",
                  cf_reply_format_name(opt->format));
     if (!opt->tools_json) rt_throw(rt, CF_ERR_USAGE, "no tools given");
     Value tools = callable_tools(rt, json_parse(rt, opt->tools_json, strlen(opt->tools_json)), opt);
@@ -121,7 +122,8 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     };
     Gram g;
     gram_init(&g, rt);
-    CallGrammar cg = call_grammar(&g, &req);
+    CallGrammar cg;
+    call_grammar(&g, &req, &cg);
 
     sb_puts(&out, ",\"grammar\":");
     if (emit & CF_EMIT_GBNF) {
@@ -134,13 +136,13 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     sb_puts(&out, req.required ? "false" : "true");
     sb_puts(&out, ",\"grammar_triggers\":");
     if (req.required) sb_puts(&out, "[]");
-    else call_triggers(&req, &out);
+    else call_triggers(&req, &cg, &out);
     sb_puts(&out, ",\"preserved_tokens\":");
-    put_z_list(&out, syn->preserved_tokens);
+    put_z_list(&out, syn->preserved_tokens, CALL_MAX_TOKENS);
     sb_puts(&out, ",\"additional_stops\":");
-    put_z_list(&out, syn->additional_stops);
+    put_z_list(&out, syn->additional_stops, CALL_MAX_STOPS);
     sb_puts(&out, ",\"structural_tag\":");
-    if (emit & CF_EMIT_STRUCTURAL_TAG) call_structural_tag(&g, &req, &out);
+    if (emit & CF_EMIT_STRUCTURAL_TAG) call_structural_tag(&g, &req, &cg, &out);
     else sb_puts(&out, "null");
     sb_puts(&out, ",\"lark\":");
     if (emit & CF_EMIT_LARK) {

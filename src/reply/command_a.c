@@ -1,12 +1,17 @@
 /* command_a.c — Cohere Command-A (Reasoning) replies:
  *   <|START_THINKING|>REASONING<|END_THINKING|>
  *   <|START_ACTION|>[{"tool_call_id": "0", "tool_name": N, "parameters": {...}}, ...]<|END_ACTION|>
- *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|>, then <|END_OF_TURN_TOKEN|>.
+ *   or <|START_RESPONSE|>CONTENT<|END_RESPONSE|> (Cohere2MoE: <|START_TEXT|>
+ *   CONTENT<|END_TEXT|>), then <|END_OF_TURN_TOKEN|>.
  * Each action is a call with the model's tool_call_id as its id; it commits
  * once both id and name are read (or at its end, when the id is missing:
  * then "call_<index>"), and its "parameters" text streams verbatim.
  * Content may cite tool results: <co>SPAN</co: 0:[1,2],1:[0]> becomes SPAN
- * plus a citation {start, end, text, sources}. */
+ * plus a citation {start, end, text, sources}.
+ * Written by hand, not described (format_desc.h): a description has no
+ * citations (spans counted in code points, sources parsed into JSON), no
+ * call that waits for the model's id before it commits, and no reasoning
+ * block that a call or a response opener also ends. */
 #include <stdio.h>
 #include <string.h>
 #include "reply.h"
@@ -18,16 +23,17 @@ enum { K_NONE, K_ID, K_NAME, K_ARGS };
 static const char START_THINKING[] = "<|START_THINKING|>", END_THINKING[] = "<|END_THINKING|>",
                   START_ACTION[] = "<|START_ACTION|>", END_ACTION[] = "<|END_ACTION|>",
                   START_RESPONSE[] = "<|START_RESPONSE|>", END_RESPONSE[] = "<|END_RESPONSE|>",
+                  START_TEXT[] = "<|START_TEXT|>", END_TEXT[] = "<|END_TEXT|>",
                   END_OF_TURN[] = "<|END_OF_TURN_TOKEN|>", CO_OPEN[] = "<co>", CO_CLOSE[] = "</co:";
 
 /* Outside blocks. The first tag is left out when the prompt closed reasoning. */
-static const char *const OUT_TAGS[] = {START_THINKING, START_ACTION, START_RESPONSE, END_OF_TURN,
+static const char *const OUT_TAGS[] = {START_THINKING, START_ACTION, START_RESPONSE, START_TEXT, END_OF_TURN,
                                        CO_OPEN, CO_CLOSE};
-static const char *const THINK_TAGS[] = {END_THINKING, START_ACTION, START_RESPONSE};
-static const char *const RESP_TAGS[] = {END_RESPONSE, END_OF_TURN, CO_OPEN, CO_CLOSE};
+static const char *const THINK_TAGS[] = {END_THINKING, START_ACTION, START_RESPONSE, START_TEXT};
+static const char *const RESP_TAGS[] = {END_RESPONSE, END_TEXT, END_OF_TURN, CO_OPEN, CO_CLOSE};
 static const char *const POST_TAGS[] = {END_ACTION};
-static const TagSet OUT_SET = {OUT_TAGS, 6}, OUT_NOTHINK_SET = {OUT_TAGS + 1, 5};
-static const TagSet THINK_SET = {THINK_TAGS, 3}, RESP_SET = {RESP_TAGS, 4};
+static const TagSet OUT_SET = {OUT_TAGS, 7}, OUT_NOTHINK_SET = {OUT_TAGS + 1, 6};
+static const TagSet THINK_SET = {THINK_TAGS, 4}, RESP_SET = {RESP_TAGS, 5};
 static const TagSet POST_SET = {POST_TAGS, 1};
 
 /* ---- citations ---- */
@@ -144,11 +150,7 @@ static bool on_vstart(Parser *p) {
         p->val_mode = V_ID;
         if (t == '"') j->dec = &p->call.id;
         break;
-    case K_NAME:
-        if (t != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        break;
+    case K_NAME: return json_name_start(p);
     case K_ARGS:
         return json_args_start(p, t);
     }
@@ -192,8 +194,8 @@ static void start_actions(Parser *p) {
 static void content_tag(Parser *p, const char *tag) {
     if (tag == START_THINKING) p->state = C_THINK;
     else if (tag == START_ACTION) start_actions(p);
-    else if (tag == START_RESPONSE) p->state = C_RESP;
-    else if (tag == END_RESPONSE || tag == END_OF_TURN) p->state = C_OUT;
+    else if (tag == START_RESPONSE || tag == START_TEXT) p->state = C_RESP;
+    else if (tag == END_RESPONSE || tag == END_TEXT || tag == END_OF_TURN) p->state = C_OUT;
     else if (tag == CO_OPEN) span_open(p);
     else if (!p->span_open) put_content(p, tag, strlen(tag));   /* </co: closing nothing */
     else {

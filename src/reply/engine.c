@@ -27,7 +27,8 @@ enum {
 enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
-    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN,
+    R_ALT   /* R_ALT + 2k: alt[k]'s section opener, + 2k + 1: its call opener */
 };
 
 enum { SET_MAX = 16,
@@ -45,14 +46,14 @@ typedef struct MarkSet {
 
 struct Engine {
     const ReplyFormatDesc *d;
+    struct Engine *main, *alt[MAX_ALTS];   /* the format's own engine; its alternative syntaxes' */
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
     bool from_reason;        /* the calls opened inside reasoning: it goes on after them */
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
-    bool val_started;        /* trim: the value's first non-space byte was seen */
-    StrBuf ws;               /* trim: whitespace held back, layout if the value ends here */
+    bool val_fresh;          /* trim: no byte of the value seen yet */
     char flag_text[FLAG_MAX + 1];
     uint8_t flag_len;
 };
@@ -62,8 +63,17 @@ enum { K_NONE, K_NAME, K_ARGS };
 
 /* ---- marker sets ---- */
 
+static bool in_set(const MarkSet *m, const char *marker) {
+    for (int t = 0; t < m->set.n; t++)
+        if (strcmp(m->tags[t], marker) == 0) return true;
+    return false;
+}
+
+/* A marker already in the set keeps its first role (hyperclovax's
+ * <|im_end|> closes reasoning, and is dropped from content). */
 static void add(MarkSet *m, const char *const *list, int role) {
     for (int k = 0; k < DESC_MARKERS && list[k]; k++) {
+        if (in_set(m, list[k])) continue;
         if (m->set.n >= SET_MAX) {   /* (engine_check_desc refuses such a description) */
             m->overflow = true;
             return;
@@ -90,17 +100,28 @@ static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
     add(m, d->bare_call_open, R_BARE_OPEN);
 }
 
+/* The alternative syntaxes' call openers, in the format's text. */
+static void add_alt_triggers(MarkSet *m, const ReplyFormatDesc *d) {
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        const ReplyFormatDesc *a = d->alt[k];
+        add(m, a->section_open, R_ALT + 2 * k);
+        if (!a->section_open[0] || a->section_optional) add(m, a->call_open, R_ALT + 2 * k + 1);
+    }
+}
+
 static void build_sets(Engine *e) {
     const ReplyFormatDesc *d = e->d;
     add(&e->lead, d->think_open, R_THINK_OPEN);
     add(&e->lead, d->think_close, R_THINK_CLOSE);   /* the prompt opened it: empty reasoning */
     add_triggers(&e->lead, d);
+    add_alt_triggers(&e->lead, d);
     add(&e->lead, d->drop, R_DROP);
     add(&e->lead_reason, d->think_open, R_THINK_OPEN);
     add(&e->lead_reason, d->think_close, R_THINK_CLOSE);
     add(&e->reason, d->think_close, R_THINK_CLOSE);
     if (d->calls_in_reasoning) add_triggers(&e->reason, d);
     add_triggers(&e->content, d);
+    add_alt_triggers(&e->content, d);
     add(&e->content, d->drop, R_DROP);
     add(&e->section, d->call_open, R_CALL_OPEN);
     add(&e->section, d->section_close, R_SECTION_CLOSE);
@@ -124,7 +145,7 @@ static void build_sets(Engine *e) {
     }
     add(&e->section_end, d->section_close, R_SECTION_CLOSE);
     MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
-                      &e->field[2], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
+                      &e->field[2], &e->field[3], &e->field[4], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
                       &e->mid, &e->val, &e->section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
 }
@@ -141,8 +162,11 @@ static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
  * lets the prefix out as text and looks at that byte again: that is exact
  * unless a marker could start inside the prefix let out — some x[i..j)
  * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
- * miss. */
-static const char *set_problem(const MarkSet *m) {
+ * miss. A lead set (markers that count only before any text) lets the
+ * text out into another state's set (`then`): only a y of that set counts
+ * (hyperclovax's "-> tool/function_call" holds the slash of its "/think",
+ * which means nothing in content). */
+static const char *set_problem(const MarkSet *m, const MarkSet *then) {
     if (m->overflow) return "more than 16 markers";
     for (int a = 0; a < m->set.n; a++) {
         const char *x = m->tags[a];
@@ -157,6 +181,7 @@ static const char *set_problem(const MarkSet *m) {
             for (size_t i = 1; i < j; i++)
                 for (int b = 0; b < m->set.n; b++) {
                     const char *y = m->tags[b];
+                    if (then && !in_set(then, y)) continue;
                     if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
                     held[j] = y[j - i];
                     if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
@@ -172,13 +197,19 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     e.d = d;
     build_sets(&e);
     const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
-                            &e.field[2], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
+                            &e.field[2], &e.field[3], &e.field[4], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
                             &e.val, &e.section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
-        const char *why = set_problem(all[k]);
+        /* the lead falls back to content, the reopened lead to reasoning */
+        const MarkSet *then = all[k] == &e.lead ? &e.content : all[k] == &e.lead_reason ? &e.reason : NULL;
+        const char *why = set_problem(all[k], then);
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
+    for (int k = 0; k < d->nheader; k++)
+        if (d->header[k].token && (d->header[k].kind != HF_NAME || d->header[k].end[0]))
+            return "a token field is a name without end markers";
+    if (d->no_calls) return d->section_open[0] || d->call_open[0] ? "call markers in a format without calls" : NULL;
     bool named = d->body == BODY_JSON_CALL;
     for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
     if (!named) return "nothing names the call";
@@ -186,6 +217,12 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
+    if (d->opens_in_field > d->nheader) return "a reply that opens in a header field it does not have";
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        if (d->alt[k]->alt[0] || d->no_calls) return "an alternative syntax of its own, or without calls";
+        const char *why = engine_check_desc(d->alt[k]);
+        if (why) return why;
+    }
     return NULL;
 }
 
@@ -222,6 +259,10 @@ static void body_done(Parser *p) {
 }
 
 static void on_trigger(Parser *p, int role, const char *tag) {
+    if (role >= R_ALT) {   /* the call is an alternative syntax's */
+        p->eng = p->eng->alt[(role - R_ALT) / 2];
+        role = (role - R_ALT) % 2 ? R_CALL_OPEN : R_SECTION_OPEN;
+    }
     Engine *e = p->eng;
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
@@ -305,14 +346,66 @@ static bool kimi_id(Parser *p, const char *s, size_t n) {
     return true;
 }
 
+/* The header is read: the body follows. */
+static void header_done(Parser *p) {
+    if (!p->call.name.len && p->eng->d->body != BODY_JSON_CALL) {   /* (a description always names the call) */
+        call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    body_start(p);
+}
+
+static bool is_token_byte(unsigned char c) { return is_name_byte(c) || c >= 0x80; }
+
+/* A name token (HeaderField.token): name bytes go to the name at once;
+ * whitespace after them, or a '<' (not consumed), ends it; anything else
+ * is not this format's call. */
+static void step_token(Parser *p, const char *s, size_t n, size_t *pi) {
+    Engine *e = p->eng;
+    size_t i = *pi, k = i, room = MAX_CALL_NAME - p->call.name.len;
+    while (k < n && k - i < room && is_token_byte((unsigned char)s[k])) k++;
+    if (k > i) {
+        sb_put(&p->call.name, s + i, k - i);
+        call_raw(p, s + i, k - i);
+        *pi = k;
+        return;
+    }
+    unsigned char c = (unsigned char)s[i];
+    bool named = p->call.name.len > 0;
+    if (!named && is_space(c)) {
+        call_raw(p, s + i, 1);
+        *pi = i + 1;
+    } else if (named && (is_space(c) || c == '<')) {
+        if (c != '<') {
+            call_raw(p, s + i, 1);
+            *pi = i + 1;
+        }
+        if (++e->field_at == e->d->nheader) header_done(p);
+    } else {
+        call_break(p, E_CONTENT, NULL, 0);
+    }
+}
+
+/* Is s[0..n) one of the '|'-separated alternatives of want? */
+static bool literal_is(const char *want, const char *s, size_t n) {
+    for (;;) {
+        const char *bar = strchr(want, '|');
+        size_t k = bar ? (size_t)(bar - want) : strlen(want);
+        if (k == n && memcmp(want, s, n) == 0) return true;
+        if (!bar) return false;
+        want = bar + 1;
+    }
+}
+
 static void field_done(Parser *p, const char *tag) {
     Engine *e = p->eng;
     call_raw(p, tag, strlen(tag));
     const char *s = p->text.p;
     size_t n = p->text.len;
     trim(&s, &n);
+    HeaderFieldKind kind = e->d->header[e->field_at].kind;
     bool ok = !has_control(s, n);
-    switch (e->d->header[e->field_at].kind) {
+    switch (kind) {
     case HF_NAME:
         ok = ok && n;
         if (ok) sb_put(&p->call.name, s, n);
@@ -324,22 +417,26 @@ static void field_done(Parser *p, const char *tag) {
         }
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
-    default: {   /* HF_LITERAL */
-        const char *want = e->d->header[e->field_at].text;
-        ok = ok && n == strlen(want) && memcmp(s, want, n) == 0;
-    }
+    case HF_SAME_NAME: ok = ok && n == p->call.name.len && memcmp(s, p->call.name.p, n) == 0; break;
+    default:   /* HF_LITERAL */
+        ok = ok && literal_is(e->d->header[e->field_at].text, s, n);
     }
     p->text.len = 0;
     if (!ok) {
         call_break(p, E_CONTENT, NULL, 0);
         return;
     }
-    if (++e->field_at < e->d->nheader) return;
-    if (!p->call.name.len && e->d->body != BODY_JSON_CALL) {   /* (a description always names the call) */
-        call_break(p, E_CONTENT, NULL, 0);
+    const char *cn = e->d->content_name, *rn = e->d->reasoning_name;
+    bool to_user = cn && n == strlen(cn) && memcmp(s, cn, n) == 0;
+    if (kind == HF_NAME && (to_user || (rn && n == strlen(rn) && memcmp(s, rn, n) == 0))) {
+        p->call.active = false;   /* a turn to the user or to itself: its header is markup */
+        p->call.raw.len = 0;
+        p->call.name.len = 0;
+        p->state = to_user ? E_CONTENT : E_REASON;
         return;
     }
-    body_start(p);
+    if (++e->field_at < e->d->nheader) return;
+    header_done(p);
 }
 
 /* ---- JSON bodies ---- */
@@ -370,11 +467,7 @@ static bool call_on_vstart(Parser *p) {
     JScan *j = &p->js;
     if (j->vdepth == 0) return j->vtype == '{';
     switch (p->cur_key) {
-    case K_NAME:
-        if (j->vtype != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        return true;
+    case K_NAME: return json_name_start(p);
     case K_ARGS: return json_args_start(p, j->vtype);
     default: return false;
     }
@@ -492,10 +585,10 @@ static void key_done(Parser *p) {
 }
 
 static void value_begin(Parser *p) {
-    Engine *e = p->eng;
     p->text.len = 0;
-    e->val_started = false;
-    e->ws.len = 0;
+    p->value.started = false;   /* trim: the value's first non-space byte was seen */
+    p->value.ws.len = 0;        /* trim: whitespace held back, layout if the value ends here */
+    p->eng->val_fresh = true;
     if (p->string_value) {
         call_args(p, "\"", 1);
         call_represented(p);
@@ -525,16 +618,20 @@ static void put_value(Parser *p, const char *s, size_t n) {
         return;
     }
     if (trim) {
-        if (!e->val_started && n && *s == '\n') s++, n--;   /* the newline after the key's '>' */
-        if (n) e->val_started = true;
+        Chan *v = &p->value;
+        if (e->val_fresh && n) {   /* the newline after the key's '>' is layout; indentation is not */
+            e->val_fresh = false;
+            if (*s == '\n') s++, n--;
+        }
+        if (n) v->started = true;
         size_t k = n;
         while (k && is_space((unsigned char)s[k - 1])) k--;
         if (k) {   /* text: the whitespace held before it is the value's */
-            if (e->ws.len) emit_value(p, e->ws.p, e->ws.len);
-            e->ws.len = 0;
+            if (v->ws.len) emit_value(p, v->ws.p, v->ws.len);
+            v->ws.len = 0;
             emit_value(p, s, k);
         }
-        sb_put(&e->ws, s + k, n - k);
+        sb_put(&v->ws, s + k, n - k);
     } else {
         emit_value(p, s, n);
     }
@@ -545,29 +642,32 @@ static void value_done(Parser *p) {
     Engine *e = p->eng;
     if (p->string_value) {
         /* trim: held whitespace is the value's but for the newline before the closer */
-        size_t w = e->ws.len;
-        if (e->d->trim_value && w && e->ws.p[w - 1] == '\n') w--;
-        if (e->d->trim_value && w) emit_value(p, e->ws.p, w);
-        e->ws.len = 0;
+        StrBuf *ws = &p->value.ws;
+        size_t w = ws->len;
+        if (e->d->trim_value && w && ws->p[w - 1] == '\n') w--;
+        if (e->d->trim_value && w) emit_value(p, ws->p, w);
+        ws->len = 0;
         call_args(p, "\"", 1);
     } else {
         const char *v = p->text.p;
         size_t n = p->text.len;
+        p->esc.len = 0;
         if (js_valid(p, v, n)) {
             while (is_json_space((unsigned char)*v)) v++, n--;
             while (is_json_space((unsigned char)v[n - 1])) n--;
-            call_args(p, v, n);
-        } else {   /* not JSON: the text, as a string */
+            sb_put(&p->esc, v, n);
+        } else if (!literal_value_to_json(p, v, n, &p->esc)) {
+            /* neither JSON nor a Python literal ({'a': True}, as templates
+               print a dict with str()): the text, as a string */
             if (p->eng->d->trim_value) {
                 while (n && is_space((unsigned char)*v)) v++, n--;
                 while (n && is_space((unsigned char)v[n - 1])) n--;
             }
-            p->esc.len = 0;
             sb_putc(&p->esc, '"');
             json_escape_into(&p->esc, v, n);
             sb_putc(&p->esc, '"');
-            call_args(p, p->esc.p, p->esc.len);
         }
+        call_args(p, p->esc.p, p->esc.len);
     }
     call_represented(p);
 }
@@ -614,11 +714,12 @@ static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const Ma
 }
 
 static void engine_step(Parser *p, const char *s, size_t n) {
-    Engine *e = p->eng;   /* (re-entered once, from E_LEAD_REASON, for at most 31 held bytes) */
-    const ReplyFormatDesc *d = e->d;
-    size_t i = 0;
+    size_t i = 0;   /* (re-entered by scan_lead and call_break for at most 31 held bytes) */
     while (i < n) {
         int r;
+        if (p->state <= E_LEAD_REASON) p->eng = p->eng->main;   /* text: the format's own markers */
+        Engine *e = p->eng;
+        const ReplyFormatDesc *d = e->d;
         switch (p->state) {
         case E_PRE:
             r = scan_lead(p, s, n, &i, &e->lead.set, E_CONTENT);
@@ -628,28 +729,10 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             else if (e->lead.role[r] == R_DROP) break;   /* a content wrapper: still before any text */
             else on_trigger(p, e->lead.role[r], e->lead.tags[r]);
             break;
-        case E_LEAD_REASON: {
-            unsigned char c = (unsigned char)s[i];
-            if (!p->tm_len && is_space(c)) {   /* (trimmed from reasoning anyway) */
-                i++;
-                break;
-            }
-            r = tag_step(p, &e->lead_reason.set, c);
-            if (r == TAG_MORE) {
-                i++;
-            } else if (r >= 0) {
-                i++;
-                p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
-            } else {   /* its text begins: the held bytes and c are looked at again */
-                char held[sizeof p->tm_buf];
-                size_t k = p->tm_len;
-                memcpy(held, p->tm_buf, k);
-                p->tm_len = 0;
-                p->state = E_REASON;
-                if (k) engine_step(p, held, k);
-            }
+        case E_LEAD_REASON:   /* a held prefix that is not a marker is reasoning, scanned again */
+            r = scan_lead(p, s, n, &i, &e->lead_reason.set, E_REASON);
+            if (r >= 0) p->state = e->lead_reason.role[r] == R_THINK_OPEN ? E_REASON : E_CONTENT;
             break;
-        }
         case E_REASON:
             r = scan_text(p, s, n, &i, &e->reason.set, put_reasoning);
             if (r < 0) break;
@@ -676,6 +759,10 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             }
             break;
         case E_HDR: {
+            if (d->header[e->field_at].token) {
+                step_token(p, s, n, &i);
+                break;
+            }
             const MarkSet *m = &e->field[e->field_at];
             r = scan_bounded(p, s, n, &i, m, put_held, p->text.len, HEADER_MAX);
             if (r >= 0) field_done(p, m->tags[r]);
@@ -820,7 +907,7 @@ static void engine_finish(Parser *p) {
 }
 
 static int engine_fast(const Parser *p, const TagSet **tags) {
-    const Engine *e = p->eng;
+    const Engine *e = p->state <= E_LEAD_REASON ? p->eng->main : p->eng;
     const MarkSet *m = NULL;
     int kind = FAST_NONE;
     switch (p->state) {
@@ -829,19 +916,23 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
     case E_JSON_CALL:
     case E_ARGS: return json_args_fast(p);
     case E_VAL:
-        /* a string value of a committed call, escaped twice as glm45's (a
-         * held newline is the machine's) */
-        if (!p->string_value || e->d->trim_value || !p->call.committed) return FAST_NONE;
+        /* a string value of a committed call, escaped twice (a held newline
+         * is the machine's); any other value is held whole */
         m = &e->val;
-        kind = FAST_GLM_ARGS;
+        if (!p->string_value) kind = FAST_HELD;
+        else if (!p->call.committed) return FAST_NONE;
+        else kind = e->d->trim_value ? FAST_TRIM_ARGS : FAST_GLM_ARGS;
         break;
+    case E_HDR: return e->d->header[e->field_at].token ? FAST_NAME : FAST_NONE;
     case E_PARAMS: m = &e->params; kind = FAST_TAG; break;
+    case E_MID: m = &e->mid; kind = FAST_TAG; break;
     case E_SECTION: m = &e->section; kind = FAST_TAG; break;
     case E_CALL_END: m = &e->call_end; kind = FAST_TAG; break;
     default: return FAST_NONE;
     }
     if (!m->set.n) return kind >= FAST_TAG ? FAST_NONE : kind;
-    if (!m->lt_only) return FAST_NONE;   /* the fast path watches for '<' only */
+    /* in text the fast path takes markers of any first byte; in a call it watches for '<' only */
+    if (!m->lt_only && kind != FAST_CONTENT && kind != FAST_REASONING) return FAST_NONE;
     *tags = &m->set;
     return kind;
 }
@@ -849,8 +940,14 @@ static int engine_fast(const Parser *p, const TagSet **tags) {
 void engine_init(Parser *p, const ReplyFormatDesc *d) {
     Engine *e = rt_alloc0(&p->rt, sizeof *e);
     e->d = d;
+    e->main = e;
     build_sets(e);
-    sb_init(&p->rt, &e->ws, 16);
+    for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
+        Engine *a = e->alt[k] = rt_alloc0(&p->rt, sizeof *a);
+        a->d = d->alt[k];
+        a->main = e;
+        build_sets(a);
+    }
     p->eng = e;
     p->step = engine_step;
     p->finish = engine_finish;
@@ -858,4 +955,8 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
     p->state = p->reasoning_mode == REASONING_OPEN && d->think_close[0] ? (d->think_open[0] ? E_LEAD_REASON : E_REASON)
              : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
              : E_PRE;
+    if (d->opens_in_field) {
+        begin_call(p, NULL, true);
+        e->field_at = (uint8_t)(d->opens_in_field - 1);
+    }
 }

@@ -1,7 +1,7 @@
 /* families.h — the reply formats written by hand on the reply.h framework
  * (one file each): harmony, llama3-json, pythonic, mistral, functionary
- * v3.1 / v3.2, functools, gemma4, xlam; and what they share: markers that
- * need not start with '<' (marks.c), JSON call objects and lists of them
+ * v3.1 / v3.2, functools, gemma4, xlam; and what they share: JSON call
+ * objects and lists of them
  * (jsoncall.c), Python and Gemma literals turned into JSON (pyliteral.c),
  * and their detection signatures (families.c). */
 #ifndef CF_REPLY_FAMILIES_H
@@ -33,39 +33,6 @@ void functionary_v32_init(Parser *p);
 void functools_init(Parser *p);
 void gemma4_init(Parser *p);
 void xlam_init(Parser *p);
-
-/* ---- markers of any bytes (marks.c) ----
- * A set of markers, each at most 31 bytes, at most 32 of them, none a
- * prefix of another, and no marker holding another's first byte after its
- * own first byte: a held prefix that fails to become a marker is then all
- * text (as with TagSet). `firsts`: the distinct first bytes, at most 4. */
-typedef struct MarkSet {
-    const char *const *marks;
-    int n;
-    const char *firsts;
-} MarkSet;
-
-/* As tag_step, for markers starting with any byte. */
-int mark_step(Parser *p, const MarkSet *set, unsigned char c);
-/* As scan_text: text goes to `put` until a marker completes (its index,
- * *pi past it) or input ends (-1; a marker prefix stays held). */
-int scan_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *set, TextSink put);
-/* Before any text: skip whitespace, then match one of `set` (its index);
- * anything else goes on in `content_state` (-1, as at input end), the bytes
- * held so far scanned again there. */
-int lead_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *set, int content_state);
-/* In markup: whitespace (kept raw), then one of `set`: its index once
- * complete, -1 when input ran out, -2 when something else came (the held
- * bytes, not consumed, are left in tm_buf for the caller: expect_marks_miss). */
-int expect_marks(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *set);
-/* After expect_marks returned -2: break the call (its raw text and the held
- * bytes are content) and go on in `resume`. */
-void marks_break(Parser *p, int resume);
-/* After expect_marks returned -2 where the call is already complete: keep
- * it and re-scan the held bytes in `resume`. */
-void marks_accept(Parser *p, int resume);
-/* A byte of a tool name as models write them (ASCII letters, digits, _ - . :). */
-bool fam_name_byte(unsigned char c);
 
 /* ---- JSON call objects (jsoncall.c) ----
  * {"name": N, "arguments"|"parameters": {...} or "...", "id": "...",

@@ -12,7 +12,7 @@
  *   or bare_call_open BODY call_close        (a call alone in text, without a header)
  *
  * HEADER is text fields each ending at a marker (the name; an id; a prefix
- * to skip; Kimi's "functions.NAME:N" which is both). BODY is one of
+ * to skip; Kimi's "functions.NAME:N" which is both), or a name token. BODY is one of
  *   BODY_JSON_CALL  a JSON object {"name": N, "arguments": {...}} (keys from
  *                   name_keys/args_keys; or {"N": {...}} with name_is_key),
  *                   alone, in a JSON array, or several in a row (list);
@@ -36,21 +36,28 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { DESC_MARKERS = 4 };          /* room in each marker list (NULL-terminated) */
+enum { DESC_MARKERS = 8 };          /* room in each marker list (NULL-terminated when shorter) */
 
 /* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
- * field that is not is not this format's call (the bytes stay content). */
-typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL } HeaderFieldKind;
+ * field that is not is not this format's call (the bytes stay content).
+ * HF_SAME_NAME: the name again, as an earlier field gave it (Glimmer's
+ * <atem:invoke name="N"> repeats its header's to=N); another name is no call. */
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME } HeaderFieldKind;
 typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
 typedef struct HeaderField {
     HeaderFieldKind kind;
     const char *end[DESC_MARKERS];  /* markers that end the field */
-    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace) */
+    const char *text;               /* HF_LITERAL: what it must say ("" : only whitespace;
+                                       "a|b|": a, b or nothing) */
+    bool token;                     /* HF_NAME without end markers: a run of name bytes (letters,
+                                       digits, _ - . : and non-ASCII) after optional whitespace,
+                                       ended by whitespace or by a '<' read again by the body
+                                       (GLM's "NAME\n<arg_key>" and 4.7's "NAME<arg_key>") */
 } HeaderField;
 
-enum { MAX_HEADER_FIELDS = 3 };
+enum { MAX_HEADER_FIELDS = 5, MAX_ALTS = 2 };
 
 typedef struct ReplyFormatDesc {
     cf_reply_format id;
@@ -62,6 +69,7 @@ typedef struct ReplyFormatDesc {
     /* reasoning */
     const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
     bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
+    bool no_calls;                  /* reasoning and content only (plain): no call markers */
     /* content */
     const char *drop[DESC_MARKERS]; /* wrappers removed from content (<response>...) */
     /* calls */
@@ -92,6 +100,15 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
+    /* turns addressed to a recipient (Functionary v2, Glimmer) */
+    uint8_t opens_in_field;         /* 1 + the header field the reply begins in (the prompt wrote
+                                       the first call's opener and the fields before); 0: none */
+    const char *content_name;       /* a name that is no call: content follows ("all", "user") */
+    const char *reasoning_name;     /* a name that is no call: reasoning follows ("self") */
+    /* other call syntaxes models of this format drift into: their section and
+     * call openers also start calls in content, and such a call is read
+     * with that description (its reasoning and content markers unused) */
+    const struct ReplyFormatDesc *alt[MAX_ALTS];
 } ReplyFormatDesc;
 
 /* The described formats (formats.c), in detection order. */
@@ -112,13 +129,16 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n);
  * template's call, the one whose other markers (reasoning, wrappers) the
  * template also names is its own. */
 size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n);
-/* Does format f write the marker s[0..n) (a closer the template prints
- * after a reply is then the format's, not the end of the turn)? */
+/* Does format f write the marker s[0..n), alone or as part of one of its
+ * markers (a closer the template prints after a reply is then the
+ * format's, not the end of the turn)? */
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n);
 /* NULL when the engine can read d (the marker rules above, a name, an
  * opener, complete XML markers), else what is wrong (engine.c). */
 const char *engine_check_desc(const ReplyFormatDesc *d);
-/* The description of f, or NULL for a hand-written format. */
+/* The description of f (REPLY_FORMATS, or plain, hermes and glm45, which
+ * detection reaches first by their own rules), or NULL for a hand-written
+ * format. */
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f);
 
 #endif

@@ -266,18 +266,115 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, .list = LIST_ARRAY,
         .name_keys = {"tool_name"}, .args_keys = {"parameters"},
     },
+    {
+        /* HyperCLOVA X SEED Think writes reasoning, its answer and its calls
+           as turns of their own, each closed by <|im_end|>; the reply ends at
+           <|endofturn|> (an answer) or <|stop|> (calls) */
+        .id = CF_REPLY_HYPERCLOVAX, .name = "hyperclovax",
+        .example = "/think\\nR<|im_end|>\\n<|im_start|>assistant -> tool/function_call\\n[{\"name\": \"f\", \"arguments\": {...}}]",
+        .think_open = {"/think"}, .think_close = {"<|im_end|>"},
+        .drop = {"<|im_end|>", "<|im_start|>assistant", "<|stop|>"},
+        .section_open = {"-> tool/function_call"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        /* llama-cpp-python's chatml-function-calling: calls follow each other
+           with nothing between them */
+        .id = CF_REPLY_CHATML_FUNCTIONS, .name = "chatml-functions",
+        .example = "functions.f:\\n{...}functions.g:\\n{...}",
+        .call_open = {"functions."},
+        .header = {FIELD(HF_NAME, ":\n")}, .nheader = 1,
+        .body = BODY_JSON_ARGS,
+    },
+    {
+        /* Functionary v2: every turn is addressed; the prompt ends with the
+           first turn's "<|recipient|>" */
+        .id = CF_REPLY_FUNCTIONARY_V2, .name = "functionary-v2",
+        .example = "all\\n<|content|>C\\n<|from|>assistant\\n<|recipient|>f\\n<|content|>{...}",
+        .call_open = {"<|from|>assistant"},
+        .header = {LITERAL("", "<|recipient|>"), FIELD(HF_NAME, "\n<|content|>")}, .nheader = 2,
+        .body = BODY_JSON_ARGS,
+        .opens_in_field = 2, .content_name = "all",
+    },
+    {
+        /* Glimmer's ATEM protocol: every message is addressed (to=self is
+           reasoning, to=user content, to=TOOL a call); the prompt ends with
+           the first message's "<|start|>assistant" */
+        .id = CF_REPLY_GLIMMER, .name = "glimmer",
+        .example = " to=self<|message|>R<|eom|><|start|>assistant to=f<|message|><atem:function_calls><atem:invoke name=\"f\"><atem:parameter name=\"k\">v</atem:parameter></atem:invoke></atem:function_calls>",
+        .think_close = {"<|eom|>"},
+        .drop = {"<|eom|>"},
+        .call_open = {"<|start|>assistant"}, .call_close = {"</atem:function_calls>"},
+        .header = {LITERAL("", "to="), FIELD(HF_NAME, "<|message|>"), LITERAL("", "<atem:function_calls>"),
+                   LITERAL("", "<atem:invoke name=\""), FIELD(HF_SAME_NAME, "\">")},
+        .nheader = 5,
+        .body = BODY_XML,
+        .param_open = {"<atem:parameter name=\""}, .key_close = {"\">"}, .value_close = {"</atem:parameter>"},
+        .params_close = {"</atem:invoke>"},
+        .opens_in_field = 1, .content_name = "user", .reasoning_name = "self",
+    },
 };
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
 
+/* A Hermes call as Llama 3.x and Qwen models sometimes write it:
+ * <function=NAME>{...}</function> or <function name="NAME">{...}</function>. */
+static const ReplyFormatDesc HERMES_FUNCTION = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .call_open = {"<function=", "<function name=\""}, .call_close = {"</function>"},
+    .header = {FIELD(HF_NAME, ">", "\">")}, .nheader = 1,
+    .body = BODY_JSON_ARGS,
+};
+
+/* ... or the call object alone in a Markdown code block, ```json, ```xml or ```. */
+static const ReplyFormatDesc HERMES_FENCE = {
+    .id = CF_REPLY_HERMES, .name = "hermes",
+    .section_open = {"```"}, .section_close = {"```"},
+    .header = {LITERAL("json|xml|JSON|", "\n")}, .nheader = 1,
+    .body = BODY_JSON_CALL, NAME_ARGS,
+};
+
+/* Described formats that detection reaches by their own rules first
+ * (cf_reply_format_detect, caps.c's probe order), not in REPLY_FORMATS'
+ * signature order. */
+static const ReplyFormatDesc CORE_FORMATS[] = {
+    {
+        .id = CF_REPLY_PLAIN, .name = "plain", .example = "<think>R</think>C",
+        THINK, .no_calls = true,
+    },
+    {   /* Hermes 2 Pro and Qwen models also wrap the call object in other tags or
+         * a code block, or write <function=NAME>{...}</function> */
+        .id = CF_REPLY_HERMES, .name = "hermes",
+        .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
+        THINK,
+        .call_open = {"<tool_call>", "<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>"},
+        .call_close = {"</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>",
+                       "</JSON>"},
+        .body = BODY_JSON_CALL, NAME_ARGS,
+        .alt = {&HERMES_FUNCTION, &HERMES_FENCE},
+    },
+    {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
+        .id = CF_REPLY_GLM45, .name = "glm45",
+        .example = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        THINK,
+        .call_open = {"<tool_call>"},
+        .header = {{.kind = HF_NAME, .token = true}}, .nheader = 1,
+        .body = BODY_XML,
+        .param_open = {"<arg_key>"}, .key_close = {"</arg_key>"},
+        .value_open = "<arg_value>", .value_close = {"</arg_value>"},
+        .params_close = {"</tool_call>"},
+    },
+};
+
 const ReplyFormatDesc *reply_format_desc(cf_reply_format f) {
+    for (size_t k = 0; k < sizeof CORE_FORMATS / sizeof CORE_FORMATS[0]; k++)
+        if (CORE_FORMATS[k].id == f) return &CORE_FORMATS[k];
     for (size_t k = 0; k < REPLY_FORMATS_COUNT; k++)
         if (REPLY_FORMATS[k].id == f) return &REPLY_FORMATS[k];
     return NULL;
 }
 
-static bool contains(const char *s, size_t n, const char *needle) {
-    size_t k = strlen(needle);
+static bool contains(const char *s, size_t n, const char *needle, size_t k) {
     for (size_t i = 0; k && i + k <= n; i++)
         if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0) return true;
     return false;
@@ -292,11 +389,11 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
         for (size_t k = 0; k < sizeof need / sizeof need[0]; k++) {
             if (!need[k]) continue;
             asked++;
-            have += contains(text, n, need[k]);
+            have += contains(text, n, need[k], strlen(need[k]));
         }
         if (asked >= 3 && have == asked) return d->id;
         bool named = d->signature[0] != NULL;
-        for (int k = 0; k < DESC_MARKERS && d->signature[k] && named; k++) named = contains(text, n, d->signature[k]);
+        for (int k = 0; k < DESC_MARKERS && d->signature[k] && named; k++) named = contains(text, n, d->signature[k], strlen(d->signature[k]));
         if (named) return d->id;
     }
     return CF_REPLY_PLAIN;
@@ -310,13 +407,15 @@ size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n) {
                                   d->params_close};
     size_t score = 0;
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
-        for (int m = 0; m < DESC_MARKERS && lists[k][m]; m++) score += contains(text, n, lists[k][m]);
+        for (int m = 0; m < DESC_MARKERS && lists[k][m]; m++) score += contains(text, n, lists[k][m], strlen(lists[k][m]));
     return score;
 }
 
+/* Is s[0..n) one of the markers, or a part of one (a token the marker
+ * spells out: <|im_start|> of hyperclovax's "<|im_start|>assistant")? */
 static bool in_list(const char *const *list, const char *s, size_t n) {
     for (int k = 0; k < DESC_MARKERS && list[k]; k++)
-        if (strlen(list[k]) == n && memcmp(list[k], s, n) == 0) return true;
+        if (contains(list[k], strlen(list[k]), s, n)) return true;
     return false;
 }
 
@@ -324,10 +423,7 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
     /* the hand-written formats' markers a template may print after a reply
      * (harmony: a message's <|end|> and the next <|start|> go on the reply) */
     static const char *const HAND[][DESC_MARKERS] = {
-        [CF_REPLY_PLAIN] = {"<think>", "</think>"},
-        [CF_REPLY_GLM45] = {"</think>", "</tool_call>", "</arg_value>"},
-        [CF_REPLY_HERMES] = {"</think>", "</tool_call>"},
-        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+        [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_TEXT|>", "<|END_ACTION|>", "<|END_THINKING|>"},
         [CF_REPLY_HARMONY] = {"<|end|>", "<|start|>", "<|channel|>", "<|message|>"},
     };
     const ReplyFormatDesc *d = reply_format_desc(f);
@@ -336,6 +432,8 @@ bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
                                   d->call_open, d->bare_call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         if (in_list(lists[k], s, n)) return true;
+    for (int k = 0; k < d->nheader; k++)
+        if (in_list(d->header[k].end, s, n)) return true;
     return false;
 }
 

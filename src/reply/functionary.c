@@ -59,7 +59,7 @@ static void v31_step(Parser *p, const char *s, size_t n) {
         case F1_NAME: {
             Call *c = &p->call;
             size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - c->name.len && fam_name_byte((unsigned char)s[k])) k++;
+            while (k < n && k - i < MAX_CALL_NAME - c->name.len && is_name_byte((unsigned char)s[k])) k++;
             sb_put(&c->name, s + i, k - i);
             call_raw(p, s + i, k - i);
             i = k;
@@ -123,7 +123,7 @@ void functionary_v31_init(Parser *p) {
 
 enum { F2_LEAD, F2_RECIPIENT, F2_TEXT, F2_ARGS, F2_AFTER, F2_CODE };
 static const char *const TURN_MARKS[] = {">>>"};
-static const MarkSet TURN_SET = {TURN_MARKS, 1, ">"};
+static const TagSet TURN_SET = {TURN_MARKS, 1};
 static const TagSet TURN_TAGS = {TURN_MARKS, 1};   /* (the fast path's view) */
 
 static void recipient_begin(Parser *p) {
@@ -158,7 +158,7 @@ static void v32_step(Parser *p, const char *s, size_t n) {
                 i++;
                 break;
             }
-            int r = mark_step(p, &TURN_SET, c);
+            int r = tag_step(p, &TURN_SET, c);
             if (r == TAG_MORE) {
                 i++;
             } else if (r == 0) {
@@ -177,7 +177,7 @@ static void v32_step(Parser *p, const char *s, size_t n) {
         case F2_RECIPIENT: {
             Call *c = &p->call;
             size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - c->name.len && fam_name_byte((unsigned char)s[k])) k++;
+            while (k < n && k - i < MAX_CALL_NAME - c->name.len && is_name_byte((unsigned char)s[k])) k++;
             sb_put(&c->name, s + i, k - i);
             call_raw(p, s + i, k - i);
             i = k;
@@ -192,7 +192,7 @@ static void v32_step(Parser *p, const char *s, size_t n) {
             break;
         }
         case F2_TEXT:
-            if (scan_marks(p, s, n, &i, &TURN_SET, put_content) >= 0) recipient_begin(p);
+            if (scan_text(p, s, n, &i, &TURN_SET, put_content) >= 0) recipient_begin(p);
             break;
         case F2_ARGS:
             i += jcall_step(p, s + i, n - i);
@@ -204,7 +204,7 @@ static void v32_step(Parser *p, const char *s, size_t n) {
             break;
         }
         default:   /* F2_CODE */
-            if (scan_marks(p, s, n, &i, &TURN_SET, put_code) >= 0) {
+            if (scan_text(p, s, n, &i, &TURN_SET, put_code) >= 0) {
                 code_end(p);
                 recipient_begin(p);
             }

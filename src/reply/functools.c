@@ -11,7 +11,7 @@
 
 enum { T_TEXT, T_LIST, T_CALL, T_SEP };
 static const char *const TEXT_MARKS[] = {"functools[", "{"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 2, "f{"};
+static const TagSet TEXT_SET = {TEXT_MARKS, 2};
 static const TagSet TEXT_TAGS = {TEXT_MARKS, 2};   /* (the fast path's view) */
 
 static void bare_call(Parser *p, bool keep_raw) {
@@ -25,7 +25,7 @@ static void functools_step(Parser *p, const char *s, size_t n) {
         unsigned char c = (unsigned char)s[i];
         switch (p->state) {
         case T_TEXT: {
-            int r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
+            int r = scan_text(p, s, n, &i, &TEXT_SET, put_content);
             if (r == 0 && p->content.started && !p->content.ws.len) {   /* "functools[" ends a word: text */
                 put_content(p, TEXT_MARKS[0], strlen(TEXT_MARKS[0]));
             } else if (r == 0) {

@@ -20,9 +20,9 @@ static const char *const THINK_TAGS[] = {"<channel|>", "<|tool_call>", "<start_f
 static const TagSet THINK_SET = {THINK_TAGS, 4};
 enum { TT_CLOSE, TT_CALL, TT_FCALL, TT_CHANNEL };
 static const char *const LABEL_MARKS[] = {"thought"};
-static const MarkSet LABEL_SET = {LABEL_MARKS, 1, "t"};
+static const TagSet LABEL_SET = {LABEL_MARKS, 1};
 static const char *const CLOSE_MARKS[] = {"<tool_call|>", "<end_function_call>"};
-static const MarkSet CLOSE_SET = {CLOSE_MARKS, 2, "<"};
+static const TagSet CLOSE_SET = {CLOSE_MARKS, 2};
 static const char CALL_PREFIX[] = "call:";
 
 static void call_open(Parser *p, const char *tag) {
@@ -60,7 +60,7 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
             else if (r == T_CHANNEL) p->state = G_LABEL;
             break;
         case G_LABEL:   /* "thought" then a newline or a tag names the channel; anything else is reasoning */
-            r = mark_step(p, &LABEL_SET, c);
+            r = tag_step(p, &LABEL_SET, c);
             if (r == TAG_MORE || r == 0) {
                 i++;
                 if (r == 0) p->state = G_LABEL_END;
@@ -92,7 +92,7 @@ static void gemma4_step(Parser *p, const char *s, size_t n) {
         case G_NAME: {
             Call *call = &p->call;
             size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - call->name.len && fam_name_byte((unsigned char)s[k]) &&
+            while (k < n && k - i < MAX_CALL_NAME - call->name.len && is_name_byte((unsigned char)s[k]) &&
                    s[k] != ':')
                 k++;
             sb_put(&call->name, s + i, k - i);

@@ -15,7 +15,7 @@
 enum { HM_LEAD, HM_HEADER, HM_TEXT, HM_ARGS, HM_POST };
 
 static const char *const LEAD_MARKS[] = {"<|start|>", "<|channel|>", "to=", "<|message|>", "<|constrain|>"};
-static const MarkSet LEAD_SET = {LEAD_MARKS, 5, "<t"};
+static const TagSet LEAD_SET = {LEAD_MARKS, 5};
 static const char *const HEADER_TAGS[] = {"<|message|>"};
 static const TagSet HEADER_SET = {HEADER_TAGS, 1};
 static const char *const END_TAGS[] = {"<|end|>", "<|call|>", "<|return|>", "<|start|>"};
@@ -113,7 +113,7 @@ static void harmony_step(Parser *p, const char *s, size_t n) {
         int r;
         switch (p->state) {
         case HM_LEAD:
-            r = lead_marks(p, s, n, &i, &LEAD_SET, HM_TEXT);
+            r = scan_lead(p, s, n, &i, &LEAD_SET, HM_TEXT);
             if (r >= 0) start_header(p, LEAD_MARKS[r]);
             else if (p->state == HM_TEXT) p->fam_mode = FIELD_CONTENT;
             break;

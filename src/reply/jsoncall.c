@@ -62,11 +62,7 @@ static bool on_vstart(Parser *p) {
         return true;
     }
     switch (p->cur_key) {
-    case K_NAME:
-        if (j->vtype != '"') return false;
-        p->val_mode = V_NAME;
-        j->dec = &p->call.name;
-        return true;
+    case K_NAME: return json_name_start(p);
     case K_ARGS:
         if (j->vtype != '{' && j->vtype != '"') return false;
         p->nargs = 1;

@@ -13,7 +13,7 @@ enum { L_TEXT, L_CALL, L_SEP, L_TAG, L_BUILTIN };
 
 static const char *const TEXT_MARKS[] = {"{", "<|python_tag|>", "<|python_start|>", "<|python_end|>",
                                          "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 7, "{<"};
+static const TagSet TEXT_SET = {TEXT_MARKS, 7};
 static const TagSet TEXT_TAGS = {TEXT_MARKS, 7};   /* (the fast path's view) */
 enum { M_BRACE, M_TAG };
 
@@ -32,7 +32,7 @@ static void llama3_step(Parser *p, const char *s, size_t n) {
         unsigned char c = (unsigned char)s[i];
         switch (p->state) {
         case L_TEXT: {
-            int r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
+            int r = scan_text(p, s, n, &i, &TEXT_SET, put_content);
             if (r == M_BRACE) {
                 start_call(p, false);
                 jcall_step(p, "{", 1);   /* the '{' was the marker */

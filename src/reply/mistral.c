@@ -11,14 +11,14 @@
 enum { M_PRE, M_THINK, M_TEXT, M_CALLS, M_NAME, M_NAME_MARK, M_ID, M_ID_MARK, M_ARGS, M_LIST };
 
 static const char *const PRE_MARKS[] = {"[THINK]", "[TOOL_CALLS]"};
-static const MarkSet PRE_SET = {PRE_MARKS, 2, "["};
-static const MarkSet TEXT_SET = {PRE_MARKS + 1, 1, "["};
+static const TagSet PRE_SET = {PRE_MARKS, 2};
+static const TagSet TEXT_SET = {PRE_MARKS + 1, 1};
 static const char *const THINK_END[] = {"[/THINK]"};
-static const MarkSet THINK_SET = {THINK_END, 1, "["};
+static const TagSet THINK_SET = {THINK_END, 1};
 static const TagSet TEXT_TAGS = {PRE_MARKS + 1, 1}, THINK_TAGS = {THINK_END, 1};   /* (the fast path's view) */
 static const char *const NAME_MARKS[] = {"[ARGS]", "[CALL_ID]"};
-static const MarkSet NAME_SET = {NAME_MARKS, 2, "["};
-static const MarkSet ARGS_SET = {NAME_MARKS, 1, "["};
+static const TagSet NAME_SET = {NAME_MARKS, 2};
+static const TagSet ARGS_SET = {NAME_MARKS, 1};
 enum { MAX_ID = 64 };
 
 static bool id_byte(unsigned char c) {
@@ -43,15 +43,15 @@ static void mistral_step(Parser *p, const char *s, size_t n) {
         unsigned char c = (unsigned char)s[i];
         switch (p->state) {
         case M_PRE:
-            r = lead_marks(p, s, n, &i, &PRE_SET, M_TEXT);
+            r = scan_lead(p, s, n, &i, &PRE_SET, M_TEXT);
             if (r == 0) p->state = M_THINK;
             else if (r == 1) calls_begin(p);
             break;
         case M_THINK:
-            if (scan_marks(p, s, n, &i, &THINK_SET, put_reasoning) >= 0) p->state = M_TEXT;
+            if (scan_text(p, s, n, &i, &THINK_SET, put_reasoning) >= 0) p->state = M_TEXT;
             break;
         case M_TEXT:
-            if (scan_marks(p, s, n, &i, &TEXT_SET, put_content) >= 0) calls_begin(p);
+            if (scan_text(p, s, n, &i, &TEXT_SET, put_content) >= 0) calls_begin(p);
             break;
         case M_CALLS:   /* after [TOOL_CALLS]: a JSON list, or a name */
             if (is_space(c)) {
@@ -65,7 +65,7 @@ static void mistral_step(Parser *p, const char *s, size_t n) {
             } else if (c == '{') {
                 jcall_begin(p, NULL, true, FAM_WANT_ID, M_TEXT, M_TEXT);
                 p->state = M_ARGS;
-            } else if (fam_name_byte(c) && c != ':') {
+            } else if (is_name_byte(c) && c != ':') {
                 call_begin(p, NULL, true, false);
                 p->state = M_NAME;
             } else {
@@ -75,7 +75,7 @@ static void mistral_step(Parser *p, const char *s, size_t n) {
         case M_NAME: {
             Call *call = &p->call;
             size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - call->name.len && fam_name_byte((unsigned char)s[k])) k++;
+            while (k < n && k - i < MAX_CALL_NAME - call->name.len && is_name_byte((unsigned char)s[k])) k++;
             if (k > i) {
                 sb_put(&call->name, s + i, k - i);
                 call_raw(p, s + i, k - i);

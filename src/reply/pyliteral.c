@@ -321,6 +321,17 @@ bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf 
     return true;
 }
 
+bool literal_value_to_json(Parser *p, const char *s, size_t n, StrBuf *out) {
+    uint32_t max_depth = p->rt.lim.max_json_depth < 512 ? p->rt.lim.max_json_depth : 512;
+    Lit l = {p, LIT_PYTHON, s, n, 0, out, 0, max_depth};
+    size_t from = out->len;
+    bool ok = value(&l);
+    skip_ws(&l);
+    if (ok && l.i == l.n) return true;
+    out->len = from;
+    return false;
+}
+
 size_t lit_scan(LitTrack *t, int style, const char *s, size_t n, uint32_t max_depth, int *r) {
     size_t i = 0;
     *r = 0;

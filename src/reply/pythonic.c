@@ -33,8 +33,8 @@ void pycall_begin(Parser *p, const char *markup, bool keep_raw, bool builtin) {
 }
 
 static bool python_name_byte(const Parser *p, unsigned char c) {
-    if (p->val_mode) return fam_name_byte(c) && c != '.' && c != ':';
-    return fam_name_byte(c) && c != ':';
+    if (p->val_mode) return is_name_byte(c) && c != '.' && c != ':';
+    return is_name_byte(c) && c != ':';
 }
 
 /* The arguments are complete: convert them, end the call. */
@@ -115,19 +115,19 @@ static const char FENCE_OPEN[] = "```python";   /* MiniCPM 3: <|tool_call_start|
 
 static const char *const TEXT_MARKS[] = {"[", "<|tool_call_start|>", "<function_calls>", "<|python_start|>",
                                          "<|python_end|>", "<|eot|>", "<|eot_id|>", "<|eom_id|>"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 8, "[<"};
+static const TagSet TEXT_SET = {TEXT_MARKS, 8};
 static const TagSet TEXT_TAGS = {TEXT_MARKS, 8};   /* (the fast path's view) */
 static const char *const PRE_MARKS[] = {"<think>"};
-static const MarkSet PRE_SET = {PRE_MARKS, 1, "<"};
+static const TagSet PRE_SET = {PRE_MARKS, 1};
 static const char *const THINK_TAGS[] = {"</think>"};
 static const TagSet THINK_SET = {THINK_TAGS, 1};
 enum { M_BRACKET, M_LFM2, M_OLMO, M_PY_START, M_PY_END };
 static const char *const LFM2_END[] = {"<|tool_call_end|>"};
-static const MarkSet LFM2_END_SET = {LFM2_END, 1, "<"};
+static const TagSet LFM2_END_SET = {LFM2_END, 1};
 static const char *const OLMO_END[] = {"</function_calls>"};
-static const MarkSet OLMO_END_SET = {OLMO_END, 1, "<"};
+static const TagSet OLMO_END_SET = {OLMO_END, 1};
 static const char *const FENCE_END[] = {"```"};
-static const MarkSet FENCE_END_SET = {FENCE_END, 1, "`"};
+static const TagSet FENCE_END_SET = {FENCE_END, 1};
 
 static bool ident_start(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -214,13 +214,13 @@ static void pythonic_step(Parser *p, const char *s, size_t n) {
         int r;
         switch (p->state) {
         case P_PRE:
-            if (lead_marks(p, s, n, &i, &PRE_SET, P_TEXT) == 0) p->state = P_THINK;
+            if (scan_lead(p, s, n, &i, &PRE_SET, P_TEXT) == 0) p->state = P_THINK;
             break;
         case P_THINK:   /* (calls written inside reasoning are reasoning) */
             if (scan_text(p, s, n, &i, &THINK_SET, put_reasoning) >= 0) p->state = P_TEXT;
             break;
         case P_TEXT:
-            r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
+            r = scan_text(p, s, n, &i, &TEXT_SET, put_content);
             p->call.raw.len = 0;
             if (r == M_BRACKET) {
                 call_raw(p, "[", 1);

@@ -20,25 +20,24 @@
 
 /* ---- formats ---- */
 
-/* The hand-written formats; the described ones are named in formats.c. */
-static const char *const FORMAT_NAMES[] = {"plain", "glm45", "hermes", "command-a"};
+/* The formats written by hand in their own file (the described ones are
+ * named in formats.c, the families in families.c). */
+static const char *const FORMAT_NAMES[] = {[CF_REPLY_COMMAND_A] = "command-a"};
 enum { HAND_WRITTEN = sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] };
 
 const char *cf_reply_format_name(cf_reply_format f) {
-    if ((unsigned)f < HAND_WRITTEN) return FORMAT_NAMES[f];
-    if (is_family(f)) return family_name(f);
     const ReplyFormatDesc *d = reply_format_desc(f);
-    return d ? d->name : "plain";
+    if (d) return d->name;
+    if (is_family(f)) return family_name(f);
+    return (unsigned)f < HAND_WRITTEN && FORMAT_NAMES[f] ? FORMAT_NAMES[f] : "plain";
 }
 
 const char *cf_reply_format_example(cf_reply_format f) {
-    static const char *const EXAMPLES[] = {
-        "<think>R</think>C",
-        "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
-        "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
-        "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
+    static const char *const EXAMPLES[HAND_WRITTEN] = {
+        [CF_REPLY_COMMAND_A] = "<|START_THINKING|>R<|END_THINKING|><|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"f\", \"parameters\": {...}}]<|END_ACTION|>",
     };
-    _Static_assert(sizeof EXAMPLES / sizeof EXAMPLES[0] == HAND_WRITTEN, "an example per hand-written format");
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (d) return d->example;
     if ((unsigned)f < HAND_WRITTEN) return EXAMPLES[f];
     static const char *const FAMILY_EXAMPLES[FAMILY_COUNT] = {
         "<|channel|>analysis<|message|>R<|end|><|start|>assistant<|channel|>commentary to=functions.f <|constrain|>json<|message|>{...}<|call|>",
@@ -51,9 +50,7 @@ const char *cf_reply_format_example(cf_reply_format f) {
         "<|channel>thought\nR<channel|>C<|tool_call>call:f{k:<|\"|>v<|\"|>}<tool_call|>",
         "<think>R</think>C [{\"name\": \"f\", \"arguments\": {...}}]",
     };
-    if (is_family(f)) return FAMILY_EXAMPLES[f - FAMILY_FIRST];
-    const ReplyFormatDesc *d = reply_format_desc(f);
-    return d ? d->example : NULL;
+    return is_family(f) ? FAMILY_EXAMPLES[f - FAMILY_FIRST] : NULL;
 }
 
 bool cf_reply_format_from_name(const char *name, cf_reply_format *out) {
@@ -420,8 +417,7 @@ void call_break(Parser *p, int resume_state, const char *replay, size_t replay_l
     rescan(p, rep, replay_len);
 }
 
-int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
-               bool miss_ends_call) {
+int expect_marks(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set) {
     size_t i = *pi;
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
@@ -438,21 +434,30 @@ int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set
             continue;
         }
         *pi = r == TAG_MISS ? i : i + 1;
-        if (r >= 0) return r;
-        if (!miss_ends_call) {
-            call_break(p, resume, p->tm_buf, p->tm_len);
-            return -2;
-        }
-        char rep[sizeof p->tm_buf];
-        size_t k = p->tm_len;
-        memcpy(rep, p->tm_buf, k);
-        call_accept(p);
-        p->state = resume;
-        rescan(p, rep, k);
-        return -2;
+        return r >= 0 ? r : -2;
     }
     *pi = i;
     return -1;
+}
+
+void marks_break(Parser *p, int resume) { call_break(p, resume, p->tm_buf, p->tm_len); }
+
+void marks_accept(Parser *p, int resume) {
+    char rep[sizeof p->tm_buf];
+    size_t k = p->tm_len;
+    memcpy(rep, p->tm_buf, k);
+    call_accept(p);
+    p->state = resume;
+    rescan(p, rep, k);
+}
+
+int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
+               bool miss_ends_call) {
+    int r = expect_marks(p, s, n, pi, set);
+    if (r != -2) return r;
+    if (miss_ends_call) marks_accept(p, resume);
+    else marks_break(p, resume);
+    return -2;
 }
 
 void call_accept(Parser *p) {
@@ -480,6 +485,13 @@ void call_accept_eof(Parser *p) {
 bool json_key_is(const JScan *j, const char *z) {
     size_t n = strlen(z);
     return !j->key_long && j->key_len == n && memcmp(j->key, z, n) == 0;
+}
+
+bool json_name_start(Parser *p) {
+    if (p->js.vtype != '"') return false;
+    p->val_mode = V_NAME;
+    p->js.dec = &p->call.name;
+    return true;
 }
 
 bool json_args_start(Parser *p, char vtype) {
@@ -548,7 +560,7 @@ size_t json_call_step(Parser *p, const char *s, size_t n, const JsonHooks *h) {
  * prefix-free, so at most one tag completes at a time. */
 int tag_step(Parser *p, const TagSet *set, unsigned char c) {
     size_t k = p->tm_len;
-    uint32_t alive = k ? p->tm_mask : (1u << set->n) - 1, next = 0;
+    uint32_t alive = k ? p->tm_mask : (1u << set->n) - 1, next = 0;   /* (n < 32) */
     for (int t = 0; t < set->n; t++) {
         const char *tag = set->tags[t];
         if (!(alive >> t & 1) || (unsigned char)tag[k] != c) continue;
@@ -574,13 +586,16 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
     size_t i = *pi;
     size_t run = i;              /* text of s not put yet starts here */
     size_t tm_at = SIZE_MAX;     /* where the held tag prefix begins in s (else: an earlier chunk) */
-    bool lt_only = tags_lt_only(set);
-    uint64_t first[4] = {0, 0, 0, 0};   /* the tags' first bytes, when not all '<' */
-    if (!lt_only)
-        for (int t = 0; t < set->n; t++) {
-            unsigned char c = (unsigned char)set->tags[t][0];
-            first[c >> 6] |= 1ull << (c & 63);
-        }
+    /* every tag starts with `lead` and is longer ('<' mostly): memchr finds
+     * where one may start; else a bitmap of the first bytes */
+    unsigned char lead = set->n ? (unsigned char)set->tags[0][0] : 0;
+    bool one_lead = set->n > 0;
+    uint64_t first[4] = {0, 0, 0, 0};
+    for (int t = 0; t < set->n; t++) {
+        unsigned char c = (unsigned char)set->tags[t][0];
+        one_lead &= c == lead && set->tags[t][1];
+        first[c >> 6] |= 1ull << (c & 63);
+    }
     for (;;) {
         if (p->tm_len) {
             if (i == n) break;
@@ -611,15 +626,15 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             i = n;
             break;
         }
-        if (lt_only) {   /* every tag starts with '<' */
-            const char *lt = memchr(s + i, '<', n - i);
-            if (!lt) {
+        if (one_lead) {
+            const char *at = memchr(s + i, lead, n - i);
+            if (!at) {
                 i = n;
                 break;
             }
-            i = (size_t)(lt - s);
+            i = (size_t)(at - s);
             tm_at = i++;
-            p->tm_buf[0] = '<';
+            p->tm_buf[0] = (char)lead;
             p->tm_len = 1;
             p->tm_mask = (1u << set->n) - 1;
             continue;
@@ -660,7 +675,7 @@ int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
             return r;
         }
         p->state = content_state;
-        flush_tag_prefix(p, put_content);
+        rescan(p, p->tm_buf, p->tm_len);   /* (text: c is looked at again there) */
         break;
     }
     *pi = i;
@@ -776,13 +791,14 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     p->format = opt ? opt->format : CF_REPLY_PLAIN;
     if ((unsigned)p->format >= CF_REPLY_FORMAT_COUNT)
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
-    StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->call.name, &p->call.id,
+    StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->value.ws, &p->call.name, &p->call.id,
                       &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
                       &p->span_text, &p->msg_reasoning, &p->msg_calls,
                       &p->msg_citations, &p->out};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) sb_init(rt, bufs[k], 64);
     p->content.field = FIELD_CONTENT;
     p->reasoning.field = FIELD_REASONING;
+    p->value.field = FIELD_VALUE;
     p->tools = v_none();
     p->props = v_none();
     if (opt && opt->tools_json && opt->tools_json[0])
@@ -790,10 +806,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     p->reasoning_mode = reasoning_from_tail(p->format, opt);
     const ReplyFormatDesc *desc = reply_format_desc(p->format);
     switch (p->format) {
-    case CF_REPLY_GLM45: glm45_init(p); break;
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
-    case CF_REPLY_PLAIN:
-    case CF_REPLY_HERMES: hermes_init(p); break;
     default:
         if (is_family(p->format)) {
             families_init(p);
@@ -802,6 +815,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
         }
         if (!desc) rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
         engine_init(p, desc);
+        marks_hot_alloc(p);   /* (text markers of other first bytes: hermes' ```) */
     }
 }
 
@@ -1089,6 +1103,13 @@ enum {
 #define F_GLM(c)                                                                               \
     (IS_QUOTE_OR_BS(c) || (c) == '\n' || (c) == '\t' || (c) == '\r' ? A_ESC                   \
      : (c) == '<' ? A_LT : IS_PRINTABLE(c) ? A_COPY : IS_LEAD(c) ? A_U8 : A_REST)
+/* A string value whose surrounding whitespace is layout: whitespace is
+ * held (FAST_TRIM_ARGS, in Parser.value) until text follows it. */
+#define TRIM_ACTION(c, copy)                                                                    \
+    (IS_FIELD_SPACE(c) ? A_HOLD : IS_QUOTE_OR_BS(c) ? A_ESC : (c) == '<' ? A_LT                \
+     : IS_GRAPHIC(c) ? (copy) : IS_LEAD(c) ? A_U8 : A_REST)
+#define F_TRIM(c) TRIM_ACTION(c, A_COPY)
+#define F_TRIM_HELD(c) TRIM_ACTION(c, A_EMIT)
 /* Markup in a call (FAST_TAG, FAST_HELD), ASCII only. */
 #define F_MARKUP_SPACE(c) ((c) == ' ' || ((c) >= '\t' && (c) <= '\r') ? A_RAW : (c) == '<' ? A_LT : A_REST)
 #define F_MARKUP_TEXT(c) ((c) == '<' ? A_LT : (c) < 0x80 ? A_HELD : A_REST)
@@ -1104,6 +1125,7 @@ static const uint8_t LEAF_TEXT[256] = LEAF_TABLE(F_TEXT), LEAF_TEXT_HELD[256] = 
                      LEAF_PLAIN[256] = LEAF_TABLE(F_PLAIN), LEAF_PLAIN_HELD[256] = LEAF_TABLE(F_PLAIN_HELD),
                      LEAF_SPAN[256] = LEAF_TABLE(F_SPAN), LEAF_JSON[256] = LEAF_TABLE(F_JSON),
                      LEAF_JSON_ESC[256] = LEAF_TABLE(F_JSON_ESC), LEAF_GLM[256] = LEAF_TABLE(F_GLM),
+                     LEAF_TRIM[256] = LEAF_TABLE(F_TRIM), LEAF_TRIM_HELD[256] = LEAF_TABLE(F_TRIM_HELD),
                      LEAF_MARKUP_SPACE[256] = LEAF_TABLE(F_MARKUP_SPACE),
                      LEAF_MARKUP_TEXT[256] = LEAF_TABLE(F_MARKUP_TEXT), LEAF_NAME[256] = LEAF_TABLE(F_NAME),
                      LEAF_SOURCES[256] = LEAF_TABLE(F_SOURCES), LEAF_QUIET[256] = LEAF_TABLE(F_QUIET),
@@ -1190,16 +1212,27 @@ enum { HOT_MAX_TEXT = 4 };
      : IS_PRINTABLE(c) ? H_PLAIN(c) : H_UTF8(c))
 #define F_HOT_GLM(c) HOT_GLM_ENTRY(c, H_LT)
 #define F_HOT_GLM_NO_LT(c) HOT_GLM_ENTRY(c, H_NOT)
+/* a string value whose surrounding whitespace is layout: whitespace held
+ * as its text, escaped twice */
+#define HOT_TRIM_ENTRY(c, lt)                                                                   \
+    ((c) == ' ' ? H_SPACE(' ', 1) : (c) == '\n' ? H_SPACE(TEXT3('\\', '\\', 'n'), 3)                \
+     : (c) == '\t' ? H_SPACE(TEXT3('\\', '\\', 't'), 3) : (c) == '\r' ? H_SPACE(TEXT3('\\', '\\', 'r'), 3) \
+     : HOT_GLM_ENTRY(c, lt))
+#define F_HOT_TRIM(c) HOT_TRIM_ENTRY(c, H_LT)
+#define F_HOT_TRIM_NO_LT(c) HOT_TRIM_ENTRY(c, H_NOT)
 #define F_HOT_NONE(c) H_NOT
 #define E_HOT_TEXT(c) HOT_ENTRY(F_HOT_TEXT(c))
 #define E_HOT_PLAIN(c) HOT_ENTRY(F_HOT_PLAIN(c))
 #define E_HOT_JSON(c) HOT_ENTRY(F_HOT_JSON(c))
 #define E_HOT_GLM(c) HOT_ENTRY(F_HOT_GLM(c))
 #define E_HOT_GLM_NO_LT(c) HOT_ENTRY(F_HOT_GLM_NO_LT(c))
+#define E_HOT_TRIM(c) HOT_ENTRY(F_HOT_TRIM(c))
+#define E_HOT_TRIM_NO_LT(c) HOT_ENTRY(F_HOT_TRIM_NO_LT(c))
 #define E_HOT_NONE(c) HOT_ENTRY(F_HOT_NONE(c))
 static const Hot HOT_TEXT[256] = LEAF_TABLE(E_HOT_TEXT), HOT_PLAIN[256] = LEAF_TABLE(E_HOT_PLAIN),
                  HOT_JSON[256] = LEAF_TABLE(E_HOT_JSON), HOT_GLM[256] = LEAF_TABLE(E_HOT_GLM),
-                 HOT_GLM_NO_LT[256] = LEAF_TABLE(E_HOT_GLM_NO_LT), HOT_NONE[256] = LEAF_TABLE(E_HOT_NONE);
+                 HOT_GLM_NO_LT[256] = LEAF_TABLE(E_HOT_GLM_NO_LT), HOT_TRIM[256] = LEAF_TABLE(E_HOT_TRIM),
+                 HOT_TRIM_NO_LT[256] = LEAF_TABLE(E_HOT_TRIM_NO_LT), HOT_NONE[256] = LEAF_TABLE(E_HOT_NONE);
 
 /* Can the hot path hold '<' for these tags (all their second bytes are
  * IS_TAG_SECOND)? The answer for the last set asked is kept. */
@@ -1243,7 +1276,7 @@ static size_t hot_escapes(int kind, const char *s, size_t n) {
             if (le) i += first_flagged(mask);
         }
         if (s[i++] != '\\') continue;
-        size_t k = kind != FAST_GLM_ARGS ? 2 : s[i + 1] == '\\' ? 4 : 3;
+        size_t k = kind != FAST_GLM_ARGS && kind != FAST_TRIM_ARGS ? 2 : s[i + 1] == '\\' ? 4 : 3;
         extra += k - 1;
         i += k - 1;
     }
@@ -1279,15 +1312,19 @@ static inline void leaf_fold(Parser *p) {
     if (!(hold & HS_READY))   /* an open UTF-8 sequence: back to its lead */
         for (u8 = 1; ((unsigned char)o[end - u8] & 0xC0) == 0x80; u8++) continue;
     lt = !(hold & HS_NO_LT);
+    size_t esc = p->fast_kind == FAST_TRIM_ARGS ? 3 : 2;   /* \n's text, escaped once or twice */
     if (!(hold & (lt ? HS_LT_NO_SPACE : HS_NO_SPACE)))   /* " " or \n \t \r, just before */
-        ws = o[end - u8 - lt - 1] == ' ' ? 1 : 2;
+        ws = o[end - u8 - lt - 1] == ' ' ? 1 : esc;
     size_t seen = end - u8 - lt - ws, extra = hot_escapes(p->fast_kind, o + from, end - from);
     p->leaf_budget -= (uint32_t)(end - from - extra);
-    if (c && c->count_cps) c->cps += count_cps(o + from, seen - from) - (extra - (ws == 2));
+    if (c && c->count_cps) c->cps += count_cps(o + from, seen - from) - (extra - (ws == 2));   /* (text fields) */
     p->out.len = p->leaf_from = seen;
     p->leaf_hold = HS_BASE;
     if (!(u8 | lt | ws)) return;
-    if (ws) c->ws.p[c->ws.len++] = ws == 1 ? ' ' : o[seen + 1] == 'n' ? '\n' : o[seen + 1] == 't' ? '\t' : '\r';
+    if (ws) {
+        char letter = o[seen + ws - 1];
+        c->ws.p[c->ws.len++] = ws == 1 ? ' ' : letter == 'n' ? '\n' : letter == 't' ? '\t' : '\r';
+    }
     if (lt) {   /* (as A_LT) */
         p->tm_buf[0] = '<';
         p->tm_len = 1;
@@ -1357,7 +1394,7 @@ static bool marks_leaf(Parser *p, const TagSet *set) {
     return true;
 }
 
-/* The hot table marks_leaf fills (parsers of the families only). */
+/* The hot table marks_leaf fills (parsers of the families and the described formats). */
 static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof HOT_PLAIN); }
 
 /* After the machine ran: may the next plain bytes skip it? Only when
@@ -1365,12 +1402,14 @@ static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof H
  * started) and the output line they belong to is open. */
 static void fast_refresh(Parser *p) {
     /* the output line each kind writes to (markup kinds write none) */
-    static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS,
+    static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS, LINE_ARGS,
                                 LINE_NONE, LINE_NONE, LINE_NONE, LINE_NONE};
+    _Static_assert(sizeof lines / sizeof lines[0] == FAST_SOURCES + 1, "a line per fast kind");
     static const TagSet no_tags = {NULL, 0};
     const TagSet *tags = &no_tags;
     int kind = p->fast(p, &tags);
-    Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning : NULL;
+    Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning
+            : kind == FAST_TRIM_ARGS ? &p->value : NULL;
     bool line_ok = kind >= FAST_TAG ||
                    (p->open_line == lines[kind] &&
                     (lines[kind] != LINE_ARGS || p->open_index == p->ncalls - 1));
@@ -1381,7 +1420,7 @@ static void fast_refresh(Parser *p) {
     p->fast_tags = tags;
     /* a text field whose line is not open: whitespace and tag prefixes (as
      * between calls) still need not wait for the machine */
-    bool quiet = c && !line_ok;
+    bool quiet = c && c->field != FIELD_VALUE && !line_ok;
     p->fast_ok = kind != FAST_NONE && (!p->span_open || spanning || quiet || kind >= FAST_TAG) &&
                  (line_ok || quiet) && (!c || c->started);
     p->fast_quiet = quiet;
@@ -1412,6 +1451,11 @@ static void fast_refresh(Parser *p) {
         p->leaf_base = p->leaf_held = LEAF_GLM;
         hot = hot_lt_ok(p, tags) ? HOT_GLM : HOT_GLM_NO_LT;
         break;
+    case FAST_TRIM_ARGS:
+        p->leaf_base = LEAF_TRIM;
+        p->leaf_held = LEAF_TRIM_HELD;
+        hot = hot_lt_ok(p, tags) ? HOT_TRIM : HOT_TRIM_NO_LT;
+        break;
     case FAST_TAG: p->leaf_base = p->leaf_held = LEAF_MARKUP_SPACE; break;
     case FAST_HELD: p->leaf_base = p->leaf_held = LEAF_MARKUP_TEXT; break;
     case FAST_NAME: p->leaf_base = p->leaf_held = LEAF_NAME; break;
@@ -1435,6 +1479,21 @@ static int tag_peek(const Parser *p, const TagSet *set, unsigned char c) {
     return more;
 }
 
+/* A_ESC: text fields escape '"' and '\\' once; an XML string value
+ * escapes them and \n \t \r twice (a JSON string in the arguments string). */
+typedef struct Escape {
+    char text[5];
+    uint8_t len;
+} Escape;
+
+static const Escape *escape_of(int kind, unsigned char ch) {
+    static const Escape once[128] = {['"'] = {"\\\"", 2}, ['\\'] = {"\\\\", 2}};
+    static const Escape twice[128] = {['"'] = {"\\\\\\\"", 4}, ['\\'] = {"\\\\\\\\", 4},
+                                      ['\n'] = {"\\\\n", 3}, ['\t'] = {"\\\\t", 3},
+                                      ['\r'] = {"\\\\r", 3}};
+    return kind == FAST_GLM_ARGS || kind == FAST_TRIM_ARGS ? &twice[ch & 127] : &once[ch & 127];
+}
+
 /* Append s (n bytes of JSON text standing for the raw text raw[0..rn)) to
  * the open line, after any whitespace the field holds; a started cited span
  * keeps the raw text as chan_send would. False (nothing done) if it does
@@ -1450,9 +1509,19 @@ static inline bool fast_emit(Parser *p, Chan *c, const char *s, size_t n, const 
         memcpy(span->p + span->len + held, raw, rn);
         span->len += held + rn;
     }
+    if (held && c->field == FIELD_VALUE) {   /* escaped twice, as the machine's emit_value */
+        for (size_t k = 0; k < held; k++)
+            if (c->ws.p[k] == '\v' || c->ws.p[k] == '\f') return false;
+    }
     if (held) {   /* whatever whitespace the field holds (the machine may hold \v, \f) */
         char *w = p->out.p + p->out.len;
         if (held == 1 && c->ws.p[0] == ' ') *w++ = ' ';   /* the usual one, between words */
+        else if (c->field == FIELD_VALUE)
+            for (size_t k = 0; k < held; k++) {
+                const Escape *e = escape_of(FAST_TRIM_ARGS, (unsigned char)c->ws.p[k]);
+                if (!e->len) *w++ = ' ';
+                for (size_t b = 0; b < e->len; b++) *w++ = e->text[b];
+            }
         else w = json_quote_body(w, c->ws.p, held);
         p->out.len = (size_t)(w - p->out.p);
         c->cps += held;
@@ -1477,21 +1546,6 @@ static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
     }
     if (r > 0) p->u8_len = 0;
     return true;
-}
-
-/* A_ESC: text fields escape '"' and '\\' once; a glm45 string value
- * escapes them and \n \t \r twice (a JSON string in the arguments string). */
-typedef struct Escape {
-    char text[5];
-    uint8_t len;
-} Escape;
-
-static const Escape *escape_of(int kind, unsigned char ch) {
-    static const Escape once[128] = {['"'] = {"\\\"", 2}, ['\\'] = {"\\\\", 2}};
-    static const Escape twice[128] = {['"'] = {"\\\\\\\"", 4}, ['\\'] = {"\\\\\\\\", 4},
-                                      ['\n'] = {"\\\\n", 3}, ['\t'] = {"\\\\t", 3},
-                                      ['\r'] = {"\\\\r", 3}};
-    return kind == FAST_GLM_ARGS ? &twice[ch & 127] : &once[ch & 127];
 }
 
 /* A_LT, and markup in a call: whitespace kept raw (A_RAW), text kept in
@@ -1642,6 +1696,7 @@ static inline bool leaf_put(Parser *p, Chan *c, const char *b, size_t k) {
     if (c && c->ws.len) {
         unsigned char w = (unsigned char)c->ws.p[0];
         if (c->ws.len != 1 || w == '\v' || w == '\f') return false;   /* \u000b, ... */
+        if (w != ' ' && c->field == FIELD_VALUE) return false;        /* escaped twice: fast_emit's */
         ws[0] = w == ' ' ? ' ' : '\\';
         ws[1] = ESCAPE[w];
         wk = w == ' ' ? 1 : 2;

@@ -28,14 +28,17 @@ typedef struct Parser Parser;
 
 /* ---- markup tags ---- */
 
+/* Markers of any bytes ("<tool_call>", "[TOOL_CALLS]", ">>>", "functools[",
+ * a bare '{'), matched a byte at a time with the held prefix in
+ * Parser.tm_buf: one matcher for every format. */
 typedef struct TagSet {
     const char *const *tags;  /* no tag is a prefix of another; no tag can start
                                  inside a failed partial match of another (one pass
                                  is exact: engine.c's set_problem states it);
-                                 shorter than 32 bytes; at most 32.
-                                 The stream's fast path takes sets whose tags all
-                                 begin with '<' (tags_lt_only); a text state's fast
-                                 path also takes families.h's MarkSet markers */
+                                 shorter than 32 bytes; fewer than 32.
+                                 The stream's fast path takes in markup the sets
+                                 whose tags all begin with '<' (tags_lt_only), in
+                                 text any set */
     int n;
 } TagSet;
 bool tags_lt_only(const TagSet *set);
@@ -44,7 +47,8 @@ enum { TAG_MORE = -1, TAG_MISS = -2 };
 
 /* ---- text fields with surrounding whitespace trimmed ---- */
 
-enum { FIELD_CONTENT, FIELD_REASONING };
+enum { FIELD_CONTENT, FIELD_REASONING,
+       FIELD_VALUE };   /* a typed-XML string value whose surrounding whitespace is layout */
 
 typedef struct Chan {
     int field;
@@ -118,7 +122,8 @@ typedef void (*FinishFn)(Parser *p);
  * machinery (1-byte feeds would otherwise cost ten calls a byte). */
 enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
        FAST_JSON_ARGS,   /* inside a JSON string of verbatim (committed) arguments */
-       FAST_GLM_ARGS,    /* a string-typed glm45 value of a committed call */
+       FAST_GLM_ARGS,    /* a string-typed XML value of a committed call */
+       FAST_TRIM_ARGS,   /* ... whose surrounding whitespace is layout (Parser.value holds it) */
        /* markup inside a call (no output): */
        FAST_TAG,         /* whitespace (kept raw), then one of the tags (expect_tag) */
        FAST_HELD,        /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
@@ -179,6 +184,7 @@ struct Parser {
     uint8_t tm_len;
     uint32_t tm_mask;        /* tags of the current set it may still become */
     Chan content, reasoning;
+    Chan value;              /* FIELD_VALUE: started / whitespace held of a trimmed XML value */
     Call call;
     uint32_t ncalls;         /* committed calls = next index */
     JScan js;
@@ -224,6 +230,11 @@ struct Parser {
 static inline bool is_space(unsigned char c) {
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
+/* A byte of a tool name as models write them (ASCII letters, digits, _ - . :). */
+static inline bool is_name_byte(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+           c == '.' || c == ':';
+}
 int tag_step(Parser *p, const TagSet *set, unsigned char c);
 /* Scan text until a tag of `set` completes (returns its index and sets
  * *next past it) or input ends (returns -1). Text goes to `put`. */
@@ -232,7 +243,8 @@ void put_content(Parser *p, const char *s, size_t n);
 void put_reasoning(Parser *p, const char *s, size_t n);
 /* Before any text: skip whitespace and match one of `set` (returns its
  * index); anything else switches to `content_state` (returns -1, as when
- * input runs out). */
+ * input runs out), where the bytes held so far are scanned again (they
+ * may begin one of its markers). */
 int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
               int content_state);
 /* Text states that end a reply: flush a held tag prefix as text. */
@@ -259,6 +271,16 @@ void call_accept(Parser *p);
  * and the parser went on in `resume`, re-scanning the held bytes. */
 int expect_tag(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set, int resume,
                bool miss_ends_call);
+/* In markup: whitespace (kept raw), then one of `set`: its index once
+ * complete, -1 when input ran out, -2 when something else came (the held
+ * bytes, not consumed, are left in tm_buf: marks_break or marks_accept). */
+int expect_marks(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set);
+/* After expect_marks returned -2: break the call (its raw text and the held
+ * bytes are content) and go on in `resume`. */
+void marks_break(Parser *p, int resume);
+/* After expect_marks returned -2 where the call is already complete: keep
+ * it and re-scan the held bytes in `resume`. */
+void marks_accept(Parser *p, int resume);
 /* End of input inside a call: break, including held tag bytes. */
 void call_break_eof(Parser *p, int resume_state);
 /* End of input after a call's arguments, before its closing tag came
@@ -283,6 +305,9 @@ bool json_key_is(const JScan *j, const char *z);
 /* The value of "arguments"/"parameters" starts: an object streams verbatim,
  * a string's decoded text is the arguments; false for anything else. */
 bool json_args_start(Parser *p, char vtype);
+/* The value of the name key starts: a string decoded into the call's name;
+ * false for anything else. */
+bool json_name_start(Parser *p);
 
 /* FAST_JSON_ARGS or FAST_NONE for a JSON call's current position. */
 int json_args_fast(const Parser *p);
@@ -295,11 +320,15 @@ Value tool_properties(Parser *p, const char *name, size_t n);
 bool schema_allows_string(Value schema);
 bool property_allows_string(Value props, const char *key, size_t n);
 
+/* One Python literal value (`[{'a': 1}, None]`, surrounding whitespace
+ * allowed) as JSON text appended to out (pyliteral.c); false (out unchanged) when s[0..n)
+ * is not exactly one. Templates print dict and list arguments with Python's
+ * str(), so a model trained on them writes its XML parameter values so. */
+bool literal_value_to_json(Parser *p, const char *s, size_t n, StrBuf *out);
+
 /* per-format entry points */
 struct ReplyFormatDesc;
 void engine_init(Parser *p, const struct ReplyFormatDesc *desc);   /* engine.c: described formats */
-void hermes_init(Parser *p);     /* also plain */
-void glm45_init(Parser *p);
 void command_a_init(Parser *p);
 
 #endif

@@ -11,16 +11,16 @@ static const char TOOL_CALLS[] = "TOOL_CALLS]";   /* after '[': Mistral's marker
 enum { W_NONE, W_FENCE, W_TAG };   /* fam_mode: what wraps the list */
 
 static const char *const PRE_MARKS[] = {"<think>"};
-static const MarkSet PRE_SET = {PRE_MARKS, 1, "<"};
+static const TagSet PRE_SET = {PRE_MARKS, 1};
 static const char *const THINK_TAGS[] = {"</think>"};
 static const TagSet THINK_SET = {THINK_TAGS, 1};
 static const char *const TEXT_MARKS[] = {"[", "```", "<tool_call>"};
-static const MarkSet TEXT_SET = {TEXT_MARKS, 3, "[`<"};
+static const TagSet TEXT_SET = {TEXT_MARKS, 3};
 static const TagSet TEXT_TAGS = {TEXT_MARKS, 3};   /* (the fast path's view) */
 static const char *const FENCE_END[] = {"```"};
-static const MarkSet FENCE_END_SET = {FENCE_END, 1, "`"};
+static const TagSet FENCE_END_SET = {FENCE_END, 1};
 static const char *const TAG_END[] = {"</tool_call>"};
-static const MarkSet TAG_END_SET = {TAG_END, 1, "<"};
+static const TagSet TAG_END_SET = {TAG_END, 1};
 
 static void xlam_step(Parser *p, const char *s, size_t n) {
     size_t i = 0;
@@ -29,13 +29,13 @@ static void xlam_step(Parser *p, const char *s, size_t n) {
         unsigned char c = (unsigned char)s[i];
         switch (p->state) {
         case X_PRE:
-            if (lead_marks(p, s, n, &i, &PRE_SET, X_TEXT) == 0) p->state = X_THINK;
+            if (scan_lead(p, s, n, &i, &PRE_SET, X_TEXT) == 0) p->state = X_THINK;
             break;
         case X_THINK:
             if (scan_text(p, s, n, &i, &THINK_SET, put_reasoning) >= 0) p->state = X_TEXT;
             break;
         case X_TEXT:
-            r = scan_marks(p, s, n, &i, &TEXT_SET, put_content);
+            r = scan_text(p, s, n, &i, &TEXT_SET, put_content);
             if (r < 0) break;
             p->call.raw.len = 0;
             call_raw(p, TEXT_MARKS[r], strlen(TEXT_MARKS[r]));

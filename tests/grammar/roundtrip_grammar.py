@@ -52,10 +52,12 @@ def load_roundtrip(shared):
 
 def main(argv):
     verbose = "-v" in argv
-    chatfmt, check, shared = [a for a in argv if a != "-v"][:3]
+    only = [a[len("--only="):] for a in argv if a.startswith("--only=")]   # template names containing these (debugging)
+    chatfmt, check, shared = [a for a in argv if a != "-v" and not a.startswith("--only=")][:3]
     rr = load_roundtrip(shared)
     dirs = [os.path.join(shared, "seeds"), os.path.join(shared, "corpus", "templates")]
-    files = sorted(os.path.join(d, f) for d in dirs if os.path.isdir(d) for f in os.listdir(d) if f.endswith(".jinja"))
+    files = sorted(os.path.join(d, f) for d in dirs if os.path.isdir(d) for f in os.listdir(d)
+                   if f.endswith(".jinja") and (not only or any(o in f for o in only)))
     tmp = tempfile.mkdtemp(prefix="grammar-rt-")
     tools_path = os.path.join(tmp, "tools.json")
     with open(tools_path, "w") as f:
@@ -161,8 +163,8 @@ def main(argv):
             lark_replies.append((auto["lark"], reply))
             if not has_calls:
                 continue
-            marker = probe["grammar_triggers"][0]["value"]
-            content_first = name == "text" and reply.find("Let me look") < reply.find(marker)
+            at = [reply.find(t["value"]) for t in probe["grammar_triggers"] if t["value"] in reply]
+            content_first = name == "text" and at and reply.find("Let me look") < min(at)
             req = grammar(path, prompt, "--tool-choice", "required")
             check_case(req, reply, not content_first, False, f"{base} {name} required" + (" (content first)" if content_first else ""))
             single = grammar(path, prompt, "--parallel-tool-calls", "false")
@@ -185,6 +187,25 @@ def main(argv):
                 d = cut(d, stops)
                 check_case(auto, d, False, True, f"{base} {label}")
 
+    # every reply format with tool calls has a grammar llama.cpp reads, in
+    # each mode (formats no corpus template writes are covered here)
+    listed = subprocess.run([chatfmt, "formats"], capture_output=True, text=True, timeout=60).stdout
+    names = sorted({ln.split()[0] for ln in listed.splitlines() if ln[:1].isalpha() and len(ln.split()) > 1
+                    and ln.split()[0] == ln.split()[0].lower() and ln.split()[0] not in ("all", "plain")})
+    missing = []
+    for fname in names:
+        for opts in ((), ("--tool-choice", "required"), ("--parallel-tool-calls", "false")):
+            r = subprocess.run([chatfmt, "grammar", "--format", fname, "--tools", tools_path, *opts],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                missing.append(f"{fname} {' '.join(opts)}: {r.stderr.strip()[:120]}")
+                continue
+            g = json.loads(r.stdout)
+            # the empty reply: a lazy grammar never fires; a required one must reject it
+            check_case(g, "", g["grammar_lazy"], False, f"format {fname} {' '.join(opts)}".strip())
+    for m in missing:
+        print("  no grammar: " + m)
+
     res = subprocess.run([check], input="".join(json.dumps(r, ensure_ascii=False) + "\n" for r in requests),
                          capture_output=True, text=True, timeout=600)
     out = [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
@@ -192,12 +213,18 @@ def main(argv):
         print(f"FAIL grammar_roundtrip (llama.cpp's engine exited {res.returncode}: {res.stderr[-300:]})")
         return 1
     bad = []
-    acc_ok = acc_n = rej_ok = rej_n = 0
+    acc_ok = acc_n = rej_ok = rej_n = fmt_ok = 0
     for r, (should, must_fire), label, req in zip(out, expect, labels, requests):
         if not r.get("parsed"):
             bad.append(f"{label}: grammar does not parse: {r.get('error', '')[:200]}")
             continue
         got, fired = r["accepted"][0], r["triggered"][0]
+        if label.startswith("format "):
+            if got == should:
+                fmt_ok += 1
+            else:
+                bad.append(f"{label}: the empty reply {'rejected' if should else 'accepted'}")
+            continue
         if should:
             acc_n += 1
             ok = got and (fired or not must_fire)
@@ -213,9 +240,10 @@ def main(argv):
             print("  " + b)
     for e in shape_errors[:10]:
         print("  structural tag: " + e)
-    status = "PASS" if not bad and not shape_errors and templates >= 10 and acc_n and rej_n else "FAIL"
+    status = "PASS" if not bad and not missing and not shape_errors and (templates >= 10 or only) and acc_n and rej_n else "FAIL"
     print(f"{status} grammar_roundtrip ({templates} templates; accepted {acc_ok}/{acc_n} round-trip replies, "
-          f"rejected {rej_ok}/{rej_n} broken ones, through llama.cpp's grammar engine)")
+          f"rejected {rej_ok}/{rej_n} broken ones, through llama.cpp's grammar engine; {len(names)} reply formats "
+          f"with grammars it reads, {fmt_ok}/{3 * len(names)} modes right on the empty reply)")
     # python-lark on the Lark grammar of the whole reply (tool_choice auto)
     lark = load_lark()
     if lark is None:

@@ -149,17 +149,21 @@ def cmda_action(calls, first_id=0):
 
 # ---- families --------------------------------------------------------------
 
+# hermes markup: <tool_call> and the other tags models wrap a call in (<function_call>,
+# <tools>, <response>, <json>, <xml>, <function=NAME>, a ```json code block)
+HERMES_WORDS = ["think", "tool", "call", "name", "arguments", "parameters", "function", "tools", "response",
+                "json", "xml", "JSON"]   # (a code block's ``` is not a word)
 FAMILIES = {
     "glm45": {"format": "glm45", "template": "glm45.jinja", "end": "",
               "keywords": ["think", "tool", "call", "arg", "key", "value"]},
     "qwen3": {"format": "hermes", "template": "toolcall-qwen3.jinja", "end": "<|im_end|>\n",
-              "keywords": ["think", "tool", "call", "name", "arguments", "parameters"]},
+              "keywords": HERMES_WORDS},
     "nanbeige": {"format": "hermes", "template": "nanbeige.jinja", "end": "<|im_end|>\n",
-                 "keywords": ["think", "tool", "call", "name", "arguments", "parameters"]},
+                 "keywords": HERMES_WORDS},
     "qwen25": {"format": "hermes", "template": "reasoning-qwen25.jinja", "end": "<|im_end|>\n",
-               "keywords": ["think", "tool", "call", "name", "arguments", "parameters"]},
+               "keywords": HERMES_WORDS},
     "command-a": {"format": "command-a", "template": "command-a-reasoning.jinja", "end": "",
-                  "keywords": ["START", "END", "THINKING", "ACTION", "RESPONSE", "OF", "TURN", "TOKEN",
+                  "keywords": ["START", "END", "THINKING", "ACTION", "RESPONSE", "TEXT", "OF", "TURN", "TOKEN",
                                "co", "tool", "call", "id", "name", "parameters"]},
 }
 
@@ -384,6 +388,10 @@ add("citation-at-start", "command-a", reply, expect("command-a", clean, None, ci
 add("citation-malformed-sources", "command-a", "<|START_RESPONSE|>A <co>span</co: zero> B<|END_RESPONSE|>",
     expect("command-a", "A span</co: zero> B", None))
 
+# Command A Reasoning's MoE template (Cohere2MoE) wraps the answer in <|START_TEXT|>...<|END_TEXT|>
+add("text-block", "command-a", "<|START_THINKING|>Plan.<|END_THINKING|><|START_TEXT|>It is sunny.<|END_TEXT|>"
+    "<|END_OF_TURN_TOKEN|>", expect("command-a", "It is sunny.", "Plan."))
+
 # tool_call_id kept; missing id -> generated; ids need not be "0".."n"
 reply = ('<|START_ACTION|>[{"tool_call_id": "7", "tool_name": "ping", "parameters": {}}, '
          '{"tool_name": "get_weather", "parameters": {"city": "Oslo"}}, '
@@ -404,6 +412,25 @@ add("args-order-string-missing", "qwen3", reply,
 # a complete JSON call whose </tool_call> is missing is still a call
 reply = hermes_call(*WEATHER)[:-len("</tool_call>")] + "\n" + hermes_call(*SEARCH)
 add("missing-end-tag", "qwen3", reply, expect("qwen3", "", None, [WEATHER, SEARCH], TOOLS), TOOLS)
+# what Hermes 2 Pro and Qwen models write instead of <tool_call> (llama.cpp's
+# hermes parser reads the same): the call object in other tags, and
+# <function=NAME>{arguments}</function> or <function name="NAME">
+W_ARGS = dumps(WEATHER[1])
+for tag in ("function_call", "tool", "tools", "response", "json", "xml", "JSON"):
+    reply = "Checking. <%s>\n  %s\n</%s>" % (tag, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip(), tag)
+    add("wrapped-in-" + tag, "qwen3", reply, expect("qwen3", "Checking.", None, [WEATHER], TOOLS), TOOLS)
+reply = "<function=get_weather>%s</function>\n<function name=\"search_docs\">\n%s\n</function>" % (W_ARGS, dumps(SEARCH[1]))
+add("function-tags", "qwen3", reply, expect("qwen3", "", None, [WEATHER, SEARCH], TOOLS), TOOLS)
+for lang in ("json", "xml", ""):
+    reply = "```%s\n%s\n```" % (lang, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip())
+    add("fenced-" + (lang or "bare"), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+add("fenced-code", "qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```",
+    expect("qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```", None), TOOLS)
+add("function-tag-not-json", "qwen3", "<function=get_weather>Paris</function> done",
+    expect("qwen3", "<function=get_weather>Paris</function> done", None), TOOLS)
+# GLM-4.7 and 5 write no newline between the name and the first key
+reply = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
+add("no-newlines", "glm45", reply, expect("glm45", "", None, [("get_weather", {"city": "Paris"})], TOOLS), TOOLS)
 
 # ---- broken replies: whole parse puts the broken call in content verbatim -----
 

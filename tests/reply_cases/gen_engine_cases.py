@@ -21,6 +21,7 @@ the model wrote; XML parameters are rebuilt as json.dumps writes them, each
 value typed by an explicit flag or the tool schema (a string-typed value is
 the raw text; any other is JSON when it parses, else the raw text).
 """
+import ast
 import json
 import os
 import re
@@ -30,6 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SHARED = (sys.argv[1] if len(sys.argv) > 1 else
           os.environ.get("CHATFMT_SHARED", os.path.join(HERE, "..", "..", "..", "shared")))
 sys.path.insert(0, os.path.join(SHARED, "oracle"))
+# Templates that print the date (Hunyuan) must give the same goldens every run.
+os.environ["CHATFMT_NOW"] = "2026-03-14T15:09:26"
 import hf_render  # noqa: E402
 
 CORPUS = os.path.join(SHARED, "corpus")
@@ -137,6 +140,11 @@ FAMILIES = {
     # GigaChat 3 writes the call as a "function call" turn after the text's <|message_sep|>
     "gigachat3/3.0": ("templates/ai-sage__GigaChat3-10B-A1.8B.jinja", [], None),
     "command-r": ("templates/CohereForAI__c4ai-command-r-plus-tool_use.jinja", ["<|END_OF_TURN_TOKEN|>"], None),
+    "hyperclovax": ("more/vllm__tool_chat_template_hyperclovax_seed_think_14b.jinja", ["<|endofturn|>", "<|stop|>"],
+                    None),
+    "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
+    "functionary-v2": ("templates/meetkai__functionary-medium-v2.2.jinja", ["<|stop|>"], None),
+    "glimmer": ("more/muse__glimmer.jinja", ["<|eot|>"], r'<atem:parameter name="([^"]*)">(.*?)</atem:parameter>'),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
@@ -144,14 +152,18 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
             "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
             "role", "BEGIN", "FINAL", "RESPONSE", "reasoning", "steps", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
+# words of markers a format drops from content (hyperclovax's turn tokens)
+FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"],
+                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
 
 
-def add(name, fmt, reply, expected, tail=None, broken=False):
+def add(name, fmt, reply, expected, tail=None, broken=False, keywords=()):
     CASES.append({"name": "engine:" + name, "format": fmt, "tools": TOOLS, "tail": tail, "reply": reply,
-                  "expect": expected, "broken": broken, "keywords": KEYWORDS})
+                  "expect": expected, "broken": broken,
+                  "keywords": KEYWORDS + FORMAT_KEYWORDS.get(fmt, []) + list(keywords)})
 
 
 def strip_or_none(s):
@@ -277,8 +289,8 @@ W = dumps(WEATHER[1])
 S = dumps(SEARCH[1])
 
 
-def built(name, fmt, reply, content, reasoning, calls, ids=None, tail=None, broken=False):
-    add(fmt + ":" + name, fmt, reply, message(content, reasoning, calls, ids), tail, broken)
+def built(name, fmt, reply, content, reasoning, calls, ids=None, tail=None, broken=False, keywords=()):
+    add(fmt + ":" + name, fmt, reply, message(content, reasoning, calls, ids), tail, broken, keywords)
 
 
 # from the formats' documentation (vLLM's parsers' docstrings and tests)
@@ -357,6 +369,32 @@ built("text-after-message-end", "gigachat3", "Hi.<|message_sep|>\n\nuser<|role_s
 built("3.1-token-in-a-3.0-reply", "gigachat3", "Checking.<|function_call|>" + G, "Checking.", None, [("get_weather", W)])
 built("role-turn-not-a-call", "gigachat3", "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json",
       "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json", None, [], broken=True)
+# dict and list values printed with Python's str() (Qwen3-Coder-30B-A3B's, Seed-OSS's and
+# MiniCPM5's templates do): the JSON of the Python literal
+PY_MATRIX, PY_OPTIONS = "[[1, 2], [3, 4.5]]", "{'lang': 'en', 'tags': ['a', None], 'ok': True}"
+built("python-literal-values", "qwen3-coder", "<tool_call>\n<function=configure>\n<parameter=matrix>\n" + PY_MATRIX +
+      "\n</parameter>\n<parameter=options>\n" + PY_OPTIONS + "\n</parameter>\n</function>\n</tool_call>", None, None,
+      [("configure", "{" + ", ".join('"%s": %s' % (k, dumps(ast.literal_eval(v))) for k, v in
+                                     (("matrix", PY_MATRIX), ("options", PY_OPTIONS))) + "}")],
+      keywords=["None", "True"])
+built("python-literal-values", "minicpm5", '<function name="configure"><param name="options">' + PY_OPTIONS +
+      '</param><param name="label">{\'a\': 1}</param></function>', None, None,
+      [("configure", '{"options": %s, "label": "{\'a\': 1}"}' % dumps(ast.literal_eval(PY_OPTIONS)))],
+      keywords=["None", "True"])
+built("doc", "hyperclovax", "/think\nPlan.<|im_end|>\n<|im_start|>assistant\nCalling.<|im_end|>\n"
+      '<|im_start|>assistant -> tool/function_call\n[{"name": "get_weather", "arguments": ' + W +
+      '}, {"name": "search_docs", "arguments": ' + S + "}]<|im_end|><|stop|>", "Calling.", "Plan.",
+      [("get_weather", W), ("search_docs", S)], tail="<|im_start|>assistant")
+built("doc", "chatml-functions", "functions.get_weather:\n" + W + "\nfunctions.search_docs:\n" + S, None, None,
+      [("get_weather", W), ("search_docs", S)])
+built("not-a-call", "chatml-functions", "See functions.py:\nit has no JSON.", "See functions.py:\nit has no JSON.",
+      None, [])
+built("call-first", "functionary-v2", "get_weather\n<|content|>" + W + "\n<|from|>assistant\n<|recipient|>all\n"
+      "<|content|>Done.", "Done.", None, [("get_weather", W)], tail="<|from|>assistant\n<|recipient|>")
+built("content-after-call", "glimmer", ' to=get_weather<|message|><atem:function_calls>\n<atem:invoke name="get_weather">\n'
+      '<atem:parameter name="city">Paris</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eom|>'
+      "<|start|>assistant to=user<|message|>Checking.", "Checking.", None, [("get_weather", '{"city": "Paris"}')],
+      tail="<|start|>assistant")
 CUT = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
 built("cut-off", "qwen3-coder", "Text " + CUT, "Text " + CUT, None, [], broken=True)
 built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>',

@@ -4,6 +4,9 @@ const t = new Template("{{ x }}", { limits: { max_steps: 1000 }, now: "2026-01-0
 const s: string = t.render({ x: 1 });
 const c: string = applyChatTemplate(t, [{ role: "user", content: "hi" }], { add_generation_prompt: true, enable_thinking: false });
 const many: string[] = applyChatTemplate("glm45", [[{ role: "user", content: "hi" }]]);
+const tok = { encode: (s: string, o: { add_special_tokens: boolean }) => [s.length, o.add_special_tokens ? 1 : 0], pad_token_id: 0 };
+const ids = applyChatTemplate(t, [{ role: "user", content: "hi" }], { tokenize: true, tokenizer: tok, return_dict: true, padding: true });
+const masks = typeof ids === "object" && !Array.isArray(ids) ? ids.assistant_masks : null;
 const { text, spans } = t.renderWithSpans([{ role: "user", content: "x" }]);
 const k: boolean = caps(t).supports_tools;
 const m = parseReply("hi", { template: "glm45", tools: [] });

@@ -1,0 +1,166 @@
+/* json_reuse.c — cf_json_cache: repeated large member values parsed once
+ * (json_reuse.h). A slot watches one top-level member name: the bytes of
+ * its last value, and once the same bytes come again, the value parsed from
+ * them, which the next documents with those bytes share. */
+#include "json_reuse.h"
+#include "context.h"
+#include "json.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ReusedValue {
+    atomic_size_t refs;
+    Arena arena;
+    ReuseHit hit;      /* (held unused) */
+};
+
+struct ReuseSlot {
+    char key[JSON_REUSE_KEY_MAX];
+    size_t key_len;     /* 0: free */
+    char *text;         /* the last value's bytes (malloc), or NULL */
+    size_t len;
+    bool seen_twice;    /* to be parsed after the document */
+    bool unparsable;    /* these bytes failed alone: do not try again */
+    ReusedValue *parsed;
+    unsigned misses;    /* values in a row that differed from the last */
+};
+
+struct cf_json_cache {
+    ReuseSlot slots[JSON_REUSE_SLOTS];
+    cf_limits lim;      /* resolved; what the values were parsed under */
+    bool have_lim;
+};
+
+void json_reused_release(ReusedValue *r) {
+    if (!r || atomic_fetch_sub(&r->refs, 1) != 1) return;
+    arena_release(&r->arena);
+    free(r);
+}
+
+static void slot_forget(ReuseSlot *s) {
+    free(s->text);
+    s->text = NULL;
+    s->len = 0;
+    s->seen_twice = s->unparsable = false;
+    json_reused_release(s->parsed);
+    s->parsed = NULL;
+}
+
+void json_reuse_begin(cf_json_cache *c, const cf_limits *lim) {
+    if (c->have_lim && !memcmp(&c->lim, lim, sizeof *lim)) return;
+    for (int k = 0; k < JSON_REUSE_SLOTS; k++) slot_forget(&c->slots[k]);
+    c->lim = *lim;
+    c->have_lim = true;
+}
+
+ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
+    if (!key_len || key_len > JSON_REUSE_KEY_MAX) return NULL;
+    for (int k = 0; k < JSON_REUSE_SLOTS; k++) {
+        ReuseSlot *s = &c->slots[k];
+        if (s->key_len == key_len && !memcmp(s->key, key, key_len)) return s;
+    }
+    for (int k = 0; k < JSON_REUSE_SLOTS; k++) {
+        ReuseSlot *s = &c->slots[k];
+        if (!s->key_len) {
+            memcpy(s->key, key, key_len);
+            s->key_len = key_len;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, ReuseHit *hit, bool *same_bytes) {
+    *same_bytes = false;
+    if (!s->text || s->len > avail || memcmp(p, s->text, s->len) != 0) return false;
+    *same_bytes = true;
+    s->misses = 0;
+    if (!s->parsed) {
+        s->seen_twice = !s->unparsable;
+        return false;
+    }
+    *hit = s->parsed->hit;
+    atomic_fetch_add(&s->parsed->refs, 1);
+    hit->held = s->parsed;
+    return true;
+}
+
+void json_reuse_remember(ReuseSlot *s, const char *p, size_t len) {
+    /* A member that keeps changing (the messages) is copied on a few rows
+     * only, so that a new repeating value is still found soon. */
+    unsigned misses = s->misses++;
+    if (len < JSON_REUSE_MIN_BYTES || (misses >= 4 && misses % 16 != 0)) return;
+    slot_forget(s);
+    s->text = malloc(len);
+    if (!s->text) return;   /* (an optimisation only: nothing is lost) */
+    memcpy(s->text, p, len);
+    s->len = len;
+}
+
+/* Parse a slot's bytes alone, one nesting level shallower than the limits
+ * say (in a document they sit one level down). */
+static ReusedValue *parse_alone(const ReuseSlot *s, const cf_limits *lim) {
+    if (lim->max_json_depth < 2) return NULL;
+    ReusedValue *volatile r = malloc(sizeof *r);
+    if (!r) return NULL;
+    atomic_init(&r->refs, 1);
+    arena_init(&r->arena, 0);
+    cf_limits alone_storage = *lim;
+    const cf_limits *alone = &alone_storage;
+    alone_storage.max_json_depth--;
+    RT_PROTECTED(rt, &r->arena, NULL, alone);
+    if (setjmp(jb_rt)) {
+        arena_release(&r->arena);
+        free(r);
+        return NULL;
+    }
+    JsonMeasure m;
+    r->hit.value = json_parse_measured(&rt, s->text, s->len, &m);
+    r->hit.len = s->len;
+    r->hit.items = m.items;
+    r->hit.deepest = m.deepest;
+    r->hit.verbatim = m.verbatim;
+    r->hit.held = NULL;
+    return r;
+}
+
+void json_reuse_finish(cf_json_cache *c) {
+    for (int k = 0; k < JSON_REUSE_SLOTS; k++) {
+        ReuseSlot *s = &c->slots[k];
+        if (!s->seen_twice) continue;
+        s->seen_twice = false;
+        s->parsed = parse_alone(s, &c->lim);
+        s->unparsable = !s->parsed;
+    }
+}
+
+CF_API cf_json_cache *cf_json_cache_new(void) { return calloc(1, sizeof(cf_json_cache)); }
+
+CF_API void cf_json_cache_free(cf_json_cache *c) {
+    if (!c) return;
+    for (int k = 0; k < JSON_REUSE_SLOTS; k++) slot_forget(&c->slots[k]);
+    free(c);
+}
+
+CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,
+                                               cf_json_cache *cache, cf_error *err) {
+    if (!cache) return cf_context_from_json_limits(json, len, limits, err);
+    cf_context *volatile c = context_alloc(0);
+    if (!c) {
+        if (err) error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
+        return NULL;
+    }
+    RT_PROTECTED(rt, &c->arena, err, limits);
+    if (setjmp(jb_rt)) {
+        cf_context_free(c);
+        json_reuse_finish(cache);
+        return NULL;
+    }
+    json_reuse_begin(cache, &rt.lim);
+    Value v = json_parse_reusing(&rt, json, len, cache, c->held, &c->nheld);
+    if (v.type != VT_DICT) rt_throw(&rt, CF_ERR_TYPE, "context must be a JSON object, not %s", v_type_name(v));
+    c->vars = v.u.dict;
+    json_reuse_finish(cache);
+    return c;
+}

@@ -1,0 +1,220 @@
+/* test_json_cache.c — cf_context_from_json_cached (src/engine/json_reuse.c)
+ * against cf_context_from_json_limits, its reference: on a sequence of
+ * documents whose large members repeat, change, move, repeat twice in one
+ * document, sit before syntax errors or at the nesting limit, every context
+ * equals the uncached one value by value (types, bytes, JsonSource text,
+ * steps and height, which decide what tojson copies and charges), and every
+ * error equals it in kind, message and offset. It also checks that shared
+ * values were taken (a test of the cache that never hits could not fail). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "chatfmt.h"
+#include "engine/context.h"
+#include "engine/json.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                          \
+    do {                                          \
+        if (cond) passed++;                       \
+        else {                                    \
+            failed++;                             \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+            printf(__VA_ARGS__);                  \
+            printf("\n");                         \
+        }                                         \
+    } while (0)
+
+static bool same_source(const JsonSource *a, const JsonSource *b) {
+    if (!a || !b) return a == b;
+    return a->len == b->len && a->steps == b->steps && a->height == b->height && !memcmp(a->text, b->text, a->len);
+}
+
+/* Do a and b hold the same value, read the same way? */
+static bool same_value(Value a, Value b) {
+    if (a.type != b.type || a.flags != b.flags) return false;
+    switch (a.type) {
+    case VT_STR: return a.u.s->len == b.u.s->len && !memcmp(a.u.s->data, b.u.s->data, a.u.s->len);
+    case VT_INT: return a.u.i == b.u.i;
+    case VT_FLOAT: return !memcmp(&a.u.f, &b.u.f, sizeof a.u.f);
+    case VT_BOOL: return a.u.b == b.u.b;
+    case VT_NONE: return true;
+    case VT_LIST:
+        if (a.u.list->len != b.u.list->len || !same_source(a.u.list->json, b.u.list->json)) return false;
+        for (size_t i = 0; i < a.u.list->len; i++)
+            if (!same_value(a.u.list->items[i], b.u.list->items[i])) return false;
+        return true;
+    case VT_DICT:
+        if (dict_len(a.u.dict) != dict_len(b.u.dict) ||
+            !same_source(dict_json_source(a.u.dict), dict_json_source(b.u.dict)))
+            return false;
+        for (size_t i = 0; i < dict_len(a.u.dict); i++)
+            if (!same_value(dict_key_at(a.u.dict, i), dict_key_at(b.u.dict, i)) ||
+                !same_value(dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i)))
+                return false;
+        return true;
+    default: return false;   /* the reader makes nothing else but bigints, not used here */
+    }
+}
+
+typedef struct Buf { char *p; size_t len, cap; } Buf;
+
+static void put(Buf *b, const char *s) {
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        b->cap = (b->len + n + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) { printf("out of memory\n"); exit(2); }
+    }
+    memcpy(b->p + b->len, s, n + 1);
+    b->len += n;
+}
+
+/* A tools list of `n` functions as json.dumps writes it (verbatim), or with
+ * other spacing; `variant` changes the last function's name. */
+static char *tools_json(int n, bool verbatim, int variant) {
+    Buf b = {0};
+    put(&b, "[");
+    for (int k = 0; k < n; k++) {
+        char one[512];
+        /* json.dumps writes "café —" and -300.0, not their escapes and -3e2 */
+        snprintf(one, sizeof one,
+                 "%s{\"type\": \"function\", \"function\": {\"name\": \"tool_%d_%d\", \"description\": "
+                 "\"Does step %d; %s\", \"parameters\": {\"type\": \"object\", \"properties\": "
+                 "{\"x\": {\"type\": \"integer\", \"enum\": [1, 2.5, %s, true, null]}}, \"required\": [\"x\"]}}}",
+                 k ? (verbatim ? ", " : ",\n  ") : "", k, k == n - 1 ? variant : 0, k,
+                 verbatim ? "caf\xc3\xa9 \xe2\x80\x94" : "caf\\u00e9 \\u2014", verbatim ? "-300.0" : "-3e2");
+        put(&b, one);
+    }
+    put(&b, "]");
+    return b.p;
+}
+
+/* Read doc both ways under lim and compare; returns how many shared values
+ * the cached context holds. */
+static int compare(cf_json_cache *cache, const char *doc, const cf_limits *lim, const char *what) {
+    cf_error ea, eb;
+    memset(&ea, 0, sizeof ea);
+    memset(&eb, 0, sizeof eb);
+    cf_context *a = cf_context_from_json_limits(doc, strlen(doc), lim, &ea);
+    cf_context *b = cf_context_from_json_cached(doc, strlen(doc), lim, cache, &eb);
+    int held = b ? b->nheld : 0;
+    if (!a || !b) {
+        CHECK(!a && !b && ea.kind == eb.kind && ea.offset == eb.offset && !strcmp(ea.message, eb.message),
+              "%s: uncached %s (%s at %zu), cached %s (%s at %zu)", what, a ? "read" : "failed", ea.message,
+              (size_t)ea.offset, b ? "read" : "failed", eb.message, (size_t)eb.offset);
+    } else {
+        CHECK(same_value(v_dict_of(a->vars), v_dict_of(b->vars)), "%s: the contexts differ", what);
+    }
+    cf_context_free(a);
+    cf_context_free(b);
+    return held;
+}
+
+static char *doc_with(const char *before, const char *tools, const char *after) {
+    Buf b = {0};
+    put(&b, before);
+    put(&b, tools);
+    put(&b, after);
+    return b.p;
+}
+
+int main(void) {
+    char *t1 = tools_json(40, true, 0), *t1b = tools_json(40, true, 1), *t2 = tools_json(30, false, 0);
+    char *small = tools_json(2, true, 0);   /* under JSON_REUSE_MIN_BYTES: read each time */
+    cf_json_cache *cache = cf_json_cache_new();
+    CHECK(cache != NULL, "cf_json_cache_new");
+    cf_limits lim = {0};
+    int hits = 0, small_hits = 0;
+    char what[128];
+    for (int row = 0; row < 40; row++) {
+        const char *tools = row % 10 == 7 ? t1b : t1;   /* a different list now and then */
+        char head[160];
+        snprintf(head, sizeof head, "{\"messages\": [{\"role\": \"user\", \"content\": \"row %d\"}], \"tools\": ", row);
+        char *doc = doc_with(head, tools, row % 5 == 4 ? ", \"documents\": " : "}");
+        if (row % 5 == 4) {   /* a second large member, not verbatim, then the end */
+            char *more = doc_with(doc, t2, "}");
+            free(doc);
+            doc = more;
+        }
+        snprintf(what, sizeof what, "row %d", row);
+        hits += compare(cache, doc, &lim, what);
+        free(doc);
+        doc = doc_with("{\"tools\": ", small, ", \"x\": 1}");
+        small_hits += compare(cache, doc, &lim, "small tools");
+        free(doc);
+    }
+    CHECK(hits >= 30, "shared values taken on %d rows of 40", hits);
+    CHECK(small_hits == 0, "a small member is never shared (%d)", small_hits);
+
+    /* errors after, inside and around a repeated member: same messages, offsets */
+    char *docs[] = {
+        doc_with("{\"tools\": ", t1, ", \"a\": }"),            /* Expecting value after it */
+        doc_with("{\"tools\": ", t1, " \"a\": 1}"),            /* Expecting ',' delimiter */
+        doc_with("{\"tools\": ", t1, "} trailing"),            /* Extra data */
+        doc_with("{\"tools\": ", t1, ", \"s\": \"\\ud800\"}"), /* a lone surrogate after it */
+        doc_with("[", t1, "]"),                                /* not an object: at depth 2, never shared */
+        doc_with("{\"tools\": ", t1, ", \"tools\": 1}"),       /* a repeated key: the last value */
+        doc_with("{\"tools\": ", t1, ", \"tools\": "),         /* the same bytes twice (a repeated key), then cut */
+        doc_with("{\"tools\": ", t1, ", \"more\": ["),
+    };
+    size_t ndocs = sizeof docs / sizeof docs[0];
+    char *twice = doc_with(docs[6], t1, "}");
+    for (size_t k = 0; k < ndocs; k++) {
+        snprintf(what, sizeof what, "error document %zu", k);
+        compare(cache, docs[k], &lim, what);
+        free(docs[k]);
+    }
+    CHECK(compare(cache, twice, &lim, "the same member value twice") == 2, "both copies shared");
+    free(twice);
+    char *cut = doc_with("{\"tools\": ", t1, "");
+    cut[strlen(cut) - 10] = 0;   /* the repeated bytes cut short: read, and fail, as text */
+    compare(cache, cut, &lim, "a member cut short");
+    free(cut);
+
+    /* the nesting limit: tools nest 6 deep in a row (object, list, tool,
+     * function, parameters, properties, x, enum = 8 with the row) */
+    char *doc = doc_with("{\"tools\": ", t1, "}");
+    for (unsigned depth = 5; depth <= 10; depth++) {
+        cf_limits l = {0};
+        l.max_json_depth = depth;
+        for (int r = 0; r < 4; r++) {
+            snprintf(what, sizeof what, "max_json_depth %u, read %d", depth, r);
+            compare(cache, doc, &l, what);
+        }
+    }
+    /* limits change: values parsed under others are not taken */
+    cf_limits strict = {0};
+    strict.max_items = 20;   /* the 40-tool list is too long */
+    for (int r = 0; r < 3; r++) compare(cache, doc, &strict, "max_items 20");
+    strict.max_items = 0;
+    strict.max_string = 16;
+    for (int r = 0; r < 3; r++) compare(cache, doc, &strict, "max_string 16");
+    int held_after = 0;
+    for (int r = 0; r < 3; r++) held_after = compare(cache, doc, &lim, "default limits again");
+    CHECK(held_after == 1, "shared again under the first limits (%d)", held_after);
+
+    /* a context outlives its cache, and the cache's value is replaced under it */
+    cf_error err;
+    cf_context *kept = cf_context_from_json_cached(doc, strlen(doc), &lim, cache, &err);
+    CHECK(kept && kept->nheld == 1, "a context holding a shared value");
+    for (int r = 0; r < 8; r++) {   /* other bytes, until the cache lets the old value go */
+        char *other = doc_with("{\"tools\": ", r % 2 ? t1b : t2, "}");
+        compare(cache, other, &lim, "other tools");
+        free(other);
+    }
+    cf_json_cache_free(cache);
+    cf_context *ref = cf_context_from_json_limits(doc, strlen(doc), &lim, &err);
+    CHECK(kept && ref && same_value(v_dict_of(kept->vars), v_dict_of(ref->vars)), "the kept context intact");
+    cf_context_free(kept);
+    cf_context_free(ref);
+    compare(NULL, "{\"a\": [1, {\"b\": 2}]}", &lim, "no cache: as uncached");
+    free(doc);
+    free(t1);
+    free(t1b);
+    free(t2);
+    free(small);
+    printf("test_json_cache: %d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
