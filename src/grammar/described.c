@@ -15,6 +15,7 @@
 
 typedef struct DescCx {
     const ReplyFormatDesc *d;
+    bool bare;   /* a call after a bare_call_open: no header, its body at once */
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
@@ -125,12 +126,14 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
 /* One call after its opener: the header, the body, the closer. */
 static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     const ReplyFormatDesc *d = ((DescCx *)cx)->d;
+    bool bare = ((DescCx *)cx)->bare;
     Str *name;
     tool_name(tool, &name);
     Value params;
     SchemaCx *c = call_schema_cx(g, tool, &params);
     GList parts = {0};
-    for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) gl_push(g, &parts, header_field(g, &d->header[k], name));
+    for (int k = 0; !bare && k < d->nheader && k < MAX_HEADER_FIELDS; k++)
+        gl_push(g, &parts, header_field(g, &d->header[k], name));
     switch (d->body) {
     case BODY_JSON_CALL: gl_push(g, &parts, gx_seq(g, call_ws(g), json_call_object(g, d, c, params, name))); break;
     case BODY_JSON_ARGS:
@@ -141,7 +144,7 @@ static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
         gl_push(g, &parts, gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close)));
     }
     /* in a JSON array or a row the object is the call; its closer is the list's */
-    bool listed = d->body == BODY_JSON_CALL && d->section_open[0] && d->list != LIST_ONE;
+    bool listed = !bare && d->body == BODY_JSON_CALL && d->section_open[0] && d->list != LIST_ONE;
     /* (a reply may end before the closer: a server stops at it when it is a stop string) */
     if (d->call_close[0] && !listed) gl_push(g, &parts, gx_opt(g, gx_seq(g, call_ws(g), any_of(g, d->call_close))));
     (void)r;
@@ -157,11 +160,33 @@ static GExpr *opened_calls(Gram *g, const CallRequest *r, GExpr *call) {
     return gx_seq(g, first, gx_rep(g, next, 0, GREP_INF));
 }
 
+/* Each tool's call after a bare_call_open (call_each_tool keeps one
+ * "tool-call" rule per grammar: the headed one). */
+static GExpr *bare_calls(Gram *g, const CallRequest *r, const ReplyFormatDesc *d) {
+    DescCx cx = {d, true};
+    GList alts = {0};
+    const List *tools = r->tools.u.list;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) continue;   /* (call_each_tool warned) */
+        char nm[96];
+        snprintf(nm, sizeof nm, "bare-call-%.60s", name->data);
+        uint32_t id = gram_rule_new(g, nm, strlen(nm));
+        gram_rule_set(g, id, one_call(g, r, tools->items[i], &cx));
+        gl_push(g, &alts, gx_ref(g, id));
+    }
+    return gl_alt(g, &alts);
+}
+
 static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     const ReplyFormatDesc *d = r->syn->desc;
     b->repeat_outside = true;   /* after a call or a section the parser reads text: another may open */
-    DescCx cx = {d};
+    DescCx cx = {d, false};
     GExpr *call = call_each_tool(g, r, one_call, &cx);
+    if (d->bare_call_open[0]) {   /* a call standing alone in text (GigaChat 3.1's <|function_call|>) */
+        GExpr *bare = bare_calls(g, r, d);
+        for (int k = 0; k < DESC_MARKERS && d->bare_call_open[k]; k++) call_block_add(b, d->bare_call_open[k], bare, "");
+    }
     if (d->section_open[0]) {
         GExpr *inner;
         if (d->body == BODY_JSON_CALL && d->list == LIST_ARRAY) {
@@ -209,7 +234,7 @@ void described_syntax(const ReplyFormatDesc *d, CallSyntax *out) {
     out->reasoning_close = d->think_close[0];
     int n = 0;
     const char *const *lists[] = {d->think_open, d->think_close, d->section_open, d->section_close, d->call_open,
-                                  d->call_close, d->param_open, d->key_close, d->value_close, d->params_close};
+                                  d->bare_call_open, d->call_close, d->param_open, d->key_close, d->value_close, d->params_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) add_tokens(out, &n, lists[k]);
     for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) add_tokens(out, &n, d->header[k].end);
     add_token(out, &n, d->value_open);
