@@ -361,16 +361,19 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *     solar-open    <|tool_calls|><|tool_call:begin|>ID<|tool_call:name|>N<|tool_call:args|>{...}
  *                   <|tool_call:end|>; the id is the model's
  *   JSON call objects {"name": N, "arguments"|"parameters": {...}}
- *     nemotron-v2   <TOOLCALL>[...]</TOOLCALL>       granite  <|tool_call|>[...] (<response> dropped)
+ *     nemotron-v2   <TOOLCALL>[...]</TOOLCALL>       granite  <|tool_call|>[...] (<response> dropped;
+ *                   reasoning also "Here is my thought process:R Here is my response:")
  *     apriel        <thinking>R</thinking><tool_calls>[...]</tool_calls>
  *     jamba         <tool_calls>[...]</tool_calls>   hunyuan  the same, <answer> dropped
  *     minimax-m1    <tool_calls>\n{...}\n{...}\n</tool_calls>
  *     apertus       <|inner_prefix|>R<|inner_suffix|><|tools_prefix|>[{"N": {...}}]<|tools_suffix|>
  *     internlm      <|action_start|><|plugin|>{...}<|action_end|>
  *     longcat       <longcat_tool_call>{...}</longcat_tool_call>
- *     gigachat3     <|function_call|>{...}<|message_sep|>
+ *     gigachat3     C<|message_sep|>\n\nfunction call<|role_sep|>\n{...} (GigaChat 3) or
+ *                   <|function_call|>{...}<|message_sep|> (3.1)
  *     granite-20b-fc <function_call> {...} (repeated, no closer)
  *     ernie45       <think>R</think><response>C</response><tool_call>{...}</tool_call>
+ *     command-r     C\nAction:\n```json\n[{"tool_name": N, "parameters": {...}}...]``` (Command R/R+)
  *     hyperclovax   /think\nR<|im_end|>\n<|im_start|>assistant\nC<|im_end|>\n<|im_start|>assistant
  *                   -> tool/function_call\n[...] (HyperCLOVA X SEED Think: each part is a turn)
  *   a name, then the arguments object, with no markup around them
@@ -432,6 +435,7 @@ typedef enum cf_reply_format {
     CF_REPLY_GIGACHAT3,
     CF_REPLY_GRANITE_20B_FC,
     CF_REPLY_ERNIE45,
+    CF_REPLY_COMMAND_R,
     CF_REPLY_HYPERCLOVAX,
     CF_REPLY_CHATML_FUNCTIONS,
     CF_REPLY_FUNCTIONARY_V2,

@@ -248,6 +248,45 @@ static void test_corpus(const char *shared) {
     }
 }
 
+/* What some corpus templates' caps must say, and why:
+ * - gpt-oss stops at <|return|> and <|call|> (OpenAI's harmony
+ *   documentation), never at <|end|>, which closes one message of several;
+ * - a template whose <tool_calls>[...] list several formats read back takes
+ *   the format whose reasoning markers it also names (Hunyuan-A13B's
+ *   <think>, not Apriel's <thinking>);
+ * - GigaChat 3's and its stop strings: <|message_sep|> ends its text before
+ *   a "function call" turn, so it is no stop string. */
+static const struct {
+    const char *path, *want;
+} EXPECTED[] = {
+    {"templates/openai__gpt-oss-120b.jinja", "\"stop_strings\":[\"<|return|>\",\"<|call|>\"]"},
+    {"more/vllm__tool_chat_template_hunyuan_a13b.jinja", "\"reply_format\":\"hunyuan\""},
+    /* templates that never print a call: their text's signature */
+    {"templates/ibm-granite__granite-3.3-2B-Instruct.jinja", "\"reply_format\":\"granite\""},
+    {"more/baidu__ERNIE-4.5-0.3B-PT.jinja", "\"reply_format\":\"ernie45\""},
+    /* GigaChat 3's "function call" role turn, not the bare JSON functools also reads */
+    {"templates/ai-sage__GigaChat3-10B-A1.8B.jinja", "\"reply_format\":\"gigachat3\",\"stop_strings\":[]"},
+};
+
+static void test_expected(const char *shared) {
+    for (size_t k = 0; k < sizeof EXPECTED / sizeof *EXPECTED; k++) {
+        char path[1400];
+        snprintf(path, sizeof path, "%s/corpus/%s", shared, EXPECTED[k].path);
+        size_t len;
+        char *text = read_file(path, &len);
+        cf_template *t = text ? compile_text(text, len, EXPECTED[k].path) : NULL;
+        cf_error err;
+        char *json = t ? cf_caps_json(t, NULL, &err) : NULL;
+        char *got = json ? compact(json) : NULL;
+        check(got && strstr(got, EXPECTED[k].want), "caps %s: want %s in %s", EXPECTED[k].path, EXPECTED[k].want,
+              got ? got : "(no caps)");
+        free(got);
+        free(json);
+        cf_template_free(t);
+        free(text);
+    }
+}
+
 /* ---- 3. polyfills across threads ---- */
 
 /* GLM-4.5 raises on string arguments; the polyfill parses them. */
@@ -333,5 +372,6 @@ int main(int argc, char **argv) {
     test_defaults();
     test_polyfill_threads();
     test_corpus(shared);
+    test_expected(shared);
     return check_summary();
 }

@@ -12,19 +12,7 @@
 #include "chatfmt.h"
 #include "engine/context.h"
 #include "engine/json.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...)                          \
-    do {                                          \
-        if (cond) passed++;                       \
-        else {                                    \
-            failed++;                             \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-            printf(__VA_ARGS__);                  \
-            printf("\n");                         \
-        }                                         \
-    } while (0)
+#include "check.h"
 
 static bool same_source(const JsonSource *a, const JsonSource *b) {
     if (!a || !b) return a == b;
@@ -101,11 +89,11 @@ static int compare(cf_json_cache *cache, const char *doc, const cf_limits *lim, 
     cf_context *b = cf_context_from_json_cached(doc, strlen(doc), lim, cache, &eb);
     int held = b ? b->nheld : 0;
     if (!a || !b) {
-        CHECK(!a && !b && ea.kind == eb.kind && ea.offset == eb.offset && !strcmp(ea.message, eb.message),
+        check(!a && !b && ea.kind == eb.kind && ea.offset == eb.offset && !strcmp(ea.message, eb.message),
               "%s: uncached %s (%s at %zu), cached %s (%s at %zu)", what, a ? "read" : "failed", ea.message,
               (size_t)ea.offset, b ? "read" : "failed", eb.message, (size_t)eb.offset);
     } else {
-        CHECK(same_value(v_dict_of(a->vars), v_dict_of(b->vars)), "%s: the contexts differ", what);
+        check(same_value(v_dict_of(a->vars), v_dict_of(b->vars)), "%s: the contexts differ", what);
     }
     cf_context_free(a);
     cf_context_free(b);
@@ -124,7 +112,7 @@ int main(void) {
     char *t1 = tools_json(40, true, 0), *t1b = tools_json(40, true, 1), *t2 = tools_json(30, false, 0);
     char *small = tools_json(2, true, 0);   /* under JSON_REUSE_MIN_BYTES: read each time */
     cf_json_cache *cache = cf_json_cache_new();
-    CHECK(cache != NULL, "cf_json_cache_new");
+    check(cache != NULL, "cf_json_cache_new");
     cf_limits lim = {0};
     int hits = 0, small_hits = 0;
     char what[128];
@@ -145,8 +133,8 @@ int main(void) {
         small_hits += compare(cache, doc, &lim, "small tools");
         free(doc);
     }
-    CHECK(hits >= 30, "shared values taken on %d rows of 40", hits);
-    CHECK(small_hits == 0, "a small member is never shared (%d)", small_hits);
+    check(hits >= 30, "shared values taken on %d rows of 40", hits);
+    check(small_hits == 0, "a small member is never shared (%d)", small_hits);
 
     /* errors after, inside and around a repeated member: same messages, offsets */
     char *docs[] = {
@@ -166,7 +154,7 @@ int main(void) {
         compare(cache, docs[k], &lim, what);
         free(docs[k]);
     }
-    CHECK(compare(cache, twice, &lim, "the same member value twice") == 2, "both copies shared");
+    check(compare(cache, twice, &lim, "the same member value twice") == 2, "both copies shared");
     free(twice);
     char *cut = doc_with("{\"tools\": ", t1, "");
     cut[strlen(cut) - 10] = 0;   /* the repeated bytes cut short: read, and fail, as text */
@@ -193,12 +181,12 @@ int main(void) {
     for (int r = 0; r < 3; r++) compare(cache, doc, &strict, "max_string 16");
     int held_after = 0;
     for (int r = 0; r < 3; r++) held_after = compare(cache, doc, &lim, "default limits again");
-    CHECK(held_after == 1, "shared again under the first limits (%d)", held_after);
+    check(held_after == 1, "shared again under the first limits (%d)", held_after);
 
     /* a context outlives its cache, and the cache's value is replaced under it */
     cf_error err;
     cf_context *kept = cf_context_from_json_cached(doc, strlen(doc), &lim, cache, &err);
-    CHECK(kept && kept->nheld == 1, "a context holding a shared value");
+    check(kept && kept->nheld == 1, "a context holding a shared value");
     for (int r = 0; r < 8; r++) {   /* other bytes, until the cache lets the old value go */
         char *other = doc_with("{\"tools\": ", r % 2 ? t1b : t2, "}");
         compare(cache, other, &lim, "other tools");
@@ -206,7 +194,7 @@ int main(void) {
     }
     cf_json_cache_free(cache);
     cf_context *ref = cf_context_from_json_limits(doc, strlen(doc), &lim, &err);
-    CHECK(kept && ref && same_value(v_dict_of(kept->vars), v_dict_of(ref->vars)), "the kept context intact");
+    check(kept && ref && same_value(v_dict_of(kept->vars), v_dict_of(ref->vars)), "the kept context intact");
     cf_context_free(kept);
     cf_context_free(ref);
     compare(NULL, "{\"a\": [1, {\"b\": 2}]}", &lim, "no cache: as uncached");
@@ -215,6 +203,5 @@ int main(void) {
     free(t1b);
     free(t2);
     free(small);
-    printf("test_json_cache: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return check_summary();
 }

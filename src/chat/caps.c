@@ -411,8 +411,9 @@ static void add_unique(Prober *P, List *l, Value v) {
 /* Where a reply ends: the end-of-turn token observed after an assistant
  * turn (the first token closing it that also closes a user turn — e.g.
  * <|im_end|>, <|eot_id|>, <end_of_turn> — else the first token after it,
- * the next turn's header, as GLM's <|user|>), then what the reply format
- * adds (GLM also ends at <|observation|>), then the eos_token. */
+ * the next turn's header, as GLM's <|user|>) unless the reply format writes
+ * it inside a reply, then what the reply format adds (GLM also ends at
+ * <|observation|>, harmony at <|return|> and <|call|>), then the eos_token. */
 static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
     List *stops = list_new(P->rt, 4);
     Value msgs = list(P, 3, message(P, "user", M_USER), message(P, "assistant", M_ASSISTANT),
@@ -422,7 +423,8 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
         List *after_user = tokens_between(P, out, M_USER, M_ASSISTANT);
         List *after_assistant = tokens_between(P, out, M_ASSISTANT, M_USER2);
         /* a token the reply format writes inside a reply (HyperCLOVA X's
-           <|im_end|> closes each part of a turn) ends no reply */
+           <|im_end|> closes each part of a turn, harmony's <|end|> one
+           message of several) ends no reply */
         List *ends = list_new(P->rt, after_assistant->len);
         for (size_t i = 0; i < after_assistant->len; i++) {
             const Str *tok = after_assistant->items[i].u.s;
@@ -449,6 +451,9 @@ static void probe_stop_strings(Prober *P, Caps *c, cf_reply_format format) {
         add_unique(P, stops, str(P, "<|observation|>"));
     } else if (format == CF_REPLY_COMMAND_A) {
         add_unique(P, stops, str(P, "<|END_OF_TURN_TOKEN|>"));
+    } else if (format == CF_REPLY_HARMONY) {   /* the end of a final answer, or of a call */
+        add_unique(P, stops, str(P, "<|return|>"));
+        add_unique(P, stops, str(P, "<|call|>"));
     }
     Value eos;
     if (P->defaults && dict_get_str(P->defaults->vars, "eos_token", 9, &eos)) add_unique(P, stops, eos);
@@ -613,6 +618,7 @@ static void probe_reply_format(Prober *P, Caps *c) {
     Str *reason_reply = reasoned && has(reasoned, M_REASON) ? reply_delta(P, prompt, reasoned, &reason_tail) : NULL;
     cf_reply_format first_call = CF_REPLY_PLAIN, first_reason = CF_REPLY_PLAIN;
     bool found_call = false, found_reason = false;
+    size_t call_score = 0;
     /* the format the template's text names goes first: looser syntaxes
      * (bare JSON) can read back what a stricter one printed */
     for (size_t k = 0; k <= candidates(); k++) {
@@ -624,7 +630,16 @@ static void probe_reply_format(Prober *P, Caps *c) {
             c->reply_format = f;
             return;
         }
-        if (calls_ok && !found_call) first_call = f, found_call = true;
+        if (calls_ok && !found_call) {
+            first_call = f, found_call = true;
+            call_score = reply_format_text_score(f, src, len);
+        } else if (calls_ok && first_call != by_text && reply_format_desc(first_call)) {
+            /* several described formats read the call back (the same
+             * <tool_calls> JSON list): the one whose reasoning markers and
+             * wrappers the template names as well */
+            size_t score = reply_format_text_score(f, src, len);
+            if (score > call_score) first_call = f, call_score = score;
+        }
         if (reason_ok && !found_reason) first_reason = f, found_reason = true;
     }
     /* nothing read back a call the template printed (or it printed none):

@@ -16,6 +16,7 @@
 typedef struct DescCx {
     const ReplyFormatDesc *d;
     int first_field;   /* the header field a call's grammar starts at (addressed turns: the recipient) */
+    bool bare;         /* a call after a bare_call_open: no header, its body at once */
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
@@ -135,12 +136,13 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
 /* One call after its opener: the header, the body, the closer. */
 static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     const ReplyFormatDesc *d = ((DescCx *)cx)->d;
+    bool bare = ((DescCx *)cx)->bare;
     Str *name;
     tool_name(tool, &name);
     Value params;
     SchemaCx *c = call_schema_cx(g, tool, &params);
     GList parts = {0};
-    for (int k = ((DescCx *)cx)->first_field; k < d->nheader && k < MAX_HEADER_FIELDS; k++)
+    for (int k = ((DescCx *)cx)->first_field; !bare && k < d->nheader && k < MAX_HEADER_FIELDS; k++)
         gl_push(g, &parts, header_field(g, &d->header[k], name));
     switch (d->body) {
     case BODY_JSON_CALL: gl_push(g, &parts, gx_seq(g, call_ws(g), json_call_object(g, d, c, params, name))); break;
@@ -152,7 +154,7 @@ static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
         gl_push(g, &parts, gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close)));
     }
     /* in a JSON array or a row the object is the call; its closer is the list's */
-    bool listed = d->body == BODY_JSON_CALL && d->section_open[0] && d->list != LIST_ONE;
+    bool listed = !bare && d->body == BODY_JSON_CALL && d->section_open[0] && d->list != LIST_ONE;
     /* (a reply may end before the closer: a server stops at it when it is a stop string) */
     if (d->call_close[0] && !listed) gl_push(g, &parts, gx_opt(g, gx_seq(g, call_ws(g), any_of(g, d->call_close))));
     (void)r;
@@ -179,6 +181,24 @@ static int recipient_field(const ReplyFormatDesc *d) {
     return -1;
 }
 
+/* Each tool's call after a bare_call_open (call_each_tool keeps one
+ * "tool-call" rule per grammar: the headed one). */
+static GExpr *bare_calls(Gram *g, const CallRequest *r, const ReplyFormatDesc *d) {
+    DescCx cx = {.d = d, .bare = true};
+    GList alts = {0};
+    const List *tools = r->tools.u.list;
+    for (size_t i = 0; i < tools->len; i++) {
+        Str *name;
+        if (!tool_name(tools->items[i], &name)) continue;   /* (call_each_tool warned) */
+        char nm[96];
+        snprintf(nm, sizeof nm, "bare-call-%.60s", name->data);
+        uint32_t id = gram_rule_new(g, nm, strlen(nm));
+        gram_rule_set(g, id, one_call(g, r, tools->items[i], &cx));
+        gl_push(g, &alts, gx_ref(g, id));
+    }
+    return gl_alt(g, &alts);
+}
+
 static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     const ReplyFormatDesc *d = r->syn->desc;
     int to_at = recipient_field(d);
@@ -189,8 +209,12 @@ static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     b->repeat_outside = true;   /* after a call or a section the parser reads text: another may open */
     /* markers the parser drops as content may close the reply (hyperclovax's <|im_end|><|stop|>) */
     if (d->drop[0]) b->after = gx_rep(g, gx_seq(g, any_of(g, d->drop), call_ws(g)), 0, DESC_MARKERS);
-    DescCx cx = {d, 0};
+    DescCx cx = {.d = d};
     GExpr *call = call_each_tool(g, r, one_call, &cx);
+    if (d->bare_call_open[0]) {   /* a call standing alone in text (GigaChat 3.1's <|function_call|>) */
+        GExpr *bare = bare_calls(g, r, d);
+        for (int k = 0; k < DESC_MARKERS && d->bare_call_open[k]; k++) call_block_add(b, d->bare_call_open[k], bare, "");
+    }
     if (d->section_open[0]) {
         GExpr *inner;
         if (d->body == BODY_JSON_CALL && d->list == LIST_ARRAY) {
@@ -204,6 +228,9 @@ static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
         } else {
             inner = gx_seq(g, call_ws(g), any_of(g, d->call_open), opened_calls(g, r, call));
         }
+        /* the opener also ends a text message: alone at the reply's end it
+         * is no call (the parser drops it), except where calls are required */
+        if (d->section_ends_message && !r->required) inner = gx_opt(g, inner);
         for (int k = 0; k < DESC_MARKERS && d->section_open[k]; k++) {
             const char *close = d->section_close[k] ? d->section_close[k] : d->section_close[0];
             call_block_add(b, d->section_open[k], close ? gx_seq(g, inner, call_ws(g)) : inner, close);
@@ -287,7 +314,7 @@ static const char *first_call_pattern(Gram *g, const ReplyFormatDesc *d, int fro
 static void addressed_calls(Gram *g, const CallRequest *r, CallBlock *b, int to_at) {
     const ReplyFormatDesc *d = r->syn->desc;
     const HeaderField *to = &d->header[to_at];
-    DescCx cx = {d, to_at};
+    DescCx cx = {.d = d, .first_field = to_at};
     GExpr *call = call_each_tool(g, r, one_call, &cx);   /* from the recipient on */
     /* a turn's end marker the parser drops as content (Glimmer's <|eom|>) */
     if (d->drop[0]) call = gx_seq(g, call, gx_opt(g, gx_seq(g, call_ws(g), any_of(g, d->drop))));
@@ -365,7 +392,7 @@ void described_syntax(const ReplyFormatDesc *d, CallSyntax *out) {
     out->reasoning_close = addressed ? NULL : d->think_close[0];
     int n = 0;
     const char *const *lists[] = {d->think_open, d->think_close, d->section_open, d->section_close, d->call_open,
-                                  d->call_close, d->param_open, d->key_close, d->value_close, d->params_close};
+                                  d->bare_call_open, d->call_close, d->param_open, d->key_close, d->value_close, d->params_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) add_tokens(out, &n, lists[k]);
     for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) add_tokens(out, &n, d->header[k].end);
     add_token(out, &n, d->value_open);

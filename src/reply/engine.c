@@ -27,7 +27,7 @@ enum {
 enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
-    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER,
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN,
     R_ALT   /* R_ALT + 2k: alt[k]'s section opener, + 2k + 1: its call opener */
 };
 
@@ -50,8 +50,10 @@ struct Engine {
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
         flag, mid, val, section_end;
     bool in_section;
+    bool from_reason;        /* the calls opened inside reasoning: it goes on after them */
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
+    bool val_fresh;          /* trim: no byte of the value seen yet */
     char flag_text[FLAG_MAX + 1];
     uint8_t flag_len;
 };
@@ -95,6 +97,7 @@ static void seal(MarkSet *m) {
 static void add_triggers(MarkSet *m, const ReplyFormatDesc *d) {
     add(m, d->section_open, R_SECTION_OPEN);
     if (!d->section_open[0] || d->section_optional) add(m, d->call_open, R_CALL_OPEN);
+    add(m, d->bare_call_open, R_BARE_OPEN);
 }
 
 /* The alternative syntaxes' call openers, in the format's text. */
@@ -210,7 +213,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     bool named = d->body == BODY_JSON_CALL;
     for (int k = 0; k < d->nheader; k++) named |= d->header[k].kind == HF_NAME || d->header[k].kind == HF_KIMI_ID;
     if (!named) return "nothing names the call";
-    if (!d->section_open[0] && !d->call_open[0]) return "nothing opens a call";
+    if (!d->section_open[0] && !d->call_open[0] && !d->bare_call_open[0]) return "nothing opens a call";
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
@@ -227,22 +230,26 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
 
 static void body_start(Parser *p);
 
-static void begin_call(Parser *p, const char *tag) {
+static void begin_call(Parser *p, const char *tag, bool header) {
     Engine *e = p->eng;
     call_begin(p, tag, true, false);   /* raw keeps the section's opener for its first call */
     e->field_at = 0;
     p->nargs = 0;
     p->props = v_none();
     p->text.len = 0;
-    if (e->d->nheader) p->state = E_HDR;
+    if (header && e->d->nheader) p->state = E_HDR;
     else body_start(p);
 }
+
+/* Where text goes on after calls: reasoning when they opened inside it
+ * (Kimi K2 Thinking calls mid-thought, then thinks on until </think>). */
+static int after_calls(const Engine *e) { return e->from_reason ? E_REASON : E_CONTENT; }
 
 static void finish_call(Parser *p) {
     Engine *e = p->eng;
     call_end(p);
     e->section_calls++;
-    p->state = e->in_section ? E_SECTION : E_CONTENT;
+    p->state = e->in_section ? E_SECTION : after_calls(e);
 }
 
 /* The body is complete: its closer, if the format has one, comes next. */
@@ -259,9 +266,10 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     Engine *e = p->eng;
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
+    e->from_reason = p->state == E_REASON;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
-        begin_call(p, tag);
+        begin_call(p, tag, role != R_BARE_OPEN);
         return;
     }
     e->in_section = true;
@@ -269,7 +277,7 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     call_raw(p, tag, strlen(tag));
     if (d->body == BODY_JSON_CALL && d->list == LIST_ARRAY) p->state = E_ARR_OPEN;
     else if (d->body == BODY_JSON_CALL && d->list == LIST_SEQUENCE) p->state = E_SEQ_NEXT;
-    else if (!d->call_open[0]) begin_call(p, NULL);
+    else if (!d->call_open[0]) begin_call(p, NULL, true);
     else p->state = E_SECTION;
 }
 
@@ -528,7 +536,7 @@ static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
         break;
     case E_ARR_ITEM:
         if (c == '{') {
-            begin_call(p, NULL);   /* the object's bytes are the scanner's */
+            begin_call(p, NULL, true);   /* the object's bytes are the scanner's */
             return;
         }
         if (c != ']') {
@@ -540,13 +548,13 @@ static void step_array(Parser *p, unsigned char c, size_t *pi, const char *s) {
     case E_ARR_NEXT:
         if (c != ',' && c != ']') {   /* the calls stand; the rest is text */
             p->call.raw.len = 0;
-            p->state = E_CONTENT;
+            p->state = after_calls(p->eng);
             return;
         }
         p->state = c == ',' ? E_ARR_ITEM : E_SECTION_END;
         break;
     default:   /* E_SEQ_NEXT */
-        if (c == '{') begin_call(p, NULL);
+        if (c == '{') begin_call(p, NULL, true);
         else p->state = E_SECTION_END;
         return;
     }
@@ -580,6 +588,7 @@ static void value_begin(Parser *p) {
     p->text.len = 0;
     p->value.started = false;   /* trim: the value's first non-space byte was seen */
     p->value.ws.len = 0;        /* trim: whitespace held back, layout if the value ends here */
+    p->eng->val_fresh = true;
     if (p->string_value) {
         call_args(p, "\"", 1);
         call_represented(p);
@@ -610,17 +619,19 @@ static void put_value(Parser *p, const char *s, size_t n) {
     }
     if (trim) {
         Chan *v = &p->value;
-        if (!v->started)
-            while (n && is_space((unsigned char)*s)) s++, n--;
+        if (e->val_fresh && n) {   /* the newline after the key's '>' is layout; indentation is not */
+            e->val_fresh = false;
+            if (*s == '\n') s++, n--;
+        }
+        if (n) v->started = true;
         size_t k = n;
         while (k && is_space((unsigned char)s[k - 1])) k--;
         if (k) {   /* text: the whitespace held before it is the value's */
-            v->started = true;
             if (v->ws.len) emit_value(p, v->ws.p, v->ws.len);
             v->ws.len = 0;
             emit_value(p, s, k);
         }
-        if (v->started) sb_put(&v->ws, s + k, n - k);
+        sb_put(&v->ws, s + k, n - k);
     } else {
         emit_value(p, s, n);
     }
@@ -628,7 +639,14 @@ static void put_value(Parser *p, const char *s, size_t n) {
 }
 
 static void value_done(Parser *p) {
+    Engine *e = p->eng;
     if (p->string_value) {
+        /* trim: held whitespace is the value's but for the newline before the closer */
+        StrBuf *ws = &p->value.ws;
+        size_t w = ws->len;
+        if (e->d->trim_value && w && ws->p[w - 1] == '\n') w--;
+        if (e->d->trim_value && w) emit_value(p, ws->p, w);
+        ws->len = 0;
         call_args(p, "\"", 1);
     } else {
         const char *v = p->text.p;
@@ -676,7 +694,7 @@ static void params_end(Parser *p, int role, const char *tag) {
     } else {   /* the section's closer: the call and the section end */
         call_end(p);
         e->in_section = false;
-        p->state = E_CONTENT;
+        p->state = after_calls(e);
     }
 }
 
@@ -726,17 +744,18 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             if (r >= 0 && e->content.role[r] != R_DROP) on_trigger(p, e->content.role[r], e->content.tags[r]);
             break;
         case E_SECTION:
-            r = expect_tag(p, s, n, &i, &e->section.set, E_CONTENT, e->section_calls > 0);
+            r = expect_tag(p, s, n, &i, &e->section.set, e->section_calls ? after_calls(e) : E_CONTENT,
+                           e->section_calls > 0);
             if (r < 0) break;
             if (e->section.role[r] == R_CALL_OPEN) {
-                begin_call(p, e->section.tags[r]);
+                begin_call(p, e->section.tags[r], true);
             } else if (!e->section_calls) {   /* an empty section is text */
                 call_raw(p, e->section.tags[r], strlen(e->section.tags[r]));
                 call_break(p, E_CONTENT, NULL, 0);
             } else {
                 p->call.raw.len = 0;
                 e->in_section = false;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             break;
         case E_HDR: {
@@ -764,41 +783,42 @@ static void engine_step(Parser *p, const char *s, size_t n) {
         case E_SECTION_END:
             if (!d->section_close[0]) {
                 p->call.raw.len = 0;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
                 break;
             }
-            r = expect_tag(p, s, n, &i, &e->section_end.set, E_CONTENT, e->section_calls > 0);
+            r = expect_tag(p, s, n, &i, &e->section_end.set, e->section_calls ? after_calls(e) : E_CONTENT,
+                           e->section_calls > 0);
             if (r < 0) break;
             if (!e->section_calls) {
                 call_raw(p, e->section_end.tags[r], strlen(e->section_end.tags[r]));
                 call_break(p, E_CONTENT, NULL, 0);
             } else {
                 p->call.raw.len = 0;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             e->in_section = false;
             break;
         case E_AFTER_ARGS:
-            r = expect_tag(p, s, n, &i, &e->after.set, E_CONTENT, true);
+            r = expect_tag(p, s, n, &i, &e->after.set, after_calls(e), true);
             if (r < 0) break;
             call_raw(p, e->after.tags[r], strlen(e->after.tags[r]));
             body_done(p);
             break;
         case E_CALL_END:
-            r = expect_tag(p, s, n, &i, &e->call_end.set, E_CONTENT, true);
+            r = expect_tag(p, s, n, &i, &e->call_end.set, after_calls(e), true);
             if (r < 0) break;
             switch (e->call_end.role[r]) {
             case R_CALL_CLOSE: finish_call(p); break;
             case R_CALL_OPEN:   /* its closer is missing: the next call begins */
                 finish_call(p);
                 p->call.raw.len = 0;
-                begin_call(p, e->call_end.tags[r]);
+                begin_call(p, e->call_end.tags[r], true);
                 break;
             default:            /* the section closes */
                 call_end(p);
                 p->call.raw.len = 0;
                 e->in_section = false;
-                p->state = E_CONTENT;
+                p->state = after_calls(e);
             }
             break;
         case E_PARAMS:
@@ -869,6 +889,11 @@ static void engine_finish(Parser *p) {
     case E_LEAD_REASON:
     case E_REASON: flush_tag_prefix(p, put_reasoning); break;
     case E_SECTION:
+        if (!e->section_calls && !p->tm_len && e->d->section_ends_message) {   /* the message's end token */
+            p->call.raw.len = 0;   /* (no call began: the opener and layout are all it holds) */
+            break;
+        }
+        /* fall through */
     case E_ARR_NEXT:
     case E_SEQ_NEXT:
     case E_SECTION_END:
@@ -931,7 +956,7 @@ void engine_init(Parser *p, const ReplyFormatDesc *d) {
              : p->reasoning_mode == REASONING_CLOSED ? E_CONTENT
              : E_PRE;
     if (d->opens_in_field) {
-        begin_call(p, NULL);
+        begin_call(p, NULL, true);
         e->field_at = (uint8_t)(d->opens_in_field - 1);
     }
 }

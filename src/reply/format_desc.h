@@ -9,6 +9,7 @@
  *   section_open                             (optional: calls may stand alone)
  *     call_open HEADER... BODY call_close     (repeated)
  *   section_close
+ *   or bare_call_open BODY call_close        (a call alone in text, without a header)
  *
  * HEADER is text fields each ending at a marker (the name; an id; a prefix
  * to skip; Kimi's "functions.NAME:N" which is both), or a name token. BODY is one of
@@ -62,6 +63,9 @@ typedef struct ReplyFormatDesc {
     cf_reply_format id;
     const char *name;
     const char *example;            /* one line, for `chatfmt formats` */
+    const char *signature[DESC_MARKERS];   /* strings that all occur in the format's templates: they
+                                              name it where probing reads nothing back (a template
+                                              that never prints a call); else its call markers do */
     /* reasoning */
     const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
     bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
@@ -71,6 +75,11 @@ typedef struct ReplyFormatDesc {
     /* calls */
     const char *section_open[DESC_MARKERS], *section_close[DESC_MARKERS];
     bool section_optional;          /* call_open outside a section also starts a call */
+    bool section_ends_message;      /* the section opener is the text message's end token: at the
+                                       reply's end with no call after it, it is dropped */
+    const char *bare_call_open[DESC_MARKERS];   /* openers of a call standing alone in text, its
+                                                   body right after (no header): GigaChat 3.1's
+                                                   <|function_call|> beside GigaChat 3's turn */
     const char *call_open[DESC_MARKERS];    /* none: the section opener opens the (one) call */
     const char *call_close[DESC_MARKERS];   /* none: the call ends with its body */
     HeaderField header[MAX_HEADER_FIELDS];
@@ -110,11 +119,16 @@ extern const size_t REPLY_FORMATS_COUNT;
  * (REPLY_DETECT_EXTRA in formats.c). */
 size_t reply_formats_described(void);
 cf_reply_format reply_format_at(size_t k);
-/* The first described format whose call markers (section and call
- * openers, the call's closer, the header's last marker, the parameter
- * opener: at least three) all occur in a template's text; CF_REPLY_PLAIN if
- * none. The fallback when probing reads nothing back. */
+/* The first described format whose signature, or else whose call markers
+ * (section and call openers, the call's closer, the header's last marker,
+ * the parameter opener: at least three), all occur in a template's text;
+ * CF_REPLY_PLAIN if none. The fallback when probing reads nothing back. */
 cf_reply_format reply_format_by_signature(const char *text, size_t n);
+/* How many of the markers of described format f occur in a template's
+ * text (0 for a hand-written format): among formats that all read back a
+ * template's call, the one whose other markers (reasoning, wrappers) the
+ * template also names is its own. */
+size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n);
 /* Does format f write the marker s[0..n), alone or as part of one of its
  * markers (a closer the template prints after a reply is then the
  * format's, not the end of the turn)? */

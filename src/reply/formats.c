@@ -15,6 +15,7 @@
 #define DS_CALLS_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xE2\x96\x81" "end\xEF\xBD\x9C>"
 #define DS_CALL_BEGIN "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "begin\xEF\xBD\x9C>"
 #define DS_CALL_END "<\xEF\xBD\x9Ctool\xE2\x96\x81" "call\xE2\x96\x81" "end\xEF\xBD\x9C>"
+#define DS_CALLS_LONE "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xEF\xBD\x9C>"
 #define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
 #define FWBAR "\xEF\xBD\x9C"   /* ｜ */
 /* Header fields: text up to one of the markers. */
@@ -59,8 +60,11 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .id = CF_REPLY_DEEPSEEK_R1, .name = "deepseek-r1",
         .example = "<think>R</think><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\\n```json\\n{...}\\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
         THINK,
+        /* R1 distills also open a lone call with <｜tool▁calls｜> and still
+         * close the section after it: that closer is dropped */
+        .drop = {DS_CALLS_END},
         .section_open = {DS_CALLS_BEGIN}, .section_close = {DS_CALLS_END}, .section_optional = true,
-        .call_open = {DS_CALL_BEGIN}, .call_close = {DS_CALL_END},
+        .call_open = {DS_CALL_BEGIN, DS_CALLS_LONE}, .call_close = {DS_CALL_END},
         .header = {LITERAL("function", DS_SEP), FIELD(HF_NAME, "\n```json")}, .nheader = 2,
         .body = BODY_JSON_ARGS, .args_after = "```",
     },
@@ -124,7 +128,9 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_HUNYUAN_V3, .name = "hunyuan-v3",
         .example = "<tool_calls:opensource><tool_call:opensource>f<tool_sep:opensource><arg_key:opensource>k</arg_key:opensource><arg_value:opensource>v</arg_value:opensource></tool_call:opensource></tool_calls:opensource>",
-        .think_open = {"<think:opensource>"}, .think_close = {"</think:opensource>"},
+        /* the template writes the :opensource tokens; vLLM's hy_v3 reasoning
+         * parser reads them decoded as <think>...</think> */
+        .think_open = {"<think:opensource>", "<think>"}, .think_close = {"</think:opensource>", "</think>"},
         .section_open = {"<tool_calls:opensource>"}, .section_close = {"</tool_calls:opensource>"},
         .call_open = {"<tool_call:opensource>"},
         .header = {FIELD(HF_NAME, "<tool_sep:opensource>")}, .nheader = 1,
@@ -164,9 +170,14 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
     {
+        /* Granite 3.x: the templates never print a call, only ask for it;
+         * 3.2 reasons in plain words, 3.3 in <think> */
         .id = CF_REPLY_GRANITE, .name = "granite",
         .example = "<think>R</think><response>C</response><|tool_call|>[{\"name\": \"f\", \"arguments\": {...}}]",
-        THINK, .drop = {"<response>", "</response>"},
+        .signature = {"<|tool_call|>", "<|start_of_role|>"},
+        .think_open = {"<think>", "Here is my thought process:"},
+        .think_close = {"</think>", "Here is my response:"},
+        .drop = {"<response>", "</response>"},
         .section_open = {"<|tool_call|>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -180,14 +191,9 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     {
         .id = CF_REPLY_APRIEL, .name = "apriel",
         .example = "<thinking>R</thinking><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
-        .think_open = {"<thinking>"}, .think_close = {"</thinking>"},
-        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
-        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
-    },
-    {
-        .id = CF_REPLY_JAMBA, .name = "jamba",
-        .example = "<tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
-        THINK,
+        /* Apriel 1.6's prompt opens reasoning in words; its answer follows a marker */
+        .think_open = {"<thinking>", "Here are my reasoning steps:"},
+        .think_close = {"</thinking>", "[BEGIN FINAL RESPONSE]"},
         .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -195,6 +201,13 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .id = CF_REPLY_HUNYUAN, .name = "hunyuan",
         .example = "<think>R</think><answer>C</answer><tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
         THINK, .drop = {"<answer>", "</answer>"},
+        .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
+    },
+    {
+        .id = CF_REPLY_JAMBA, .name = "jamba",
+        .example = "<tool_calls>[{\"name\": \"f\", \"arguments\": {...}}]</tool_calls>",
+        THINK,
         .section_open = {"<tool_calls>"}, .section_close = {"</tool_calls>"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY, NAME_ARGS,
     },
@@ -221,10 +234,14 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
     {
+        /* GigaChat 3 ends its text message and writes the call as a message
+         * of the "function call" role; GigaChat 3.1 marks it with a token */
         .id = CF_REPLY_GIGACHAT3, .name = "gigachat3",
-        .example = "<|function_call|>{\"name\": \"f\", \"arguments\": {...}}<|message_sep|>",
+        .example = "C<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{\"name\": \"f\", \"arguments\": {...}} or <|function_call|>{...}<|message_sep|>",
         THINK,
-        .call_open = {"<|function_call|>"}, .call_close = {"<|message_sep|>"},
+        .section_open = {"<|message_sep|>"}, .section_ends_message = true,
+        .call_open = {"function call"}, .header = {LITERAL("", "<|role_sep|>")}, .nheader = 1,
+        .bare_call_open = {"<|function_call|>"}, .call_close = {"<|message_sep|>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
     },
     {
@@ -235,10 +252,19 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
     },
     {
         .id = CF_REPLY_ERNIE45, .name = "ernie45",
+        .signature = {"<|begin_of_sentence|>", "<|end_of_sentence|>"},   /* ERNIE 4.5's own tokens */
         .example = "<think>R</think><response>C</response><tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
         THINK, .drop = {"<response>", "</response>"},
         .call_open = {"<tool_call>"}, .call_close = {"</tool_call>"},
         .body = BODY_JSON_CALL, NAME_ARGS,
+    },
+    {
+        /* Command R/R+: a JSON list of actions after "Action:" */
+        .id = CF_REPLY_COMMAND_R, .name = "command-r",
+        .example = "C\\nAction:\\n```json\\n[{\"tool_name\": \"f\", \"parameters\": {...}}]```",
+        .section_open = {"Action:\n```json"}, .section_close = {"```"},
+        .body = BODY_JSON_CALL, .list = LIST_ARRAY,
+        .name_keys = {"tool_name"}, .args_keys = {"parameters"},
     },
     {
         /* HyperCLOVA X SEED Think writes reasoning, its answer and its calls
@@ -366,8 +392,23 @@ cf_reply_format reply_format_by_signature(const char *text, size_t n) {
             have += contains(text, n, need[k], strlen(need[k]));
         }
         if (asked >= 3 && have == asked) return d->id;
+        bool named = d->signature[0] != NULL;
+        for (int k = 0; k < DESC_MARKERS && d->signature[k] && named; k++) named = contains(text, n, d->signature[k], strlen(d->signature[k]));
+        if (named) return d->id;
     }
     return CF_REPLY_PLAIN;
+}
+
+size_t reply_format_text_score(cf_reply_format f, const char *text, size_t n) {
+    const ReplyFormatDesc *d = reply_format_desc(f);
+    if (!d) return 0;
+    const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
+                                  d->call_open, d->bare_call_open, d->call_close, d->param_open, d->value_close,
+                                  d->params_close};
+    size_t score = 0;
+    for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
+        for (int m = 0; m < DESC_MARKERS && lists[k][m]; m++) score += contains(text, n, lists[k][m], strlen(lists[k][m]));
+    return score;
 }
 
 /* Is s[0..n) one of the markers, or a part of one (a token the marker
@@ -379,14 +420,16 @@ static bool in_list(const char *const *list, const char *s, size_t n) {
 }
 
 bool reply_format_uses(cf_reply_format f, const char *s, size_t n) {
-    /* the hand-written formats' markers a template may print after a reply */
+    /* the hand-written formats' markers a template may print after a reply
+     * (harmony: a message's <|end|> and the next <|start|> go on the reply) */
     static const char *const HAND[][DESC_MARKERS] = {
         [CF_REPLY_COMMAND_A] = {"<|END_RESPONSE|>", "<|END_TEXT|>", "<|END_ACTION|>", "<|END_THINKING|>"},
+        [CF_REPLY_HARMONY] = {"<|end|>", "<|start|>", "<|channel|>", "<|message|>"},
     };
     const ReplyFormatDesc *d = reply_format_desc(f);
     if (!d) return (unsigned)f < sizeof HAND / sizeof HAND[0] && in_list(HAND[f], s, n);
     const char *const *lists[] = {d->think_open, d->think_close, d->drop, d->section_open, d->section_close,
-                                  d->call_open, d->call_close, d->params_close, d->value_close};
+                                  d->call_open, d->bare_call_open, d->call_close, d->params_close, d->value_close};
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++)
         if (in_list(lists[k], s, n)) return true;
     for (int k = 0; k < d->nheader; k++)

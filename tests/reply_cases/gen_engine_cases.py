@@ -93,9 +93,12 @@ def typed_args(name, pairs, trim_newline=False):
     """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
     parts = []
     for k, raw, flag in pairs:
-        if trim_newline:   # whitespace around a value is layout
-            raw = raw.strip(" \t\n\r")
         string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
+        if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
+            raw = raw[1:] if raw.startswith("\n") else raw
+            raw = raw[:-1] if raw.endswith("\n") else raw
+        elif trim_newline:            # any other value: JSON, or its text stripped
+            raw = raw.strip(" \t\n\r")
         if not string and strict_json(raw):
             text = raw.strip(" \t\n\r")
         else:
@@ -134,6 +137,9 @@ FAMILIES = {
     "hunyuan": ("more/vllm__tool_chat_template_hunyuan_a13b.jinja", ["<|eos|>"], None),
     "minimax-m1": ("more/MiniMaxAI__MiniMax-M1.jinja", ["<end_of_sentence>"], None),
     "gigachat3": ("templates/ai-sage__GigaChat3.1-10B-A1.8B.jinja", ["<|message_sep|>"], None),
+    # GigaChat 3 writes the call as a "function call" turn after the text's <|message_sep|>
+    "gigachat3/3.0": ("templates/ai-sage__GigaChat3-10B-A1.8B.jinja", [], None),
+    "command-r": ("templates/CohereForAI__c4ai-command-r-plus-tool_use.jinja", ["<|END_OF_TURN_TOKEN|>"], None),
     "hyperclovax": ("more/vllm__tool_chat_template_hyperclovax_seed_think_14b.jinja", ["<|endofturn|>", "<|stop|>"],
                     None),
     "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
@@ -144,7 +150,8 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
             "key", "value", "opensource", "param", "tools", "prefix", "suffix", "args", "message", "seed",
             "minimax", "steptml", "longcat", "response", "answer", "thinking", "inner", "plugin", "action",
-            "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content"]
+            "start", "functions", "json", "GCML", "get_weather", "sep", "true", "false", "parameters", "content",
+            "role", "BEGIN", "FINAL", "RESPONSE", "reasoning", "steps", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
 # words of markers a format drops from content (hyperclovax's turn tokens)
 FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"],
                    "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"]}
@@ -307,11 +314,16 @@ built("doc", "step3", "<think>r</think><\uff5ctool_calls_begin\uff5c><\uff5ctool
 K = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" + W + "<|tool_call_end|>"
 built("call-inside-reasoning", "kimi-k2", "<think>I will call it.<|tool_calls_section_begin|>" + K +
       "<|tool_calls_section_end|>", None, "I will call it.", [("get_weather", W)], ["functions.get_weather:0"])
+built("reasoning-after-call", "kimi-k2", "<think>I will call it. <|tool_calls_section_begin|>" + K +
+      "<|tool_calls_section_end|>Then I answer.</think>Sunny.", "Sunny.", "I will call it. Then I answer.",
+      [("get_weather", W)], ["functions.get_weather:0"])
 built("singular-section", "kimi-k2", "<|tool_call_section_begin|>" + K + "<|tool_call_section_end|>", None, None,
       [("get_weather", W)], ["functions.get_weather:0"])
 built("no-section", "kimi-k2", "Text." + K, "Text.", None, [("get_weather", W)], ["functions.get_weather:0"])
 built("missing-parameter-close", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n"
       "<parameter=days>\n3\n</function>\n</tool_call>", None, None, [("get_weather", '{"city": "Paris", "days": 3}')])
+built("indented-code-value", "qwen3-coder", "<tool_call>\n<function=run_python>\n<parameter=code>\n    x = 1\n\n"
+      "</parameter>\n</function>\n</tool_call>", None, None, [("run_python", '{"code": "    x = 1\\n"}')])
 built("missing-section", "qwen3-coder", "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>",
       None, None, [("get_weather", '{"city": "Paris"}')])
 built("int-as-float", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<parameter=city>\n-\n</parameter>\n"
@@ -322,6 +334,8 @@ built("not-json-int", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<para
 built("text-after-calls", "deepseek-v3.1", "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>"
       "get_weather<\uff5ctool\u2581sep\uff5c>" + W + "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c> Done.",
       "Done.", None, [("get_weather", W)])
+built("lone-calls-token", "deepseek-r1", "<\uff5ctool\u2581calls\uff5c>function<\uff5ctool\u2581sep\uff5c>get_weather\n```json\n" + W +
+      "\n```<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>", None, None, [("get_weather", W)])
 built("closed-reasoning-lead", "deepseek-dsml", "</think>Hello.", "Hello.", None, [])
 built("reasoning-open-by-prompt", "minimax-m2", "Thinking here.\n</think>\n\nHi.", "Hi.", "Thinking here.", [],
       tail="]~b]ai\n<think>\n")
@@ -329,6 +343,32 @@ built("call-in-open-reasoning", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather
       None, None, [("get_weather", W)], tail="Assistant\n<think>\n")
 built("reopened-reasoning", "qwen3-coder", "<think>\nPlan.\n</think>\n\nDone.", "Done.", "Plan.", [],
       tail="<|im_start|>assistant\n<think>\n")
+G = '{"name": "get_weather", "arguments": ' + W + '}'
+built("decoded-think-tokens", "hunyuan-v3", "Plan.</think>Sunny.", "Sunny.", "Plan.", [], tail="<think>")
+# Command R+ as its tool_use template writes a call (Cohere's model card: "Action:" and a JSON list)
+built("actions", "command-r", 'Let me check.\nAction:\n```json\n[\n    {\n        "tool_name": "get_weather",\n'
+      '        "parameters": ' + W + '\n    },\n    {\n        "tool_name": "ping",\n        "parameters": {}\n    }\n]```',
+      "Let me check.", None, [("get_weather", W), ("ping", "{}")])
+built("action-then-text", "command-r", 'Action:\n```json\n[{"tool_name": "ping", "parameters": {}}]```\nDone.', "Done.",
+      None, [("ping", "{}")])
+built("action-not-json", "command-r", "Action:\n```json\nnot a list```", "Action:\n```json\nnot a list```", None, [],
+      broken=True)
+# Apriel 1.6: its prompt ends "Here are my reasoning steps:\n"; the answer follows [BEGIN FINAL RESPONSE]
+built("final-response-marker", "apriel", "Plan.\n[BEGIN FINAL RESPONSE]\n<tool_calls>[" + G + "]</tool_calls>", None,
+      "Plan.", [("get_weather", W)], tail="<|begin_assistant|>\nHere are my reasoning steps:\n")
+# Granite 3.2 reasons in words (IBM's model card; vLLM's granite reasoning parser)
+built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
+      "Plan it.", [])
+built("thought-process-then-call", "granite", "Here is my thought process: need weather Here is my response:"
+      "<|tool_call|>[" + G + "]", None, "need weather", [("get_weather", W)])
+built("thought-words-midway-are-text", "granite", "Well. Here is my thought process: none", "Well. Here is my thought process: none",
+      None, [])
+built("message-end-token", "gigachat3", "Just an answer.<|message_sep|>\n\n", "Just an answer.", None, [])
+built("text-after-message-end", "gigachat3", "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore",
+      "Hi.<|message_sep|>\n\nuser<|role_sep|>\nMore", None, [])
+built("3.1-token-in-a-3.0-reply", "gigachat3", "Checking.<|function_call|>" + G, "Checking.", None, [("get_weather", W)])
+built("role-turn-not-a-call", "gigachat3", "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json",
+      "A.<|message_sep|>\n\nfunction call<|role_sep|>\nnot json", None, [], broken=True)
 # dict and list values printed with Python's str() (Qwen3-Coder-30B-A3B's, Seed-OSS's and
 # MiniCPM5's templates do): the JSON of the Python literal
 PY_MATRIX, PY_OPTIONS = "[[1, 2], [3, 4.5]]", "{'lang': 'en', 'tags': ['a', None], 'ok': True}"
