@@ -21,8 +21,7 @@
 
 typedef struct Buf { char *p; size_t len, cap; } Buf;
 
-static void put(Buf *b, const char *s) {
-    size_t n = strlen(s);
+static void put_n(Buf *b, const char *s, size_t n) {
     if (b->len + n + 1 > b->cap) {
         b->cap = (b->len + n + 1) * 2;
         b->p = realloc(b->p, b->cap);
@@ -30,6 +29,10 @@ static void put(Buf *b, const char *s) {
     }
     memcpy(b->p + b->len, s, n + 1);
     b->len += n;
+}
+
+static void put(Buf *b, const char *s) {
+    if (s) put_n(b, s, strlen(s));   /* a description leaves unused markers NULL */
 }
 
 /* Prose with the odd '<', quotes, escapes and non-ASCII, like real replies. */
@@ -88,8 +91,10 @@ static void described_call(Buf *b, const ReplyFormatDesc *d, const char *code) {
     put(b, first(d->call_open));
     for (int k = 0; k < d->nheader; k++) {
         const HeaderField *h = &d->header[k];
-        put(b, h->kind == HF_NAME ? "run_python" : h->kind == HF_ID ? "call_7"
-             : h->kind == HF_KIMI_ID ? "functions.run_python:0" : h->text);
+        if (h->kind == HF_LITERAL)   /* "a|b|": the first spelling */
+            put_n(b, h->text, strcspn(h->text, "|"));
+        else
+            put(b, h->kind == HF_ID ? "call_7" : h->kind == HF_KIMI_ID ? "functions.run_python:0" : "run_python");
         put(b, first(h->end));
     }
     switch (d->body) {
