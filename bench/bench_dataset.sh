@@ -66,10 +66,10 @@ run() {
 us_per_row() { python3 -c "import sys; print(f'{float(sys.argv[1]) / int(sys.argv[2]) * 1e6:.2f}')" "$1" "$2"; }
 
 cores=$(getconf _NPROCESSORS_ONLN)
-# Jinja2 (one process) runs on CPU r mod the CPU count in round r: this VM
-# runs one virtual CPU slowed for minutes at a time, and Jinja2 left to the
-# scheduler met only the slow one in whole runs (401 us a row, not 215),
-# which doubled the ratio. chatfmt uses every CPU, slowed or not.
+# Jinja2 (one process) runs pinned to CPU r mod the CPU count in bench round
+# r: on a virtual machine one CPU can run slower than the others for minutes,
+# and a process left to the scheduler may meet only that one, which would
+# skew the ratio. chatfmt uses every CPU, slow or not.
 NCPU=$(getconf _NPROCESSORS_ONLN 2> /dev/null || echo 1)
 jinja_pass() {
     local pin=()
