@@ -50,9 +50,11 @@ LCJ=$OUT/llamacpp_jinja
 llamacpp_build() {
     command -v g++ > /dev/null || { echo "needs g++"; return 1; }
     local src=$OUT/llama.rn-$LLAMA_RN
-    if ! [ -d "$src/package/cpp/common/jinja" ]; then
+    # (tests/grammar/llama_engine.sh unpacks other files of the same package)
+    if ! [ -f "$src/package/cpp/common/unicode.cpp" ] || ! [ -f "$src/package/cpp/common/build-info.cpp" ] ||
+       ! [ -f "$src/package/cpp/common/jinja/lexer.cpp" ]; then
         mkdir -p "$src"
-        (cd "$src" && npm pack --silent "llama.rn@$LLAMA_RN" > /dev/null &&
+        (cd "$src" && { [ -f "llama.rn-$LLAMA_RN.tgz" ] || npm pack --silent "llama.rn@$LLAMA_RN" > /dev/null; } &&
             tar xzf "llama.rn-$LLAMA_RN.tgz" package/cpp/common/jinja package/cpp/common/unicode.h \
                 package/cpp/common/unicode.cpp package/cpp/common/build-info.cpp package/cpp/nlohmann) ||
             { echo "npm pack llama.rn@$LLAMA_RN failed"; return 1; }
