@@ -197,10 +197,8 @@ SchemaCx *call_schema_cx(Gram *g, Value tool, Value *params) {
     return c;
 }
 
-GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx),
-                      void *cx) {
-    uint32_t memo = gram_memo_get(g, "\x01tool-call");
-    if (memo != UINT32_MAX) return gx_ref(g, memo);
+GExpr *call_rule_per_tool(Gram *g, const CallRequest *r, const char *prefix, const char *alt_name,
+                          GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx), void *cx) {
     GList alts = {0};
     const List *tools = r->tools.u.list;
     for (size_t i = 0; i < tools->len; i++) {
@@ -209,18 +207,26 @@ GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, cons
             gram_warn(g, "a tool without a name is left out");
             continue;
         }
-        char nm[96];
-        snprintf(nm, sizeof nm, "call-%.60s", name->data);
+        char nm[112];
+        snprintf(nm, sizeof nm, "%s-%.60s", prefix, name->data);
         uint32_t id = gram_rule_new(g, nm, strlen(nm));
         gram_rule_set(g, id, one(g, r, tools->items[i], cx));
         gl_push(g, &alts, gx_ref(g, id));
     }
     GExpr *e = gl_alt(g, &alts);
     if (!e) rt_throw(g->rt, CF_ERR_USAGE, "no tool with a name to call");
-    uint32_t id = gram_rule_new(g, "tool-call", 9);
+    uint32_t id = gram_rule_new(g, alt_name, strlen(alt_name));
     gram_rule_set(g, id, e);
-    gram_memo_put(g, "\x01tool-call", id);
     return gx_ref(g, id);
+}
+
+GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx),
+                      void *cx) {
+    uint32_t memo = gram_memo_get(g, "\x01tool-call");
+    if (memo != UINT32_MAX) return gx_ref(g, memo);
+    GExpr *ref = call_rule_per_tool(g, r, "call", "tool-call", one, cx);
+    gram_memo_put(g, "\x01tool-call", ref->u.rule);
+    return ref;
 }
 
 static GExpr *json_name(Gram *g, const Str *name) {
@@ -302,29 +308,16 @@ static GExpr *call_body(Gram *g, const CallSyntax *s, Value tool) {
     return gx_alt(g, fwd, rev);
 }
 
-static GExpr *one_call(Gram *g, const CallRequest *r) {
+/* One call of a CallSyntax format: its body, inside call_open/close. */
+static GExpr *syntax_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     const CallSyntax *s = r->syn;
-    GList alts = {0};
-    const List *tools = r->tools.u.list;
-    for (size_t i = 0; i < tools->len; i++) {
-        Str *name;
-        if (!tool_name(tools->items[i], &name)) {
-            gram_warn(g, "a tool without a name is left out");
-            continue;
-        }
-        char nm[96];
-        snprintf(nm, sizeof nm, "call-%.60s", name->data);
-        uint32_t id = gram_rule_new(g, nm, strlen(nm));
-        GExpr *body = call_body(g, s, tools->items[i]);
-        if (s->call_open) body = gx_seq(g, gx_litz(g, s->call_open), ws(g), body, ws(g), gx_litz(g, s->call_close));
-        gram_rule_set(g, id, body);
-        gl_push(g, &alts, gx_ref(g, id));
-    }
-    GExpr *e = gl_alt(g, &alts);
-    if (!e) rt_throw(g->rt, CF_ERR_USAGE, "no tool with a name to call");
-    uint32_t id = gram_rule_new(g, "tool-call", 9);
-    gram_rule_set(g, id, e);
-    return gx_ref(g, id);
+    GExpr *body = call_body(g, s, tool);
+    if (s->call_open) body = gx_seq(g, gx_litz(g, s->call_open), ws(g), body, ws(g), gx_litz(g, s->call_close));
+    return body;
+}
+
+static GExpr *one_call(Gram *g, const CallRequest *r) {
+    return call_rule_per_tool(g, r, "call", "tool-call", syntax_call, NULL);
 }
 
 static GExpr *calls_expr(Gram *g, const CallRequest *r) {

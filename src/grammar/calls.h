@@ -119,6 +119,10 @@ uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name);
 /* A tool's parameters and a schema context for them (objects closed). */
 SchemaCx *call_schema_cx(Gram *g, Value tool, Value *params);
 /* The rule "tool-call" (alternatives over the tools, each made by `one`). */
+/* A rule per tool named PREFIX-NAME, made by `one`, and the rule ALT_NAME
+ * over them all (a reference to it); a tool without a name is left out. */
+GExpr *call_rule_per_tool(Gram *g, const CallRequest *r, const char *prefix, const char *alt_name,
+                          GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx), void *cx);
 GExpr *call_each_tool(Gram *g, const CallRequest *r, GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx),
                       void *cx);
 

@@ -54,25 +54,7 @@ static GExpr *mistral_v3_call(Gram *g, const CallRequest *r, Value tool, void *c
 /* A rule for the alternatives over the tools made by `one` (named `nm`). */
 static GExpr *each_tool_cx(Gram *g, const CallRequest *r, const char *nm,
                            GExpr *(*one)(Gram *g, const CallRequest *r, Value tool, void *cx), void *cx) {
-    GList alts = {0};
-    const List *tools = r->tools.u.list;
-    for (size_t i = 0; i < tools->len; i++) {
-        Str *name;
-        if (!tool_name(tools->items[i], &name)) {
-            gram_warn(g, "a tool without a name is left out");
-            continue;
-        }
-        char rn[112];
-        snprintf(rn, sizeof rn, "%s-%.60s", nm, name->data);
-        uint32_t id = gram_rule_new(g, rn, strlen(rn));
-        gram_rule_set(g, id, one(g, r, tools->items[i], cx));
-        gl_push(g, &alts, gx_ref(g, id));
-    }
-    GExpr *e = gl_alt(g, &alts);
-    if (!e) rt_throw(g->rt, CF_ERR_USAGE, "no tool with a name to call");
-    uint32_t id = gram_rule_new(g, nm, strlen(nm));
-    gram_rule_set(g, id, e);
-    return gx_ref(g, id);
+    return call_rule_per_tool(g, r, nm, nm, one, cx);
 }
 
 static GExpr *each_tool(Gram *g, const CallRequest *r, const char *nm,
