@@ -510,7 +510,8 @@ bool json_args_start(Parser *p, char vtype) {
 
 int json_args_fast(const Parser *p) {
     bool in_string = p->js.st == J_STR || p->js.st == J_ESC;
-    return p->val_mode == V_ARGS_RAW && p->call.committed && in_string ? FAST_JSON_ARGS : FAST_NONE;
+    if (p->val_mode != V_ARGS_RAW || !in_string) return FAST_NONE;
+    return p->call.committed ? FAST_JSON_ARGS : FAST_JSON_HELD;   /* (held: until the call commits) */
 }
 
 /* Bytes of the JSON, under the current value mode. */
@@ -1048,9 +1049,12 @@ enum {
     A_JSON_BS,   /* JSON arguments: a backslash starts an escape ... */
     A_JSON_ESC,  /* ... which this byte ends */
     A_RAW,       /* markup: whitespace kept in the call's raw bytes */
-    A_HELD,      /* markup: text kept in Parser.text and the raw bytes */
+    A_HELD,      /* markup: text kept in fast_held and the raw bytes */
     A_NAME,      /* markup: a name byte kept in the call's name and raw bytes */
-    A_SOURCE     /* citation sources kept in Parser.text */
+    A_SOURCE,    /* citation sources kept in Parser.text */
+    A_HELD_BS,   /* a held string: a backslash (A_HELD) starts an escape ... */
+    A_HELD_ESC,  /* ... which this byte (A_HELD) ends */
+    A_HELD_U8    /* ... a byte of a UTF-8 sequence, held until complete */
 };
 
 /* The tables: F(c) for every byte value, as constant expressions. */
@@ -1117,6 +1121,16 @@ enum {
     (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') ||   \
      (c) == '_' || (c) == '-' || (c) == '.' || (c) == ':' ? A_NAME : A_REST)
 #define F_SOURCES(c) (IS_PRINTABLE(c) && (c) != '<' && (c) != '>' ? A_SOURCE : A_REST)
+/* A held string (FAST_PY_STR*, FAST_GEMMA_STR, FAST_JSON_HELD): all but
+ * what ends it or starts an escape is kept as it is. */
+#define HELD_ACTION(c, end) ((c) == (end) ? A_REST : (c) < 0x80 ? A_HELD : IS_LEAD(c) ? A_HELD_U8 : A_REST)
+#define F_HELD_PY1(c) ((c) == '\\' ? A_HELD_BS : HELD_ACTION(c, '\''))
+#define F_HELD_PY2(c) ((c) == '\\' ? A_HELD_BS : HELD_ACTION(c, '"'))
+#define F_HELD_GEMMA(c) HELD_ACTION(c, '<')   /* '<' may start the string token: the machine's */
+#define F_HELD_JSON(c) ((c) == '\\' ? A_HELD_BS : (c) < 0x20 ? A_REST : HELD_ACTION(c, '"'))
+#define F_HELD_PY_ESC(c) ((c) < 0x80 ? A_HELD_ESC : A_REST)
+#define F_HELD_JSON_ESC(c) (F_JSON_ESC(c) == A_JSON_ESC ? A_HELD_ESC : A_REST)   /* (\u: the machine's) */
+#define F_HELD_U8(c) A_HELD_U8
 #define F_TAG(c) A_TAG
 #define F_U8(c) A_U8
 #define F_REST(c) A_REST
@@ -1130,7 +1144,11 @@ static const uint8_t LEAF_TEXT[256] = LEAF_TABLE(F_TEXT), LEAF_TEXT_HELD[256] = 
                      LEAF_MARKUP_TEXT[256] = LEAF_TABLE(F_MARKUP_TEXT), LEAF_NAME[256] = LEAF_TABLE(F_NAME),
                      LEAF_SOURCES[256] = LEAF_TABLE(F_SOURCES), LEAF_QUIET[256] = LEAF_TABLE(F_QUIET),
                      LEAF_QUIET_PLAIN[256] = LEAF_TABLE(F_QUIET_PLAIN), LEAF_TAG[256] = LEAF_TABLE(F_TAG),
-                     LEAF_U8[256] = LEAF_TABLE(F_U8), LEAF_REST[256] = LEAF_TABLE(F_REST);
+                     LEAF_U8[256] = LEAF_TABLE(F_U8), LEAF_REST[256] = LEAF_TABLE(F_REST),
+                     LEAF_HELD_PY1[256] = LEAF_TABLE(F_HELD_PY1), LEAF_HELD_PY2[256] = LEAF_TABLE(F_HELD_PY2),
+                     LEAF_HELD_GEMMA[256] = LEAF_TABLE(F_HELD_GEMMA), LEAF_HELD_JSON[256] = LEAF_TABLE(F_HELD_JSON),
+                     LEAF_HELD_PY_ESC[256] = LEAF_TABLE(F_HELD_PY_ESC),
+                     LEAF_HELD_JSON_ESC[256] = LEAF_TABLE(F_HELD_JSON_ESC), LEAF_HELD_U8[256] = LEAF_TABLE(F_HELD_U8);
 
 /* The hot tables: what cf_reply_stream_feed takes itself, a byte-by-byte
  * feed's commonest bytes: the state's A_COPY and A_ESC bytes; in text one
@@ -1283,13 +1301,27 @@ static size_t hot_escapes(int kind, const char *s, size_t n) {
     return extra;
 }
 
+/* A held string's escape: is one open (a backslash came), and open or close it. */
+static inline bool held_escaped(const Parser *p) {
+    return p->fast_kind == FAST_JSON_HELD ? p->js.st == J_ESC : p->fam_lit && p->fam_lit->esc;
+}
+static inline void held_escape(Parser *p, bool open) {
+    if (p->fast_kind == FAST_JSON_HELD) p->js.st = open ? J_ESC : J_STR;
+    else p->fam_lit->esc = open;
+    p->leaf_tab = !open ? p->leaf_base : p->fast_kind == FAST_JSON_HELD ? LEAF_HELD_JSON_ESC : LEAF_HELD_PY_ESC;
+}
+
 /* The table for the current state: the kind's own, unless something is held. */
 static const uint8_t *leaf_select(const Parser *p) {
-    bool markup = p->fast_kind >= FAST_TAG;
+    bool markup = p->fast_kind >= FAST_TAG, held_string = p->fast_kind >= FAST_PY_STR1;
+    if (p->u8_len && held_string) return p->tm_len || held_escaped(p) ? LEAF_REST : LEAF_HELD_U8;
     if (p->u8_len)   /* (after an escape's backslash: not an escape, the call breaks) */
         return p->tm_len || markup || p->span_open || p->fast_quiet || p->js.st == J_ESC ? LEAF_REST
                                                                                       : LEAF_U8;
     if (p->tm_len) return LEAF_TAG;
+    if (held_string && held_escaped(p))
+        return p->fast_kind == FAST_JSON_HELD ? LEAF_HELD_JSON_ESC
+             : p->fast_kind == FAST_GEMMA_STR ? LEAF_REST : LEAF_HELD_PY_ESC;
     if (p->js.st == J_ESC) return p->fast_kind == FAST_JSON_ARGS ? LEAF_JSON_ESC : LEAF_REST;
     if (p->fast_chan && p->fast_chan->ws.len) return p->leaf_held;
     return p->leaf_base;
@@ -1403,8 +1435,9 @@ static void marks_hot_alloc(Parser *p) { p->mark_hot = rt_alloc(&p->rt, sizeof H
 static void fast_refresh(Parser *p) {
     /* the output line each kind writes to (markup kinds write none) */
     static const int lines[] = {LINE_NONE, LINE_CONTENT, LINE_REASONING, LINE_ARGS, LINE_ARGS, LINE_ARGS,
+                                LINE_NONE, LINE_NONE, LINE_NONE, LINE_NONE,
                                 LINE_NONE, LINE_NONE, LINE_NONE, LINE_NONE};
-    _Static_assert(sizeof lines / sizeof lines[0] == FAST_SOURCES + 1, "a line per fast kind");
+    _Static_assert(sizeof lines / sizeof lines[0] == FAST_JSON_HELD + 1, "a line per fast kind");
     static const TagSet no_tags = {NULL, 0};
     const TagSet *tags = &no_tags;
     int kind = p->fast(p, &tags);
@@ -1418,6 +1451,7 @@ static void fast_refresh(Parser *p) {
     p->fast_kind = kind;
     p->fast_chan = c;
     p->fast_tags = tags;
+    p->fast_held = kind == FAST_JSON_HELD ? &p->call.args : &p->text;
     /* a text field whose line is not open: whitespace and tag prefixes (as
      * between calls) still need not wait for the machine */
     bool quiet = c && c->field != FIELD_VALUE && !line_ok;
@@ -1460,6 +1494,10 @@ static void fast_refresh(Parser *p) {
     case FAST_HELD: p->leaf_base = p->leaf_held = LEAF_MARKUP_TEXT; break;
     case FAST_NAME: p->leaf_base = p->leaf_held = LEAF_NAME; break;
     case FAST_SOURCES: p->leaf_base = p->leaf_held = LEAF_SOURCES; break;
+    case FAST_PY_STR1: p->leaf_base = p->leaf_held = LEAF_HELD_PY1; break;
+    case FAST_PY_STR2: p->leaf_base = p->leaf_held = LEAF_HELD_PY2; break;
+    case FAST_GEMMA_STR: p->leaf_base = p->leaf_held = LEAF_HELD_GEMMA; break;
+    case FAST_JSON_HELD: p->leaf_base = p->leaf_held = LEAF_HELD_JSON; break;
     default: p->leaf_base = p->leaf_held = LEAF_REST;
     }
     p->leaf_hot_base = hot;
@@ -1549,12 +1587,14 @@ static inline bool fast_utf8(Parser *p, Chan *c, unsigned char ch) {
 }
 
 /* A_LT, and markup in a call: whitespace kept raw (A_RAW), text kept in
- * Parser.text and raw (A_HELD). False (nothing done) when there is no room. */
+ * fast_held and raw (A_HELD, and the escapes of a held string). False
+ * (nothing done) when there is no room. */
 static inline bool leaf_markup(Parser *p, unsigned char ch) {
-    StrBuf *raw = &p->call.raw;
+    StrBuf *raw = &p->call.raw, *held = p->fast_held;
     bool markup = p->fast_kind >= FAST_TAG;
     if (markup && raw->len == raw->cap) return false;
-    switch (p->leaf_tab[ch]) {
+    int action = p->leaf_tab[ch];
+    switch (action) {
     case A_LT:
         p->tm_buf[0] = '<';
         p->tm_len = 1;
@@ -1562,13 +1602,40 @@ static inline bool leaf_markup(Parser *p, unsigned char ch) {
         p->leaf_tab = LEAF_TAG;
         return true;
     case A_HELD:
-        if (p->text.len == p->text.cap) return false;
-        p->text.p[p->text.len++] = (char)ch;
+    case A_HELD_BS:
+    case A_HELD_ESC:
+        if (held->len == held->cap) return false;
+        held->p[held->len++] = (char)ch;
+        if (action != A_HELD) held_escape(p, action == A_HELD_BS);
         break;
     default:   /* A_RAW */
         break;
     }
     raw->p[raw->len++] = (char)ch;
+    return true;
+}
+
+/* A byte of a UTF-8 sequence in a held string: held until complete (as
+ * the machine's repair), then kept as it is. False (nothing done) when it
+ * is invalid (the machine repairs) or there is no room. */
+static inline bool leaf_held_u8(Parser *p, unsigned char ch) {
+    StrBuf *raw = &p->call.raw, *held = p->fast_held;
+    p->u8_hold[p->u8_len++] = ch;
+    int r = u8_seq(p->u8_hold, p->u8_len);
+    if (r == 0) {
+        p->leaf_tab = LEAF_HELD_U8;
+        return true;
+    }
+    if (r < 0 || held->cap - held->len < (size_t)r || raw->cap - raw->len < (size_t)r) {
+        p->u8_len--;
+        return false;
+    }
+    memcpy(held->p + held->len, p->u8_hold, (size_t)r);
+    memcpy(raw->p + raw->len, p->u8_hold, (size_t)r);
+    held->len += (size_t)r;
+    raw->len += (size_t)r;
+    p->u8_len = 0;
+    p->leaf_tab = p->leaf_base;
     return true;
 }
 
@@ -1615,7 +1682,11 @@ static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
         case A_LT:
         case A_RAW:
         case A_HELD:
+        case A_HELD_BS:
+        case A_HELD_ESC:
             return leaf_markup(p, ch);
+        case A_HELD_U8:
+            return leaf_held_u8(p, ch);
         case A_TAG: {
             int r = tag_peek(p, p->fast_tags, ch);
             /* a tag's non-ASCII byte is the machine's: it completes UTF-8 first */
@@ -1733,7 +1804,11 @@ static inline bool leaf_quick(Parser *p, unsigned char ch) {
     case A_LT:
     case A_RAW:
     case A_HELD:
+    case A_HELD_BS:
+    case A_HELD_ESC:
         return leaf_markup(p, ch);
+    case A_HELD_U8:
+        return leaf_held_u8(p, ch);
     case A_NAME: {
         StrBuf *name = &p->call.name, *raw = &p->call.raw;
         if (name->len >= MAX_CALL_NAME || name->len == name->cap || raw->len == raw->cap) return false;
@@ -1782,6 +1857,20 @@ static NOINLINE size_t feed_fast(Parser *p, const char *text, size_t n) {
             *p->leaf_cps += k - i;
             i = k;
             continue;
+        }
+        if (tab[(unsigned char)text[i]] == A_HELD) {   /* a run of held text */
+            StrBuf *held = p->fast_held, *raw = &p->call.raw;
+            size_t room = held->cap - held->len < raw->cap - raw->len ? held->cap - held->len : raw->cap - raw->len;
+            end = n - i < room ? n : i + room;
+            while (k < end && tab[(unsigned char)text[k]] == A_HELD) k++;
+            memcpy(held->p + held->len, text + i, k - i);
+            memcpy(raw->p + raw->len, text + i, k - i);
+            held->len += k - i;
+            raw->len += k - i;
+            if (k > i) {
+                i = k;
+                continue;
+            }
         }
         if (!leaf_quick(p, (unsigned char)text[i]) && !leaf_act(p, (unsigned char)text[i])) break;
         i++;
