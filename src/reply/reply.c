@@ -1122,14 +1122,18 @@ enum {
      (c) == '_' || (c) == '-' || (c) == '.' || (c) == ':' ? A_NAME : A_REST)
 #define F_SOURCES(c) (IS_PRINTABLE(c) && (c) != '<' && (c) != '>' ? A_SOURCE : A_REST)
 /* A held string (FAST_PY_STR*, FAST_GEMMA_STR, FAST_JSON_HELD): all but
- * what ends it or starts an escape is kept as it is. */
-#define HELD_ACTION(c, end) ((c) == (end) ? A_REST : (c) < 0x80 ? A_HELD : IS_LEAD(c) ? A_HELD_U8 : A_REST)
-#define F_HELD_PY1(c) ((c) == '\\' ? A_HELD_BS : HELD_ACTION(c, '\''))
-#define F_HELD_PY2(c) ((c) == '\\' ? A_HELD_BS : HELD_ACTION(c, '"'))
-#define F_HELD_GEMMA(c) HELD_ACTION(c, '<')   /* '<' may start the string token: the machine's */
-#define F_HELD_JSON(c) ((c) == '\\' ? A_HELD_BS : (c) < 0x20 ? A_REST : HELD_ACTION(c, '"'))
+ * what ends it or opens an escape (a backslash; Gemma: a '<' that may
+ * start the string token) is kept as it is; then the escape's table. */
+#define HELD_ACTION(c, end, esc)                                                                \
+    ((c) == (end) ? A_REST : (c) == (esc) ? A_HELD_BS : (c) < 0x80 ? A_HELD : IS_LEAD(c) ? A_HELD_U8 : A_REST)
+#define F_HELD_PY1(c) HELD_ACTION(c, '\'', '\\')
+#define F_HELD_PY2(c) HELD_ACTION(c, '"', '\\')
+#define F_HELD_GEMMA(c) HELD_ACTION(c, -1, '<')
+#define F_HELD_JSON(c) ((c) < 0x20 ? A_REST : HELD_ACTION(c, '"', '\\'))
 #define F_HELD_PY_ESC(c) ((c) < 0x80 ? A_HELD_ESC : A_REST)
 #define F_HELD_JSON_ESC(c) (F_JSON_ESC(c) == A_JSON_ESC ? A_HELD_ESC : A_REST)   /* (\u: the machine's) */
+/* after '<': a token's second byte (<|"|>, <escape>) is the machine's, '<' may start one again */
+#define F_HELD_GEMMA_LT(c) ((c) == '|' || (c) == 'e' ? A_REST : (c) == '<' ? A_HELD_BS : (c) < 0x80 ? A_HELD_ESC : A_REST)
 #define F_HELD_U8(c) A_HELD_U8
 #define F_TAG(c) A_TAG
 #define F_U8(c) A_U8
@@ -1146,7 +1150,8 @@ static const uint8_t LEAF_TEXT[256] = LEAF_TABLE(F_TEXT), LEAF_TEXT_HELD[256] = 
                      LEAF_QUIET_PLAIN[256] = LEAF_TABLE(F_QUIET_PLAIN), LEAF_TAG[256] = LEAF_TABLE(F_TAG),
                      LEAF_U8[256] = LEAF_TABLE(F_U8), LEAF_REST[256] = LEAF_TABLE(F_REST),
                      LEAF_HELD_PY1[256] = LEAF_TABLE(F_HELD_PY1), LEAF_HELD_PY2[256] = LEAF_TABLE(F_HELD_PY2),
-                     LEAF_HELD_GEMMA[256] = LEAF_TABLE(F_HELD_GEMMA), LEAF_HELD_JSON[256] = LEAF_TABLE(F_HELD_JSON),
+                     LEAF_HELD_GEMMA[256] = LEAF_TABLE(F_HELD_GEMMA), LEAF_HELD_GEMMA_LT[256] = LEAF_TABLE(F_HELD_GEMMA_LT),
+                     LEAF_HELD_JSON[256] = LEAF_TABLE(F_HELD_JSON),
                      LEAF_HELD_PY_ESC[256] = LEAF_TABLE(F_HELD_PY_ESC),
                      LEAF_HELD_JSON_ESC[256] = LEAF_TABLE(F_HELD_JSON_ESC), LEAF_HELD_U8[256] = LEAF_TABLE(F_HELD_U8);
 
@@ -1301,14 +1306,18 @@ static size_t hot_escapes(int kind, const char *s, size_t n) {
     return extra;
 }
 
-/* A held string's escape: is one open (a backslash came), and open or close it. */
+/* A held string's escape, where the machine keeps it: is one open, and
+ * open or close it (its table is leaf_held). */
 static inline bool held_escaped(const Parser *p) {
-    return p->fast_kind == FAST_JSON_HELD ? p->js.st == J_ESC : p->fam_lit && p->fam_lit->esc;
+    int kind = p->fast_kind;
+    return kind == FAST_JSON_HELD ? p->js.st == J_ESC : kind == FAST_GEMMA_STR ? p->fam_lit->tok : p->fam_lit->esc;
 }
 static inline void held_escape(Parser *p, bool open) {
-    if (p->fast_kind == FAST_JSON_HELD) p->js.st = open ? J_ESC : J_STR;
+    int kind = p->fast_kind;
+    if (kind == FAST_JSON_HELD) p->js.st = open ? J_ESC : J_STR;
+    else if (kind == FAST_GEMMA_STR) p->fam_lit->tok = open;
     else p->fam_lit->esc = open;
-    p->leaf_tab = !open ? p->leaf_base : p->fast_kind == FAST_JSON_HELD ? LEAF_HELD_JSON_ESC : LEAF_HELD_PY_ESC;
+    p->leaf_tab = open ? p->leaf_held : p->leaf_base;
 }
 
 /* The table for the current state: the kind's own, unless something is held. */
@@ -1319,9 +1328,7 @@ static const uint8_t *leaf_select(const Parser *p) {
         return p->tm_len || markup || p->span_open || p->fast_quiet || p->js.st == J_ESC ? LEAF_REST
                                                                                       : LEAF_U8;
     if (p->tm_len) return LEAF_TAG;
-    if (held_string && held_escaped(p))
-        return p->fast_kind == FAST_JSON_HELD ? LEAF_HELD_JSON_ESC
-             : p->fast_kind == FAST_GEMMA_STR ? LEAF_REST : LEAF_HELD_PY_ESC;
+    if (held_string && held_escaped(p)) return p->leaf_held;
     if (p->js.st == J_ESC) return p->fast_kind == FAST_JSON_ARGS ? LEAF_JSON_ESC : LEAF_REST;
     if (p->fast_chan && p->fast_chan->ws.len) return p->leaf_held;
     return p->leaf_base;
@@ -1393,6 +1400,8 @@ static inline void leaf_rehot(Parser *p) {
 /* A new stream: the hot path looks its tables up before it knows it is off. */
 static void leaf_init(Parser *p) {
     p->leaf_hot = HOT_NONE;
+    p->leaf_tab = LEAF_REST;
+    p->fast_held = &p->text;
     p->leaf_hold = HS_BASE;
 }
 
@@ -1494,10 +1503,19 @@ static void fast_refresh(Parser *p) {
     case FAST_HELD: p->leaf_base = p->leaf_held = LEAF_MARKUP_TEXT; break;
     case FAST_NAME: p->leaf_base = p->leaf_held = LEAF_NAME; break;
     case FAST_SOURCES: p->leaf_base = p->leaf_held = LEAF_SOURCES; break;
-    case FAST_PY_STR1: p->leaf_base = p->leaf_held = LEAF_HELD_PY1; break;
-    case FAST_PY_STR2: p->leaf_base = p->leaf_held = LEAF_HELD_PY2; break;
-    case FAST_GEMMA_STR: p->leaf_base = p->leaf_held = LEAF_HELD_GEMMA; break;
-    case FAST_JSON_HELD: p->leaf_base = p->leaf_held = LEAF_HELD_JSON; break;
+    case FAST_PY_STR1:   /* held strings: leaf_held is the table in an escape */
+    case FAST_PY_STR2:
+        p->leaf_base = kind == FAST_PY_STR1 ? LEAF_HELD_PY1 : LEAF_HELD_PY2;
+        p->leaf_held = LEAF_HELD_PY_ESC;
+        break;
+    case FAST_GEMMA_STR:
+        p->leaf_base = LEAF_HELD_GEMMA;
+        p->leaf_held = LEAF_HELD_GEMMA_LT;
+        break;
+    case FAST_JSON_HELD:
+        p->leaf_base = LEAF_HELD_JSON;
+        p->leaf_held = LEAF_HELD_JSON_ESC;
+        break;
     default: p->leaf_base = p->leaf_held = LEAF_REST;
     }
     p->leaf_hot_base = hot;
@@ -1942,6 +1960,15 @@ bool cf_reply_stream_feed(cf_reply_stream *s, const char *text, size_t n, cf_err
                 if (LIKELY(err != NULL)) err->kind = CF_OK;
                 return true;
             }
+        }
+        StrBuf *held = p->fast_held, *raw = &p->call.raw;   /* a held string's text (leaf_markup's A_HELD) */
+        if (p->leaf_budget && p->leaf_tab[(unsigned char)text[0]] == A_HELD && held->len < held->cap &&
+            raw->len < raw->cap) {
+            held->p[held->len++] = text[0];
+            raw->p[raw->len++] = text[0];
+            p->leaf_budget--;
+            if (LIKELY(err != NULL)) err->kind = CF_OK;
+            return true;
         }
         return feed_leaf(s, text, n, err);
     }

@@ -146,7 +146,7 @@ enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
         * UTF-8 kept in Parser.text (call.args for JSON) and raw */
        FAST_PY_STR1,     /* a Python string in '...' (pythonic; LitTrack.esc after a backslash) */
        FAST_PY_STR2,     /* ... in "..." */
-       FAST_GEMMA_STR,   /* a Gemma string between string tokens (LitTrack.tok == 0): up to '<' */
+       FAST_GEMMA_STR,   /* a Gemma string between string tokens (LitTrack.tok 1 after a '<') */
        FAST_JSON_HELD }; /* a JSON string of verbatim arguments (J_ESC after a backslash) */
 /* Limits the formats and the fast path share. */
 enum { MAX_CALL_NAME = 256,   /* glm45: a longer name is not one */
@@ -176,7 +176,8 @@ struct Parser {
     StrBuf *fast_held;       /* ... keeping the text here (markup kinds, besides call.raw) */
     /* the leaf: single bytes taken by cf_reply_stream_feed and feed_leaf (reply.c) */
     const uint8_t *leaf_tab; /* what each byte does now (A_*) */
-    const uint8_t *leaf_base, *leaf_held;   /* ... when nothing / whitespace is held */
+    const uint8_t *leaf_base, *leaf_held;   /* ... when nothing / whitespace is held (a held
+                                               string: in an escape) */
     const struct Hot *leaf_hot;             /* what the hot path takes now */
     const struct Hot *leaf_hot_base;        /* ... when nothing is held */
     unsigned leaf_hold;      /* what the hot path holds (HS_*) */
