@@ -95,7 +95,8 @@ def main():
     sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
     print(f"render_batch: {nrows} rows per seed (the {len(convs)} shared conversations cycled); "
           f"Jinja2 timed on {len(sample)} of them; library {chatfmt.library_path}")
-    print(f"  ({load()}; best and median of {ROUNDS} rounds)")
+    tunables = os.environ.get("GLIBC_TUNABLES")
+    print(f"  ({load()}; best and median of {ROUNDS} rounds{'; GLIBC_TUNABLES=' + tunables if tunables else ''})")
     ratios, medians, scalings = [], [], []
     for path in seeds:
         with open(path, encoding="utf-8") as f:
