@@ -469,6 +469,17 @@ void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
 static void put_json_z(StrBuf *sb, const char *z) { json_write_string(sb, z, strlen(z), false); }
 
 
+/* Does variant k open the same calls as an earlier tagged variant (the
+ * same grammar and closer: another spelling of the opener the parser also
+ * reads)? Such a variant gets no tag: the structural tag constrains what
+ * the model writes, so the format's own opener carries the calls, and a
+ * tag per spelling repeated the whole grammar of the tools for each. */
+static bool variant_repeats(const CallBlock *b, int k) {
+    for (int j = 0; j < k; j++)
+        if (*b->v[j].open && b->v[j].inner == b->v[k].inner && strcmp(b->v[j].close, b->v[k].close) == 0) return true;
+    return false;
+}
+
 /* A writer's variants as tags: the opener, a grammar of what follows, the
  * closer (xgrammar reads GBNF; the tools are alternatives inside). */
 static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock *b, StrBuf *sb) {
@@ -477,24 +488,21 @@ static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock 
     sb_puts(sb, "{\"type\":\"structural_tag\",\"format\":{\"type\":\"triggered_tags\",\"triggers\":[");
     int n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (!*b->v[k].open) continue;
+        if (!*b->v[k].open || variant_repeats(b, k)) continue;
         if (n++) sb_putc(sb, ',');
         put_json_z(sb, b->v[k].open);
     }
     sb_puts(sb, "],\"tags\":[");
     n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (!*b->v[k].open) continue;
+        if (!*b->v[k].open || variant_repeats(b, k)) continue;
         if (n++) sb_putc(sb, ',');
         sb_puts(sb, "{\"type\":\"tag\",\"begin\":");
         put_json_z(sb, b->v[k].open);
         sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
         uint32_t id = gram_rule_new(g, "tag-content", 11);
         gram_rule_set(g, id, b->v[k].inner);
-        StrBuf gb;
-        sb_init(g->rt, &gb, 1024);
-        gram_print_gbnf(g, &gb, id, "root");
-        json_write_string(sb, gb.p, gb.len, false);
+        gram_write_gbnf_json(g, sb, id, "root");
         sb_puts(sb, "},\"end\":");
         put_json_z(sb, b->v[k].close);
         sb_putc(sb, '}');
@@ -539,10 +547,7 @@ void call_structural_tag(Gram *g, const CallRequest *r, const CallGrammar *cg, S
             sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
             uint32_t id = gram_rule_new(g, "xml-params", 10);
             gram_rule_set(g, id, gx_seq(g, ws(g), xml_params(g, schema_cx_new(g, params), s, params, name)));
-            StrBuf gb;
-            sb_init(g->rt, &gb, 256);
-            gram_print_gbnf(g, &gb, id, "root");
-            json_write_string(sb, gb.p, gb.len, false);
+            gram_write_gbnf_json(g, sb, id, "root");
             sb_putc(sb, '}');
         } else if (s->calls_in_array) {
             /* the element varies by its id: the whole object is the content */

@@ -264,7 +264,13 @@ uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
     return id;
 }
 
-/* ---- printing ---- */
+/* ---- printing ----
+ * Every caller puts the grammar in a JSON document, so the printer
+ * writes the JSON string's text itself: each '"' and '\\' it
+ * prints then takes a backslash and each rule's newline is "\\n", in the
+ * same pass, instead of a second pass quoting the printed text. Rules are
+ * printed breadth first from the root; the references a rule's body makes
+ * queue their rules as they are printed. */
 
 typedef struct Printer {
     Gram *g;
@@ -272,51 +278,94 @@ typedef struct Printer {
     bool lark;
     uint32_t root;
     const char *root_name;
+    uint8_t *seen;           /* rule id -> queued */
+    uint32_t *order;         /* the print queue */
+    uint32_t n, cap;
 } Printer;
 
+static void enqueue(Printer *p, uint32_t id) {
+    if (id >= p->cap) {   /* helper rules (Lark) made since the arrays were sized */
+        Gram *g = p->g;
+        uint32_t cap = g->nrules + 64;
+        p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
+        memset(p->seen + p->cap, 0, cap - p->cap);
+        p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
+        p->cap = cap;
+    }
+    if (!p->seen[id]) {
+        p->seen[id] = 1;
+        p->order[p->n++] = id;
+    }
+}
+
+/* a backslash and a double quote of the grammar's text */
+static void put_bs(Printer *p) { sb_put(p->sb, "\\\\", 2); }
+static void put_dq(Printer *p) { sb_put(p->sb, "\\\"", 2); }
+
 static void put_name(Printer *p, uint32_t id) {
+    enqueue(p, id);
     const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
     if (!p->lark) {
         sb_puts(p->sb, name);
         return;
     }
-    for (const char *c = name; *c; c++) sb_putc(p->sb, *c == '-' ? '_' : *c);
+    size_t n = strlen(name);
+    size_t at = p->sb->len;
+    sb_put(p->sb, name, n);
+    for (char *c = p->sb->p + at; n--; c++)
+        if (*c == '-') *c = '_';
 }
 
-static void put_hex(StrBuf *sb, uint32_t cp) {
+static void put_hex(Printer *p, uint32_t cp) {
+    static const char HEX[] = "0123456789ABCDEF";
     char buf[12];
-    if (cp < 0x100) snprintf(buf, sizeof buf, "\\x%02X", (unsigned)cp);
-    else if (cp < 0x10000) snprintf(buf, sizeof buf, "\\u%04X", (unsigned)cp);
-    else snprintf(buf, sizeof buf, "\\U%08X", (unsigned)cp);
-    sb_puts(sb, buf);
+    int digits = cp < 0x100 ? 2 : cp < 0x10000 ? 4 : 8;
+    buf[0] = digits == 2 ? 'x' : digits == 4 ? 'u' : 'U';
+    for (int i = 0; i < digits; i++) buf[1 + i] = HEX[(cp >> (4 * (digits - 1 - i))) & 0xF];
+    put_bs(p);
+    sb_put(p->sb, buf, (size_t)digits + 1);
 }
+
+/* bytes a literal spells with an escape */
+static inline bool lit_special(unsigned char c) { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
 
 static void put_lit(Printer *p, const char *s, size_t n) {
     StrBuf *sb = p->sb;
-    sb_putc(sb, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            sb_putc(sb, '\\');
-            sb_putc(sb, (char)c);
-        } else if (c == '\n') sb_puts(sb, "\\n");
-        else if (c == '\r') sb_puts(sb, "\\r");
-        else if (c == '\t') sb_puts(sb, "\\t");
-        else if (c < 0x20 || c == 0x7F) put_hex(sb, c);
-        else sb_putc(sb, (char)c);
+    put_dq(p);
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        while (run < n && !lit_special((unsigned char)s[run])) run++;
+        sb_put(sb, s + i, run - i);
+        if (run == n) break;
+        unsigned char c = (unsigned char)s[run];
+        i = run + 1;
+        if (c == '"') {
+            put_bs(p);
+            put_dq(p);
+        } else if (c == '\\') {
+            put_bs(p);
+            put_bs(p);
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            put_bs(p);
+            sb_putc(sb, c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+        } else put_hex(p, c);
     }
-    sb_putc(sb, '"');
+    put_dq(p);
 }
 
 static void put_class_cp(Printer *p, uint32_t cp) {
     StrBuf *sb = p->sb;
     /* GBNF escapes only \\ \" [ ] and control letters: '-' and '^' go as hex */
-    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(sb, cp);
+    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(p, cp);
     else if (cp == '\\' || cp == ']' || cp == '[' || cp == '^' || cp == '-' ||
              (!p->lark && cp == '"') || (p->lark && cp == '/')) {
-        sb_putc(sb, '\\');
-        sb_putc(sb, (char)cp);
-    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(sb, cp);
+        put_bs(p);
+        if (cp == '\\') put_bs(p);
+        else if (cp == '"') put_dq(p);
+        else sb_putc(sb, (char)cp);
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(p, cp);
+    else if (cp == '"') put_dq(p);   /* Lark: a quote in a regex class */
+    else if (cp < 0x80) sb_putc(sb, (char)cp);
     else sb_put_cp(sb, cp);
 }
 
@@ -519,69 +568,36 @@ static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
     }
 }
 
-static void mark(Gram *g, const GExpr *e, uint8_t **seen, uint32_t *seen_cap, uint32_t **order, uint32_t *n) {
-    for (;;) {
-        rt_step(g->rt, 1);
-        switch (e->kind) {
-        case GX_REF: {
-            uint32_t id = e->u.rule;
-            if (id >= *seen_cap) {   /* helper rules made since the arrays were sized */
-                uint32_t cap = g->nrules + 64;
-                *seen = rt_realloc(g->rt, *seen, *seen_cap, cap);
-                memset(*seen + *seen_cap, 0, cap - *seen_cap);
-                *order = rt_realloc(g->rt, *order, *seen_cap * sizeof **order, cap * sizeof **order);
-                *seen_cap = cap;
-            }
-            if (!(*seen)[id]) {
-                (*seen)[id] = 1;
-                (*order)[(*n)++] = id;
-            }
-            return;
-        }
-        case GX_SEQ:
-        case GX_ALT:
-            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, seen_cap, order, n);
-            e = e->u.kids[e->n - 1];
-            continue;
-        case GX_REP:
-            e = e->u.kid;
-            continue;
-        default:
-            return;
-        }
-    }
-}
-
 static void print_all(Printer *p) {
     Gram *g = p->g;
-    uint32_t cap = g->nrules + 64;
-    uint8_t *seen = rt_alloc0(g->rt, cap);
-    uint32_t *order = rt_alloc(g->rt, cap * sizeof *order);
-    uint32_t n = 0;
-    seen[p->root] = 1;
-    order[n++] = p->root;
-    for (uint32_t i = 0; i < n; i++) {   /* breadth first: rules in the order they are used */
-        uint32_t id = order[i];
+    p->cap = g->nrules + 64;
+    p->seen = rt_alloc0(g->rt, p->cap);
+    p->order = rt_alloc(g->rt, p->cap * sizeof *p->order);
+    p->n = 0;
+    sb_putc(p->sb, '"');
+    enqueue(p, p->root);
+    for (uint32_t i = 0; i < p->n; i++) {   /* breadth first: rules in the order they are used */
+        uint32_t id = p->order[i];
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
         if (p->lark) {
             Flat f = {g, g->rules[id].name, NULL, 0, 0};
             body = flatten(&f, body, true);
         }
-        mark(g, body, &seen, &cap, &order, &n);
         put_name(p, id);
         sb_puts(p->sb, p->lark ? ": " : " ::= ");
         put_expr(p, body, false);
-        sb_putc(p->sb, '\n');
+        sb_put(p->sb, "\\n", 2);
     }
+    sb_putc(p->sb, '"');
 }
 
-void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
-    Printer p = {g, sb, false, root, root_name};
+void gram_write_gbnf_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {.g = g, .sb = sb, .root = root, .root_name = root_name};
     print_all(&p);
 }
 
-void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
-    Printer p = {g, sb, true, root, root_name};
+void gram_write_lark_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {.g = g, .sb = sb, .lark = true, .root = root, .root_name = root_name};
     print_all(&p);
 }

@@ -93,8 +93,9 @@ void gram_memo_put(Gram *g, const char *key, uint32_t rule);
 /* A rule named `name` whose body is made by `make` the first time it is asked for. */
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g));
 
-/* ---- printing: the rules reachable from `root`, root first, as `root_name` ---- */
-void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
-void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
+/* ---- printing: the rules reachable from `root`, root first, as `root_name`,
+ * into sb as a JSON string (quoted and escaped as it is printed) ---- */
+void gram_write_gbnf_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
+void gram_write_lark_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
 
 #endif
