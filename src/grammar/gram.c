@@ -32,6 +32,55 @@ void gram_warn(Gram *g, const char *fmt, ...) {
     sb_put(&g->warnings, one.p, one.len);
 }
 
+/* Rule names and memo keys are made by the thousand: %s, %.Ns, %zu, %u
+ * and %p by hand (snprintf's general machinery was a fifth of the time). */
+size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = 0;
+    if (!cap) return 0;
+    for (const char *f = fmt; *f; f++) {
+        if (*f != '%') {
+            if (n + 1 < cap) buf[n++] = *f;
+            continue;
+        }
+        f++;
+        size_t prec = SIZE_MAX;
+        if (*f == '.') {
+            prec = 0;
+            for (f++; *f >= '0' && *f <= '9'; f++) prec = prec * 10 + (size_t)(*f - '0');
+        }
+        char digits[24], *d = digits + sizeof digits;
+        const char *text = d;
+        size_t len = 0;
+        if (*f == 's') {
+            text = va_arg(ap, const char *);
+            while (len < prec && text[len]) len++;
+        } else {
+            uint64_t v;
+            unsigned base = 10;
+            if (*f == 'z' && f[1] == 'u') {
+                v = va_arg(ap, size_t);
+                f++;
+            } else if (*f == 'p') {
+                v = (uint64_t)(uintptr_t)va_arg(ap, void *);
+                base = 16;
+            } else {
+                v = va_arg(ap, unsigned);
+            }
+            do *--d = "0123456789abcdef"[v % base]; while ((v /= base) != 0);
+            text = d;
+            len = (size_t)(digits + sizeof digits - d);
+        }
+        if (len > cap - 1 - n) len = cap - 1 - n;
+        memcpy(buf + n, text, len);
+        n += len;
+    }
+    buf[n] = 0;
+    va_end(ap);
+    return n;
+}
+
 /* ---- expressions ---- */
 
 static GExpr *node(Gram *g, int kind) {
@@ -193,7 +242,7 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        snprintf(name + k, sizeof name - k, "-%u", suffix);
+        gram_fmt(name + k, sizeof name - k, "-%u", suffix);
         taken = gram_rule_find(g, name) != UINT32_MAX;
     }
     if (g->nrules == g->cap) {
@@ -514,24 +563,34 @@ static bool simple_rep(const GExpr *e) {
 typedef struct Flat {
     Gram *g;
     const char *base;   /* the rule being printed: helper rules are named after it */
-    uint32_t *pending;  /* helper rules made, for the print queue */
-    uint32_t npending, cap;
 } Flat;
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
 
+/* A helper rule, named after the rule being printed, "--g" and its id: no
+ * sanitised name holds "--", so the name is new without a look in the index. */
 static GExpr *hoist(Flat *f, GExpr *e) {
     Gram *g = f->g;
-    char nm[80];
-    snprintf(nm, sizeof nm, "%.60s-g", f->base);
-    uint32_t id = gram_rule_new(g, nm, strlen(nm));
-    gram_rule_set(g, id, e);
-    if (f->npending == f->cap) {
-        uint32_t cap = f->cap ? f->cap * 2 : 16;
-        f->pending = rt_realloc(g->rt, f->pending, f->npending * sizeof *f->pending, cap * sizeof *f->pending);
-        f->cap = cap;
+    if (g->nrules >= GRAM_MAX_RULES)
+        rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
+    if (g->nrules == g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
+        g->cap *= 2;
     }
-    f->pending[f->npending++] = id;
+    uint32_t id = g->nrules++;
+    size_t n = strlen(f->base);
+    if (n > 60) n = 60;
+    char *name = rt_alloc(g->rt, n + 16);
+    memcpy(name, f->base, n);
+    memcpy(name + n, "--g", 3);
+    char digits[12], *d = digits + sizeof digits;
+    uint32_t v = id;
+    do *--d = (char)('0' + v % 10); while ((v /= 10) != 0);
+    size_t nd = (size_t)(digits + sizeof digits - d);
+    memcpy(name + n + 3, d, nd);
+    name[n + 3 + nd] = 0;
+    g->rules[id].name = name;
+    g->rules[id].body = e;
     return gx_ref(g, id);
 }
 
@@ -581,7 +640,7 @@ static void print_all(Printer *p) {
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
         if (p->lark) {
-            Flat f = {g, g->rules[id].name, NULL, 0, 0};
+            Flat f = {g, g->rules[id].name};
             body = flatten(&f, body, true);
         }
         put_name(p, id);

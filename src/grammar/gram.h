@@ -51,6 +51,8 @@ typedef struct Gram {
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);
+/* snprintf for names and keys, of %s, %.Ns, %zu, %u and %p only; the length written. */
+size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...);
 /* A warning (printf-style), once per distinct text. */
 void gram_warn(Gram *g, const char *fmt, ...)
 #if defined(__GNUC__)
