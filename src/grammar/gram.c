@@ -259,8 +259,7 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     size_t len = strlen(name);
     char *copy = rt_alloc(g->rt, len + 1);
     memcpy(copy, name, len + 1);
-    g->rules[id].name = copy;
-    g->rules[id].body = NULL;
+    g->rules[id] = (GRule){.name = copy};
     index_rule(g, id);
     return id;
 }
@@ -325,6 +324,8 @@ typedef struct Printer {
     Gram *g;
     StrBuf *sb;
     bool lark;
+    bool record;             /* the rule being printed keeps its text: note its references */
+    bool saw_root;           /* it refers to the root (printed under root_name) */
     uint32_t root;
     const char *root_name;
     uint8_t *seen;           /* rule id -> queued */
@@ -353,6 +354,16 @@ static void put_dq(Printer *p) { sb_put(p->sb, "\\\"", 2); }
 
 static void put_name(Printer *p, uint32_t id) {
     enqueue(p, id);
+    if (id == p->root) p->saw_root = true;
+    if (p->record) {
+        Gram *g = p->g;
+        if (g->nrefs == g->refs_cap) {
+            uint32_t cap = g->refs_cap ? 2 * g->refs_cap : 1024;
+            g->refs = rt_realloc(g->rt, g->refs, g->nrefs * sizeof *g->refs, cap * sizeof *g->refs);
+            g->refs_cap = cap;
+        }
+        g->refs[g->nrefs++] = id;
+    }
     const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
     if (!p->lark) {
         sb_puts(p->sb, name);
@@ -589,8 +600,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id].name = name;
-    g->rules[id].body = e;
+    g->rules[id] = (GRule){.name = name, .body = e};
     return gx_ref(g, id);
 }
 
@@ -600,24 +610,35 @@ static GExpr *flat_part(Flat *f, const GExpr *e) {
     return c;
 }
 
+/* Copy on write: a part that needs no helper rule is the tree's own node
+ * (most rules are flat already; copying each made Lark cost twice GBNF). */
 static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
     Gram *g = f->g;
     rt_step(g->rt, 1);
     switch (e->kind) {
     case GX_SEQ:
     case GX_ALT: {
-        GList l = {0};
+        GExpr **kids = NULL;
         for (uint32_t i = 0; i < e->n; i++) {
-            const GExpr *c = e->u.kids[i];
+            GExpr *c = e->u.kids[i];
             /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
-            if (e->kind == GX_ALT && top && c->kind == GX_SEQ) gl_push(g, &l, flatten(f, c, false));
-            else gl_push(g, &l, flat_part(f, c));
+            GExpr *nc = e->kind == GX_ALT && top && c->kind == GX_SEQ ? flatten(f, c, false) : flat_part(f, c);
+            if (nc != c && !kids) {
+                kids = rt_alloc(g->rt, e->n * sizeof *kids);
+                memcpy(kids, e->u.kids, i * sizeof *kids);
+            }
+            if (kids) kids[i] = nc;
         }
-        return e->kind == GX_SEQ ? gl_seq(g, &l) : gl_alt(g, &l);
+        if (!kids) return (GExpr *)e;
+        GExpr *copy = node(g, e->kind);
+        copy->u.kids = kids;
+        copy->n = e->n;
+        return copy;
     }
     case GX_REP: {
         GExpr *k = flatten(f, e->u.kid, false);
         if (!atomic(k)) k = hoist(f, k);
+        if (k == e->u.kid) return (GExpr *)e;
         GExpr *r = gx_rep(g, k, e->min, e->max);
         if (r->kind == GX_REP) r->greedy = e->greedy;
         return r;
@@ -627,26 +648,55 @@ static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
     }
 }
 
+/* A rule's kept line, and its references queued; false when it has none
+ * or it names this print's root (which goes by root_name here). */
+static bool put_kept(Printer *p, uint32_t id) {
+    Gram *g = p->g;
+    const GRule *r = &g->rules[id];
+    if (p->lark || !r->text_len || id == p->root) return false;
+    for (uint32_t k = 0; k < r->nrefs; k++)
+        if (g->refs[r->refs_at + k] == p->root) return false;
+    sb_put(p->sb, g->text.p + r->text_at, r->text_len);
+    for (uint32_t k = 0; k < r->nrefs; k++) enqueue(p, g->refs[r->refs_at + k]);
+    return true;
+}
+
 static void print_all(Printer *p) {
     Gram *g = p->g;
     p->cap = g->nrules + 64;
     p->seen = rt_alloc0(g->rt, p->cap);
     p->order = rt_alloc(g->rt, p->cap * sizeof *p->order);
     p->n = 0;
+    bool keep = g->keep_text && !p->lark;
+    if (keep && !g->text.p) sb_init(g->rt, &g->text, 16384);
     sb_putc(p->sb, '"');
     enqueue(p, p->root);
     for (uint32_t i = 0; i < p->n; i++) {   /* breadth first: rules in the order they are used */
         uint32_t id = p->order[i];
+        if (keep && put_kept(p, id)) continue;
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
         if (p->lark) {
             Flat f = {g, g->rules[id].name};
             body = flatten(&f, body, true);
         }
+        size_t start = p->sb->len;
+        uint32_t refs_at = g->nrefs;
+        p->record = keep && id != p->root;
+        p->saw_root = false;
         put_name(p, id);
         sb_puts(p->sb, p->lark ? ": " : " ::= ");
         put_expr(p, body, false);
         sb_put(p->sb, "\\n", 2);
+        if (p->record && !p->saw_root) {
+            GRule *r = &g->rules[id];
+            r->text_at = (uint32_t)g->text.len;
+            r->text_len = (uint32_t)(p->sb->len - start);
+            r->refs_at = refs_at;
+            r->nrefs = g->nrefs - refs_at;
+            sb_put(&g->text, p->sb->p + start, p->sb->len - start);
+        } else g->nrefs = refs_at;
+        p->record = false;
     }
     sb_putc(p->sb, '"');
 }

@@ -36,7 +36,13 @@ struct GExpr {
     } u;
 };
 
-typedef struct GRule { const char *name; GExpr *body; } GRule;
+typedef struct GRule {
+    const char *name;
+    GExpr *body;
+    /* With keep_text, its GBNF line as printed (JSON-escaped) in Gram.text,
+     * and the rules it refers to in Gram.refs, for the next print (text_len 0: none) */
+    uint32_t text_at, text_len, refs_at, nrefs;
+} GRule;
 
 typedef struct Gram {
     Rt *rt;
@@ -48,6 +54,11 @@ typedef struct Gram {
     uint32_t nmemo, memo_buckets;
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
+    /* Printed GBNF lines kept for reuse (the structural tag's grammars
+     * repeat the rules of the calls): set keep_text before printing. */
+    bool keep_text;
+    StrBuf text;
+    uint32_t *refs, nrefs, refs_cap;
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);

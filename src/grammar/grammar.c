@@ -122,6 +122,7 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     };
     Gram g;
     gram_init(&g, rt);
+    g.keep_text = (emit & CF_EMIT_STRUCTURAL_TAG) != 0;   /* its grammars repeat the calls' rules */
     CallGrammar cg;
     call_grammar(&g, &req, &cg);
 

@@ -852,10 +852,10 @@ static uint32_t primitive_rule(SchemaCx *c, Value s) {
     return UINT32_MAX;
 }
 
-/* The memo key of a schema near a tool's top (its parameters and their
- * members): its JSON text, whether objects are closed, and, when it has a
- * $ref (relative to its own document), the context. Deeper schemas get
- * none: each level would write its subtree's text again. */
+/* The memo key of a schema near a tool's top (its parameters, each one
+ * and their members): its JSON text, whether objects are closed, and,
+ * when it has a $ref (relative to its own document), the context. Deeper
+ * schemas get none: each level would write its subtree's text again. */
 enum { SCHEMA_MEMO_DEPTH = 3 };
 static const char *schema_key(SchemaCx *c, Value schema) {
     if (c->depth >= SCHEMA_MEMO_DEPTH || schema.type != VT_DICT) return NULL;
