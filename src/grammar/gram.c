@@ -193,10 +193,21 @@ GExpr *gx_alt_(Gram *g, ...) {
 
 /* ---- rules ---- */
 
+/* Memo keys hold a schema's JSON text: hashed eight bytes at a time. */
 static uint32_t name_hash(const char *s) {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    size_t n = strlen(s);
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 uint32_t gram_rule_find(const Gram *g, const char *name) {
@@ -369,11 +380,17 @@ static void put_name(Printer *p, uint32_t id) {
         sb_puts(p->sb, name);
         return;
     }
-    size_t n = strlen(name);
-    size_t at = p->sb->len;
-    sb_put(p->sb, name, n);
-    for (char *c = p->sb->p + at; n--; c++)
-        if (*c == '-') *c = '_';
+    if (id != p->root) {   /* Lark's spelling ('_' for '-'), made once per rule */
+        GRule *r = &p->g->rules[id];
+        if (!r->lark_name) {
+            size_t n = strlen(r->name);
+            char *l = rt_alloc(p->g->rt, n + 1);
+            for (size_t i = 0; i <= n; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
+            r->lark_name = l;
+        }
+        name = r->lark_name;
+    }
+    sb_puts(p->sb, name);
 }
 
 static void put_hex(Printer *p, uint32_t cp) {
