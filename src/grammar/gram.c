@@ -270,7 +270,7 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     size_t len = strlen(name);
     char *copy = rt_alloc(g->rt, len + 1);
     memcpy(copy, name, len + 1);
-    g->rules[id] = (GRule){.name = copy};
+    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len};
     index_rule(g, id);
     return id;
 }
@@ -375,22 +375,21 @@ static void put_name(Printer *p, uint32_t id) {
         }
         g->refs[g->nrefs++] = id;
     }
-    const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
-    if (!p->lark) {
-        sb_puts(p->sb, name);
+    if (id == p->root) {
+        sb_puts(p->sb, p->root_name);
         return;
     }
-    if (id != p->root) {   /* Lark's spelling ('_' for '-'), made once per rule */
-        GRule *r = &p->g->rules[id];
-        if (!r->lark_name) {
-            size_t n = strlen(r->name);
-            char *l = rt_alloc(p->g->rt, n + 1);
-            for (size_t i = 0; i <= n; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
-            r->lark_name = l;
-        }
-        name = r->lark_name;
+    GRule *r = &p->g->rules[id];
+    if (!p->lark) {
+        sb_put(p->sb, r->name, r->name_len);
+        return;
     }
-    sb_puts(p->sb, name);
+    if (!r->lark_name) {   /* Lark's spelling ('_' for '-'), made once per rule */
+        char *l = rt_alloc(p->g->rt, r->name_len + 1);
+        for (size_t i = 0; i <= r->name_len; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
+        r->lark_name = l;
+    }
+    sb_put(p->sb, r->lark_name, r->name_len);
 }
 
 static void put_hex(Printer *p, uint32_t cp) {
@@ -617,7 +616,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id] = (GRule){.name = name, .body = e};
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e};
     return gx_ref(g, id);
 }
 

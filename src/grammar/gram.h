@@ -39,6 +39,7 @@ struct GExpr {
 typedef struct GRule {
     const char *name;
     const char *lark_name;   /* as Lark prints it, once it was (NULL before) */
+    uint32_t name_len;
     GExpr *body;
     /* With keep_text, its GBNF line as printed (JSON-escaped) in Gram.text,
      * and the rules it refers to in Gram.refs, for the next print (text_len 0: none) */

@@ -101,8 +101,13 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     Value tools = callable_tools(rt, json_parse(rt, opt->tools_json, strlen(opt->tools_json)), opt);
     unsigned emit = opt->emit ? opt->emit : CF_EMIT_ALL;
 
+    /* the JSON is some 20 times the tools' text: room for it at once, not
+     * a dozen doublings each copying what was written */
+    size_t tools_len = strlen(opt->tools_json), want = tools_len < ((size_t)1 << 18) ? 20 * tools_len : (size_t)5 << 20;
+    if (want > rt->lim.max_string) want = rt->lim.max_string;
+    if (want > rt->lim.max_memory / 8) want = rt->lim.max_memory / 8;   /* a small memory limit still gets its error where it is reached */
     StrBuf out;
-    sb_init(rt, &out, 4096);
+    sb_init(rt, &out, want > 4096 ? want : 4096);
     sb_puts(&out, "{\"format\":");
     const char *fname = cf_reply_format_name(opt->format);
     json_write_string(&out, fname, strlen(fname), false);
