@@ -413,7 +413,11 @@ void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
             while (run < n && !lt(rt, a[run].key, a[run - 1].key)) run++;
         }
         if (n < 64) binary_insertion(rt, a, n, run);
-        else if (run < n) merge_sort(rt, a, rt_alloc(rt, n * sizeof(Keyed)), n);
+        else if (run < n) {
+            Keyed *tmp = rt_alloc(rt, n * sizeof(Keyed));
+            merge_sort(rt, a, tmp, n);
+            rt_free(rt, tmp, n * sizeof(Keyed));
+        }
     }
     if (reverse) reverse_keyed(a, n);
 }
@@ -440,6 +444,7 @@ List *sorted_list(Rt *rt, const List *items, const Getter *g, bool reverse) {
     sort_keyed(rt, a, items->len, reverse);
     List *out = new_list(rt, items->len);
     for (size_t i = 0; i < items->len; i++) list_push(rt, out, a[i].val);
+    rt_free(rt, a, (items->len + 1) * sizeof(Keyed));
     return out;
 }
 
@@ -649,6 +654,7 @@ static Value f_groupby(Rt *rt, Value self, const Args *args) {
         list_push(rt, out, t);
         i = j;
     }
+    rt_free(rt, k, (items->len + 1) * sizeof(Keyed));
     return v_list_of(out);
 }
 
@@ -755,11 +761,18 @@ static Value f_last(Rt *rt, Value self, const Args *args) {
 
 static const Sig SIG_LIST = {"sync_do_list", 0, 0, 0, {0}};
 
+/* A new list (`is sameas` tells it from the operand) that shares the
+ * operand's items: nothing changes a list's items once it is made (the
+ * sandbox refuses append and the like, filters build new lists), and its
+ * capacity is its length, so a push would move it first. A loop of
+ * `x|unique|list` then makes one list a turn, not two. */
 static Value f_list(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_LIST, NULL);
     List *items = v_iterate(rt, self);
-    List *out = new_list(rt, items->len);
-    for (size_t i = 0; i < items->len; i++) list_push(rt, out, items->items[i]);
+    List *out = rt_alloc(rt, sizeof *out);
+    out->len = out->cap = items->len;
+    out->items = items->items;
+    out->json = NULL;
     return v_list_of(out);
 }
 
@@ -1259,12 +1272,16 @@ static Value f_unique(Rt *rt, Value self, const Args *args) {
     bool case_sensitive = a[0].type != VT_MISSING && v_truthy(a[0]);
     Getter g = make_getter(rt, or_default(a[1], v_none()), !case_sensitive, v_missing());
     List *items = v_iterate(rt, self), *out = new_list(rt, 4);
+    /* a hash table insert a turn, two reads at random places of a table
+     * larger than the caches: ~5 steps an item (the operand's one charged) */
+    rt_step(rt, 4 * (uint64_t)items->len);
     Dict *seen = dict_new(rt, 8);
     for (size_t i = 0; i < items->len; i++) {
         Value key = get_attr(rt, &g, items->items[i]);
         need_hashable(rt, key);
         if (dict_add(rt, seen, key, v_none())) list_push(rt, out, items->items[i]);
     }
+    dict_free(rt, seen);
     return generator_of(out);
 }
 
