@@ -395,11 +395,16 @@ static void merge_sort(Rt *rt, Keyed *a, Keyed *tmp, size_t n) {
     memcpy(a, tmp, n * sizeof(Keyed));
 }
 
-void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
-    /* charge the n log n comparisons up front: a huge sort stops before it starts */
+/* What sorting n items is charged: their n log n comparisons. */
+static uint64_t sort_steps(size_t n) {
     uint64_t log2n = 1;
     while (log2n < 64 && ((uint64_t)1 << log2n) < n) log2n++;
-    rt_step(rt, (uint64_t)n * log2n / 4);
+    return (uint64_t)n * log2n / 4;
+}
+
+void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
+    /* charge the n log n comparisons up front: a huge sort stops before it starts */
+    rt_step(rt, sort_steps(n));
     if (reverse) reverse_keyed(a, n);
     if (n >= 2) {
         /* count_run, CPython's first step at any length: a strictly
@@ -424,6 +429,8 @@ void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
 
 /* sorted(items, key=getter, reverse=reverse) -> fresh List */
 static Keyed *keyed_items(Rt *rt, const List *items, const Getter *g) {
+    /* (to be sorted: a sort beyond the step budget stops before its copy is made) */
+    if (rt->steps + sort_steps(items->len) > rt->lim.max_steps) rt_steps_exhausted(rt);
     Keyed *a = rt_alloc(rt, (items->len + 1) * sizeof(Keyed));
     for (size_t i = 0; i < items->len; i++) {
         a[i].val = items->items[i];
