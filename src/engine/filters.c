@@ -1207,9 +1207,25 @@ static Value f_sum(Rt *rt, Value self, const Args *args) {
     bool by_attr = a[0].type != VT_MISSING && !is_none(a[0]);
     Getter g;
     if (by_attr) g = make_getter(rt, a[0], false, v_missing());
+    List *own = NULL;   /* the list being summed into, made here: nothing else sees it */
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
-        acc = py_add(rt, acc, by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+        Value item = by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i];
+        if (acc.type == VT_LIST && item.type == VT_LIST && !(acc.flags | item.flags)) {
+            /* list + list makes a new list a turn (Python copies the sum
+             * so far each time): its copy is charged, a step an item, but
+             * only the last one can be seen, so the items are added to one */
+            rt_step(rt, acc.u.list->len);
+            if (!own) {
+                own = list_new(rt, acc.u.list->len + item.u.list->len);
+                for (size_t k = 0; k < acc.u.list->len; k++) list_push(rt, own, acc.u.list->items[k]);
+                acc.u.list = own;
+            }
+            for (size_t k = 0; k < item.u.list->len; k++) list_push(rt, own, item.u.list->items[k]);
+            continue;
+        }
+        acc = py_add(rt, acc, item);
+        own = NULL;
     }
     return acc;
 }
