@@ -271,7 +271,7 @@ static Value py_add(Rt *rt, Value a, Value b) {
     if (a.type == VT_STR && b.type == VT_STR) return markup_concat(rt, a, b);
     Value c;
     if (complex_binop(rt, OP_ADD, a, b, &c)) return c;
-    if (a.type == VT_LIST && !a.flags && b.type != VT_LIST)
+    if (a.type == VT_LIST && !a.flags)   /* (a generator, range or view is no list either) */
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
     if (a.type == VT_TUPLE)
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
