@@ -267,6 +267,8 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
     e->from_reason = p->state == E_REASON;
+    p->call.in_reasoning = e->from_reason;   /* a call that breaks there is reasoning text */
+    p->call.reasoning_state = E_REASON;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
         begin_call(p, tag, role != R_BARE_OPEN);

@@ -434,12 +434,13 @@ void call_break(Parser *p, int resume_state, const char *replay, size_t replay_l
     char rep[sizeof p->tm_buf];
     if (replay_len) memcpy(rep, replay, replay_len);
     c->active = false;
-    p->state = resume_state;
+    p->state = c->in_reasoning ? c->reasoning_state : resume_state;
     p->tm_len = 0;
     if (c->raw.len) {
-        put_content(p, c->raw.p, c->raw.len);
+        (c->in_reasoning ? put_reasoning : put_content)(p, c->raw.p, c->raw.len);
         c->raw.len = 0;
     }
+    c->in_reasoning = false;
     rescan(p, rep, replay_len);
 }
 

@@ -111,6 +111,10 @@ typedef struct Call {
     StrBuf name, id;
     StrBuf args;             /* argument text before commit */
     StrBuf raw;              /* consumed bytes no output represents yet */
+    bool in_reasoning;       /* opened inside reasoning: if it breaks, its text is reasoning
+                                and the parser goes on in reasoning_state (set by the
+                                format as the call opens) */
+    int reasoning_state;
 } Call;
 
 /* ---- the parser ---- */
@@ -263,7 +267,8 @@ void call_try_commit(Parser *p);                           /* stream: commit if 
 void call_end(Parser *p);                                  /* complete and well-formed */
 /* The call is broken at this point: what it consumed but did not represent
  * goes to content (the whole call, when not committed), then `replay` (held
- * tag bytes not consumed) is re-scanned in `resume_state`. */
+ * tag bytes not consumed) is re-scanned in `resume_state`. A call opened
+ * inside reasoning (Call.in_reasoning) goes back to reasoning instead. */
 void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len);
 /* The markup is complete although its closing tag is missing or cut: keep
  * the call (if one is open) and drop the leftover markup bytes. */

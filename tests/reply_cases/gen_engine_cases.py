@@ -413,6 +413,11 @@ built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments"
       '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>', None, [], broken=True)
 built("empty-name", "deepseek-v3.1", "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}",
       "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}", None, [], broken=True)
+# a call opener inside reasoning that never becomes a call is reasoning text again
+built("broken-call-in-reasoning", "qwen3-coder", "I might call <tool_call> later.\n</think>\n\nNo tools.",
+      "No tools.", "I might call <tool_call> later.", [], tail="<|im_start|>assistant\n<think>\n")
+built("broken-call-in-reasoning-cut", "qwen3-coder", "Maybe <tool_call>\n<function=get_weather>",
+      None, "Maybe <tool_call>\n<function=get_weather>", [], tail="<|im_start|>assistant\n<think>\n", broken=True)
 
 out = os.path.join(HERE, "engine_cases.jsonl")
 with open(out, "w", encoding="utf-8") as f:
