@@ -418,6 +418,10 @@ built("broken-call-in-reasoning", "qwen3-coder", "I might call <tool_call> later
       "No tools.", "I might call <tool_call> later.", [], tail="<|im_start|>assistant\n<think>\n")
 built("broken-call-in-reasoning-cut", "qwen3-coder", "Maybe <tool_call>\n<function=get_weather>",
       None, "Maybe <tool_call>\n<function=get_weather>", [], tail="<|im_start|>assistant\n<think>\n", broken=True)
+# GLM-4.5 thinks again after text (interleaved thinking): reasoning goes on
+built("second-think-block", "glm45", "<think>Plan.</think>Hello.\n<think> More plan.</think>Checking.\n"
+      "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+      "Hello.\nChecking.", "Plan. More plan.", [("get_weather", '{"city": "Paris"}')])
 
 out = os.path.join(HERE, "engine_cases.jsonl")
 with open(out, "w", encoding="utf-8") as f:
