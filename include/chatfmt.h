@@ -506,8 +506,13 @@ typedef struct cf_reply_options {
  *   {"role":"assistant","content":S|null,"reasoning_content":S|null,
  *    "tool_calls":[{"id","type":"function","function":{"name","arguments"}}],
  *    "citations":[{"start","end","text","sources":[{"tool_call_index","result_indices"}]}]}
- * - content / reasoning_content: null when empty; surrounding ASCII whitespace
- *   trimmed; text between and after calls kept (joined as written).
+ * - content / reasoning_content: null when empty (or whitespace only); text
+ *   between and after calls kept (joined as written). Whitespace at a field's
+ *   ends: a line break beside markup is layout, so leading whitespace is kept
+ *   from after its last line break and trailing whitespace up to its first;
+ *   spaces and tabs on the text's own line are the model's and kept ("I'll
+ *   check. " before a call section). Whitespace before the reply's first text
+ *   (the separator a template prints after the assistant header) is dropped.
  * - tool_calls and citations are omitted when there are none (as OpenAI does).
  * - id: the model's own (command-a tool_call_id, kimi-k2 functions.N:0,
  *   solar-open, mistral and xlam "id" / [CALL_ID]), else "call_<index>"

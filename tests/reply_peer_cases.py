@@ -264,10 +264,14 @@ def main():
     by_parser, by_source, by_format = (collections.OrderedDict() for _ in range(3))
     failures, rows = [], []
     matched = listed_failing = listed_matching = 0
+    strict = [0, 0]   # the strict cases of cases.jsonl alone: matched, compared
     for (case, path, args), (msg, err, problems) in zip(todo, results):
         fmt = formats[path]
         ok = not problems
         matched += ok
+        if "option_dependent" not in case:
+            strict[0] += ok
+            strict[1] += 1
         for table, key in ((by_parser, (case["source"], case["parser"], fmt)),
                            (by_source, case["source"]), (by_format, fmt)):
             t = table.setdefault(key, [0, 0])
@@ -315,6 +319,8 @@ def main():
     if listed_matching:
         print("note: %d cases listed in %s now match: drop them from the list" % (listed_matching, a.known))
     n = len(todo)
+    print("strict cases of cases.jsonl: %d/%d matched (%.3f); option-dependent cases: %d/%d" % (
+        strict[0], strict[1], strict[0] / max(strict[1], 1), matched - strict[0], n - strict[1]))
     streamed = "; streamed agrees with whole %d/%d" % (streams[1], streams[0]) if streams[0] else ""
     print("reply cases: %d/%d matched (%.3f)%s; %d differ, %d of them listed in KNOWN_DIFFERENCES; threshold %d" % (
         matched, n, matched / max(n, 1), streamed, n - matched, listed_failing, a.min_matched))

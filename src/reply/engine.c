@@ -122,6 +122,7 @@ static void build_sets(Engine *e) {
     if (d->calls_in_reasoning) add_triggers(&e->reason, d);
     add_triggers(&e->content, d);
     add_alt_triggers(&e->content, d);
+    if (d->think_in_content) add(&e->content, d->think_open, R_THINK_OPEN);
     add(&e->content, d->drop, R_DROP);
     add(&e->section, d->call_open, R_CALL_OPEN);
     add(&e->section, d->section_close, R_SECTION_CLOSE);
@@ -267,6 +268,8 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     const ReplyFormatDesc *d = e->d;
     p->call.raw.len = 0;
     e->from_reason = p->state == E_REASON;
+    p->call.in_reasoning = e->from_reason;   /* a call that breaks there is reasoning text */
+    p->call.reasoning_state = E_REASON;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
         begin_call(p, tag, role != R_BARE_OPEN);
@@ -741,7 +744,10 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             break;
         case E_CONTENT:
             r = scan_text(p, s, n, &i, &e->content.set, put_content);
-            if (r >= 0 && e->content.role[r] != R_DROP) on_trigger(p, e->content.role[r], e->content.tags[r]);
+            if (r >= 0 && e->content.role[r] == R_THINK_OPEN) {
+                if (p->reasoning_mode != REASONING_CLOSED) p->state = E_REASON;
+                else put_content(p, e->content.tags[r], strlen(e->content.tags[r]));   /* thinking off: text */
+            } else if (r >= 0 && e->content.role[r] != R_DROP) on_trigger(p, e->content.role[r], e->content.tags[r]);
             break;
         case E_SECTION:
             r = expect_tag(p, s, n, &i, &e->section.set, e->section_calls ? after_calls(e) : E_CONTENT,

@@ -69,6 +69,8 @@ typedef struct ReplyFormatDesc {
     /* reasoning */
     const char *think_open[DESC_MARKERS], *think_close[DESC_MARKERS];
     bool calls_in_reasoning;        /* a call may open inside reasoning (and ends it) */
+    bool think_in_content;          /* a reasoning block may open again after text: reasoning
+                                       goes on in it (GLM-4.5's interleaved thinking) */
     bool no_calls;                  /* reasoning and content only (plain): no call markers */
     /* content */
     const char *drop[DESC_MARKERS]; /* wrappers removed from content (<response>...) */

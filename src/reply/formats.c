@@ -356,7 +356,7 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
     {   /* GLM-4.5/4.6 write "NAME\n<arg_key>", 4.7/5 "NAME<arg_key>" */
         .id = CF_REPLY_GLM45, .name = "glm45",
         .example = "<think>R</think>C<tool_call>f<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
-        THINK,
+        THINK, .think_in_content = true,
         .call_open = {"<tool_call>"},
         .header = {{.kind = HF_NAME, .token = true}}, .nheader = 1,
         .body = BODY_XML,

@@ -258,13 +258,30 @@ static void chan_send(Parser *p, Chan *c, const char *s, size_t n) {
     }
 }
 
-/* Leading whitespace is dropped; trailing whitespace is held until more
- * text follows it (so it is dropped at the end). */
+/* Whitespace beside markup or at the reply's end. A line break there is
+ * layout (templates print markers on lines of their own and "</think>\n\n"
+ * before the answer); spaces and tabs on the text's own line are what the
+ * model wrote ("I'll check. <|tool_calls_section_begin|>"), and nothing the
+ * model wrote is lost. So a field's leading whitespace is kept from after
+ * its last line break, but dropped before the reply's first text (the
+ * separator templates print after the assistant header: Jamba's " ", GLM's
+ * "\n"; scan_lead drops it too); its trailing whitespace is held (a call or
+ * more text may follow), out in full before more text of the field, and up
+ * to its first line break at the end of the reply (chan_end). A field of
+ * whitespace only stays empty. */
 static void chan_put(Parser *p, Chan *c, const char *s, size_t n) {
     if (!c->started) {
-        while (n && is_space((unsigned char)*s)) s++, n--;
+        size_t lead = 0;
+        while (lead < n && is_space((unsigned char)s[lead])) lead++;
+        sb_put(&c->ws, s, lead);
+        s += lead, n -= lead;
         if (!n) return;
+        size_t cut = c->ws.len;
+        if (p->content.started || p->reasoning.started || p->ncalls)
+            while (cut && !is_line_break((unsigned char)c->ws.p[cut - 1])) cut--;
         c->started = true;
+        memmove(c->ws.p, c->ws.p + cut, c->ws.len - cut);
+        c->ws.len -= cut;
     }
     size_t k = n;
     while (k && is_space((unsigned char)s[k - 1])) k--;
@@ -287,6 +304,15 @@ static void chan_put(Parser *p, Chan *c, const char *s, size_t n) {
     }
     chan_send(p, c, s, k);
     if (k < n) sb_put(&c->ws, s + k, n - k);
+}
+
+/* The end of the reply: trailing whitespace up to its first line break. */
+static void chan_end(Parser *p, Chan *c) {
+    if (!c->started) return;
+    size_t k = 0;
+    while (k < c->ws.len && !is_line_break((unsigned char)c->ws.p[k])) k++;
+    chan_send(p, c, c->ws.p, k);
+    c->ws.len = 0;
 }
 
 void put_content(Parser *p, const char *s, size_t n) { chan_put(p, &p->content, s, n); }
@@ -409,12 +435,13 @@ void call_break(Parser *p, int resume_state, const char *replay, size_t replay_l
     char rep[sizeof p->tm_buf];
     if (replay_len) memcpy(rep, replay, replay_len);
     c->active = false;
-    p->state = resume_state;
+    p->state = c->in_reasoning ? c->reasoning_state : resume_state;
     p->tm_len = 0;
     if (c->raw.len) {
-        put_content(p, c->raw.p, c->raw.len);
+        (c->in_reasoning ? put_reasoning : put_content)(p, c->raw.p, c->raw.len);
         c->raw.len = 0;
     }
+    c->in_reasoning = false;
     rescan(p, rep, replay_len);
 }
 
@@ -663,7 +690,7 @@ int scan_lead(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
     size_t i = *pi;
     while (i < n) {
         unsigned char c = (unsigned char)s[i];
-        if (!p->tm_len && is_space(c)) {   /* leading whitespace is trimmed anyway */
+        if (!p->tm_len && is_space(c)) {   /* the reply's first whitespace is layout (chan_put) */
             i++;
             continue;
         }
@@ -892,6 +919,8 @@ static void parser_finish(Parser *p) {
         p->step(p, REPLACEMENT, 3);
     }
     p->finish(p);
+    chan_end(p, &p->reasoning);
+    chan_end(p, &p->content);
     p->span_open = false;   /* a <co> never closed cites nothing */
     p->finished = true;
 }

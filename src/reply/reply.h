@@ -14,7 +14,8 @@
  *
  * Held back, and why:
  *   tm_buf      a prefix of a markup tag (may still become the tag);
- *   Chan.ws     whitespace that may turn out to be trailing (trimmed);
+ *   Chan.ws     whitespace that may turn out to be trailing (chan_put says
+ *               which of it is layout);
  *   Call.raw    bytes of the current call not yet represented by any output
  *               (the whole call before commit) — they go to content if the
  *               call breaks. */
@@ -45,7 +46,7 @@ bool tags_lt_only(const TagSet *set);
 
 enum { TAG_MORE = -1, TAG_MISS = -2 };
 
-/* ---- text fields with surrounding whitespace trimmed ---- */
+/* ---- text fields (whitespace at their ends: reply.c chan_put) ---- */
 
 enum { FIELD_CONTENT, FIELD_REASONING,
        FIELD_VALUE };   /* a typed-XML string value whose surrounding whitespace is layout */
@@ -110,6 +111,10 @@ typedef struct Call {
     StrBuf name, id;
     StrBuf args;             /* argument text before commit */
     StrBuf raw;              /* consumed bytes no output represents yet */
+    bool in_reasoning;       /* opened inside reasoning: if it breaks, its text is reasoning
+                                and the parser goes on in reasoning_state (set by the
+                                format as the call opens) */
+    int reasoning_state;
 } Call;
 
 /* ---- the parser ---- */
@@ -251,6 +256,8 @@ struct Parser {
 static inline bool is_space(unsigned char c) {
     return c == ' ' || (c >= '\t' && c <= '\r');
 }
+/* A line break: where whitespace beside markup turns into layout (chan_put). */
+static inline bool is_line_break(unsigned char c) { return c == '\n' || c == '\r'; }
 /* A byte of a tool name as models write them (ASCII letters, digits, _ - . :). */
 static inline bool is_name_byte(unsigned char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
@@ -281,7 +288,8 @@ void call_try_commit(Parser *p);                           /* stream: commit if 
 void call_end(Parser *p);                                  /* complete and well-formed */
 /* The call is broken at this point: what it consumed but did not represent
  * goes to content (the whole call, when not committed), then `replay` (held
- * tag bytes not consumed) is re-scanned in `resume_state`. */
+ * tag bytes not consumed) is re-scanned in `resume_state`. A call opened
+ * inside reasoning (Call.in_reasoning) goes back to reasoning instead. */
 void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len);
 /* The markup is complete although its closing tag is missing or cut: keep
  * the call (if one is open) and drop the leftover markup bytes. */

@@ -167,8 +167,20 @@ def add(name, fmt, reply, expected, tail=None, broken=False, keywords=()):
 
 
 def strip_or_none(s):
-    s = (s or "").strip(WS)
-    return s or None
+    """A text field as the parser gives it: a line break beside markup is
+    layout, so leading whitespace goes up to its last line break and
+    trailing whitespace from its first; spaces and tabs on the text's own
+    line are the model's (include/chatfmt.h); whitespace alone is null.
+    Text that starts the reply loses all its leading whitespace: such
+    expectations are written without it."""
+    s = s or ""
+    if not s.strip(WS):
+        return None
+    body = s.strip(WS)
+    head, tail = s[:s.index(body[0])], s[len(s.rstrip(WS)):]
+    head = head[max(head.rfind("\n"), head.rfind("\r")) + 1:]
+    cut = [k for k, ch in enumerate(tail) if ch in "\n\r"]
+    return head + body + (tail[:cut[0]] if cut else tail)
 
 
 def message(content, reasoning, calls, ids=None):
@@ -333,7 +345,7 @@ built("not-json-int", "qwen3-coder", "<tool_call>\n<function=get_weather>\n<para
       "</function>\n</tool_call>", None, None, [("get_weather", '{"days": "three"}')])
 built("text-after-calls", "deepseek-v3.1", "<\uff5ctool\u2581calls\u2581begin\uff5c><\uff5ctool\u2581call\u2581begin\uff5c>"
       "get_weather<\uff5ctool\u2581sep\uff5c>" + W + "<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c> Done.",
-      "Done.", None, [("get_weather", W)])
+      " Done.", None, [("get_weather", W)])
 built("lone-calls-token", "deepseek-r1", "<\uff5ctool\u2581calls\uff5c>function<\uff5ctool\u2581sep\uff5c>get_weather\n```json\n" + W +
       "\n```<\uff5ctool\u2581call\u2581end\uff5c><\uff5ctool\u2581calls\u2581end\uff5c>", None, None, [("get_weather", W)])
 built("closed-reasoning-lead", "deepseek-dsml", "</think>Hello.", "Hello.", None, [])
@@ -360,7 +372,7 @@ built("final-response-marker", "apriel", "Plan.\n[BEGIN FINAL RESPONSE]\n<tool_c
 built("thought-process-words", "granite", "Here is my thought process:Plan it.\nHere is my response:Sunny.", "Sunny.",
       "Plan it.", [])
 built("thought-process-then-call", "granite", "Here is my thought process: need weather Here is my response:"
-      "<|tool_call|>[" + G + "]", None, "need weather", [("get_weather", W)])
+      "<|tool_call|>[" + G + "]", None, "need weather ", [("get_weather", W)])
 built("thought-words-midway-are-text", "granite", "Well. Here is my thought process: none", "Well. Here is my thought process: none",
       None, [])
 built("message-end-token", "gigachat3", "Just an answer.<|message_sep|>\n\n", "Just an answer.", None, [])
@@ -401,6 +413,15 @@ built("bad-json", "nemotron-v2", '<TOOLCALL>[{"name": "get_weather", "arguments"
       '<TOOLCALL>[{"name": "get_weather", "arguments": {"city": }]</TOOLCALL>', None, [], broken=True)
 built("empty-name", "deepseek-v3.1", "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}",
       "<\uff5ctool\u2581call\u2581begin\uff5c><\uff5ctool\u2581sep\uff5c>{}", None, [], broken=True)
+# a call opener inside reasoning that never becomes a call is reasoning text again
+built("broken-call-in-reasoning", "qwen3-coder", "I might call <tool_call> later.\n</think>\n\nNo tools.",
+      "No tools.", "I might call <tool_call> later.", [], tail="<|im_start|>assistant\n<think>\n")
+built("broken-call-in-reasoning-cut", "qwen3-coder", "Maybe <tool_call>\n<function=get_weather>",
+      None, "Maybe <tool_call>\n<function=get_weather>", [], tail="<|im_start|>assistant\n<think>\n", broken=True)
+# GLM-4.5 thinks again after text (interleaved thinking): reasoning goes on
+built("second-think-block", "glm45", "<think>Plan.</think>Hello.\n<think> More plan.</think>Checking.\n"
+      "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+      "Hello.\nChecking.", "Plan. More plan.", [("get_weather", '{"city": "Paris"}')])
 
 out = os.path.join(HERE, "engine_cases.jsonl")
 with open(out, "w", encoding="utf-8") as f:

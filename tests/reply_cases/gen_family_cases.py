@@ -77,8 +77,20 @@ KEYWORDS = {
 
 
 def strip_or_none(s):
-    s = (s or "").strip(WS)
-    return s or None
+    """A text field as the parser gives it: a line break beside markup is
+    layout, so leading whitespace goes up to its last line break and
+    trailing whitespace from its first; spaces and tabs on the text's own
+    line are the model's (include/chatfmt.h); whitespace alone is null.
+    Text that starts the reply loses all its leading whitespace: such
+    expectations are written without it."""
+    s = s or ""
+    if not s.strip(WS):
+        return None
+    body = s.strip(WS)
+    head, tail = s[:s.index(body[0])], s[len(s.rstrip(WS)):]
+    head = head[max(head.rfind("\n"), head.rfind("\r")) + 1:]
+    cut = [k for k, ch in enumerate(tail) if ch in "\n\r"]
+    return head + body + (tail[:cut[0]] if cut else tail)
 
 
 def expect(content, reasoning, calls=(), ids=None):
@@ -267,7 +279,7 @@ def built_cases():
          expect("Out.", "Thinking inside."), tail="<|start|>assistant<|channel|>analysis<|message|>")
     case("harmony/plain", h, "Just text, no header.", expect("Just text, no header.", None))
     cut = " to=functions.get_weather<|channel|>commentary json<|message|>{\"city\": \"Par"
-    case("harmony/cut", h, cut, expect(cut, None), broken=True)
+    case("harmony/cut", h, cut, expect(cut.lstrip(WS), None), broken=True)
 
     # llama3-json
     l3 = "llama3-json"
@@ -299,7 +311,7 @@ def built_cases():
     case("pythonic/list", py, "[%s(%s), %s(%s)]" % (W[0], py_kwargs(W[1]), lits[0], py_kwargs(lits[1])),
          expect("", None, [W, lits_expect]))
     case("pythonic/no-args", py, "[ping()]", expect("", None, [P]))
-    case("pythonic/text-before", py, "Let me check. [%s(%s)]" % (T[0], py_kwargs(T[1])), expect("Let me check.", None, [T]))
+    case("pythonic/text-before", py, "Let me check. [%s(%s)]" % (T[0], py_kwargs(T[1])), expect("Let me check. ", None, [T]))
     case("pythonic/markdown", py, "See [link text](https://example.com) and [1].", expect(
         "See [link text](https://example.com) and [1].", None))
     case("pythonic/lfm2", py, "<think>Plan.</think>On it.<|tool_call_start|>[%s(%s)]<|tool_call_end|>Done." % (
@@ -356,7 +368,7 @@ def built_cases():
     case("functools/firefunction", ft, " functools[" + ", ".join(dumps({"name": n, "arguments": a}) for n, a in (W, T)) + "]",
          expect("", None, [W, T]))
     case("functools/text-before", ft, "One moment. functools[" + dumps({"name": P[0], "arguments": {}}) + "]",
-         expect("One moment.", None, [P]))
+         expect("One moment. ", None, [P]))
     case("functools/bare-objects", ft, ",".join(dumps({"name": n, "arguments": a}) for n, a in (W, T)),
          expect("", None, [W, T]))
     cut = 'functools[{"name": "get_weather", "arguments": {"ci'
