@@ -150,42 +150,25 @@ static void build_sets(Engine *e) {
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
 }
 
-/* Is s[0..n) a prefix of a marker of m? */
-static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
-    for (int t = 0; t < m->set.n; t++)
-        if (strlen(m->tags[t]) >= n && memcmp(m->tags[t], s, n) == 0) return true;
-    return false;
-}
-
 /* The rules of TagSet (reply.h) for one set; NULL when it keeps them. The
  * matcher holds a prefix of a marker and, when a byte shows it is none,
- * lets the prefix out as text and looks at that byte again: that is exact
- * unless a marker could start inside the prefix let out — some x[i..j)
- * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
- * miss. A lead set (markers that count only before any text) lets the
- * text out into another state's set (`then`): only a y of that set counts
- * (hyperclovax's "-> tool/function_call" holds the slash of its "/think",
- * which means nothing in content). */
-static const char *set_problem(const MarkSet *m, const MarkSet *then) {
+ * lets out as text the bytes before where another marker may still begin
+ * (tag_restart). That is exact as long as no marker lies inside another
+ * before its end: a marker found whole inside a held prefix would have to
+ * complete in the middle of bytes already held. */
+static const char *set_problem(const MarkSet *m) {
     if (m->overflow) return "more than 16 markers";
     for (int a = 0; a < m->set.n; a++) {
         const char *x = m->tags[a];
         size_t xn = strlen(x);
         if (!xn || xn >= 32) return "a marker is empty or 32 bytes or longer";
-        for (int b = 0; b < m->set.n; b++)
-            if (a != b && xn <= strlen(m->tags[b]) && memcmp(x, m->tags[b], xn) == 0)
-                return "a marker is a prefix of another";
-        for (size_t j = 2; j < xn; j++) {
-            char held[33];
-            memcpy(held, x, j);
-            for (size_t i = 1; i < j; i++)
-                for (int b = 0; b < m->set.n; b++) {
-                    const char *y = m->tags[b];
-                    if (then && !in_set(then, y)) continue;
-                    if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
-                    held[j] = y[j - i];
-                    if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
-                }
+        for (int b = 0; b < m->set.n; b++) {
+            const char *y = m->tags[b];
+            size_t yn = strlen(y);
+            if (a == b || yn > xn) continue;
+            if (memcmp(x, y, yn) == 0) return "a marker is a prefix of another";
+            for (size_t i = 1; i + yn < xn; i++)   /* (as x's last bytes it completes with x) */
+                if (memcmp(x + i, y, yn) == 0) return "a marker lies inside another";
         }
     }
     return NULL;
@@ -200,9 +183,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
                             &e.field[2], &e.field[3], &e.field[4], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
                             &e.val, &e.section_end};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
-        /* the lead falls back to content, the reopened lead to reasoning */
-        const MarkSet *then = all[k] == &e.lead ? &e.content : all[k] == &e.lead_reason ? &e.reason : NULL;
-        const char *why = set_problem(all[k], then);
+        const char *why = set_problem(all[k]);
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";

@@ -27,8 +27,10 @@
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
  * (not only "<...>") under one rule a test checks for every description:
  * within each set the engine matches at once, no marker is a prefix of
- * another, and no marker can start inside a partial match that fails (so
- * matching stays one pass, each byte looked at once or twice). */
+ * another or lies inside another. Markers may share a leading token
+ * (Kimi K3's "<|open|>tools<|sep|>" and "<|open|>response<|sep|>") and one
+ * may begin inside a partial match of another that fails: the matcher
+ * then lets out only the bytes before it (reply.c's tag_restart). */
 #ifndef CF_FORMAT_DESC_H
 #define CF_FORMAT_DESC_H
 
