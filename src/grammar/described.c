@@ -26,11 +26,24 @@ static GExpr *any_of(Gram *g, const char *const *list) {
     return gl_alt(g, &alts);
 }
 
+/* One of the '|'-separated alternatives of `text` (engine.c's literal_is). */
+static GExpr *one_of_text(Gram *g, const char *text) {
+    GList alts = {0};
+    for (;;) {
+        const char *bar = strchr(text, '|');
+        size_t k = bar ? (size_t)(bar - text) : strlen(text);
+        gl_push(g, &alts, gx_lit(g, text, k));
+        if (!bar) break;
+        text = bar + 1;
+    }
+    return gl_alt(g, &alts);
+}
+
 /* A header field and its end marker (field_done trims the field). name
  * NULL: a field before the tool's name (any text stands for a name there). */
 static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
     GExpr *text;
-    switch (!name && h->kind != HF_LITERAL ? HF_ID : h->kind) {
+    switch (!name && h->kind != HF_LITERAL && h->kind != HF_NUMBER ? HF_ID : h->kind) {
     case HF_NAME:
         if (h->token) {
             /* a run of name bytes ended by whitespace or the body's '<' (step_token):
@@ -49,6 +62,9 @@ static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
                       gx_opt(g, index), call_ws(g));
         break;
     }
+    case HF_NUMBER:   /* the call's number (engine.c reads digits and drops them) */
+        text = gx_seq(g, call_ws(g), gx_greedy(g, gx_chars(g, false, "0-9"), 1, 9), call_ws(g));
+        break;
     case HF_ID: {
         /* any text without controls up to the marker (the id is not checked) */
         if (!h->end[0]) return call_ws(g);
@@ -119,7 +135,7 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
         }
         GExpr *key_end = any_of(g, d->key_close);
         if (d->key_flag) /* the type said by a flag, or by the schema when the flag is absent */
-            key_end = gx_alt(g, gx_seq(g, gx_litz(g, d->key_flag), gx_litz(g, raw ? d->flag_string : d->flag_json),
+            key_end = gx_alt(g, gx_seq(g, gx_litz(g, d->key_flag), one_of_text(g, raw ? d->flag_string : d->flag_json),
                                        gx_litz(g, d->flag_close)),
                              key_end);
         GExpr *item = gx_seq(g, any_of(g, d->param_open), gx_lit(g, k.u.s->data, k.u.s->len), key_end,

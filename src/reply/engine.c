@@ -399,6 +399,10 @@ static void field_done(Parser *p, const char *tag) {
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
     case HF_SAME_NAME: ok = ok && n == p->call.name.len && memcmp(s, p->call.name.p, n) == 0; break;
+    case HF_NUMBER:
+        ok = ok && n;
+        for (size_t k = 0; ok && k < n; k++) ok = s[k] >= '0' && s[k] <= '9';
+        break;
     default:   /* HF_LITERAL */
         ok = ok && literal_is(e->d->header[e->field_at].text, s, n);
     }
@@ -660,7 +664,7 @@ static void put_flag(Parser *p, const char *s, size_t n) {
 }
 
 static bool flag_is(const Engine *e, const char *want) {
-    return want && e->flag_len == strlen(want) && memcmp(e->flag_text, want, e->flag_len) == 0;
+    return want && literal_is(want, e->flag_text, e->flag_len);
 }
 
 /* The parameter list ended with `role`'s marker (tag: consumed). */

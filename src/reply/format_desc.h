@@ -21,7 +21,8 @@
  *                   value_close, typed by the tool's JSON schema (a string
  *                   parameter is the raw text, anything else JSON when it
  *                   parses), or by an explicit flag (key_flag FLAG flag_close:
- *                   flag_string means a string, flag_json JSON);
+ *                   flag_string means a string, flag_json JSON: '|'-separated
+ *                   alternatives, "number|boolean|..." for Kimi K3's types);
  *                   params_close ends the list.
  *
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
@@ -42,9 +43,10 @@ enum { DESC_MARKERS = 8 };          /* room in each marker list (NULL-terminated
 
 /* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
  * field that is not is not this format's call (the bytes stay content).
+ * HF_NUMBER: digits, read and dropped (Kimi K3's call number, index="1").
  * HF_SAME_NAME: the name again, as an earlier field gave it (Glimmer's
  * <atem:invoke name="N"> repeats its header's to=N); another name is no call. */
-typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME } HeaderFieldKind;
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME, HF_NUMBER } HeaderFieldKind;
 typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
@@ -96,7 +98,7 @@ typedef struct ReplyFormatDesc {
     const char *key_flag;           /* after the key: a type flag follows (DSML ' string="') */
     const char *flag_close;
     const char *flag_string;        /* the flag's value that means "string" */
-    const char *flag_json;          /* ... and "JSON" (any other flag: not a call) */
+    const char *flag_json;          /* ... and "JSON", "a|b" for several (any other flag: not a call) */
     const char *value_open;         /* NULL: the value follows the key directly */
     const char *value_close[DESC_MARKERS];
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */

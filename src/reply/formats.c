@@ -313,6 +313,25 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .params_close = {"</atem:invoke>"},
         .opens_in_field = 1, .content_name = "user", .reasoning_name = "self",
     },
+    {
+        /* Kimi K3's XTML: every element is <|open|>TAG ATTRS<|sep|> ...
+           <|close|>TAG<|sep|>; a call's arguments are typed by their type
+           attribute (a string raw, anything else JSON) */
+        .id = CF_REPLY_KIMI_K3, .name = "kimi-k3",
+        .example = "<|open|>think<|sep|>R<|close|>think<|sep|><|open|>response<|sep|>C<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"f\" index=\"1\"<|sep|><|open|>argument key=\"k\" type=\"string\"<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+        .think_open = {"<|open|>think<|sep|>"}, .think_close = {"<|close|>think<|sep|>"},
+        /* the answer's wrapper, and the message's end before <|end_of_msg|> */
+        .drop = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"},
+        .section_open = {"<|open|>tools<|sep|>"}, .section_close = {"<|close|>tools<|sep|>"},
+        .call_open = {"<|open|>call tool=\""},
+        .header = {FIELD(HF_NAME, "\" index=\""), FIELD(HF_NUMBER, "\"<|sep|>")}, .nheader = 2,
+        .body = BODY_XML,
+        .param_open = {"<|open|>argument key=\""}, .key_close = {"\"<|sep|>"},
+        .key_flag = "\" type=\"", .flag_close = "\"<|sep|>", .flag_string = "string",
+        .flag_json = "number|integer|boolean|null|object|array",
+        .value_close = {"<|close|>argument<|sep|>"},
+        .params_close = {"<|close|>call<|sep|>"},
+    },
 };
 
 const size_t REPLY_FORMATS_COUNT = sizeof REPLY_FORMATS / sizeof REPLY_FORMATS[0];
