@@ -1660,6 +1660,9 @@ static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
             if (r >= 0 || markup || p->fast_quiet || p->span_open) return false;
             uint32_t mask;   /* a tag may begin inside the prefix: the machine's */
             if (tag_restart(p->fast_tags, p->tm_buf, p->tm_len, &mask) < p->tm_len) return false;
+            for (uint8_t k = 0; k < p->tm_len; k++)   /* bytes JSON escapes (command-r's "Action:\n"): the machine's */
+                if (!IS_PRINTABLE((unsigned char)p->tm_buf[k]) || IS_QUOTE_OR_BS((unsigned char)p->tm_buf[k]))
+                    return false;
             if (!fast_emit(p, c, p->tm_buf, p->tm_len, p->tm_buf, p->tm_len, p->tm_len)) return false;
             p->tm_len = 0;
             p->leaf_tab = p->leaf_base;

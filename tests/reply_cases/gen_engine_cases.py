@@ -93,7 +93,7 @@ def typed_args(name, pairs, trim_newline=False):
     """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
     parts = []
     for k, raw, flag in pairs:
-        string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
+        string = flag in ("true", "string") if flag is not None else allows_string(schema_of(name, k.strip(WS)))
         if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
             raw = raw[1:] if raw.startswith("\n") else raw
             raw = raw[:-1] if raw.endswith("\n") else raw
@@ -145,6 +145,8 @@ FAMILIES = {
     "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
     "functionary-v2": ("templates/meetkai__functionary-medium-v2.2.jinja", ["<|stop|>"], None),
     "glimmer": ("more/muse__glimmer.jinja", ["<|eot|>"], r'<atem:parameter name="([^"]*)">(.*?)</atem:parameter>'),
+    "kimi-k3": ("more/moonshotai__Kimi-K3.jinja", ["<|end_of_msg|>"],
+                r'<\|open\|>argument key="([^"]*)" type="([a-z]+)"<\|sep\|>(.*?)<\|close\|>argument<\|sep\|>'),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
@@ -154,7 +156,10 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "role", "BEGIN", "FINAL", "RESPONSE", "reasoning", "steps", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
 # words of markers a format drops from content (hyperclovax's turn tokens)
 FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"],
-                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"]}
+                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"],
+                   # (index="1": a call's number is markup, its place in tool_calls says it)
+                   "kimi-k3": ["open", "close", "key", "type", "index", "number", "integer", "boolean", "null",
+                               "object", "array", "1", "2"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -310,6 +315,23 @@ built("doc", "step3", "<think>r</think><\uff5ctool_calls_begin\uff5c><\uff5ctool
       '<steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter>'
       '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>'
       "<\uff5ctool_calls_end\uff5c>", None, "r", [("get_weather", '{"city": "Paris", "days": 3}')])
+# Kimi K3: markers share their <|open|> and <|close|> tokens; one begins inside
+# a failed match of another (the matcher restarts there), a type the format
+# does not name breaks the call back into content
+K3_CALL = ('<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+           '<|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>'
+           '<|open|>argument key="days" type="integer"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|>'
+           '<|close|>tools<|sep|>')
+built("marker-inside-failed-match", "kimi-k3", "A <|close|>resp" + K3_CALL, "A <|close|>resp", None,
+      [("get_weather", '{"city": "Paris", "days": 3}')], tail='<|open|>response<|sep|>')
+built("reasoning-then-call", "kimi-k3", "Plan <|open|>x.<|close|>think<|sep|><|open|>response<|sep|>"
+      "<|close|>response<|sep|>" + K3_CALL + "<|close|>message<|sep|>", None, "Plan <|open|>x.",
+      [("get_weather", '{"city": "Paris", "days": 3}')], tail='<|open|>think<|sep|>')
+K3_BAD = ('<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+          '<|open|>argument key="city" type="text"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|>'
+          '<|close|>tools<|sep|>')
+built("unknown-type", "kimi-k3", K3_BAD, K3_BAD, None, [], tail='<|open|>response<|sep|>', broken=True)
+
 # quirks named in the landscape document
 K = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" + W + "<|tool_call_end|>"
 built("call-inside-reasoning", "kimi-k2", "<think>I will call it.<|tool_calls_section_begin|>" + K +
