@@ -441,6 +441,7 @@ typedef enum cf_reply_format {
     CF_REPLY_FUNCTIONARY_V2,
     CF_REPLY_GLIMMER,
     CF_REPLY_KIMI_K3,
+    CF_REPLY_MINIMAX_M3,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,

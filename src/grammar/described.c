@@ -149,6 +149,52 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
     return gl_seq(g, &items);
 }
 
+/* PREFIX + "<" + [/] name + ">", a tag of BODY_XML_TREE, NUL-terminated in buf. */
+static const char *tree_tag(char *buf, size_t cap, const char *prefix, bool closing, const char *name, size_t n) {
+    snprintf(buf, cap, "%s<%s%.*s>", prefix, closing ? "/" : "", (int)n, name);
+    return buf;
+}
+
+/* Parameters as elements named by their keys (BODY_XML_TREE), in the
+ * schema's order, required ones present: a string's raw text, a scalar as
+ * JSON. An object or array value is elements in turn (xmltree.c reads
+ * them by the schema); the grammar takes any text up to the parameter's
+ * closer there. */
+static GExpr *tree_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value params, const Str *name) {
+    Value props, req;
+    if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
+    bool has_req = schema_get(params, "required", &req) && req.type == VT_LIST;
+    GList items = {0};
+    for (size_t i = 0; i < dict_len(props.u.dict); i++) {
+        Value k = dict_key_at(props.u.dict, i), ps = dict_val_at(props.u.dict, i);
+        if (k.type != VT_STR) continue;
+        bool required = false;
+        for (size_t r = 0; has_req && r < req.u.list->len; r++)
+            if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
+        char open[160], close[160];
+        tree_tag(open, sizeof open, d->element_prefix, false, k.u.s->data, k.u.s->len);
+        tree_tag(close, sizeof close, d->element_prefix, true, k.u.s->data, k.u.s->len);
+        Value type;
+        bool nested = schema_get(ps, "type", &type) && type.type == VT_STR &&
+                      (str_eqz(type.u.s, "object") || str_eqz(type.u.s, "array"));
+        GExpr *value;
+        if (schema_takes_string(c, ps)) {
+            GExpr *choices = schema_raw_string_choices(c, ps);
+            value = choices ? choices : call_until(g, close);
+        } else if (nested) {
+            value = call_until(g, close);
+            gram_warn(g, "%s: an object or array parameter's elements are not constrained", d->name);
+        } else {
+            char nm[96];
+            snprintf(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
+            value = gx_ref(g, schema_rule(c, ps, nm));
+        }
+        GExpr *item = gx_seq(g, gx_litz(g, open), value, gx_litz(g, close), call_ws(g));
+        gl_push(g, &items, required ? item : gx_opt(g, item));
+    }
+    return gl_seq(g, &items);
+}
+
 /* One call after its opener: the header, the body, the closer. */
 static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     const ReplyFormatDesc *d = ((DescCx *)cx)->d;
@@ -166,6 +212,12 @@ static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
         gl_push(g, &parts, gx_seq(g, call_ws(g), gx_ref(g, call_args_rule(g, c, params, name))));
         if (d->args_after) gl_push(g, &parts, gx_seq(g, call_ws(g), gx_litz(g, d->args_after)));
         break;
+    case BODY_XML_TREE: {
+        char end[96];
+        tree_tag(end, sizeof end, d->element_prefix, true, d->element_end, strlen(d->element_end));
+        gl_push(g, &parts, gx_seq(g, call_ws(g), tree_params(g, d, c, params, name), gx_litz(g, end)));
+        break;
+    }
     default:
         gl_push(g, &parts, gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close)));
     }

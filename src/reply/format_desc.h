@@ -23,7 +23,12 @@
  *                   parses), or by an explicit flag (key_flag FLAG flag_close:
  *                   flag_string means a string, flag_json JSON: '|'-separated
  *                   alternatives, "number|boolean|..." for Kimi K3's types);
- *                   params_close ends the list.
+ *                   params_close ends the list;
+ *   BODY_XML_TREE   parameters as elements named by their keys, every tag
+ *                   after element_prefix: PREFIX<key>VALUE PREFIX</key>, a
+ *                   VALUE itself text or such elements (a list's named
+ *                   element_item), typed by the tool's JSON schema
+ *                   (xmltree.c); PREFIX</element_end> ends the list.
  *
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
  * (not only "<...>") under one rule a test checks for every description:
@@ -47,7 +52,7 @@ enum { DESC_MARKERS = 8 };          /* room in each marker list (NULL-terminated
  * HF_SAME_NAME: the name again, as an earlier field gave it (Glimmer's
  * <atem:invoke name="N"> repeats its header's to=N); another name is no call. */
 typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME, HF_NUMBER } HeaderFieldKind;
-typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
+typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML, BODY_XML_TREE } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
 typedef struct HeaderField {
@@ -104,6 +109,8 @@ typedef struct ReplyFormatDesc {
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
+    /* BODY_XML_TREE (MiniMax M3: "]<]minimax[>[", "item", "invoke") */
+    const char *element_prefix, *element_item, *element_end;
     /* turns addressed to a recipient (Functionary v2, Glimmer) */
     uint8_t opens_in_field;         /* 1 + the header field the reply begins in (the prompt wrote
                                        the first call's opener and the fields before); 0: none */

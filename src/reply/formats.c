@@ -18,6 +18,7 @@
 #define DS_CALLS_LONE "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xEF\xBD\x9C>"
 #define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
 #define FWBAR "\xEF\xBD\x9C"   /* ｜ */
+#define MM_NS "]<]minimax[>["     /* MiniMax M3's namespace token */
 /* Header fields: text up to one of the markers. */
 #define FIELD(k, ...) {.kind = (k), .end = {__VA_ARGS__}}
 #define LITERAL(t, ...) {.kind = HF_LITERAL, .end = {__VA_ARGS__}, .text = (t)}
@@ -331,6 +332,17 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .flag_json = "number|integer|boolean|null|object|array",
         .value_close = {"<|close|>argument<|sep|>"},
         .params_close = {"<|close|>call<|sep|>"},
+    },
+    {
+        /* MiniMax M3 (muse): every tag of a call after the ]<]minimax[>[
+           token, the arguments as elements named by their keys */
+        .id = CF_REPLY_MINIMAX_M3, .name = "minimax-m3",
+        .example = "<mm:think>R</mm:think>C]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"f\">]<]minimax[>[<k>v]<]minimax[>[</k>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+        .think_open = {"<mm:think>"}, .think_close = {"</mm:think>"},
+        .section_open = {MM_NS "<tool_call>"}, .section_close = {MM_NS "</tool_call>"},
+        .call_open = {MM_NS "<invoke name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML_TREE, .element_prefix = MM_NS, .element_item = "item", .element_end = "invoke",
     },
 };
 

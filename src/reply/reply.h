@@ -330,6 +330,13 @@ bool property_allows_string(Value props, const char *key, size_t n);
  * str(), so a model trained on them writes its XML parameter values so. */
 bool literal_value_to_json(Parser *p, const char *s, size_t n, StrBuf *out);
 
+/* An argument value written as XML elements named by their keys, each tag
+ * after `prefix`, a list as `item` elements (xmltree.c), as JSON typed by
+ * the parameter's schema, appended to out; false (out unchanged) when it
+ * nests deeper than the JSON depth limit. */
+bool xml_tree_to_json(Parser *p, const char *s, size_t n, const char *prefix, const char *item, Value schema,
+                      StrBuf *out);
+
 /* per-format entry points */
 struct ReplyFormatDesc;
 void engine_init(Parser *p, const struct ReplyFormatDesc *desc);   /* engine.c: described formats */
