@@ -11,6 +11,7 @@
  * template never writes (a missing closer, an unknown key read as text)
  * the grammar asks for the well-formed spelling. */
 #include <stdio.h>
+#include <string.h>
 #include "calls.h"
 
 typedef struct DescCx {
@@ -464,4 +465,12 @@ void described_syntax(const ReplyFormatDesc *d, CallSyntax *out) {
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) add_tokens(out, &n, lists[k]);
     for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) add_tokens(out, &n, d->header[k].end);
     add_token(out, &n, d->value_open);
+    /* content wrappers the parser drops may come before required calls
+       (Kimi K3's empty <|open|>response<|sep|><|close|>response<|sep|>);
+       not where a dropped marker also ends reasoning (HyperCLOVA X's turn
+       tokens: text before them is no wrapper's) */
+    bool wrappers = true;
+    for (int k = 0; k < DESC_MARKERS && d->drop[k]; k++)
+        for (int t = 0; t < DESC_MARKERS && d->think_close[t]; t++) wrappers &= strcmp(d->drop[k], d->think_close[t]) != 0;
+    for (int k = 0; wrappers && k < 4 && k < DESC_MARKERS && d->drop[k]; k++) out->lead_markup[k] = d->drop[k];
 }
