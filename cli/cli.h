@@ -20,13 +20,26 @@ void cli_print_warnings(const char *notes);
  * variables. NULL after printing an error. */
 cf_context *cli_probe_context(const char *tools_path, const char *tools, size_t tools_len,
                               const char *const *defines, int ndefines);
-/* Parse a --max-* limit option into lim: 1 consumed, 0 not a limit, -1 bad value. */
-int cli_limit_option(const char *opt, const char *val, cf_limits *lim);
 /* Write all bytes to stdout; false on I/O error. */
 bool cli_write(const char *p, size_t n);
-/* Parse a --max-* option into lim (cli/cmd_render.c): 1 if consumed (with
+/* Parse a --max-* option into lim (cli/options.c): 1 if consumed (with
  * its value), 0 if not a limit option, -1 on a bad value. */
 int cli_limit_option(const char *opt, const char *val, cf_limits *lim);
+
+enum { CLI_MAX_DEFINES = 64 };
+/* What `parse` and `grammar` both read: the reply format (or the template's
+ * rendered prompt that picks it), the tools and the safety limits. */
+typedef struct CliReplyRequest {
+    const char *format_name, *tools_path, *prompt_path;
+    const char *defines[CLI_MAX_DEFINES];   /* -D KEY=JSON, as given */
+    int ndefines;
+    bool reasoning_open;
+    cf_limits lim;
+} CliReplyRequest;
+/* argv[*i] as one of those options (--format, --tools, --prompt, -D,
+ * --reasoning-open, --max-*): 1 consumed (*i moved past its value), 0 not
+ * one of them, -1 a usage error (printed). */
+int cli_reply_option(int argc, char **argv, int *i, CliReplyRequest *r);
 
 int cmd_render(int argc, char **argv);      /* cli/cmd_render.c */
 int cmd_parse(int argc, char **argv);       /* cli/cmd_parse.c (replies) */

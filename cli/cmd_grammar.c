@@ -37,30 +37,22 @@ static void grammar_usage(FILE *to) {
 }
 
 typedef struct GrammarArgs {
-    const char *template_path, *format_name, *tools_path, *prompt_path, *schema_path, *batch_path;
+    const char *template_path, *schema_path, *batch_path;
     const char *choice, *emit, *syntax;
-    const char *defines[64];
-    int ndefines;
-    bool reasoning_open, single_call;
-    cf_limits lim;
+    bool single_call;
+    CliReplyRequest req;
 } GrammarArgs;
 
 static int grammar_args(int argc, char **argv, GrammarArgs *a) {
     memset(a, 0, sizeof *a);
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
-        int lim;
+        int shared = cli_reply_option(argc, argv, &i, &a->req);
+        if (shared < 0) return 2;
+        if (shared) continue;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             grammar_usage(stdout);
             return 1;
-        } else if (!strcmp(o, "--reasoning-open")) {
-            a->reasoning_open = true;
-        } else if (!strcmp(o, "--tools") && next) {
-            a->tools_path = argv[++i];
-        } else if (!strcmp(o, "--format") && next) {
-            a->format_name = argv[++i];
-        } else if (!strcmp(o, "--prompt") && next) {
-            a->prompt_path = argv[++i];
         } else if (!strcmp(o, "--schema") && next) {
             a->schema_path = argv[++i];
         } else if (!strcmp(o, "--schema-batch") && next) {
@@ -78,15 +70,6 @@ static int grammar_args(int argc, char **argv, GrammarArgs *a) {
                 return 2;
             }
             a->single_call = !strcmp(v, "false");
-        } else if ((!strcmp(o, "-D") || !strcmp(o, "--define")) && next) {
-            if (a->ndefines == 64) {
-                fprintf(stderr, "chatfmt: error: UsageError: too many -D\n");
-                return 2;
-            }
-            a->defines[a->ndefines++] = argv[++i];
-        } else if ((lim = cli_limit_option(o, next, &a->lim)) != 0) {
-            if (lim < 0) return 2;
-            i++;
         } else if (o[0] != '-' && !a->template_path) {
             a->template_path = o;
         } else {
@@ -95,7 +78,7 @@ static int grammar_args(int argc, char **argv, GrammarArgs *a) {
             return 2;
         }
     }
-    if (!a->schema_path && !a->batch_path && (!a->tools_path || (!a->template_path && !a->format_name))) {
+    if (!a->schema_path && !a->batch_path && (!a->req.tools_path || (!a->template_path && !a->req.format_name))) {
         grammar_usage(stderr);
         return 2;
     }
@@ -118,16 +101,16 @@ static int read_template(const GrammarArgs *a, const char *tools, size_t tools_l
         cli_print_error(&err, a->template_path, NULL, 0);
         return 1;
     }
-    cf_compile_options co = {&a->lim, a->template_path};
+    cf_compile_options co = {&a->req.lim, a->template_path};
     cf_template *t = cf_compile(src.text, src.len, &co, &err);
     /* as parse --template: by probing renders; a template that does not
      * compile: its text's signature */
-    if (!a->format_name) *fmt = t ? cf_reply_format_of(t, src.tokens) : cf_reply_format_detect(src.text, src.len);
-    if (!a->prompt_path) {
-        cf_context *ctx = cli_probe_context(a->tools_path, tools, tools_len, a->defines, a->ndefines);
+    if (!a->req.format_name) *fmt = t ? cf_reply_format_of(t, src.tokens) : cf_reply_format_detect(src.text, src.len);
+    if (!a->req.prompt_path) {
+        cf_context *ctx = cli_probe_context(a->req.tools_path, tools, tools_len, a->req.defines, a->req.ndefines);
         cf_render_options ro;
         memset(&ro, 0, sizeof ro);
-        ro.limits = &a->lim;
+        ro.limits = &a->req.lim;
         ro.defaults = src.tokens;
         cf_result res;
         if (t && ctx && cf_render_chat(t, ctx, &ro, &res, &err)) {
@@ -178,7 +161,7 @@ static int run_schemas(const GrammarArgs *a) {
     cf_error err;
     if (a->schema_path) {
         size_t n;
-        char *g = cf_schema_grammar(text, len, syntax, &a->lim, &n, &err);
+        char *g = cf_schema_grammar(text, len, syntax, &a->req.lim, &n, &err);
         if (!g) {
             cli_print_error(&err, a->schema_path, NULL, 0);
             rc = 1;
@@ -194,7 +177,7 @@ static int run_schemas(const GrammarArgs *a) {
         size_t n = nl ? (size_t)(nl - line) : (size_t)(text + len - line);
         if (n) {
             size_t out_n;
-            char *g = cf_schema_grammar(line, n, syntax, &a->lim, &out_n, &err);
+            char *g = cf_schema_grammar(line, n, syntax, &a->req.lim, &out_n, &err);
             if (!g) print_error_line(&err);
             else {
                 if (!cli_write(g, out_n) || !cli_write("\n", 1)) rc = 1;
@@ -215,11 +198,11 @@ int cmd_grammar(int argc, char **argv) {
 
     cf_grammar_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.limits = &a.lim;
-    opt.reasoning_open = a.reasoning_open;
+    opt.limits = &a.req.lim;
+    opt.reasoning_open = a.req.reasoning_open;
     opt.single_call = a.single_call;
-    if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
-        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (chatfmt formats lists them)\n", a.format_name);
+    if (a.req.format_name && !cf_reply_format_from_name(a.req.format_name, &opt.format)) {
+        fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (chatfmt formats lists them)\n", a.req.format_name);
         return 2;
     }
     if (!a.choice || !strcmp(a.choice, "auto")) opt.tool_choice = CF_TOOL_CHOICE_AUTO;
@@ -238,15 +221,15 @@ int cmd_grammar(int argc, char **argv) {
         return 2;
     }
     size_t tools_len;
-    char *tools = cli_read_file(a.tools_path, &tools_len);
+    char *tools = cli_read_file(a.req.tools_path, &tools_len);
     if (!tools) return 1;
     opt.tools_json = tools;
     int rc = 1;
     char tail[TAIL_BYTES + 1] = "";
     if (a.template_path && read_template(&a, tools, tools_len, &opt.format, tail) != 0) goto done;
-    if (a.prompt_path) {
+    if (a.req.prompt_path) {
         size_t plen;
-        char *prompt = cli_read_file(a.prompt_path, &plen);
+        char *prompt = cli_read_file(a.req.prompt_path, &plen);
         if (!prompt) goto done;
         size_t k = plen < TAIL_BYTES ? plen : TAIL_BYTES;
         memcpy(tail, prompt + plen - k, k);
@@ -258,7 +241,7 @@ int cmd_grammar(int argc, char **argv) {
     size_t n;
     char *out = cf_tool_grammar(&opt, &n, &err);
     if (!out) {
-        cli_print_error(&err, a.tools_path, NULL, 0);
+        cli_print_error(&err, a.req.tools_path, NULL, 0);
         goto done;
     }
     rc = cli_write(out, n) && cli_write("\n", 1) && fflush(stdout) == 0 ? 0 : 1;

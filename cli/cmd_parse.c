@@ -35,13 +35,11 @@ static void parse_usage(FILE *to) {
 }
 
 typedef struct ParseArgs {
-    const char *template_path, *format_name, *tools_path, *prompt_path, *input;
-    const char *defines[64];
-    int ndefines;
-    bool stream, reasoning_open, no_stop;
+    const char *template_path, *input;
+    bool stream, no_stop;
     size_t chunk;
     bool exact_chunks;          /* --chunk-bytes given */
-    cf_limits lim;
+    CliReplyRequest req;
 } ParseArgs;
 
 /* 0 ok, 1 --help printed, 2 usage error */
@@ -50,6 +48,9 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
     a->chunk = 4096;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
+        int shared = cli_reply_option(argc, argv, &i, &a->req);
+        if (shared < 0) return 2;
+        if (shared) continue;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             parse_usage(stdout);
             return 1;
@@ -57,22 +58,8 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
             a->stream = true;
         } else if (!strcmp(o, "--no-stop")) {
             a->no_stop = true;
-        } else if (!strcmp(o, "--reasoning-open")) {
-            a->reasoning_open = true;
         } else if (!strcmp(o, "--template") && next) {
             a->template_path = argv[++i];
-        } else if (!strcmp(o, "--format") && next) {
-            a->format_name = argv[++i];
-        } else if (!strcmp(o, "--tools") && next) {
-            a->tools_path = argv[++i];
-        } else if (!strcmp(o, "--prompt") && next) {
-            a->prompt_path = argv[++i];
-        } else if ((!strcmp(o, "-D") || !strcmp(o, "--define")) && next) {
-            if (a->ndefines == 64) {
-                fprintf(stderr, "chatfmt: error: UsageError: too many -D options\n");
-                return 2;
-            }
-            a->defines[a->ndefines++] = argv[++i];
         } else if (!strcmp(o, "--chunk-bytes") && next) {
             char *end;
             unsigned long long n = strtoull(argv[++i], &end, 10);
@@ -82,12 +69,6 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
             }
             a->chunk = (size_t)n;
             a->exact_chunks = true;
-        } else if (!strncmp(o, "--max-", 6)) {
-            if (cli_limit_option(o, next, &a->lim) <= 0) {
-                fprintf(stderr, "chatfmt: error: UsageError: bad option %s\n", o);
-                return 2;
-            }
-            i++;
         } else if (o[0] == '-' && o[1]) {
             fprintf(stderr, "chatfmt: error: UsageError: unknown option %s\n", o);
             parse_usage(stderr);
@@ -118,13 +99,13 @@ static void prompt_tail(const ParseArgs *a, const char *src, size_t len, const c
                         const char *tools, size_t tools_len, char *tail) {
     tail[0] = 0;
     cf_error err;
-    cf_context *ctx = cli_probe_context(a->tools_path, tools, tools_len, a->defines, a->ndefines);
+    cf_context *ctx = cli_probe_context(a->req.tools_path, tools, tools_len, a->req.defines, a->req.ndefines);
     if (!ctx) return;
-    cf_compile_options co = {&a->lim, a->template_path};
+    cf_compile_options co = {&a->req.lim, a->template_path};
     cf_template *t = cf_compile(src, len, &co, &err);
     cf_render_options ro;
     memset(&ro, 0, sizeof ro);
-    ro.limits = &a->lim;
+    ro.limits = &a->req.lim;
     ro.defaults = tokens;
     cf_result res;
     if (t && cf_render_chat(t, ctx, &ro, &res, &err)) {
@@ -158,12 +139,12 @@ static int read_template(const ParseArgs *a, const char *tools, size_t tools_len
     size_t len = src.len;
     const cf_context *tokens = src.tokens;
     /* by probing renders; a template that does not compile: its text's signature */
-    cf_compile_options co = {&a->lim, a->template_path};
+    cf_compile_options co = {&a->req.lim, a->template_path};
     cf_template *t = cf_compile(text, len, &co, &err);
     if (detect) *fmt = t ? cf_reply_format_of(t, tokens) : cf_reply_format_detect(text, len);
     if (t && !a->no_stop) *stops = cf_reply_stop_strings(t, tokens, &err);
     cf_template_free(t);
-    if (!a->prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
+    if (!a->req.prompt_path) prompt_tail(a, text, len, tokens, tools, tools_len, tail);
     cf_source_free(&src);
     return 0;
 }
@@ -330,26 +311,26 @@ int cmd_parse(int argc, char **argv) {
 
     cf_reply_options opt;
     memset(&opt, 0, sizeof opt);
-    opt.limits = &a.lim;
-    opt.reasoning_open = a.reasoning_open;
-    if (a.format_name && !cf_reply_format_from_name(a.format_name, &opt.format)) {
+    opt.limits = &a.req.lim;
+    opt.reasoning_open = a.req.reasoning_open;
+    if (a.req.format_name && !cf_reply_format_from_name(a.req.format_name, &opt.format)) {
         fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (`chatfmt formats` lists them)\n",
-                a.format_name);
+                a.req.format_name);
         return 2;
     }
     int rc = 1;
     size_t tools_len = 0;
-    char *tools = a.tools_path ? cli_read_file(a.tools_path, &tools_len) : NULL;
+    char *tools = a.req.tools_path ? cli_read_file(a.req.tools_path, &tools_len) : NULL;
     char tail[TAIL_BYTES + 1] = "";
     char *stops = NULL;
-    if (a.tools_path && !tools) return 1;
+    if (a.req.tools_path && !tools) return 1;
     opt.tools_json = tools;
     if (a.template_path &&
-        read_template(&a, tools, tools_len, &opt.format, a.format_name == NULL, tail, &stops) != 0)
+        read_template(&a, tools, tools_len, &opt.format, a.req.format_name == NULL, tail, &stops) != 0)
         goto done;
-    if (a.prompt_path) {
+    if (a.req.prompt_path) {
         size_t plen;
-        char *prompt = cli_read_file(a.prompt_path, &plen);
+        char *prompt = cli_read_file(a.req.prompt_path, &plen);
         if (!prompt) goto done;
         size_t k = plen < TAIL_BYTES ? plen : TAIL_BYTES;
         memcpy(tail, prompt + plen - k, k);

@@ -40,34 +40,6 @@ static void render_usage(FILE *to) {
           "                           raise or lower the safety limits\n", to);
 }
 
-/* Parse a --max-* option; returns 1 if consumed (with value), 0 if not a limit, -1 on error. */
-int cli_limit_option(const char *opt, const char *val, cf_limits *lim) {
-    struct { const char *name; int kind; void *field; } table[] = {
-        {"--max-steps", 0, &lim->max_steps},
-        {"--max-recursion", 1, &lim->max_recursion},
-        {"--max-parse-depth", 1, &lim->max_parse_depth},
-        {"--max-output", 2, &lim->max_output},
-        {"--max-string", 2, &lim->max_string},
-        {"--max-items", 2, &lim->max_items},
-        {"--max-memory", 2, &lim->max_memory},
-        {"--max-range", 1, &lim->max_range},
-        {"--max-json-depth", 1, &lim->max_json_depth},
-        {"--max-json-bytes", 2, &lim->max_json_bytes},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (strcmp(opt, table[i].name) != 0) continue;
-        if (!val) return -1;
-        char *end;
-        unsigned long long v = strtoull(val, &end, 10);
-        if (*end || v == 0) return -1;
-        if (table[i].kind == 0) *(uint64_t *)table[i].field = v;
-        else if (table[i].kind == 1) *(uint32_t *)table[i].field = v > 0xFFFFFFFFu ? 0xFFFFFFFFu : (uint32_t)v;
-        else *(size_t *)table[i].field = (size_t)v;
-        return 1;
-    }
-    return 0;
-}
-
 /* --batch: each non-blank line is a case of the reference's protocol, run
  * by its worker's cf_batch (a template cache each: compiled templates are
  * not shared between workers, so no lock is taken per case). */
