@@ -16,12 +16,16 @@ Jinja2 in the same process (a benchmark for `make bench`, not a test).
                  time), on the calls that render (target: >= 20x) and on all
                  (a call that fails is answered by the original method, so
                  that it raises transformers' own exception: it costs both).
+Each figure is printed as the best and the median of its rounds
+(BENCH_ROUNDS, default 3; see rounds()), with the load average before
+and after: on a shared machine the ratios of one run are what compare.
 Environment: BUILD (the library is BUILD/libchatfmt.so unless
-CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared).
+CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
 """
 import glob
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -37,13 +41,35 @@ import chatfmt  # noqa: E402
 import hf_render  # noqa: E402
 
 
-def best(call, n=3, clock=time.perf_counter):
-    times = []
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+
+
+def rounds(*calls, n=ROUNDS, clock=time.perf_counter):
+    """The times of n rounds of calls, a list per call; in each round the
+    calls run in turn (two sides compared meet the same load: a neighbour
+    on a shared machine can slow one stretch of seconds twofold). Each
+    call's result is held until its next call has returned, as a pipeline
+    does that assigns each batch's texts over the last batch's
+    (`out = t.render_batch(part)`): from the third round on, the texts go
+    to memory the process already has. Dropping each result before the
+    next call instead hands the memory back to the system (glibc trims the
+    heap's free top) and every call faults its pages in anew, at
+    microseconds a page on a virtual machine: a 6.6 KB Command-A text then
+    costs more in page faults than in rendering."""
+    times = [[] for _ in calls]
+    held = [None] * len(calls)
     for _ in range(n):
-        t0 = clock()
-        call()
-        times.append(clock() - t0)
-    return min(times)
+        for k, call in enumerate(calls):
+            t0 = clock()
+            out = call()
+            times[k].append(clock() - t0)
+            held[k] = out   # (the result before it is freed here, after the call)
+            del out
+    return times
+
+
+def load():
+    return "load %.1f %.1f %.1f" % os.getloadavg()
 
 
 def jinja_loop(text, rows):
@@ -69,24 +95,32 @@ def main():
     sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
     print(f"render_batch: {nrows} rows per seed (the {len(convs)} shared conversations cycled); "
           f"Jinja2 timed on {len(sample)} of them; library {chatfmt.library_path}")
-    ratios, scalings = [], []
+    tunables = os.environ.get("GLIBC_TUNABLES")
+    print(f"  ({load()}; best and median of {ROUNDS} rounds{'; GLIBC_TUNABLES=' + tunables if tunables else ''})")
+    ratios, medians, scalings = [], [], []
     for path in seeds:
         with open(path, encoding="utf-8") as f:
             text = f.read()
         t = chatfmt.compile(text)
         hf_render.compile_template(text)
-        jinja_us = best(lambda: jinja_loop(text, sample), 2, time.process_time) / len(sample) * 1e6
-        cpu = best(lambda: t.render_batch(rows, threads=1), 3, time.process_time) / nrows * 1e6
-        one = best(lambda: t.render_batch(rows, threads=1)) / nrows * 1e6
-        two = best(lambda: t.render_batch(rows, threads=2)) / nrows * 1e6
-        ratios.append(jinja_us / cpu)
-        scalings.append(one / two)
-        print(f"  {os.path.basename(path):28s} jinja2 {jinja_us:8.2f} us/row   render_batch 1 thread {cpu:6.3f} us/row "
-              f"CPU ({jinja_us / cpu:6.1f}x)   wall: 1 thread {one:6.3f}, 2 threads {two:6.3f} us/row "
-              f"(scaling {one / two:.2f}x)")
-    print(f"render_batch_speedup_min {min(ratios):.1f}x   (1 thread vs the Jinja2 loop, CPU time; target >= 50x)")
+        jinja, cpu = rounds(lambda: jinja_loop(text, sample), lambda: t.render_batch(rows, threads=1),
+                            clock=time.process_time)
+        jinja = [x / len(sample) * 1e6 for x in jinja]
+        cpu = [x / nrows * 1e6 for x in cpu]
+        one, two = ([x / nrows * 1e6 for x in side]
+                    for side in rounds(lambda: t.render_batch(rows, threads=1), lambda: t.render_batch(rows, threads=2)))
+        jinja_us, cpu_us = min(jinja), min(cpu)
+        ratios.append(jinja_us / cpu_us)
+        medians.append(statistics.median(jinja) / statistics.median(cpu))
+        scalings.append(min(one) / min(two))
+        print(f"  {os.path.basename(path):28s} jinja2 {jinja_us:8.2f} us/row   render_batch 1 thread {cpu_us:6.3f} us/row "
+              f"CPU ({jinja_us / cpu_us:6.1f}x; medians {medians[-1]:6.1f}x)   wall: 1 thread {min(one):6.3f}, "
+              f"2 threads {min(two):6.3f} us/row (scaling {min(one) / min(two):.2f}x; medians "
+              f"{statistics.median(one) / statistics.median(two):.2f}x)")
+    print(f"render_batch_speedup_min {min(ratios):.1f}x   (1 thread vs the Jinja2 loop, CPU time, best rounds; "
+          f"of the medians {min(medians):.1f}x; target >= 50x)")
     print(f"render_batch_scaling_2_threads min {min(scalings):.2f}x  max {max(scalings):.2f}x   (target ~1.8x; "
-          f"{os.cpu_count()} CPUs, wall clock: a loaded machine scales less)")
+          f"{os.cpu_count()} CPUs, wall clock: a loaded machine scales less; {load()})")
 
     from standin_tokenizer import StandInTokenizer
     special = {"bos_token": "<s>", "eos_token": "</s>"}
@@ -117,16 +151,22 @@ def main():
     run(plain, cases)
     run(patched, cases)
     for name, which in (("rendering", rendering), ("all", cases)):
-        jinja_us = best(lambda: run(plain, which), 3, time.process_time) / len(which) * 1e6
-        patched_us = best(lambda: [run(patched, which) for _ in range(10)], 3, time.process_time) / len(which) / 10 * 1e6
+        jinja, fast = rounds(lambda: run(plain, which), lambda: [run(patched, which) for _ in range(10)],
+                             clock=time.process_time)
+        jinja = [x / len(which) * 1e6 for x in jinja]
+        fast = [x / len(which) / 10 * 1e6 for x in fast]
+        jinja_us, patched_us = min(jinja), min(fast)
+        median = statistics.median(jinja) / statistics.median(fast)
         print(f"patch: tokenizer.apply_chat_template(tokenize=False) unpatched (Jinja2) {jinja_us:.2f} us, "
-              f"patched {patched_us:.2f} us per call on {len(which)} {name} seeds x conversations (CPU time)")
+              f"patched {patched_us:.2f} us per call on {len(which)} {name} seeds x conversations (CPU time, best of "
+              f"{ROUNDS} rounds)")
         if name == "rendering":
-            print(f"patch_speedup {jinja_us / patched_us:.1f}x   (the calls that render; target >= 20x)")
+            print(f"patch_speedup {jinja_us / patched_us:.1f}x   (the calls that render; medians {median:.1f}x; "
+                  f"target >= 20x; {load()})")
         else:
-            print(f"patch_speedup_all_calls {jinja_us / patched_us:.1f}x   ({len(cases) - len(rendering)} calls fail "
-                  "and are answered by the original method, to raise transformers' own exception)")
-
+            print(f"patch_speedup_all_calls {jinja_us / patched_us:.1f}x   (medians {median:.1f}x; "
+                  f"{len(cases) - len(rendering)} calls fail and are answered by the original method, to raise "
+                  "transformers' own exception)")
 
 if __name__ == "__main__":
     main()

@@ -201,6 +201,9 @@ many("join", [
 many("list", [
     "{{ s|list }}", "{{ d|list }}", "{{ xs|list }}", "{{ undef|list }}", "{{ n|list }}", "{{ (1, 2)|list }}",
     "{{ d.values()|list }}", "{{ html|safe|list|first }}", "{{ nil|list }}", "{{ ''|list }}",
+    "{{ xs|list is sameas xs }}", "{% set l = xs|list %}{{ l is sameas l }}{{ l == xs }}{{ l + [4] }}{{ xs }}",
+    "{{ (xs|list + xs|list)|length }}{{ xs|list|sort }}{{ xs }}",
+    "{{ range(3)|list }}{{ (range(3)|list) + [3] }}", "{{ (xs|list)|tojson }}{{ d.items()|list }}",
 ])
 many("lower", [
     "{{ u|lower }}", "{{ u|upper }}", "{{ 'ΣΑΣ ΣΑΣ.'|lower }}", "{{ 'ß ﬁ ŉ'|upper }}", "{{ n|upper }}",
@@ -303,6 +306,10 @@ many("sum", [
     "{{ [9223372036854775807, 1]|sum }}", "{{ [-9223372036854775807, -5]|sum }}", "{{ [big, nbig]|sum }}",
     "{{ [t, t]|sum }}", "{{ [0.1, 0.2, 0.3]|sum }}", "{{ undef|sum }}", "{{ [undef]|sum }}", "{{ [1, nil]|sum }}",
     "{{ n|sum }}", "{{ xs|sum('x') }}", "{{ [(1,), (2,)]|sum(start=()) }}", "{{ [big, 0.5]|sum }}",
+    "{{ [[1], [2, 3], []]|sum(start=[0]) }}{{ [[1], [2]]|sum(start=xs) }}{{ xs }}",
+    "{{ [[1], (2, 3)]|sum(start=[]) }}", "{{ [[1], [2]]|sum(start=(0,)) }}", "{{ [[1], [2]]|sum }}",
+    "{{ [xs, xs]|sum(start=xs) }}{{ xs }}", "{{ [{'a': [1]}, {'a': [2]}]|sum(attribute='a', start=[]) }}",
+    "{{ [[1], 2]|sum(start=[]) }}", "{{ [[1], xs|unique]|sum(start=[]) }}", "{{ [range(2)|list, [5]]|sum(start=[]) }}",
 ])
 many("title", [
     "{{ s|title }}", "{{ u|title }}", "{{ \"they're bill's friends\"|title }}", "{{ 'hello-world (foo)[bar]{baz}<qux>'|title }}",

@@ -33,13 +33,15 @@ if [ -f "$SHARED/oracle/hf_render.py" ] && python3 -c 'import jinja2' 2>/dev/nul
 fi
 
 step "hostile suite"
+rm -f "$OUT/suite.log"
 if ! python3 tests/hostile/gen_cases.py "$OUT/cases"; then
     echo "FAIL could not generate the hostile cases"
     failed=1
 elif ! python3 tests/hostile/run_hostile.py "$OUT/cases/manifest.jsonl" --bin "$BIN" \
-        ${oracle[@]+"${oracle[@]}"} ${sanitized[@]+"${sanitized[@]}"}; then
+        ${oracle[@]+"${oracle[@]}"} ${sanitized[@]+"${sanitized[@]}"} > "$OUT/suite.log"; then
     failed=1
 fi
+[ -f "$OUT/suite.log" ] && cat "$OUT/suite.log"
 rm -rf "$OUT/cases"     # ~150 MB of generated inputs
 
 step "fuzzer crash inputs replayed"
@@ -99,4 +101,7 @@ else
     echo "SKIP corpus ($SHARED/corpus not found)"
 fi
 
+# the line tests/run_tests.sh shows in this step's PASS line
+worst=$(sed -n 's/^worst passing case: \(.*\)/\1/p' "$OUT/suite.log" 2>/dev/null)
+[ -n "$worst" ] && echo "figures: hostile suite's worst case $worst${sanitized[@]+ (sanitized build: not judged)}"
 [ "$failed" -eq 0 ]

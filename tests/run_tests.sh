@@ -428,7 +428,7 @@ for script in tests/*_test.sh; do
     name=$(basename "$script" .sh)
     log=$OUT/$name.log
     if BUILD=$BUILD CHATFMT_BIN=$CHATFMT_BIN CHATFMT_SHARED=$SHARED timeout 600 bash "$script" > "$log" 2>&1; then
-        pass "$name"
+        pass "$name" "$(sed -n 's/^figures: //p' "$log" | tail -n 1)"   # (a script's `figures: ...` line)
     else
         fail "$name" "exit status $?: $(tail -n 3 "$log" | oneline)"
     fi

@@ -249,15 +249,39 @@ static void test_runtime(Rt *rt) {
     for (size_t i = 0; kept && i < 300000; i++) kept = moved[i] == (unsigned char)(i * 7);
     memset(moved + 300000, 1, 600000);
     tv_check(kept, "mapped chunk grows, bytes kept", "", "");
-    /* past 4 MiB an arena is heavy: small blocks then come from 4 MiB chunks */
+    /* past 4 MiB an arena is heavy: small blocks then come from 4 MiB chunks,
+     * and a block of 64 KiB or more has a chunk of its own */
     for (int i = 0; i < 80; i++) rt_alloc(&r4, 60000);
     char *h1 = rt_alloc(&r4, 9000), *h2 = rt_alloc(&r4, 9000), *h3 = rt_alloc(&r4, 600000);
-    char *h4 = rt_alloc(&r4, 3000000), *h5 = rt_alloc(&r4, 9000);   /* (h4: no room in the head; its own chunk) */
-    tv_check(m.used_total > ((size_t)4 << 20) && h2 - h1 == 9008 && h3 - h2 == 9008 && h5 - h3 == 600000 && h4,
+    char *h4 = rt_alloc(&r4, 3000000), *h5 = rt_alloc(&r4, 9000);
+    tv_check(m.used_total > ((size_t)4 << 20) && h2 - h1 == 9008 && h5 - h2 == 9008 && h3 && h4,
              "heavy arena chunks", "", "");
     memset(h3, 2, 600000);
     memset(h4, 3, 3000000);
+    /* a block given back: its chunk is kept (still charged) and the next
+     * block of about its size reuses it; the last block of the head rolls back */
+    size_t charged = m.used_total;
+    rt_free(&r4, h4, 3000000);
+    char *h6 = rt_alloc(&r4, 2900000);
+    tv_check(h6 == h4 && m.used_total == charged - 100000, "a spare chunk reused", "", "");
+    rt_free(&r4, h5, 9000);
+    tv_check(rt_alloc(&r4, 9000) == h5 && m.used_total == charged - 100000, "the head's last block rolled back", "",
+             "");
+    rt_free(&r4, h1, 9000);   /* (neither: stays until the release) */
+    tv_check(m.used_total == charged - 100000, "a block inside the head stays", "", "");
     arena_release(&m);
+
+    /* spare chunks never make an allocation fail: they are dropped first */
+    Arena lim;
+    arena_init(&lim, (size_t)8 << 20);
+    bool fits = arena_try_alloc(&lim, 100) != NULL;
+    void *b1 = arena_try_alloc(&lim, (size_t)5 << 20);
+    arena_free(&lim, b1, (size_t)5 << 20);
+    bool spare = lim.spare != NULL && lim.used_total > ((size_t)5 << 20);
+    void *b2 = arena_try_alloc(&lim, (size_t)6 << 20);
+    tv_check(fits && b1 && spare && b2 && !lim.spare && lim.used_total < ((size_t)7 << 20),
+             "spares dropped under the limit", "", "");
+    arena_release(&lim);
 
     /* a lazy buffer holds one string whole; a second piece copies it in */
     Str *word = str_new(rt, "whole", 5);

@@ -427,8 +427,9 @@ typedef struct ChatCall {
 
 /* False when the general function must answer: arguments it would reject
  * (it raises Python's TypeError), not one conversation, or any option
- * beyond rendering text (chat_template, continue_final_message, tokenize,
- * return_dict, ...: those take the general path, which checks them). */
+ * beyond rendering text (chat_template, tokenize, return_dict, ...: those
+ * take the general path, which checks them), continue_final_message with
+ * add_generation_prompt (the general path raises transformers' error). */
 static bool parse_chat_call(ChatCall *c, PyObject *const *args, size_t nargsf, PyObject *kwnames, int first) {
     c->args = args;
     c->nargs = PyVectorcall_NARGS(nargsf);
@@ -455,7 +456,13 @@ static bool parse_chat_call(ChatCall *c, PyObject *const *args, size_t nargsf, P
     if (!given[P_CONVERSATION] || (first == 0 && !given[P_TEMPLATE])) return false;
     if (!c->param[P_TOOLS]) c->param[P_TOOLS] = Py_None;
     if (!c->param[P_DOCUMENTS]) c->param[P_DOCUMENTS] = Py_None;
-    if (c->param[P_CFM] != Py_False) return false;
+    if (c->param[P_CFM] != Py_False) {   /* not with add_generation_prompt: the general path raises that */
+        int agp = PyObject_IsTrue(c->param[P_AGP]);
+        if (agp != 0) {
+            if (agp < 0) PyErr_Clear();
+            return false;
+        }
+    }
     for (int i = P_CHAT_TEMPLATE; i < NPARAMS; i++)
         if (i != P_AGP && i != P_CFM && c->param[i] && c->param[i] != Py_None && c->param[i] != Py_False)
             return false;
@@ -560,6 +567,184 @@ static PyObject *sp_render_method(PyObject *self, PyObject *const *args, Py_ssiz
     if (!front_name && !(front_name = PyUnicode_InternFromString("_front"))) return NULL;
     Py_XSETREF(general_render, new_ref(args[1]));
     return PyDescr_NewMethod((PyTypeObject *)args[0], &render_def);
+}
+
+/* ---- chatfmt.patch(tokenizer): the patched apply_chat_template ----
+ * A callable object (set on the tokenizer instance) that answers the usual
+ * call in C: text (tokenize=False), one conversation, the tokenizer's
+ * chat_template a text the front door knows, tools None or JSON schemas;
+ * the variables are the tokenizer's special_tokens_map with the call's
+ * keyword variables over them (in the order of that merged dict), walked
+ * from the call's own vector. Every other call, a render error and data the
+ * walk declines go to `general` (_transformers.py's patched function),
+ * which answers it as before or hands it to the tokenizer's own method. It
+ * carries a __dict__, so functools.update_wrapper gives it the original's
+ * name, doc and __wrapped__ (inspect.signature follows that). */
+typedef struct Patched {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *dict;          /* __name__, __doc__, __wrapped__, ... */
+    PyObject *tokenizer;
+    PyObject *general;
+    bool tokenize_default;   /* the tokenizer's own default for tokenize */
+} Patched;
+
+static PyObject *chat_template_name, *special_tokens_name;
+
+/* The patched call's answer, or NULL with no exception set when `general`
+ * must answer. */
+static PyObject *patched_fast(Patched *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    ChatCall c;
+    if (!known || !parse_chat_call(&c, args, nargsf, kwnames, 1)) return NULL;
+    if (c.param[P_TOKENIZER] || (!c.param[P_TOKENIZE] && self->tokenize_default)) return NULL;
+    for (Py_ssize_t i = 0; i < c.nkw; i++) {   /* messages= is a template variable here: the general way */
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        if (c.kw_param[i] == P_CONVERSATION && PyUnicode_Compare(name, param_names[P_CONVERSATION]) != 0) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    PyObject *messages = c.param[P_CONVERSATION], *tools = c.param[P_TOOLS];
+    if (!PyList_GET_SIZE(messages)) return NULL;   /* (transformers' own answer) */
+    if (tools != Py_None) {
+        if (!PyList_CheckExact(tools) && !PyTuple_CheckExact(tools)) return NULL;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(tools); i++)
+            if (!PyDict_CheckExact(PySequence_Fast_ITEMS(tools)[i])) return NULL;
+    }
+    PyObject *text = PyObject_GetAttr(self->tokenizer, chat_template_name);
+    if (!text || !PyUnicode_CheckExact(text)) {
+        Py_XDECREF(text);
+        PyErr_Clear();
+        return NULL;
+    }
+    SeenText *k = find_known(text);
+    Py_DECREF(text);
+    if (!k) return NULL;
+    PyObject *specials = PyObject_GetAttr(self->tokenizer, special_tokens_name);
+    if (!specials) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *tmpl = new_ref(k->tmpl);   /* held while the GIL is let go in the render */
+    const cf_template *t = k->ptr;
+    const cf_render_options *opt = k->opt;
+    PyObject *out = NULL;
+    bool used[MAX_KEYWORDS] = {false};
+    Py_ssize_t nspecial = specials == Py_None ? 0 : PyDict_CheckExact(specials) ? PyDict_GET_SIZE(specials) : -1;
+    Py_ssize_t overridden = 0, pos = 0;
+    PyObject *key, *value;
+    if (nspecial < 0) goto done;
+    /* a special token a keyword variable also names takes the keyword's value, in its place */
+    while (nspecial && PyDict_Next(specials, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key) || param_index(key, 1) >= 0) goto done;
+        for (Py_ssize_t i = 0; i < c.nkw; i++) {
+            if (c.kw_param[i] >= 0 || used[i]) continue;
+            int eq = PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, i), key);
+            if (eq == 0) {
+                used[i] = true;
+                overridden++;
+                break;
+            }
+            if (eq == -1 && PyErr_Occurred()) {
+                PyErr_Clear();
+                goto done;
+            }
+        }
+    }
+    Walk w;
+    if (!start_walk(&w, opt)) {
+        out = PyErr_NoMemory();
+        goto done;
+    }
+    next_item(&w, CF_ITEM_DICT)->n = (size_t)(nspecial + c.nvars - overridden + 5);
+    bool walked = true;
+    pos = 0;
+    while (walked && nspecial && PyDict_Next(specials, &pos, &key, &value)) {
+        PyObject *v = value;
+        for (Py_ssize_t i = 0; i < c.nkw; i++)
+            if (used[i] && PyUnicode_Compare(PyTuple_GET_ITEM(kwnames, i), key) == 0) v = c.args[c.nargs + i];
+        walked = push_unicode(&w, key) && walk(&w, v, 1);
+    }
+    for (Py_ssize_t i = 0; walked && i < c.nkw; i++) {
+        if (c.kw_param[i] >= 0 || used[i]) continue;
+        walked = walk(&w, PyTuple_GET_ITEM(kwnames, i), 1) && walk(&w, c.args[c.nargs + i], 1);
+    }
+    static const int order[5] = {P_CONVERSATION, P_TOOLS, P_DOCUMENTS, P_AGP, P_CFM};
+    for (int i = 0; walked && i < 5; i++)
+        walked = walk(&w, var_names[i], 1) && walk(&w, c.param[order[i]], 1);
+    out = render_walked(&w, walked, t, opt, true);
+    if (out && !PyUnicode_CheckExact(out)) Py_CLEAR(out);   /* an error or DECLINED: the general way */
+done:
+    Py_DECREF(specials);
+    Py_DECREF(tmpl);
+    return out;
+}
+
+static PyObject *patched_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Patched *p = (Patched *)self;
+    PyObject *out = patched_fast(p, args, nargsf, kwnames);
+    if (out || PyErr_Occurred()) return out;
+    return PyObject_Vectorcall(p->general, args, nargsf, kwnames);
+}
+
+static int patched_traverse(PyObject *self, visitproc visit, void *arg) {
+    Patched *p = (Patched *)self;
+    Py_VISIT(p->dict);
+    Py_VISIT(p->tokenizer);
+    Py_VISIT(p->general);
+    return 0;
+}
+
+static int patched_clear(PyObject *self) {
+    Patched *p = (Patched *)self;
+    Py_CLEAR(p->dict);
+    Py_CLEAR(p->tokenizer);
+    Py_CLEAR(p->general);
+    return 0;
+}
+
+static void patched_dealloc(PyObject *self) {
+    PyObject_GC_UnTrack(self);
+    patched_clear(self);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyTypeObject PatchedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "chatfmt._speedups.PatchedApplyChatTemplate",
+    .tp_basicsize = sizeof(Patched),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A tokenizer's apply_chat_template patched by chatfmt.patch (see _transformers.py).",
+    .tp_vectorcall_offset = offsetof(Patched, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_dictoffset = offsetof(Patched, dict),
+    .tp_getattro = PyObject_GenericGetAttr,
+    .tp_setattro = PyObject_GenericSetAttr,
+    .tp_traverse = patched_traverse,
+    .tp_clear = patched_clear,
+    .tp_dealloc = patched_dealloc,
+};
+
+/* patched(tokenizer, general, tokenize_default) -> the patched apply_chat_template */
+static PyObject *sp_patched(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyCallable_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "patched(tokenizer, general, tokenize_default)");
+        return NULL;
+    }
+    int tokenize_default = PyObject_IsTrue(args[2]);
+    if (tokenize_default < 0) return NULL;
+    if (!chat_template_name && !(chat_template_name = PyUnicode_InternFromString("chat_template"))) return NULL;
+    if (!special_tokens_name && !(special_tokens_name = PyUnicode_InternFromString("special_tokens_map")))
+        return NULL;
+    Patched *p = PyObject_GC_New(Patched, &PatchedType);
+    if (!p) return NULL;
+    p->vectorcall = patched_vectorcall;
+    p->dict = NULL;
+    p->tokenizer = new_ref(args[0]);
+    p->general = new_ref(args[1]);
+    p->tokenize_default = tokenize_default != 0;
+    PyObject_GC_Track(p);
+    return (PyObject *)p;
 }
 
 /* ---- batches on threads (Template.render_batch, format_jsonl) ----
@@ -1221,6 +1406,8 @@ static PyMethodDef methods[] = {
      "max_length=None, return_tensors=None, return_dict=False, return_assistant_tokens_mask=False, "
      "tokenizer_kwargs=None, tokenizer=None, **kwargs)\n--\n\n"
      "chatfmt.apply_chat_template: see template.py; its usual calls are answered here."},
+    {"patched", (PyCFunction)(void (*)(void))sp_patched, METH_FASTCALL,
+     "patched(tokenizer, general, tokenize_default) -> the patched apply_chat_template (chatfmt.patch)"},
     {"render_batch", (PyCFunction)(void (*)(void))sp_render_batch, METH_FASTCALL,
      "render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads, make_error) -> list"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
@@ -1233,6 +1420,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", NULL, -1
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__speedups(void) {
+    if (PyType_Ready(&PatchedType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     declined = PyObject_CallObject((PyObject *)&PyBaseObject_Type, NULL);   /* a fresh object(): no answer is it */

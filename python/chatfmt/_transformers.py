@@ -247,12 +247,17 @@ def patch(tokenizer):
                               max_length, return_tensors, return_dict, return_assistant_tokens_mask,
                               tokenizer_kwargs)
 
+    patched = apply_chat_template
+    from .template import _native
+    if _native is not None and hasattr(_native, "patched"):
+        # the usual call answered in C, the others by the function above
+        patched = _native.patched(tokenizer, apply_chat_template, tokenize_default)
     try:
-        functools.update_wrapper(apply_chat_template, getattr(original, "__func__", original))
+        functools.update_wrapper(patched, getattr(original, "__func__", original))
     except AttributeError:
         pass
-    apply_chat_template.__wrapped__ = original
-    tokenizer.apply_chat_template = apply_chat_template
+    patched.__wrapped__ = original
+    tokenizer.apply_chat_template = patched
     setattr(tokenizer, _PATCHED, (original, own))
     return tokenizer
 

@@ -267,6 +267,33 @@ class Patch(unittest.TestCase):
         err = outcome(lambda: tok.apply_chat_template(msgs, tokenize=False, chat_template="{{ 1 / 0 }}"))
         self.assertEqual(err, ("error", "ZeroDivisionError"))   # Python's own, raised by the original
 
+    def test_keywords_over_special_tokens_and_state_read_per_call(self):
+        """The patched call's variables: the tokenizer's special tokens with
+        the call's keyword variables over them, its chat_template and special
+        tokens as they are at the call (on the C path too, when built)."""
+        text = ("{{ bos_token }}|{{ eos_token }}|{{ extra }}|{{ continue_final_message }}|"
+                "{% for m in messages %}{{ m.content }}{% endfor %}|{{ add_generation_prompt }}")
+        tok = StandInTokenizer(text, SPECIAL)
+        msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "he"}]
+        calls = [lambda t: t.apply_chat_template(msgs, tokenize=False),
+                 lambda t: t.apply_chat_template(msgs, tokenize=False, bos_token="B", extra="E"),
+                 lambda t: t.apply_chat_template(msgs, tokenize=False, extra=[1, (2, 3)], eos_token=None),
+                 lambda t: t.apply_chat_template(msgs, tokenize=False, continue_final_message=True),
+                 lambda t: t.apply_chat_template(msgs, None, None, tokenize=False, add_generation_prompt=False)]
+        want = [outcome(lambda: call(tok)) for call in calls]
+        chatfmt.patch(tok)
+        if chatfmt.template._native is not None:   # the usual call is answered in C
+            self.assertEqual(type(tok.apply_chat_template).__name__, "PatchedApplyChatTemplate")
+        before = tok.calls
+        self.assertEqual([outcome(lambda: call(tok)) for call in calls], want)
+        self.assertEqual(tok.calls, before)   # none went to the original
+        tok.chat_template = "{{ bos_token }}{{ messages[0].content }}"
+        tok._special["bos_token"] = "<S2>"
+        got = tok.apply_chat_template(msgs, tokenize=False)
+        chatfmt.unpatch(tok)
+        self.assertEqual(got, tok.apply_chat_template(msgs, tokenize=False))
+        self.assertEqual(got, "<S2>hi")
+
     def test_signature_and_unpatch(self):
         tok = StandInTokenizer("{{ messages | length }}", SPECIAL)
         own = tok.apply_chat_template

@@ -271,7 +271,7 @@ static Value py_add(Rt *rt, Value a, Value b) {
     if (a.type == VT_STR && b.type == VT_STR) return markup_concat(rt, a, b);
     Value c;
     if (complex_binop(rt, OP_ADD, a, b, &c)) return c;
-    if (a.type == VT_LIST && !a.flags && b.type != VT_LIST)
+    if (a.type == VT_LIST && !a.flags)   /* (a generator, range or view is no list either) */
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate list (not \"%s\") to list", v_type_name(b));
     if (a.type == VT_TUPLE)
         rt_throw(rt, CF_ERR_TYPE, "can only concatenate tuple (not \"%s\") to tuple", v_type_name(b));
@@ -395,11 +395,16 @@ static void merge_sort(Rt *rt, Keyed *a, Keyed *tmp, size_t n) {
     memcpy(a, tmp, n * sizeof(Keyed));
 }
 
-void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
-    /* charge the n log n comparisons up front: a huge sort stops before it starts */
+/* What sorting n items is charged: their n log n comparisons. */
+static uint64_t sort_steps(size_t n) {
     uint64_t log2n = 1;
     while (log2n < 64 && ((uint64_t)1 << log2n) < n) log2n++;
-    rt_step(rt, (uint64_t)n * log2n / 4);
+    return (uint64_t)n * log2n / 4;
+}
+
+void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
+    /* charge the n log n comparisons up front: a huge sort stops before it starts */
+    rt_step(rt, sort_steps(n));
     if (reverse) reverse_keyed(a, n);
     if (n >= 2) {
         /* count_run, CPython's first step at any length: a strictly
@@ -413,13 +418,19 @@ void sort_keyed(Rt *rt, Keyed *a, size_t n, bool reverse) {
             while (run < n && !lt(rt, a[run].key, a[run - 1].key)) run++;
         }
         if (n < 64) binary_insertion(rt, a, n, run);
-        else if (run < n) merge_sort(rt, a, rt_alloc(rt, n * sizeof(Keyed)), n);
+        else if (run < n) {
+            Keyed *tmp = rt_alloc(rt, n * sizeof(Keyed));
+            merge_sort(rt, a, tmp, n);
+            rt_free(rt, tmp, n * sizeof(Keyed));
+        }
     }
     if (reverse) reverse_keyed(a, n);
 }
 
 /* sorted(items, key=getter, reverse=reverse) -> fresh List */
 static Keyed *keyed_items(Rt *rt, const List *items, const Getter *g) {
+    /* (to be sorted: a sort beyond the step budget stops before its copy is made) */
+    if (rt->steps + sort_steps(items->len) > rt->lim.max_steps) rt_steps_exhausted(rt);
     Keyed *a = rt_alloc(rt, (items->len + 1) * sizeof(Keyed));
     for (size_t i = 0; i < items->len; i++) {
         a[i].val = items->items[i];
@@ -440,6 +451,7 @@ List *sorted_list(Rt *rt, const List *items, const Getter *g, bool reverse) {
     sort_keyed(rt, a, items->len, reverse);
     List *out = new_list(rt, items->len);
     for (size_t i = 0; i < items->len; i++) list_push(rt, out, a[i].val);
+    rt_free(rt, a, (items->len + 1) * sizeof(Keyed));
     return out;
 }
 
@@ -649,6 +661,7 @@ static Value f_groupby(Rt *rt, Value self, const Args *args) {
         list_push(rt, out, t);
         i = j;
     }
+    rt_free(rt, k, (items->len + 1) * sizeof(Keyed));
     return v_list_of(out);
 }
 
@@ -755,11 +768,18 @@ static Value f_last(Rt *rt, Value self, const Args *args) {
 
 static const Sig SIG_LIST = {"sync_do_list", 0, 0, 0, {0}};
 
+/* A new list (`is sameas` tells it from the operand) that shares the
+ * operand's items: nothing changes a list's items once it is made (the
+ * sandbox refuses append and the like, filters build new lists), and its
+ * capacity is its length, so a push would move it first. A loop of
+ * `x|unique|list` then makes one list a turn, not two. */
 static Value f_list(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_LIST, NULL);
     List *items = v_iterate(rt, self);
-    List *out = new_list(rt, items->len);
-    for (size_t i = 0; i < items->len; i++) list_push(rt, out, items->items[i]);
+    List *out = rt_alloc(rt, sizeof *out);
+    out->len = out->cap = items->len;
+    out->items = items->items;
+    out->json = NULL;
     return v_list_of(out);
 }
 
@@ -1187,9 +1207,25 @@ static Value f_sum(Rt *rt, Value self, const Args *args) {
     bool by_attr = a[0].type != VT_MISSING && !is_none(a[0]);
     Getter g;
     if (by_attr) g = make_getter(rt, a[0], false, v_missing());
+    List *own = NULL;   /* the list being summed into, made here: nothing else sees it */
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
-        acc = py_add(rt, acc, by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i]);
+        Value item = by_attr ? get_attr(rt, &g, items->items[i]) : items->items[i];
+        if (acc.type == VT_LIST && item.type == VT_LIST && !(acc.flags | item.flags)) {
+            /* list + list makes a new list a turn (Python copies the sum
+             * so far each time): its copy is charged, a step an item, but
+             * only the last one can be seen, so the items are added to one */
+            rt_step(rt, acc.u.list->len);
+            if (!own) {
+                own = list_new(rt, acc.u.list->len + item.u.list->len);
+                for (size_t k = 0; k < acc.u.list->len; k++) list_push(rt, own, acc.u.list->items[k]);
+                acc.u.list = own;
+            }
+            for (size_t k = 0; k < item.u.list->len; k++) list_push(rt, own, item.u.list->items[k]);
+            continue;
+        }
+        acc = py_add(rt, acc, item);
+        own = NULL;
     }
     return acc;
 }
@@ -1259,12 +1295,16 @@ static Value f_unique(Rt *rt, Value self, const Args *args) {
     bool case_sensitive = a[0].type != VT_MISSING && v_truthy(a[0]);
     Getter g = make_getter(rt, or_default(a[1], v_none()), !case_sensitive, v_missing());
     List *items = v_iterate(rt, self), *out = new_list(rt, 4);
+    /* a hash table insert a turn, two reads at random places of a table
+     * larger than the caches: ~5 steps an item (the operand's one charged) */
+    rt_step(rt, 4 * (uint64_t)items->len);
     Dict *seen = dict_new(rt, 8);
     for (size_t i = 0; i < items->len; i++) {
         Value key = get_attr(rt, &g, items->items[i]);
         need_hashable(rt, key);
         if (dict_add(rt, seen, key, v_none())) list_push(rt, out, items->items[i]);
     }
+    dict_free(rt, seen);
     return generator_of(out);
 }
 

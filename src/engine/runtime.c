@@ -153,7 +153,7 @@ bool context_block_put(void *p) {
 static size_t align_up(size_t n) { return (n + (ARENA_ALIGN - 1)) & ~(size_t)(ARENA_ALIGN - 1); }
 
 void arena_init(Arena *a, size_t limit) {
-    a->head = a->borrowed = NULL;
+    a->head = a->borrowed = a->spare = NULL;
     a->used_total = 0;
     a->limit = limit;
 }
@@ -180,20 +180,75 @@ static void chunk_free(ArenaChunk *c) {
     free(c);
 }
 
-void arena_release(Arena *a) {
-    ArenaChunk *c = a->head;
+static void chunks_free(ArenaChunk *c, const ArenaChunk *borrowed) {
     while (c) {
         ArenaChunk *next = c->next;
-        if (c != a->borrowed) chunk_free(c);
+        if (c != borrowed) chunk_free(c);
         c = next;
     }
-    a->head = a->borrowed = NULL;
+}
+
+void arena_release(Arena *a) {
+    chunks_free(a->head, a->borrowed);
+    chunks_free(a->spare, NULL);
+    a->head = a->borrowed = a->spare = NULL;
     a->used_total = 0;
 }
 
 /* Would charging `n` more bytes pass the limit? (overflow safe) */
 static bool arena_over_limit(const Arena *a, size_t n) {
     return a->limit && (n > a->limit || a->used_total > a->limit - n);
+}
+
+/* ---- spare chunks ----
+ * A chunk given back (arena_free) waits for the arena's next chunk of about
+ * its size: a filter's scratch table or a list that outgrew its chunk,
+ * made again on each turn of a loop, then reuses pages that are already
+ * faulted in rather than mapping new ones (on a virtual machine the fault
+ * costs more than the work). A spare chunk stays charged to the limit in
+ * full, so memory held stays within max_memory; the spares are dropped
+ * before an allocation would fail for them. A few are kept, so looking
+ * them up stays cheap. */
+enum { SPARE_MAX = 8 };
+
+/* Keep c (out of the lists and charged nothing) as a spare, or free it
+ * when it does not fit the limit or enough are kept. */
+static void spare_keep(Arena *a, ArenaChunk *c) {
+    unsigned kept = 0;
+    for (const ArenaChunk *s = a->spare; s; s = s->next) kept++;
+    if (kept >= SPARE_MAX || arena_over_limit(a, sizeof(ArenaChunk) + c->size)) {
+        chunk_free(c);
+        return;
+    }
+    a->used_total += sizeof(ArenaChunk) + c->size;
+    c->used = 0;
+    c->next = a->spare;
+    a->spare = c;
+}
+
+/* A spare chunk of at least `size` bytes and not much more (its slack
+ * uncharged while in use: at most as much as it holds), taken out and
+ * charged nothing; NULL when none fits. */
+static ArenaChunk *spare_take(Arena *a, size_t size) {
+    for (ArenaChunk **link = &a->spare; *link; link = &(*link)->next) {
+        ArenaChunk *c = *link;
+        if (c->size >= size && c->size - size <= size + ARENA_CHUNK_MIN) {
+            *link = c->next;
+            a->used_total -= sizeof(ArenaChunk) + c->size;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* Free the spares (an allocation needs their room under the limit). */
+static void spare_drop(Arena *a) {
+    while (a->spare) {
+        ArenaChunk *c = a->spare;
+        a->spare = c->next;
+        a->used_total -= sizeof(ArenaChunk) + c->size;
+        chunk_free(c);
+    }
 }
 
 /* A big chunk, its pages populated by the kernel in one go (NULL where that
@@ -218,7 +273,8 @@ static ArenaChunk *chunk_map(size_t size) {
 static ArenaChunk *chunk_new(Arena *a, size_t size) {
     if (size > SIZE_MAX - sizeof(ArenaChunk)) return NULL;
     if (arena_over_limit(a, sizeof(ArenaChunk))) return NULL;
-    ArenaChunk *c = size >= ARENA_MAP_MIN ? chunk_map(size) : size == ARENA_CHUNK_MIN ? chunk_cache_take() : NULL;
+    ArenaChunk *c = spare_take(a, size);
+    if (!c) c = size >= ARENA_MAP_MIN ? chunk_map(size) : size == ARENA_CHUNK_MIN ? chunk_cache_take() : NULL;
     if (!c) {
         c = malloc(sizeof(ArenaChunk) + size);
         if (!c) return NULL;
@@ -233,14 +289,22 @@ static ArenaChunk *chunk_new(Arena *a, size_t size) {
 void *arena_try_alloc(Arena *a, size_t n) {
     if (n > SIZE_MAX - ARENA_ALIGN) return NULL;
     n = align_up(n ? n : 1);
-    if (arena_over_limit(a, n)) return NULL;
+    if (arena_over_limit(a, n)) {
+        if (!a->spare) return NULL;
+        spare_drop(a);
+        if (arena_over_limit(a, n)) return NULL;
+    }
     ArenaChunk *c = a->head;
-    if (!c || c->size - c->used < n) {
+    bool heavy = a->used_total >= ARENA_BIG_AFTER;
+    /* In a heavy arena a block of ARENA_CHUNK_MIN and more has a chunk to
+     * itself whether or not the head has room: such blocks are what grows
+     * (lists, tables), and one alone grows in place, or into a spare chunk,
+     * where one in the head left its old copy behind at each doubling. */
+    if (!c || c->size - c->used < n || (heavy && n >= ARENA_CHUNK_MIN)) {
         /* A big request gets its own chunk, linked behind the head so the
          * head's free tail stays usable for the small allocations. */
-        bool heavy = a->used_total >= ARENA_BIG_AFTER;
         size_t least = heavy ? ARENA_BIG_CHUNK : ARENA_CHUNK_MIN;
-        bool dedicated = c && n > least / 4;
+        bool dedicated = c && (n > least / 4 || (heavy && n >= ARENA_CHUNK_MIN));
         size_t size = n > least ? n : least;
         if (dedicated && n < size) size = n > ARENA_CHUNK_MIN ? n : ARENA_CHUNK_MIN;
         c = chunk_new(a, size);
@@ -257,6 +321,30 @@ void *arena_try_alloc(Arena *a, size_t n) {
     c->used += n;
     a->used_total += n;
     return p;
+}
+
+void arena_free(Arena *a, void *p, size_t n) {
+    ArenaChunk *c = a->head;
+    if (!c || !p) return;
+    n = align_up(n ? n : 1);
+    unsigned char *bp = p;
+    if (bp >= c->data && bp < c->data + c->size && bp + n == c->data + c->used) {
+        c->used -= n;
+        a->used_total -= n;
+        return;
+    }
+    /* A chunk that holds this block alone: big blocks get their own chunk,
+     * linked behind the head, the newest first (arena_try_alloc). */
+    ArenaChunk **link = &c->next;
+    for (int k = 0; k < 8 && *link; k++, link = &(*link)->next) {
+        ArenaChunk *d = *link;
+        if (d->data != bp) continue;
+        if (d->used != n || d == a->borrowed) return;
+        *link = d->next;
+        a->used_total -= sizeof(ArenaChunk) + d->used;
+        spare_keep(a, d);
+        return;
+    }
 }
 
 /* Resize the most recent allocation of the head chunk in place, when `p` is
@@ -290,15 +378,21 @@ static void *arena_try_grow_alone(Arena *a, void *p, size_t old_n, size_t new_n)
     ArenaChunk *c = *link;
     if (!c || c == a->borrowed || c->used != old_sz) return NULL;
     if (c->mapped) {
-        if (new_sz > c->size) {   /* beyond the mapping's page slack: a new mapping */
-            ArenaChunk *grown = chunk_map(new_sz);
+        ArenaChunk *old = NULL;
+        if (new_sz > c->size) {   /* beyond the mapping's page slack: a spare or a new mapping */
+            ArenaChunk *grown = spare_take(a, new_sz);
+            if (!grown) grown = chunk_map(new_sz);
             if (!grown) return NULL;
             memcpy(grown->data, c->data, old_sz);
             grown->next = c->next;
-            chunk_free(c);
+            old = c;
             c = grown;
         }
         c->used = new_sz;
+        *link = c;
+        a->used_total += new_sz - old_sz;
+        if (old) spare_keep(a, old);   /* (its charge passed to the new chunk) */
+        return c->data;
     } else {
         c = realloc(c, sizeof(ArenaChunk) + new_sz);
         if (!c) return NULL;

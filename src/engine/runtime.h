@@ -47,9 +47,10 @@ struct ArenaChunk {
 };
 typedef struct Arena {
     ArenaChunk *head;
-    size_t used_total;     /* bytes handed out + chunk overhead */
+    size_t used_total;     /* bytes handed out + chunk overhead, spare chunks whole */
     size_t limit;          /* 0 = unlimited */
     ArenaChunk *borrowed;  /* the caller's first chunk (never freed here), or NULL */
+    ArenaChunk *spare;     /* chunks given back by arena_free, kept for reuse */
 } Arena;
 
 void arena_init(Arena *a, size_t limit);
@@ -72,6 +73,12 @@ void *context_block_take(void);
 bool context_block_put(void *p);
 /* Returns NULL when malloc fails or the limit is hit (never longjmps). */
 void *arena_try_alloc(Arena *a, size_t n);
+/* Give back the block p of n bytes (as allocated) that nothing refers to
+ * any more: the most recent block of the head chunk is rolled back, a block
+ * with a chunk to itself becomes a spare chunk the arena's next big blocks
+ * reuse (its pages already faulted in); any other block stays until the
+ * arena is released. */
+void arena_free(Arena *a, void *p, size_t n);
 
 typedef struct Rt {
     Arena *arena;
@@ -108,8 +115,13 @@ static inline void *rt_alloc(Rt *rt, size_t n) {
     return rt_alloc_slow(rt, n);
 }
 void *rt_alloc0(Rt *rt, size_t n);
-/* Grow a block: allocate new, copy old_n bytes (arena never frees). */
+/* Grow a block: allocate new, copy old_n bytes. The old block may be
+ * freed or reused: only the block's owner grows it, while nothing else
+ * refers to it. */
 void *rt_realloc(Rt *rt, void *old, size_t old_n, size_t new_n);
+/* Give back a block only its caller refers to (a filter's scratch table):
+ * see arena_free. */
+static inline void rt_free(Rt *rt, void *p, size_t n) { arena_free(rt->arena, p, n); }
 
 /* Count one unit of work; unwinds with LimitError past lim.max_steps. */
 _Noreturn void rt_steps_exhausted(Rt *rt);

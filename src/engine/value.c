@@ -222,6 +222,13 @@ Dict *dict_new(Rt *rt, size_t cap) {
     return d;
 }
 
+/* The index first: it was made after the entries. */
+void dict_free(Rt *rt, Dict *d) {
+    if (d->index) rt_free(rt, d->index, (d->index_mask + 1) * sizeof(uint32_t));
+    rt_free(rt, d->entries, d->cap * sizeof(DictEntry));
+    rt_free(rt, d, sizeof *d);
+}
+
 size_t dict_len(const Dict *d) { return d->len; }
 Value dict_key_at(const Dict *d, size_t i) { return d->entries[i].key; }
 Value dict_val_at(const Dict *d, size_t i) { return d->entries[i].val; }
@@ -242,6 +249,7 @@ static void index_rebuild(Rt *rt, Dict *d, size_t want_len) {
     size_t slots = 16;
     while (slots < want_len * 2) slots *= 2;
     if (d->index && d->index_mask + 1 >= slots) return;
+    if (d->index) rt_free(rt, d->index, (d->index_mask + 1) * sizeof(uint32_t));   /* (the dict's own) */
     d->index = rt_alloc(rt, slots * sizeof(uint32_t));
     d->index_mask = slots - 1;
     index_fill(d);

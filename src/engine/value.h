@@ -180,6 +180,9 @@ void list_push(Rt *rt, List *l, Value v);               /* enforces lim.max_item
 
 /* ---- dicts (insertion ordered, any hashable key) ---- */
 Dict *dict_new(Rt *rt, size_t cap);
+/* Give back a dict from dict_new that nothing else refers to (a filter's
+ * scratch table): see rt_free. */
+void dict_free(Rt *rt, Dict *d);
 /* A dict filled pair by pair with at most npairs str keys, whose count is
  * known up front (the builder's): dict_str_slot adds the key, or finds it
  * again as dict_set would (first position kept, last value wins), and
