@@ -151,7 +151,12 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
 
 /* PREFIX + "<" + [/] name + ">", a tag of BODY_XML_TREE, NUL-terminated in buf. */
 static const char *tree_tag(char *buf, size_t cap, const char *prefix, bool closing, const char *name, size_t n) {
-    gram_fmt(buf, cap, "%s<%s%.*s>", prefix, closing ? "/" : "", (int)n, name);
+    size_t len = gram_fmt(buf, cap, "%s<%s", prefix, closing ? "/" : "");
+    if (len >= cap) len = cap - 1;
+    if (n > cap - 2 - len) n = cap - 2 - len;   /* (keys are bounded: a longer one is cut) */
+    memcpy(buf + len, name, n);
+    buf[len + n] = '>';
+    buf[len + n + 1] = 0;
     return buf;
 }
 
