@@ -350,6 +350,13 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
  *     step3         <｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="N">
  *                   <steptml:parameter name="K">V</steptml:parameter></steptml:invoke>...
  *     minicpm5      <function name="N"><param name="K">V</param></function>
+ *     kimi-k3       <|open|>tools<|sep|><|open|>call tool="N" index="1"<|sep|><|open|>argument key="K"
+ *                   type="string"<|sep|>V<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>
+ *                   (a type other than string: V is JSON); <|open|>think<|sep|>R<|close|>think<|sep|>,
+ *                   content in <|open|>response<|sep|>...<|close|>response<|sep|>
+ *     minimax-m3    every tag after the ]<]minimax[>[ token: [NS]<tool_call>[NS]<invoke name="N">
+ *                   [NS]<K>V[NS]</K>...[NS]</invoke>[NS]</tool_call>; V is text or elements in turn
+ *                   (named by keys: an object; <item>: a list), typed by the tool's schema (M3 muse)
  *   a name, then the arguments object (kept verbatim, as hermes)
  *     deepseek-r1   <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>N\n```json\n{...}\n```
  *                   <｜tool▁call▁end｜><｜tool▁calls▁end｜>
@@ -440,6 +447,8 @@ typedef enum cf_reply_format {
     CF_REPLY_CHATML_FUNCTIONS,
     CF_REPLY_FUNCTIONARY_V2,
     CF_REPLY_GLIMMER,
+    CF_REPLY_KIMI_K3,
+    CF_REPLY_MINIMAX_M3,
     /* written by hand per family (src/reply/families.h) */
     CF_REPLY_HARMONY,
     CF_REPLY_LLAMA3_JSON,

@@ -14,8 +14,20 @@ two renders' common part, cut back to the start of a marker if the common
 part ends inside one, and that common part is the prompt: the pair a model
 really sees. Where the full render goes on with the rest of the prompt, whitespace
 aside (history lays the same turn header out differently), the prompt is
-the real one and the reply what follows that header. The turn's end marker (<|im_end|>, <|eot_id|>...) is cut off,
+the real one and the reply what follows that header. Where the generation
+prompt opens reasoning in words history never prints (Apriel 1.6's "Here are
+my reasoning steps:") and the turn's reasoning follows the common part
+straight away, the prompt is the real one too: the model writes its
+reasoning after that opener. The turn's end marker (<|im_end|>, <|eot_id|>...) is cut off,
 as a server stops there.
+
+A server also stops at the first of the template's stop strings inside the
+reply (those `chatfmt caps` reports that are end-of-turn tokens of ENDS;
+`chatfmt parse --template` stops there too): DeepSeek R1 distills print a
+tool-calling turn's content after <｜end▁of▁sentence｜>, Nemotron Nano v2 and
+llama-cpp-python's template the calls after the content's end token. The
+reply is cut there, and a scenario counts only where what it tests is in the
+reply so cut, as a model's reply reaches the server.
 
 Scenarios, each counted for a template only where it prints what the
 scenario tests (every call's name, the reasoning, the content, the
@@ -104,7 +116,7 @@ SCENARIOS = collections.OrderedDict([
 ENDS = ['<|im_end|>', '<|eot_id|>', '<|eom_id|>', '<|end|>', '<|endoftext|>', '</s>', '<|END_OF_TURN_TOKEN|>',
         '<end_of_turn>', '<｜end▁of▁sentence｜>', '<|call|>', '<|return|>', '<|end_of_text|>',
         '[e~[', '<|observation|>', '<|user|>', '<eos>', '<turn|>', '<|endofassistant|>', '<seed:eos>',
-        '<|end_of_sentence|>', '<|eos|>', '<|end▁of▁sentence|>', '<|tool_call_end|>']
+        '<|end_of_sentence|>', '<|eos|>', '<|end▁of▁sentence|>', '<|tool_call_end|>', '<SPECIAL_12>']
 BASE = {"bos_token": "<s>", "eos_token": "</s>"}
 PINNED_NOW = "2026-03-14T15:09:26"   # strftime_now's clock for the reference (tests/run_tests.sh's)
 
@@ -164,7 +176,7 @@ def render_all(renders, templates):
 
     def pair(path, name, string_args):
         prompt, full = out[(path, "prompt", bool(SCENARIOS[name][0]))], out.get((path, name, string_args))
-        return split_reply(prompt, full) if prompt is not None and full is not None else None
+        return split_reply(prompt, full, SCENARIOS[name][2]) if prompt is not None and full is not None else None
 
     second = {}
     for path in templates:
@@ -245,7 +257,7 @@ def after_same_text(rest, full, i):
     return i
 
 
-def split_reply(prompt, full):
+def split_reply(prompt, full, reasoning=None):
     """(prompt a model sees, reply it writes) from the two renders."""
     if full.startswith(prompt):
         return prompt, strip_end(full[len(prompt):])
@@ -259,6 +271,10 @@ def split_reply(prompt, full):
     end = after_same_text(prompt[i:], full, i)
     if end is not None:
         return prompt, strip_end(full[end:])
+    opener = prompt[i:].strip()
+    if reasoning and opener and opener not in full[i:] and full[i:].lstrip().startswith(reasoning):
+        # the generation prompt opened the reasoning in words history never prints
+        return prompt, strip_end(full[i:])
     for opener, closer in (("<", ">"), ("[", "]")):   # never start the reply at "ool_call>"
         k = full.rfind(opener, 0, i)
         if k > full.rfind(closer, 0, i):
@@ -270,7 +286,13 @@ def prints_python_dict(text):
     return "{'" in text
 
 
-def build(templates, pairs):
+def cut_at_stop(reply, stops):
+    """The reply up to the first of stops in it (a server stops there)."""
+    at = min([reply.find(s) for s in stops if s in reply] or [-1])
+    return reply if at < 0 else strip_end(reply[:at])
+
+
+def build(templates, pairs, stops_of):
     """The counted (template, scenario) cases: prompt, reply, expectation."""
     out = []
     for path in templates:
@@ -278,6 +300,7 @@ def build(templates, pairs):
             if (path, name) not in pairs:
                 continue
             prompt, reply = pairs[(path, name)]
+            reply = cut_at_stop(reply, stops_of(path))
             # counted only where the template prints what the scenario tests
             if calls and not all(c["name"] in reply for c in calls):
                 continue
@@ -312,18 +335,28 @@ def judge(case, msg):
     return problems
 
 
-_formats = {}
+_caps = {}
+
+
+def caps(chatfmt, template):
+    """What `chatfmt caps` reports for a template ({} when it fails)."""
+    if template not in _caps:
+        r = subprocess.run([chatfmt, "caps", template], capture_output=True, text=True)
+        try:
+            _caps[template] = json.loads(r.stdout)
+        except ValueError:
+            _caps[template] = {}
+    return _caps[template]
 
 
 def reply_format(chatfmt, template):
     """The reply format `chatfmt caps` reports for a template."""
-    if template not in _formats:
-        r = subprocess.run([chatfmt, "caps", template], capture_output=True, text=True)
-        try:
-            _formats[template] = json.loads(r.stdout).get("reply_format") or "?"
-        except ValueError:
-            _formats[template] = "?"
-    return _formats[template]
+    return caps(chatfmt, template).get("reply_format") or "?"
+
+
+def end_stops(chatfmt, template):
+    """The template's stop strings that end a turn (in ENDS): where a server stops."""
+    return [s for s in caps(chatfmt, template).get("stop_strings") or [] if s in ENDS]
 
 
 def run_peer(cmd, cases):
@@ -364,7 +397,11 @@ def main():
     if a.only:
         templates = [t for t in templates if a.only in os.path.basename(t)]
     cache = os.environ.get("ORACLE_CACHE", os.path.join(ROOT, "build", "oracle-cache"))
-    cases = build(templates, render_all(Renders(a.shared, cache, templates), templates))
+    pairs = render_all(Renders(a.shared, cache, templates), templates)
+    printed = sorted({path for path, _ in pairs})
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:   # (caps, cached per template)
+        list(pool.map(lambda t: caps(a.chatfmt, t), printed))
+    cases = build(templates, pairs, lambda t: end_stops(a.chatfmt, t))
     known = replylib.known_ids(a.known, "roundtrip")
 
     tmp = tempfile.mkdtemp(prefix="chatfmt-roundtrip-")

@@ -566,7 +566,7 @@ static void test_errors(void) {
           err.message);
     check(!cf_reply_stream_new(&opt, &err) && err.kind == CF_ERR_JSON, "bad tools JSON (stream)", NULL);
     opt.tools_json = NULL;
-    opt.format = (cf_reply_format)42;
+    opt.format = CF_REPLY_FORMAT_COUNT;
     check(!cf_parse_reply("x", 1, &opt, NULL, &err) && err.kind == CF_ERR_USAGE, "bad format", NULL);
 
     /* a limit unwinds into an error, never a crash; the stream is then refused */

@@ -37,11 +37,14 @@ int main(void) {
         for (int b = a + 1; b < CF_REPLY_FORMAT_COUNT; b++)
             check(strcmp(na, cf_reply_format_name((cf_reply_format)b)) != 0, na, "names are unique");
     }
-    /* a description that breaks the rules is refused: a marker whose first
-     * byte recurs inside another would let a failed partial match hide it */
+    /* a description that breaks the rules is refused: a marker inside
+     * another, before its end, would complete in the middle of a held prefix */
     ReplyFormatDesc bad = REPLY_FORMATS[0];
-    bad.drop[0] = "<a<b>";
+    bad.drop[0] = "x<tool_call>y";
     check(engine_check_desc(&bad) != NULL, "a rule-breaking description", "refused");
+    bad = REPLY_FORMATS[0];
+    bad.drop[0] = "<a<b>";   /* a marker's first byte inside another: the matcher restarts there */
+    check(engine_check_desc(&bad) == NULL, "a marker beginning inside another's prefix", "accepted");
     bad = REPLY_FORMATS[0];
     bad.section_open[1] = "<tool_call>x";
     check(engine_check_desc(&bad) != NULL, "a prefix marker", "refused");

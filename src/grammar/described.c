@@ -10,6 +10,7 @@
  * key_done/value_done type them back). Where the parser tolerates what a
  * template never writes (a missing closer, an unknown key read as text)
  * the grammar asks for the well-formed spelling. */
+#include <string.h>
 #include "calls.h"
 
 typedef struct DescCx {
@@ -25,11 +26,24 @@ static GExpr *any_of(Gram *g, const char *const *list) {
     return gl_alt(g, &alts);
 }
 
+/* One of the '|'-separated alternatives of `text` (engine.c's literal_is). */
+static GExpr *one_of_text(Gram *g, const char *text) {
+    GList alts = {0};
+    for (;;) {
+        const char *bar = strchr(text, '|');
+        size_t k = bar ? (size_t)(bar - text) : strlen(text);
+        gl_push(g, &alts, gx_lit(g, text, k));
+        if (!bar) break;
+        text = bar + 1;
+    }
+    return gl_alt(g, &alts);
+}
+
 /* A header field and its end marker (field_done trims the field). name
  * NULL: a field before the tool's name (any text stands for a name there). */
 static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
     GExpr *text;
-    switch (!name && h->kind != HF_LITERAL ? HF_ID : h->kind) {
+    switch (!name && h->kind != HF_LITERAL && h->kind != HF_NUMBER ? HF_ID : h->kind) {
     case HF_NAME:
         if (h->token) {
             /* a run of name bytes ended by whitespace or the body's '<' (step_token):
@@ -48,6 +62,9 @@ static GExpr *header_field(Gram *g, const HeaderField *h, const Str *name) {
                       gx_opt(g, index), call_ws(g));
         break;
     }
+    case HF_NUMBER:   /* the call's number (engine.c reads digits and drops them) */
+        text = gx_seq(g, call_ws(g), gx_greedy(g, gx_chars(g, false, "0-9"), 1, 9), call_ws(g));
+        break;
     case HF_ID: {
         /* any text without controls up to the marker (the id is not checked) */
         if (!h->end[0]) return call_ws(g);
@@ -118,7 +135,7 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
         }
         GExpr *key_end = any_of(g, d->key_close);
         if (d->key_flag) /* the type said by a flag, or by the schema when the flag is absent */
-            key_end = gx_alt(g, gx_seq(g, gx_litz(g, d->key_flag), gx_litz(g, raw ? d->flag_string : d->flag_json),
+            key_end = gx_alt(g, gx_seq(g, gx_litz(g, d->key_flag), one_of_text(g, raw ? d->flag_string : d->flag_json),
                                        gx_litz(g, d->flag_close)),
                              key_end);
         GExpr *item = gx_seq(g, any_of(g, d->param_open), gx_lit(g, k.u.s->data, k.u.s->len), key_end,
@@ -129,6 +146,57 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
     Value addl;
     if (schema_get(params, "additionalProperties", &addl) && !(addl.type == VT_BOOL && !addl.u.b))
         gram_warn(g, "%s: parameters the schema does not name are not offered", d->name);
+    return gl_seq(g, &items);
+}
+
+/* PREFIX + "<" + [/] name + ">", a tag of BODY_XML_TREE, NUL-terminated in buf. */
+static const char *tree_tag(char *buf, size_t cap, const char *prefix, bool closing, const char *name, size_t n) {
+    size_t len = gram_fmt(buf, cap, "%s<%s", prefix, closing ? "/" : "");
+    if (len >= cap) len = cap - 1;
+    if (n > cap - 2 - len) n = cap - 2 - len;   /* (keys are bounded: a longer one is cut) */
+    memcpy(buf + len, name, n);
+    buf[len + n] = '>';
+    buf[len + n + 1] = 0;
+    return buf;
+}
+
+/* Parameters as elements named by their keys (BODY_XML_TREE), in the
+ * schema's order, required ones present: a string's raw text, a scalar as
+ * JSON. An object or array value is elements in turn (xmltree.c reads
+ * them by the schema); the grammar takes any text up to the parameter's
+ * closer there. */
+static GExpr *tree_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value params, const Str *name) {
+    Value props, req;
+    if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
+    bool has_req = schema_get(params, "required", &req) && req.type == VT_LIST;
+    GList items = {0};
+    for (size_t i = 0; i < dict_len(props.u.dict); i++) {
+        Value k = dict_key_at(props.u.dict, i), ps = dict_val_at(props.u.dict, i);
+        if (k.type != VT_STR) continue;
+        bool required = false;
+        for (size_t r = 0; has_req && r < req.u.list->len; r++)
+            if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
+        char open[160], close[160];
+        tree_tag(open, sizeof open, d->element_prefix, false, k.u.s->data, k.u.s->len);
+        tree_tag(close, sizeof close, d->element_prefix, true, k.u.s->data, k.u.s->len);
+        Value type;
+        bool nested = schema_get(ps, "type", &type) && type.type == VT_STR &&
+                      (str_eqz(type.u.s, "object") || str_eqz(type.u.s, "array"));
+        GExpr *value;
+        if (schema_takes_string(c, ps)) {
+            GExpr *choices = schema_raw_string_choices(c, ps);
+            value = choices ? choices : call_until(g, close);
+        } else if (nested) {
+            value = call_until(g, close);
+            gram_warn(g, "%s: an object or array parameter's elements are not constrained", d->name);
+        } else {
+            char nm[96];
+            gram_fmt(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
+            value = gx_ref(g, schema_rule(c, ps, nm));
+        }
+        GExpr *item = gx_seq(g, gx_litz(g, open), value, gx_litz(g, close), call_ws(g));
+        gl_push(g, &items, required ? item : gx_opt(g, item));
+    }
     return gl_seq(g, &items);
 }
 
@@ -149,6 +217,12 @@ static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
         gl_push(g, &parts, gx_seq(g, call_ws(g), gx_ref(g, call_args_rule(g, c, params, name))));
         if (d->args_after) gl_push(g, &parts, gx_seq(g, call_ws(g), gx_litz(g, d->args_after)));
         break;
+    case BODY_XML_TREE: {
+        char end[96];
+        tree_tag(end, sizeof end, d->element_prefix, true, d->element_end, strlen(d->element_end));
+        gl_push(g, &parts, gx_seq(g, call_ws(g), tree_params(g, d, c, params, name), gx_litz(g, end)));
+        break;
+    }
     default:
         gl_push(g, &parts, gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close)));
     }
@@ -395,4 +469,12 @@ void described_syntax(const ReplyFormatDesc *d, CallSyntax *out) {
     for (size_t k = 0; k < sizeof lists / sizeof lists[0]; k++) add_tokens(out, &n, lists[k]);
     for (int k = 0; k < d->nheader && k < MAX_HEADER_FIELDS; k++) add_tokens(out, &n, d->header[k].end);
     add_token(out, &n, d->value_open);
+    /* content wrappers the parser drops may come before required calls
+       (Kimi K3's empty <|open|>response<|sep|><|close|>response<|sep|>);
+       not where a dropped marker also ends reasoning (HyperCLOVA X's turn
+       tokens: text before them is no wrapper's) */
+    bool wrappers = true;
+    for (int k = 0; k < DESC_MARKERS && d->drop[k]; k++)
+        for (int t = 0; t < DESC_MARKERS && d->think_close[t]; t++) wrappers &= strcmp(d->drop[k], d->think_close[t]) != 0;
+    for (int k = 0; wrappers && k < 4 && k < DESC_MARKERS && d->drop[k]; k++) out->lead_markup[k] = d->drop[k];
 }

@@ -20,6 +20,7 @@ enum {
     E_SECTION_END,                         /* after the calls: the section's closer */
     E_ARGS, E_AFTER_ARGS,                  /* a bare arguments object, then its fence */
     E_CALL_END,                            /* the call's closer */
+    E_TREE, E_TREE_TAG, E_TREE_VAL, E_TREE_VAL_TAG,   /* XML elements named by their keys */
     E_PARAMS, E_KEY, E_FLAG, E_MID, E_VAL  /* typed XML parameters */
 };
 
@@ -48,7 +49,7 @@ struct Engine {
     const ReplyFormatDesc *d;
     struct Engine *main, *alt[MAX_ALTS];   /* the format's own engine; its alternative syntaxes' */
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
-        flag, mid, val, section_end;
+        flag, mid, val, section_end, tree;
     bool in_section;
     bool from_reason;        /* the calls opened inside reasoning: it goes on after them */
     uint32_t section_calls;  /* calls ended in the current section */
@@ -56,6 +57,10 @@ struct Engine {
     bool val_fresh;          /* trim: no byte of the value seen yet */
     char flag_text[FLAG_MAX + 1];
     uint8_t flag_len;
+    /* BODY_XML_TREE: the parameter being read, the tag after a prefix, elements of its name open inside */
+    char tree_key[KEY_MAX], tag[KEY_MAX + 4];
+    uint16_t tree_key_len, tag_len;
+    uint32_t tree_depth;
 };
 typedef struct Engine Engine;
 
@@ -145,48 +150,32 @@ static void build_sets(Engine *e) {
         add(&e->val, d->params_close, R_PARAMS_CLOSE);
     }
     add(&e->section_end, d->section_close, R_SECTION_CLOSE);
+    add1(&e->tree, d->element_prefix, R_PARAM_OPEN);
     MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
                       &e->field[2], &e->field[3], &e->field[4], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
-                      &e->mid, &e->val, &e->section_end};
+                      &e->mid, &e->val, &e->section_end, &e->tree};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
-}
-
-/* Is s[0..n) a prefix of a marker of m? */
-static bool is_marker_prefix(const MarkSet *m, const char *s, size_t n) {
-    for (int t = 0; t < m->set.n; t++)
-        if (strlen(m->tags[t]) >= n && memcmp(m->tags[t], s, n) == 0) return true;
-    return false;
 }
 
 /* The rules of TagSet (reply.h) for one set; NULL when it keeps them. The
  * matcher holds a prefix of a marker and, when a byte shows it is none,
- * lets the prefix out as text and looks at that byte again: that is exact
- * unless a marker could start inside the prefix let out — some x[i..j)
- * (0 < i < j) beginning a marker y whose next byte c makes x[0..j) + c a
- * miss. A lead set (markers that count only before any text) lets the
- * text out into another state's set (`then`): only a y of that set counts
- * (hyperclovax's "-> tool/function_call" holds the slash of its "/think",
- * which means nothing in content). */
-static const char *set_problem(const MarkSet *m, const MarkSet *then) {
+ * lets out as text the bytes before where another marker may still begin
+ * (tag_restart). That is exact as long as no marker lies inside another
+ * before its end: a marker found whole inside a held prefix would have to
+ * complete in the middle of bytes already held. */
+static const char *set_problem(const MarkSet *m) {
     if (m->overflow) return "more than 16 markers";
     for (int a = 0; a < m->set.n; a++) {
         const char *x = m->tags[a];
         size_t xn = strlen(x);
         if (!xn || xn >= 32) return "a marker is empty or 32 bytes or longer";
-        for (int b = 0; b < m->set.n; b++)
-            if (a != b && xn <= strlen(m->tags[b]) && memcmp(x, m->tags[b], xn) == 0)
-                return "a marker is a prefix of another";
-        for (size_t j = 2; j < xn; j++) {
-            char held[33];
-            memcpy(held, x, j);
-            for (size_t i = 1; i < j; i++)
-                for (int b = 0; b < m->set.n; b++) {
-                    const char *y = m->tags[b];
-                    if (then && !in_set(then, y)) continue;
-                    if (strlen(y) <= j - i || memcmp(x + i, y, j - i) != 0) continue;
-                    held[j] = y[j - i];
-                    if (!is_marker_prefix(m, held, j + 1)) return "a marker could start inside a failed match";
-                }
+        for (int b = 0; b < m->set.n; b++) {
+            const char *y = m->tags[b];
+            size_t yn = strlen(y);
+            if (a == b || yn > xn) continue;
+            if (memcmp(x, y, yn) == 0) return "a marker is a prefix of another";
+            for (size_t i = 1; i + yn < xn; i++)   /* (as x's last bytes it completes with x) */
+                if (memcmp(x + i, y, yn) == 0) return "a marker lies inside another";
         }
     }
     return NULL;
@@ -199,11 +188,9 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     build_sets(&e);
     const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
                             &e.field[2], &e.field[3], &e.field[4], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
-                            &e.val, &e.section_end};
+                            &e.val, &e.section_end, &e.tree};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
-        /* the lead falls back to content, the reopened lead to reasoning */
-        const MarkSet *then = all[k] == &e.lead ? &e.content : all[k] == &e.lead_reason ? &e.reason : NULL;
-        const char *why = set_problem(all[k], then);
+        const char *why = set_problem(all[k]);
         if (why) return why;
     }
     if (d->nheader > MAX_HEADER_FIELDS) return "too many header fields";
@@ -218,6 +205,8 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
+    if (d->body == BODY_XML_TREE && (!d->element_prefix || !d->element_item || !d->element_end))
+        return "XML elements without their prefix, list item or end";
     if (d->opens_in_field > d->nheader) return "a reply that opens in a header field it does not have";
     for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
         if (d->alt[k]->alt[0] || d->no_calls) return "an alternative syntax of its own, or without calls";
@@ -311,6 +300,7 @@ static void body_start(Parser *p) {
         p->val_mode = V_SKIP;
         p->state = E_ARGS;
         break;
+    case BODY_XML_TREE: p->state = E_TREE; break;
     default:
         p->state = E_PARAMS;
     }
@@ -421,6 +411,10 @@ static void field_done(Parser *p, const char *tag) {
         break;
     case HF_KIMI_ID: ok = ok && kimi_id(p, s, n); break;
     case HF_SAME_NAME: ok = ok && n == p->call.name.len && memcmp(s, p->call.name.p, n) == 0; break;
+    case HF_NUMBER:
+        ok = ok && n;
+        for (size_t k = 0; ok && k < n; k++) ok = s[k] >= '0' && s[k] <= '9';
+        break;
     default:   /* HF_LITERAL */
         ok = ok && literal_is(e->d->header[e->field_at].text, s, n);
     }
@@ -682,7 +676,7 @@ static void put_flag(Parser *p, const char *s, size_t n) {
 }
 
 static bool flag_is(const Engine *e, const char *want) {
-    return want && e->flag_len == strlen(want) && memcmp(e->flag_text, want, e->flag_len) == 0;
+    return want && literal_is(want, e->flag_text, e->flag_len);
 }
 
 /* The parameter list ended with `role`'s marker (tag: consumed). */
@@ -699,6 +693,72 @@ static void params_end(Parser *p, int role, const char *tag) {
         e->in_section = false;
         p->state = after_calls(e);
     }
+}
+
+/* ---- XML elements named by their keys (BODY_XML_TREE) ---- */
+
+/* A tag after the element prefix, '<' ['/'] NAME '>', into Engine.tag:
+ * 1 once read whole, 0 when input ran out, -1 at a byte that makes it none
+ * (not consumed). */
+static int read_tree_tag(Parser *p, const char *s, size_t n, size_t *pi) {
+    Engine *e = p->eng;
+    size_t i = *pi;
+    int r = 0;
+    while (i < n && !r) {
+        unsigned char c = (unsigned char)s[i];
+        size_t k = e->tag_len;
+        bool closing = k > 1 && e->tag[1] == '/';
+        bool ok = !k ? c == '<'
+                : c == '>' ? k > 1u + closing
+                : k == 1 && c == '/' ? true
+                : c >= 0x20 && c != '<' && k < KEY_MAX;
+        if (!ok) {
+            r = -1;
+            break;
+        }
+        e->tag[e->tag_len++] = (char)c;
+        call_raw(p, s + i, 1);
+        i++;
+        if (k && c == '>') r = 1;
+    }
+    *pi = i;
+    return r;
+}
+
+/* The tag read: is it the closer (or opener) of an element named name? */
+static bool tag_is(const Engine *e, bool closing, const char *name, size_t n) {
+    size_t at = closing ? 2 : 1;
+    return (e->tag_len > 1 && (e->tag[1] == '/') == closing) && e->tag_len - at - 1 == n &&
+           memcmp(e->tag + at, name, n) == 0;
+}
+
+/* A parameter's element opened: its key goes out; its value is held. */
+static void tree_key(Parser *p) {
+    Engine *e = p->eng;
+    e->tree_key_len = (uint16_t)(e->tag_len - 2);
+    memcpy(e->tree_key, e->tag + 1, e->tree_key_len);
+    p->text.len = 0;
+    sb_put(&p->text, e->tree_key, e->tree_key_len);
+    key_done(p);
+    p->text.len = 0;
+    e->tree_depth = 0;
+    p->state = E_TREE_VAL;
+}
+
+/* The parameter's element closed: its value, typed by the key's schema. */
+static void tree_value_done(Parser *p) {
+    Engine *e = p->eng;
+    Value schema = v_none();
+    if (p->props.type == VT_DICT) dict_get_str(p->props.u.dict, e->tree_key, e->tree_key_len, &schema);
+    p->esc.len = 0;
+    if (!xml_tree_to_json(p, p->text.p, p->text.len, e->d->element_prefix, e->d->element_item, schema, &p->esc)) {
+        call_break(p, E_CONTENT, NULL, 0);
+        return;
+    }
+    call_args(p, p->esc.p, p->esc.len);
+    call_represented(p);
+    p->text.len = 0;
+    p->state = E_TREE;
 }
 
 /* ---- the machine ---- */
@@ -826,6 +886,51 @@ static void engine_step(Parser *p, const char *s, size_t n) {
                 e->in_section = false;
                 p->state = after_calls(e);
             }
+            break;
+        case E_TREE:   /* between parameters: the prefix of the next element, or of the list's end */
+            r = expect_tag(p, s, n, &i, &e->tree.set, E_CONTENT, false);
+            if (r < 0) break;
+            call_raw(p, e->tree.tags[r], strlen(e->tree.tags[r]));
+            e->tag_len = 0;
+            p->state = E_TREE_TAG;
+            break;
+        case E_TREE_TAG:
+            r = read_tree_tag(p, s, n, &i);
+            if (r == 0) break;
+            if (r < 0) {
+                call_break(p, E_CONTENT, NULL, 0);
+            } else if (tag_is(e, true, d->element_end, strlen(d->element_end))) {
+                close_args(p);
+                body_done(p);
+            } else if (e->tag[1] == '/') {   /* the closer of no open element */
+                call_break(p, E_CONTENT, NULL, 0);
+            } else {
+                tree_key(p);
+            }
+            break;
+        case E_TREE_VAL:
+            r = scan_text(p, s, n, &i, &e->tree.set, put_held);
+            if (r < 0) break;
+            call_raw(p, e->tree.tags[r], strlen(e->tree.tags[r]));
+            e->tag_len = 0;
+            p->state = E_TREE_VAL_TAG;
+            break;
+        case E_TREE_VAL_TAG:
+            r = read_tree_tag(p, s, n, &i);
+            if (r == 0) break;
+            if (r < 0) {
+                call_break(p, E_CONTENT, NULL, 0);
+                break;
+            }
+            if (tag_is(e, true, e->tree_key, e->tree_key_len) && !e->tree_depth) {
+                tree_value_done(p);
+                break;
+            }
+            if (tag_is(e, false, e->tree_key, e->tree_key_len)) e->tree_depth++;
+            else if (tag_is(e, true, e->tree_key, e->tree_key_len)) e->tree_depth--;
+            sb_puts(&p->text, d->element_prefix);   /* (raw has them) */
+            sb_put(&p->text, e->tag, e->tag_len);
+            p->state = E_TREE_VAL;
             break;
         case E_PARAMS:
             r = expect_tag(p, s, n, &i, &e->params.set, E_CONTENT, false);

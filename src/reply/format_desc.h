@@ -21,14 +21,22 @@
  *                   value_close, typed by the tool's JSON schema (a string
  *                   parameter is the raw text, anything else JSON when it
  *                   parses), or by an explicit flag (key_flag FLAG flag_close:
- *                   flag_string means a string, flag_json JSON);
- *                   params_close ends the list.
+ *                   flag_string means a string, flag_json JSON: '|'-separated
+ *                   alternatives, "number|boolean|..." for Kimi K3's types);
+ *                   params_close ends the list;
+ *   BODY_XML_TREE   parameters as elements named by their keys, every tag
+ *                   after element_prefix: PREFIX<key>VALUE PREFIX</key>, a
+ *                   VALUE itself text or such elements (a list's named
+ *                   element_item), typed by the tool's JSON schema
+ *                   (xmltree.c); PREFIX</element_end> ends the list.
  *
  * Every marker list is NULL-terminated. Markers are arbitrary byte strings
  * (not only "<...>") under one rule a test checks for every description:
  * within each set the engine matches at once, no marker is a prefix of
- * another, and no marker can start inside a partial match that fails (so
- * matching stays one pass, each byte looked at once or twice). */
+ * another or lies inside another. Markers may share a leading token
+ * (Kimi K3's "<|open|>tools<|sep|>" and "<|open|>response<|sep|>") and one
+ * may begin inside a partial match of another that fails: the matcher
+ * then lets out only the bytes before it (reply.c's tag_restart). */
 #ifndef CF_FORMAT_DESC_H
 #define CF_FORMAT_DESC_H
 
@@ -40,10 +48,11 @@ enum { DESC_MARKERS = 8 };          /* room in each marker list (NULL-terminated
 
 /* HF_LITERAL: the field must be `text` (surrounding whitespace aside); a
  * field that is not is not this format's call (the bytes stay content).
+ * HF_NUMBER: digits, read and dropped (Kimi K3's call number, index="1").
  * HF_SAME_NAME: the name again, as an earlier field gave it (Glimmer's
  * <atem:invoke name="N"> repeats its header's to=N); another name is no call. */
-typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME } HeaderFieldKind;
-typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML } BodyKind;
+typedef enum { HF_NAME, HF_ID, HF_KIMI_ID, HF_LITERAL, HF_SAME_NAME, HF_NUMBER } HeaderFieldKind;
+typedef enum { BODY_JSON_CALL, BODY_JSON_ARGS, BODY_XML, BODY_XML_TREE } BodyKind;
 typedef enum { LIST_ONE, LIST_ARRAY, LIST_SEQUENCE } ListKind;
 
 typedef struct HeaderField {
@@ -96,12 +105,14 @@ typedef struct ReplyFormatDesc {
     const char *key_flag;           /* after the key: a type flag follows (DSML ' string="') */
     const char *flag_close;
     const char *flag_string;        /* the flag's value that means "string" */
-    const char *flag_json;          /* ... and "JSON" (any other flag: not a call) */
+    const char *flag_json;          /* ... and "JSON", "a|b" for several (any other flag: not a call) */
     const char *value_open;         /* NULL: the value follows the key directly */
     const char *value_close[DESC_MARKERS];
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */
+    /* BODY_XML_TREE (MiniMax M3: "]<]minimax[>[", "item", "invoke") */
+    const char *element_prefix, *element_item, *element_end;
     /* turns addressed to a recipient (Functionary v2, Glimmer) */
     uint8_t opens_in_field;         /* 1 + the header field the reply begins in (the prompt wrote
                                        the first call's opener and the fields before); 0: none */

@@ -18,6 +18,7 @@
 #define DS_CALLS_LONE "<\xEF\xBD\x9Ctool\xE2\x96\x81" "calls\xEF\xBD\x9C>"
 #define DS_SEP "<\xEF\xBD\x9Ctool\xE2\x96\x81sep\xEF\xBD\x9C>"
 #define FWBAR "\xEF\xBD\x9C"   /* ｜ */
+#define MM_NS "]<]minimax[>["     /* MiniMax M3's namespace token */
 /* Header fields: text up to one of the markers. */
 #define FIELD(k, ...) {.kind = (k), .end = {__VA_ARGS__}}
 #define LITERAL(t, ...) {.kind = HF_LITERAL, .end = {__VA_ARGS__}, .text = (t)}
@@ -312,6 +313,36 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .param_open = {"<atem:parameter name=\""}, .key_close = {"\">"}, .value_close = {"</atem:parameter>"},
         .params_close = {"</atem:invoke>"},
         .opens_in_field = 1, .content_name = "user", .reasoning_name = "self",
+    },
+    {
+        /* Kimi K3's XTML: every element is <|open|>TAG ATTRS<|sep|> ...
+           <|close|>TAG<|sep|>; a call's arguments are typed by their type
+           attribute (a string raw, anything else JSON) */
+        .id = CF_REPLY_KIMI_K3, .name = "kimi-k3",
+        .example = "<|open|>think<|sep|>R<|close|>think<|sep|><|open|>response<|sep|>C<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"f\" index=\"1\"<|sep|><|open|>argument key=\"k\" type=\"string\"<|sep|>v<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+        .think_open = {"<|open|>think<|sep|>"}, .think_close = {"<|close|>think<|sep|>"},
+        /* the answer's wrapper, and the message's end before <|end_of_msg|> */
+        .drop = {"<|open|>response<|sep|>", "<|close|>response<|sep|>", "<|close|>message<|sep|>"},
+        .section_open = {"<|open|>tools<|sep|>"}, .section_close = {"<|close|>tools<|sep|>"},
+        .call_open = {"<|open|>call tool=\""},
+        .header = {FIELD(HF_NAME, "\" index=\""), FIELD(HF_NUMBER, "\"<|sep|>")}, .nheader = 2,
+        .body = BODY_XML,
+        .param_open = {"<|open|>argument key=\""}, .key_close = {"\"<|sep|>"},
+        .key_flag = "\" type=\"", .flag_close = "\"<|sep|>", .flag_string = "string",
+        .flag_json = "number|integer|boolean|null|object|array",
+        .value_close = {"<|close|>argument<|sep|>"},
+        .params_close = {"<|close|>call<|sep|>"},
+    },
+    {
+        /* MiniMax M3 (muse): every tag of a call after the ]<]minimax[>[
+           token, the arguments as elements named by their keys */
+        .id = CF_REPLY_MINIMAX_M3, .name = "minimax-m3",
+        .example = "<mm:think>R</mm:think>C]<]minimax[>[<tool_call>]<]minimax[>[<invoke name=\"f\">]<]minimax[>[<k>v]<]minimax[>[</k>]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+        .think_open = {"<mm:think>"}, .think_close = {"</mm:think>"},
+        .section_open = {MM_NS "<tool_call>"}, .section_close = {MM_NS "</tool_call>"},
+        .call_open = {MM_NS "<invoke name=\""},
+        .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
+        .body = BODY_XML_TREE, .element_prefix = MM_NS, .element_item = "item", .element_end = "invoke",
     },
 };
 

@@ -605,6 +605,38 @@ int tag_step(Parser *p, const TagSet *set, unsigned char c) {
     return TAG_MORE;
 }
 
+/* After a miss: where, after the first byte, the held bytes could still
+ * begin a tag (a marker may start inside a failed partial match of
+ * another: Kimi K3's "<|close|>response<|" then "open|>"). Returns that
+ * offset d (1 <= d < len) with *mask the tags buf[d..len) begins, or len
+ * when no suffix does. No tag lies inside another (the sets' rule), so the
+ * suffix is never a whole tag. */
+size_t tag_restart(const TagSet *set, const char *buf, size_t len, uint32_t *mask) {
+    for (size_t d = 1; d < len; d++) {
+        uint32_t m = 0;
+        for (int t = 0; t < set->n; t++)
+            if (strlen(set->tags[t]) > len - d && memcmp(set->tags[t], buf + d, len - d) == 0) m |= 1u << t;
+        if (m) {
+            *mask = m;
+            return d;
+        }
+    }
+    return len;
+}
+
+/* The held prefix missed: its bytes up to where a tag may still begin go
+ * out as text (`put`, or nothing when put is NULL: they are in the caller's
+ * run); the rest stays held. Returns how many went out. */
+static size_t tag_fall_back(Parser *p, const TagSet *set, TextSink put) {
+    uint32_t mask = 0;
+    size_t k = p->tm_len, d = tag_restart(set, p->tm_buf, k, &mask);
+    if (put) put(p, p->tm_buf, d);
+    memmove(p->tm_buf, p->tm_buf + d, k - d);
+    p->tm_len = (uint8_t)(k - d);
+    p->tm_mask = mask;
+    return d;
+}
+
 bool tags_lt_only(const TagSet *set) {
     for (int t = 0; t < set->n; t++)
         if (set->tags[t][0] != '<') return false;
@@ -639,16 +671,15 @@ int scan_text(Parser *p, const char *s, size_t n, size_t *pi, const TagSet *set,
                 *pi = i + 1;
                 return r;
             }
-            /* not a tag after all: the prefix is text; s[i] is looked at again */
-            if (tm_at == SIZE_MAX) {
-                uint8_t k = p->tm_len;
-                p->tm_len = 0;
-                put(p, p->tm_buf, k);
+            /* not this tag after all: the prefix is text up to where another
+               may begin inside it; s[i] is looked at again */
+            if (tm_at == SIZE_MAX) {   /* held from an earlier chunk: all of it in tm_buf */
+                tag_fall_back(p, set, put);
                 run = i;
-            } else {
-                p->tm_len = 0;   /* it is in s, part of the run */
+            } else {                   /* it is in s, part of the run */
+                tm_at += tag_fall_back(p, set, NULL);
             }
-            tm_at = SIZE_MAX;
+            if (!p->tm_len) tm_at = SIZE_MAX;
             continue;
         }
         if (!set->n || i >= n) {
@@ -1525,6 +1556,11 @@ static NOINLINE bool leaf_act(Parser *p, unsigned char ch) {
             /* a tag is the machine's, and a miss in markup, where the fast path
              * writes nothing, or in a cited span; else the prefix is text */
             if (r >= 0 || markup || p->fast_quiet || p->span_open) return false;
+            uint32_t mask;   /* a tag may begin inside the prefix: the machine's */
+            if (tag_restart(p->fast_tags, p->tm_buf, p->tm_len, &mask) < p->tm_len) return false;
+            for (uint8_t k = 0; k < p->tm_len; k++)   /* bytes JSON escapes (command-r's "Action:\n"): the machine's */
+                if (!IS_PRINTABLE((unsigned char)p->tm_buf[k]) || IS_QUOTE_OR_BS((unsigned char)p->tm_buf[k]))
+                    return false;
             if (!fast_emit(p, c, p->tm_buf, p->tm_len, p->tm_buf, p->tm_len, p->tm_len)) return false;
             p->tm_len = 0;
             p->leaf_tab = p->leaf_base;

@@ -33,10 +33,11 @@ typedef struct Parser Parser;
  * a bare '{'), matched a byte at a time with the held prefix in
  * Parser.tm_buf: one matcher for every format. */
 typedef struct TagSet {
-    const char *const *tags;  /* no tag is a prefix of another; no tag can start
-                                 inside a failed partial match of another (one pass
-                                 is exact: engine.c's set_problem states it);
-                                 shorter than 32 bytes; fewer than 32.
+    const char *const *tags;  /* no tag is a prefix of another, nor lies inside
+                                 another (engine.c's set_problem states it); a tag
+                                 may begin inside a failed partial match of another
+                                 (tag_restart finds it); shorter than 32 bytes;
+                                 fewer than 32.
                                  The stream's fast path takes in markup the sets
                                  whose tags all begin with '<' (tags_lt_only), in
                                  text any set */
@@ -264,6 +265,9 @@ static inline bool is_name_byte(unsigned char c) {
            c == '.' || c == ':';
 }
 int tag_step(Parser *p, const TagSet *set, unsigned char c);
+/* After a miss of the held buf[0..len): the offset after which a tag of
+ * set may still begin (*mask: those tags), or len when none may. */
+size_t tag_restart(const TagSet *set, const char *buf, size_t len, uint32_t *mask);
 /* Scan text until a tag of `set` completes (returns its index and sets
  * *next past it) or input ends (returns -1). Text goes to `put`. */
 int scan_text(Parser *p, const char *s, size_t n, size_t *i, const TagSet *set, TextSink put);
@@ -354,6 +358,13 @@ bool property_allows_string(Value props, const char *key, size_t n);
  * is not exactly one. Templates print dict and list arguments with Python's
  * str(), so a model trained on them writes its XML parameter values so. */
 bool literal_value_to_json(Parser *p, const char *s, size_t n, StrBuf *out);
+
+/* An argument value written as XML elements named by their keys, each tag
+ * after `prefix`, a list as `item` elements (xmltree.c), as JSON typed by
+ * the parameter's schema, appended to out; false (out unchanged) when it
+ * nests deeper than the JSON depth limit. */
+bool xml_tree_to_json(Parser *p, const char *s, size_t n, const char *prefix, const char *item, Value schema,
+                      StrBuf *out);
 
 /* per-format entry points */
 struct ReplyFormatDesc;

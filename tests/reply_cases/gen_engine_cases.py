@@ -93,7 +93,7 @@ def typed_args(name, pairs, trim_newline=False):
     """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
     parts = []
     for k, raw, flag in pairs:
-        string = flag == "true" if flag is not None else allows_string(schema_of(name, k.strip(WS)))
+        string = flag in ("true", "string") if flag is not None else allows_string(schema_of(name, k.strip(WS)))
         if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
             raw = raw[1:] if raw.startswith("\n") else raw
             raw = raw[:-1] if raw.endswith("\n") else raw
@@ -145,6 +145,10 @@ FAMILIES = {
     "chatml-functions": ("more/llama-cpp-python__function_calling_template.jinja", ["<|im_end|>"], None),
     "functionary-v2": ("templates/meetkai__functionary-medium-v2.2.jinja", ["<|stop|>"], None),
     "glimmer": ("more/muse__glimmer.jinja", ["<|eot|>"], r'<atem:parameter name="([^"]*)">(.*?)</atem:parameter>'),
+    # (arguments as nested elements: their expectation is the call's own arguments, see tree_args)
+    "minimax-m3": ("more/MiniMaxAI__MiniMax-M3-muse.jinja", ["[e~["], None),
+    "kimi-k3": ("more/moonshotai__Kimi-K3.jinja", ["<|end_of_msg|>"],
+                r'<\|open\|>argument key="([^"]*)" type="([a-z]+)"<\|sep\|>(.*?)<\|close\|>argument<\|sep\|>'),
 }
 KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "arguments", "invoke",
             "begin", "end", "sep", "section", "argument", "TOOLCALL", "string", "DSML", "GCML", "arg",
@@ -154,7 +158,11 @@ KEYWORDS = ["think", "tool", "call", "calls", "function", "parameter", "name", "
             "role", "BEGIN", "FINAL", "RESPONSE", "reasoning", "steps", "Action", "tool_name", "Here", "is", "my", "thought", "process", "response"]
 # words of markers a format drops from content (hyperclovax's turn tokens)
 FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2": ["from", "assistant", "recipient", "all"],
-                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"]}
+                   "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"],
+                   # (index="1": a call's number is markup, its place in tool_calls says it)
+                   "minimax-m3": ["minimax", "item", "invoke", "mm", "tool_call"],
+                   "kimi-k3": ["open", "close", "key", "type", "index", "number", "integer", "boolean", "null",
+                               "object", "array", "1", "2"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
 
 CASES = []
@@ -217,6 +225,13 @@ def reply_of(path, msg, ends):
         reply = t
 
 
+def tree_args(args):
+    """Arguments the template wrote as elements named by their keys (MiniMax
+    M3), as the engine rebuilds them: each parameter's value as JSON (nested
+    values compact), the parameters joined as json.dumps joins them."""
+    return "{" + ", ".join(dumps(k) + ": " + compact(v) for k, v in args.items()) + "}"
+
+
 def json_args_in(reply, args):
     for text in (dumps(args), json.dumps(args), json.dumps(args, separators=(",", ":"), ensure_ascii=False)):
         if text in reply:
@@ -262,6 +277,8 @@ def rendered(name, fam, content, reasoning, calls, args_as_text=False):
             text = typed_args(n, pairs, fmt == "qwen3-coder")
             if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3", "minicpm5"):
                 raise AssertionError((fam, name, text, a))
+        elif fmt == "minimax-m3":
+            text = tree_args(a)
         else:
             text = json_args_in(reply, a)
             if text is None:
@@ -322,6 +339,32 @@ built("doc", "step3", "<think>r</think><\uff5ctool_calls_begin\uff5c><\uff5ctool
       '<steptml:invoke name="get_weather"><steptml:parameter name="city">Paris</steptml:parameter>'
       '<steptml:parameter name="days">3</steptml:parameter></steptml:invoke><\uff5ctool_call_end\uff5c>'
       "<\uff5ctool_calls_end\uff5c>", None, "r", [("get_weather", '{"city": "Paris", "days": 3}')])
+# Kimi K3: markers share their <|open|> and <|close|> tokens; one begins inside
+# a failed match of another (the matcher restarts there), a type the format
+# does not name breaks the call back into content
+K3_CALL = ('<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+           '<|open|>argument key="city" type="string"<|sep|>Paris<|close|>argument<|sep|>'
+           '<|open|>argument key="days" type="integer"<|sep|>3<|close|>argument<|sep|><|close|>call<|sep|>'
+           '<|close|>tools<|sep|>')
+built("marker-inside-failed-match", "kimi-k3", "A <|close|>resp" + K3_CALL, "A <|close|>resp", None,
+      [("get_weather", '{"city": "Paris", "days": 3}')], tail='<|open|>response<|sep|>')
+built("reasoning-then-call", "kimi-k3", "Plan <|open|>x.<|close|>think<|sep|><|open|>response<|sep|>"
+      "<|close|>response<|sep|>" + K3_CALL + "<|close|>message<|sep|>", None, "Plan <|open|>x.",
+      [("get_weather", '{"city": "Paris", "days": 3}')], tail='<|open|>think<|sep|>')
+K3_BAD = ('<|open|>tools<|sep|><|open|>call tool="get_weather" index="1"<|sep|>'
+          '<|open|>argument key="city" type="text"<|sep|>Paris<|close|>argument<|sep|><|close|>call<|sep|>'
+          '<|close|>tools<|sep|>')
+built("unknown-type", "kimi-k3", K3_BAD, K3_BAD, None, [], tail='<|open|>response<|sep|>', broken=True)
+
+# MiniMax M3: an element inside a value named as the parameter itself (its
+# closer is the outer one's only at depth 0); a value cut before its closer
+MM = "]<]minimax[>["
+built("same-name-inside", "minimax-m3", "<mm:think>r</mm:think>" + MM + "<tool_call>\n" + MM + '<invoke name="configure">' +
+      MM + "<options>" + MM + "<options>1" + MM + "</options>" + MM + "<label>x" + MM + "</label>" + MM + "</options>" +
+      MM + "</invoke>\n" + MM + "</tool_call>", None, "r", [("configure", '{"options": {"options":1,"label":"x"}}')])
+built("cut-in-value", "minimax-m3", "Sure." + MM + "<tool_call>\n" + MM + '<invoke name="get_weather">' + MM + "<city>Par",
+      "Sure." + MM + "<tool_call>\n" + MM + '<invoke name="get_weather">' + MM + "<city>Par", None, [], broken=True)
+
 # quirks named in the landscape document
 K = "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>" + W + "<|tool_call_end|>"
 built("call-inside-reasoning", "kimi-k2", "<think>I will call it.<|tool_calls_section_begin|>" + K +
