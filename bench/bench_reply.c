@@ -11,7 +11,8 @@
  *   cc -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc bench/bench_reply.c build/libchatfmt.a -lm -o build/bench_reply
  *   build/bench_reply [MB] [FORMAT...]
  * Times are process CPU time (other load on the machine does not count).
- * Exit status 1 when a target is missed. */
+ * Exit status 1 when a target is missed; 2 when a reply does not parse
+ * into the calls it was made with (the bench would time the wrong thing). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +87,13 @@ static void put_param(Buf *b, const ReplyFormatDesc *d, const char *key, const c
     put(b, first(d->value_close));
 }
 
+/* Calls the reply being made holds: its whole parse must find them all, or
+ * the bench would time a reply that is not what it means to measure. */
+static size_t calls_written;
+
 /* A call as the description writes it. */
 static void described_call(Buf *b, const ReplyFormatDesc *d, const char *code) {
+    calls_written++;
     put(b, first(d->call_open));
     for (int k = 0; k < d->nheader; k++) {
         const HeaderField *h = &d->header[k];
@@ -98,8 +104,16 @@ static void described_call(Buf *b, const ReplyFormatDesc *d, const char *code) {
         put(b, first(h->end));
     }
     switch (d->body) {
-    case BODY_JSON_CALL:
-        put(b, d->name_is_key ? "{\"run_python\": " : "{\"name\": \"run_python\", \"arguments\": ");
+    case BODY_JSON_CALL:   /* the description's own keys (Command R: tool_name, parameters) */
+        if (d->name_is_key) {
+            put(b, "{\"run_python\": ");
+        } else {
+            put(b, "{\"");
+            put(b, d->name_keys[0] ? d->name_keys[0] : "name");
+            put(b, "\": \"run_python\", \"");
+            put(b, d->args_keys[0] ? d->args_keys[0] : "arguments");
+            put(b, "\": ");
+        }
         put_args_json(b, code);
         put(b, "}");
         break;
@@ -157,42 +171,15 @@ static char *make_reply(cf_reply_format f, size_t total, size_t *len) {
         *len = b.len;
         return b.p;
     }
-    if (f == CF_REPLY_COMMAND_A) {
-        put(&b, "<|START_THINKING|>");
-        prose(&b, third, &seed);
-        put(&b, "<|END_THINKING|><|START_RESPONSE|>");
-        while (b.len < total) {
-            prose(&b, 300, &seed);
-            put(&b, " <co>cited span of text</co: 0:[1,2],1:[0]>");
-        }
-        put(&b, "<|END_RESPONSE|><|END_OF_TURN_TOKEN|>");
-    } else {
-        put(&b, f == CF_REPLY_GLM45 ? "\n<think>" : "<think>\n");
-        prose(&b, third, &seed);
-        put(&b, f == CF_REPLY_GLM45 ? "</think>\n" : "\n</think>\n\n");
-        prose(&b, third, &seed);
-        while (b.len < total) {   /* tool calls with ~2 KB of code each */
-            Buf code = {0};
-            prose(&code, 2000, &seed);
-            if (f == CF_REPLY_GLM45) {
-                put(&b, "\n<tool_call>run_python\n<arg_key>code</arg_key>\n<arg_value>");
-                put(&b, code.p);
-                put(&b, "</arg_value>\n<arg_key>timeout_s</arg_key>\n<arg_value>2.5</arg_value>\n"
-                        "<arg_key>options</arg_key>\n<arg_value>{\"lang\": \"py\", \"n\": [1, 2]}</arg_value>\n"
-                        "</tool_call>");
-            } else {
-                put(&b, "\n<tool_call>\n{\"name\": \"run_python\", \"arguments\": {\"code\": \"");
-                for (char *c = code.p; *c; c++) {   /* as JSON string text */
-                    char one[3] = {*c, 0, 0};
-                    if (*c == '"' || *c == '\\') { one[0] = '\\'; one[1] = *c; }
-                    else if (*c == '\n') { one[0] = '\\'; one[1] = 'n'; }
-                    put(&b, one);
-                }
-                put(&b, "\", \"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}}\n</tool_call>");
-            }
-            free(code.p);
-        }
+    /* command-a: its citations (its calls are JSON as hermes') */
+    put(&b, "<|START_THINKING|>");
+    prose(&b, third, &seed);
+    put(&b, "<|END_THINKING|><|START_RESPONSE|>");
+    while (b.len < total) {
+        prose(&b, 300, &seed);
+        put(&b, " <co>cited span of text</co: 0:[1,2],1:[0]>");
     }
+    put(&b, "<|END_RESPONSE|><|END_OF_TURN_TOKEN|>");
     *len = b.len;
     return b.p;
 }
@@ -209,6 +196,7 @@ static void put_quoted(Buf *b, const char *code, char quote) {
 
 /* One call of run_python in the hand-written families' syntax. */
 static void family_call(Buf *b, cf_reply_format f, const char *code) {
+    calls_written++;
     static const char OPTS[] = "\"timeout_s\": 2.5, \"options\": {\"lang\": \"py\", \"n\": [1, 2]}}";
     switch (f) {
     case CF_REPLY_HARMONY: put(b, "<|start|>assistant<|channel|>commentary to=functions.run_python <|constrain|>json<|message|>"); break;
@@ -331,6 +319,38 @@ static void streamed(const char *text, size_t len, const cf_reply_options *opt, 
     cf_reply_stream_free(s);
 }
 
+/* Times a needle occurs in a haystack. */
+static size_t occurrences(const char *hay, size_t n, const char *needle) {
+    size_t count = 0, k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++) count += memcmp(hay + i, needle, k) == 0;
+    return count;
+}
+
+/* Does the reply parse into the calls it was made with, whole and streamed
+ * a byte at a time? (A reply whose calls stay text would time the wrong thing.) */
+static bool parses_as_made(const char *text, size_t len, const cf_reply_options *opt, size_t calls) {
+    static const char CALL[] = "\"type\":\"function\",\"function\":{\"name\":\"run_python\"";
+    cf_error err;
+    size_t n, streamed_calls = 0;
+    char *m = cf_parse_reply(text, len, opt, &n, &err);
+    size_t whole_calls = m ? occurrences(m, n, CALL) : 0;
+    free(m);
+    cf_reply_stream *s = cf_reply_stream_new(opt, &err);
+    for (size_t i = 0; s && i < len; i++) {
+        cf_reply_stream_feed(s, text + i, 1, &err);
+        if (i % 4096 == 4095 || i == len - 1) {
+            if (i == len - 1) cf_reply_stream_finish(s, &err);
+            const char *out = cf_reply_stream_drain(s, &n);
+            streamed_calls += occurrences(out, n, CALL);
+        }
+    }
+    cf_reply_stream_free(s);
+    if (whole_calls == calls && streamed_calls == calls) return true;
+    fprintf(stderr, "%s: the reply holds %zu calls; the whole parse found %zu, the stream %zu\n",
+            cf_reply_format_name(opt->format), calls, whole_calls, streamed_calls);
+    return false;
+}
+
 /* Best MB/s of each mode over many rounds (at least 10, and 4 s in all).
  * The modes take turns within a round, so a busy moment hurts them alike;
  * the best run is the one least disturbed by whatever else the machine does. */
@@ -367,12 +387,14 @@ int main(int argc, char **argv) {
            "stream 4 KB", "1B/whole");
     for (size_t k = 0; k < nformats; k++) {
         size_t len;
+        calls_written = 0;
         char *text = formats[k] >= CF_REPLY_HARMONY ? make_family_reply(formats[k], total, &len)
                                                     : make_reply(formats[k], total, &len);
         cf_reply_options opt;
         memset(&opt, 0, sizeof opt);
         opt.format = formats[k];
         opt.tools_json = TOOLS;
+        if (!parses_as_made(text, len, &opt, calls_written)) return 2;
         double best[NMODES];
         measure(text, len, &opt, best);
         double w = best[WHOLE], s1 = best[STREAM_1B], se = best[STREAM_1B_EACH], s4 = best[STREAM_4K];

@@ -6,7 +6,13 @@
  *   2. the step budget (max_steps, charged per KB of input) stops a reply
  *      fed one byte at a time, in every format and in text, reasoning,
  *      arguments and markup, near the same byte as when it is fed in one
- *      chunk: the bytes the leaf takes are charged too.
+ *      chunk: the bytes the leaf takes are charged too;
+ *   3. strings of calls held until their end (Python and Gemma literals,
+ *      JSON arguments before the model's id), which the leaf keeps without
+ *      the machine: fed a byte at a time and in small chunks, the stream
+ *      writes exactly what it writes fed at once (the machine alone), for
+ *      escapes, UTF-8, invalid UTF-8, a backslash before non-ASCII and
+ *      strings longer than the buffers that hold them.
  * Run from the repository root: build/tests/test_reply_stream */
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,9 +139,84 @@ static void step_budget(void) {
     free(text);
 }
 
+/* Everything a stream writes for text fed in `chunk`-byte pieces (one drain
+ * at the end); NULL when a feed failed. */
+static char *stream_all(cf_reply_format f, const char *tools, const char *text, size_t n, size_t chunk) {
+    cf_reply_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.format = f;
+    opt.tools_json = tools;
+    cf_error err;
+    cf_reply_stream *s = cf_reply_stream_new(&opt, &err);
+    bool ok = s != NULL;
+    for (size_t at = 0; ok && at < n; at += chunk) ok = cf_reply_stream_feed(s, text + at, n - at < chunk ? n - at : chunk, &err);
+    ok = ok && cf_reply_stream_finish(s, &err);
+    size_t len;
+    const char *out = ok ? cf_reply_stream_drain(s, &len) : NULL;
+    char *copy = out ? malloc(len + 1) : NULL;
+    if (copy) memcpy(copy, out, len + 1);
+    cf_reply_stream_free(s);
+    return copy;
+}
+
+/* 3. Held strings: `head` opens a string of a held call, `unit` (repeated
+ * past the buffers' first sizes) fills it, `tail` ends the call. */
+static void held_strings(void) {
+    static const char tools[] =
+        "[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\","
+        "\"properties\":{\"code\":{\"type\":\"string\"}}}}}]";
+    typedef struct Held {
+        cf_reply_format format;
+        const char *head, *unit, *tail;
+        bool call;   /* the reply is a call (else: its text is content) */
+    } Held;
+    static const Held samples[] = {
+        {CF_REPLY_PYTHONIC, "[f(code='", "a \\'q\\' \"d\" \\\\p \\n caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x99\x82 x<y\t;", "')]", true},
+        {CF_REPLY_PYTHONIC, "[f(code=\"", "a \\\"q\\\" 'd' \\\xc3\xa9 caf\xc3\xa9 ", "\")]", true},
+        {CF_REPLY_PYTHONIC, "[f(code='", "\\\xc3\xa9', code='", "')]", true},   /* the escape ends with the sequence */
+        {CF_REPLY_PYTHONIC, "[f(code='", "bad \xff \xc3( \xe4\xb8 cut \xf0\x9f ", "')]", true},
+        {CF_REPLY_PYTHONIC, "<function_calls>\nf(code='", "x \\' y \xc3\xa9 ", "')\n</function_calls>", true},
+        {CF_REPLY_LLAMA3_JSON, "<|python_tag|>f.call(code='", "q \\' \xe4\xb8\xad ", "')", true},
+        {CF_REPLY_GEMMA4, "<|tool_call>call:f{code:<|\"|>", "a < b <| x<y> \\ \"q\" caf\xc3\xa9 \xff \xf0\x9f\x99\x82 ", "<|\"|>}<tool_call|>", true},
+        {CF_REPLY_GEMMA4, "<start_function_call>call:f{code:<escape>", "a <esc b \xe4\xb8\xad ", "<escape>}<end_function_call>", true},
+        {CF_REPLY_XLAM, "[{\"name\": \"f\", \"arguments\": {\"code\": \"", "a \\\"q\\\" \\\\p \\n \\u00e9 \\ud83d\\ude42 caf\xc3\xa9 \xe4\xb8\xad ", "\"}, \"id\": \"c9\"}]", true},
+        {CF_REPLY_XLAM, "[{\"name\": \"f\", \"arguments\": {\"code\": \"", "bad \xff \xc3( x ", "\"}}]", true},
+        {CF_REPLY_XLAM, "[{\"name\": \"f\", \"arguments\": {\"code\": \"", "a \\x not an escape ", "\"}}]", false},
+        {CF_REPLY_XLAM, "[{\"name\": \"f\", \"arguments\": {\"code\": \"", "a \\\xc3\xa9 ", "\"}}]", false},
+        {CF_REPLY_XLAM, "[{\"name\": \"f\", \"arguments\": {\"code\": \"", "raw\ttab ", "\"}}]", false},
+        {CF_REPLY_FUNCTOOLS, "functools[{\"arguments\": {\"code\": \"", "name first? \\\"no\\\" \xc3\xa9 ", "\"}, \"name\": \"f\"}]", true},
+    };
+    enum { SIZE = 700 };
+    char *text = malloc(SIZE + 256);
+    if (!text) exit(2);
+    for (size_t k = 0; k < sizeof samples / sizeof samples[0]; k++) {
+        const Held *sm = &samples[k];
+        size_t n = (size_t)sprintf(text, "Some text %s", sm->head);
+        while (n < SIZE) n += (size_t)sprintf(text + n, "%s", sm->unit);
+        n += (size_t)sprintf(text + n, "%s then more text.", sm->tail);
+        char *at_once = stream_all(sm->format, tools, text, n, n);
+        char what[160];
+        snprintf(what, sizeof what, "held string %zu (%s): %s", k, cf_reply_format_name(sm->format),
+                 sm->call ? "a call" : "content only");
+        check(at_once && (strstr(at_once, "\"tool_calls\"") != NULL) == sm->call, what);
+        for (size_t chunk = 1; chunk <= 7; chunk++) {
+            char *got = stream_all(sm->format, tools, text, n, chunk);
+            snprintf(what, sizeof what, "held string %zu (%s) in %zu-byte chunks writes what it writes at once", k,
+                     cf_reply_format_name(sm->format), chunk);
+            check(got && at_once && strcmp(got, at_once) == 0, what);
+            if (got && at_once && strcmp(got, at_once) != 0 && chunk == 1)
+                fprintf(stderr, "  at once: %.300s\n  by byte: %.300s\n", at_once, got);
+            free(got);
+        }
+        free(at_once);
+    }
+    free(text);
+}
+
 int main(void) {
     failed_drain();
     step_budget();
+    held_strings();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -51,7 +51,7 @@ enum {
 void jcall_begin(Parser *p, const char *markup, bool keep_raw, unsigned flags, int done, int resume);
 /* Feed the JSON; returns the bytes consumed. */
 size_t jcall_step(Parser *p, const char *s, size_t n);
-/* The stream's fast path inside the JSON (FAST_JSON_ARGS or FAST_NONE). */
+/* The stream's fast path inside the JSON (FAST_JSON_ARGS, FAST_JSON_HELD or FAST_NONE). */
 int jcall_fast(const Parser *p);
 
 /* The active call (name known) goes on with a bare JSON arguments object. */
@@ -70,16 +70,7 @@ enum { LIT_PYTHON, LIT_GEMMA, LIT_FUNCTIONGEMMA };
  * ({"a": 1, "b": "x"}) appended to out. False when it is not one. */
 bool literal_args_to_json(Parser *p, int style, const char *s, size_t n, StrBuf *out);
 
-/* Incremental bracket tracking of a literal: where the arguments end. */
-typedef struct LitTrack {
-    uint32_t depth;          /* open ( [ { */
-    char quote;              /* LIT_PYTHON: the open string's quote, or 0 */
-    uint8_t triple;          /* ... a triple-quoted string */
-    uint8_t qrun;            /* quotes seen in a row (closing a triple quote) */
-    bool esc;                /* after a backslash in a string */
-    bool in_str;             /* LIT_GEMMA: inside <|"|>...<|"|> */
-    uint8_t tok;             /* LIT_GEMMA: bytes of the string token matched */
-} LitTrack;
+/* Incremental bracket tracking of a literal (LitTrack, reply.h): where the arguments end. */
 /* Feed one byte; returns 1 when it closed the outermost bracket, -1 when
  * it cannot belong (a closer without an opener, or too deep), else 0. */
 int lit_track(LitTrack *t, int style, unsigned char c, uint32_t max_depth);
@@ -96,6 +87,8 @@ size_t lit_scan(LitTrack *t, int style, const char *s, size_t n, uint32_t max_de
  * call commits when it is complete: arguments are converted whole. */
 void pycall_begin(Parser *p, const char *markup, bool keep_raw, bool builtin);
 int pycall_step(Parser *p, const char *s, size_t n, size_t *pi, int resume);
+/* The stream's fast path in the call: FAST_PY_STR1/2 inside a string, else FAST_NONE. */
+int pycall_fast(const Parser *p);
 LitTrack *fam_lit(Parser *p);
 
 #endif

@@ -150,6 +150,8 @@ static int gemma4_fast(const Parser *p, const TagSet **tags) {
     case G_THINK:
         *tags = &THINK_SET;
         return FAST_REASONING;
+    case G_ARGS:   /* inside a string, unless a string token goes on (its '<' alone may be text) */
+        return p->fam_lit->in_str && p->fam_lit->tok <= 1 ? FAST_GEMMA_STR : FAST_NONE;
     default: return FAST_NONE;
     }
 }

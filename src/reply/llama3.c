@@ -91,6 +91,7 @@ static int llama3_fast(const Parser *p, const TagSet **tags) {
         *tags = &TEXT_TAGS;
         return FAST_CONTENT;
     }
+    if (p->state == L_BUILTIN) return pycall_fast(p);
     return p->state == L_CALL ? jcall_fast(p) : FAST_NONE;
 }
 

@@ -120,12 +120,13 @@ static bool gemma_string(Lit *l) {
     const char *tok = string_token(l->style);
     size_t k = strlen(tok);
     l->i += k;
-    for (size_t j = l->i; j + k <= l->n; j++) {
-        if (memcmp(l->s + j, tok, k) == 0) {
+    const char *end = l->s + l->n;
+    for (const char *at = l->s + l->i; (at = memchr(at, tok[0], (size_t)(end - at))) && (size_t)(end - at) >= k; at++) {
+        if (memcmp(at, tok, k) == 0) {   /* (both tokens begin with '<': memchr finds where one may) */
             sb_putc(l->out, '"');
-            json_escape_into(l->out, l->s + l->i, j - l->i);
+            json_escape_into(l->out, l->s + l->i, (size_t)(at - l->s) - l->i);
             sb_putc(l->out, '"');
-            l->i = j + k;
+            l->i = (size_t)(at - l->s) + k;
             return true;
         }
     }

@@ -106,6 +106,12 @@ int pycall_step(Parser *p, const char *s, size_t n, size_t *pi, int resume) {
     return 0;
 }
 
+int pycall_fast(const Parser *p) {
+    if (p->cur_key != PC_ARGS || !p->fam_lit) return FAST_NONE;
+    char quote = p->fam_lit->quote;
+    return quote == '\'' ? FAST_PY_STR1 : quote == '"' ? FAST_PY_STR2 : FAST_NONE;
+}
+
 /* ---- the format ---- */
 
 enum { P_TEXT, P_LIST, P_WRAP_OPEN, P_WRAP_CLOSE, P_OLMO, P_JSON_LIST, P_PRE, P_THINK };
@@ -296,6 +302,7 @@ static int pythonic_fast(const Parser *p, const TagSet **tags) {
         *tags = &TEXT_TAGS;
         return FAST_CONTENT;
     }
+    if ((p->state == P_LIST || p->state == P_OLMO) && p->fam_sub == L_CALL) return pycall_fast(p);
     return p->state == P_JSON_LIST ? jcall_fast(p) : FAST_NONE;
 }
 

@@ -114,6 +114,18 @@ typedef struct Call {
 
 /* ---- the parser ---- */
 
+/* Incremental bracket tracking of a Python or Gemma literal: where a call's
+ * arguments end (pyliteral.c; the stream's fast path reads and sets the
+ * string state: families.h's FAST_PY_STR*, FAST_GEMMA_STR). */
+typedef struct LitTrack {
+    uint32_t depth;          /* open ( [ { */
+    char quote;              /* LIT_PYTHON: the open string's quote, or 0 (a triple
+                                quote reads as three strings, two of them empty) */
+    bool esc;                /* after a backslash in a string */
+    bool in_str;             /* LIT_GEMMA: inside <|"|>...<|"|> */
+    uint8_t tok;             /* LIT_GEMMA: bytes of the string token matched */
+} LitTrack;
+
 typedef void (*StepFn)(Parser *p, const char *s, size_t n);
 typedef void (*FinishFn)(Parser *p);
 /* Where a plain byte (printable ASCII with no markup or JSON meaning:
@@ -128,7 +140,14 @@ enum { FAST_NONE, FAST_CONTENT, FAST_REASONING,
        FAST_TAG,         /* whitespace (kept raw), then one of the tags (expect_tag) */
        FAST_HELD,        /* text kept in Parser.text and raw until a tag (glm45 key, held value) */
        FAST_NAME,        /* glm45: ASCII name bytes kept in the call's name and raw */
-       FAST_SOURCES };   /* command-a: printable ASCII but '<' '>' kept in Parser.text */
+       FAST_SOURCES,     /* command-a: printable ASCII but '<' '>' kept in Parser.text */
+       /* a string in the arguments of a call not yet committed (its text is
+        * held until the call's end; no output): plain bytes, escapes and
+        * UTF-8 kept in Parser.text (call.args for JSON) and raw */
+       FAST_PY_STR1,     /* a Python string in '...' (pythonic; LitTrack.esc after a backslash) */
+       FAST_PY_STR2,     /* ... in "..." */
+       FAST_GEMMA_STR,   /* a Gemma string between string tokens (LitTrack.tok 1 after a '<') */
+       FAST_JSON_HELD }; /* a JSON string of verbatim arguments (J_ESC after a backslash) */
 /* Limits the formats and the fast path share. */
 enum { MAX_CALL_NAME = 256,   /* glm45: a longer name is not one */
        MAX_SOURCES = 256 };   /* command-a: longer citation sources are text */
@@ -154,9 +173,11 @@ struct Parser {
     int fast_kind;           /* FAST_* for them */
     Chan *fast_chan;         /* ... into this field (NULL: into arguments) */
     const TagSet *fast_tags; /* ... watching for these tags (text states) */
+    StrBuf *fast_held;       /* ... keeping the text here (markup kinds, besides call.raw) */
     /* the leaf: single bytes taken by cf_reply_stream_feed and feed_leaf (reply.c) */
     const uint8_t *leaf_tab; /* what each byte does now (A_*) */
-    const uint8_t *leaf_base, *leaf_held;   /* ... when nothing / whitespace is held */
+    const uint8_t *leaf_base, *leaf_held;   /* ... when nothing / whitespace is held (a held
+                                               string: in an escape) */
     const struct Hot *leaf_hot;             /* what the hot path takes now */
     const struct Hot *leaf_hot_base;        /* ... when nothing is held */
     unsigned leaf_hold;      /* what the hot path holds (HS_*) */
@@ -222,7 +243,7 @@ struct Parser {
     int fam_done;            /* state after a list of calls */
     int fam_resume;          /* state where a broken call's text goes on */
     int fam_mode;            /* format-specific: what the current text is */
-    struct LitTrack *fam_lit; /* pythonic, gemma4: where the arguments end (arena) */
+    LitTrack *fam_lit;       /* pythonic, gemma4: where the arguments end (arena) */
 };
 
 /* reply.c: shared machinery for the format files */
@@ -309,7 +330,7 @@ bool json_args_start(Parser *p, char vtype);
  * false for anything else. */
 bool json_name_start(Parser *p);
 
-/* FAST_JSON_ARGS or FAST_NONE for a JSON call's current position. */
+/* FAST_JSON_ARGS (committed), FAST_JSON_HELD (not yet) or FAST_NONE for a JSON call's current position. */
 int json_args_fast(const Parser *p);
 
 /* Tool schemas (schema.c): the called tool's "properties" (tools[i] is
