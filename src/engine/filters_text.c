@@ -674,6 +674,8 @@ static size_t tw_match(const Wrap *w, size_t i) {
     }
 }
 
+/* Splits the line into chunks; with out NULL only counts them, so the
+ * array is sized to the chunks rather than to the code points. */
 static size_t tw_split(const Wrap *w, Chunk *out) {
     size_t k = 0;
     for (size_t i = 0; i < w->n;) {
@@ -685,7 +687,8 @@ static size_t tw_split(const Wrap *w, Chunk *out) {
             end = i;
             while (end < w->n && tw_space(w->cp[end]) == sp) end++;
         }
-        out[k++] = (Chunk){i, end};
+        if (out) out[k] = (Chunk){i, end};
+        k++;
         i = end;
     }
     return k;
@@ -703,10 +706,12 @@ static int64_t clen(Chunk c) { return (int64_t)(c.end - c.start); }
  * (as Values), joined by the caller. */
 static void tw_wrap(Rt *rt, const Wrap *w, Chunk *stack, size_t nst, List *lines) {
     /* stack holds the chunks reversed: the next chunk is stack[nst - 1] */
-    Chunk *cur = rt_alloc(rt, (nst + 2) * sizeof(Chunk));
+    const size_t nst0 = nst;
+    Chunk *cur = rt_alloc(rt, (nst0 + 2) * sizeof(Chunk));
     bool any_line = false;
     while (nst) {
-        rt_step(rt, 1);
+        /* each line is a new string pushed to a list: ~8 steps of allocation */
+        rt_step(rt, 8);
         size_t ncur = 0;
         int64_t cur_len = 0, width = w->width;
         if (tw_blank(w, stack[nst - 1]) && any_line) nst--;
@@ -741,13 +746,14 @@ static void tw_wrap(Rt *rt, const Wrap *w, Chunk *stack, size_t nst, List *lines
         if (ncur && tw_blank(w, cur[ncur - 1])) ncur--;
         if (ncur) {
             StrBuf sb;
-            sb_init(rt, &sb, 64);
+            sb_init(rt, &sb, (size_t)cur_len + 1);   /* one byte a code point, grown if wider */
             for (size_t k = 0; k < ncur; k++)
                 for (size_t i = cur[k].start; i < cur[k].end; i++) sb_put_cp(&sb, w->cp[i]);
             list_push(rt, lines, sb_to_value(&sb));
             any_line = true;
         }
     }
+    rt_free(rt, cur, (nst0 + 2) * sizeof(Chunk));
 }
 
 static const Sig SIG_WORDWRAP = {"do_wordwrap", 1, 0, 4, {"width", "break_long_words", "wrapstring", "break_on_hyphens"}};
@@ -777,8 +783,10 @@ Value filter_wordwrap(Rt *rt, Value self, const Args *args) {
         w.cp = cp;
         w.n = n;
         w.break_on_hyphens = hyphen_split;
-        Chunk *chunks = rt_alloc(rt, (n + 1) * sizeof(Chunk));
-        size_t nch = tw_split(&w, chunks);
+        size_t nch = tw_split(&w, NULL);
+        rt_step(rt, nch / 4 + 1);
+        Chunk *chunks = rt_alloc(rt, (nch + 1) * sizeof(Chunk));
+        tw_split(&w, chunks);
         for (size_t i = 0, j = nch; i + 1 < j; i++, j--) {   /* chunks.reverse() */
             Chunk t = chunks[i];
             chunks[i] = chunks[j - 1];
@@ -786,8 +794,19 @@ Value filter_wordwrap(Rt *rt, Value self, const Args *args) {
         }
         /* ...while _handle_long_word only asks whether it is truthy */
         w.break_on_hyphens = a[3].type == VT_MISSING || v_truthy(a[3]);
-        List *lines = new_list(rt, 4);
+        /* every code point that is not a space lands on a line of at most width
+         * of them (when long words break): the lines list starts at that many,
+         * so a wrap into more lines than max_items stops before building them */
+        size_t min_lines = 4;
+        if (w.break_long_words) {
+            size_t solid = 0;
+            for (size_t i = 0; i < n; i++) solid += !uc_isspace(cp[i]);
+            if (solid / (uint64_t)w.width >= 4) min_lines = (size_t)(solid / (uint64_t)w.width);
+        }
+        List *lines = new_list(rt, min_lines);
         tw_wrap(rt, &w, chunks, nch, lines);
+        rt_free(rt, chunks, (nch + 1) * sizeof(Chunk));   /* the lines no longer point into them */
+        rt_free(rt, cp, (n + 1) * sizeof(uint32_t));
         list_push(rt, joined, markup_join(rt, wrapstring, lines));
     }
     return markup_join(rt, wrapstring, joined);

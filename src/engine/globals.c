@@ -56,7 +56,11 @@ static void dict_update_from(Rt *rt, Dict *d, Value src) {
 
 static Dict *dict_from_args(Rt *rt, const Args *a, const char *fname) {
     if (a->npos > 1) rt_throw(rt, CF_ERR_TYPE, "%s expected at most 1 argument, got %d", fname, a->npos);
-    Dict *d = dict_new(rt, (size_t)a->nkw + 4);
+    /* sized to what it will hold: dict(d, k=v) in a loop copies d each time,
+     * and a dict grown by doubling leaves its outgrown tables behind */
+    size_t from = a->npos == 1 && (a->pos[0].type == VT_DICT || a->pos[0].type == VT_NAMESPACE)
+                      ? dict_len(a->pos[0].u.dict) : 0;
+    Dict *d = dict_new(rt, from + (size_t)a->nkw + 4);
     if (a->npos == 1) dict_update_from(rt, d, a->pos[0]);
     for (int i = 0; i < a->nkw; i++) dict_set(rt, d, v_str_of(a->kwnames[i]), a->kwvals[i]);
     return d;

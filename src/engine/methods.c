@@ -829,6 +829,19 @@ static void rsplit_whitespace(Rt *rt, List *out, Value self, Text t, int64_t max
     reverse_list(out);
 }
 
+/* How many pieces splitting on sep makes (at most max_items + 1: past that
+ * the list cannot be built). Greedy matching from the left finds as many
+ * separators as from the right, so this sizes rsplit's list as well. */
+static size_t count_pieces(Rt *rt, Text t, const Str *sep, int64_t maxsplit) {
+    size_t pieces = 1, i = 0;
+    for (int64_t pos; pieces <= rt->lim.max_items && maxsplit-- > 0 &&
+                      (pos = find_bytes(rt, t.p, i, t.n, sep->data, sep->len)) >= 0;) {
+        pieces++;
+        i = (size_t)pos + sep->len;
+    }
+    return pieces;
+}
+
 static Value m_split(Rt *rt, Value self, const Value *argv, const Method *m) {
     bool reverse = m->op;
     Value sep = argv[0];
@@ -838,14 +851,16 @@ static Value m_split(Rt *rt, Value self, const Value *argv, const Method *m) {
     if (maxsplit < 0) maxsplit = INT64_MAX;
     Text t = text_of(self);
     charge(rt, t.n);
-    List *out = list_new(rt, 4);
     if (!given(sep) || sep.type == VT_NONE) {
+        List *out = list_new(rt, 4);
         if (reverse) rsplit_whitespace(rt, out, self, t, maxsplit);
         else split_whitespace(rt, out, self, t, maxsplit);
         return v_list_of(out);
     }
     Str *s = sep.u.s;
     if (s->len == 0) rt_throw(rt, CF_ERR_VALUE, "empty separator");
+    /* sized to its pieces: a split into more than max_items stops before building them */
+    List *out = list_new(rt, count_pieces(rt, t, s, maxsplit));
     if (!reverse) {
         size_t i = 0;
         for (int64_t pos; maxsplit-- > 0 && (pos = find_bytes(rt, t.p, i, t.n, s->data, s->len)) >= 0;) {
