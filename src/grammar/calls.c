@@ -1,7 +1,6 @@
 /* calls.c — the call syntax of each reply format (data), and the walk that
  * turns a description plus the request's tools into grammar rules, lazy
  * triggers and an xgrammar structural tag. */
-#include <stdio.h>
 #include "engine/json.h"
 #include "engine/unicode.h"
 #include "calls.h"
@@ -120,7 +119,7 @@ enum { UNTIL_MAX = 64 };   /* code points of a delimiter (markers are under 32 b
 
 GExpr *call_until(Gram *g, const char *delim) {
     char key[96];
-    snprintf(key, sizeof key, "until-%.80s", delim);
+    gram_fmt(key, sizeof key, "until-%.80s", delim);
     uint32_t first = gram_memo_get(g, key);
     if (first != UINT32_MAX) return gx_opt(g, gx_ref(g, first));
     uint32_t cp[UNTIL_MAX];
@@ -144,7 +143,7 @@ GExpr *call_until(Gram *g, const char *delim) {
     uint32_t lv[UNTIL_MAX];
     for (size_t k = 0; k < L; k++) {
         char nm[112];
-        snprintf(nm, sizeof nm, k ? "until-%.60s-%zu" : "until-%.60s", delim, k);
+        gram_fmt(nm, sizeof nm, k ? "until-%.60s-%zu" : "until-%.60s", delim, k);
         lv[k] = gram_rule_new(g, nm, strlen(nm));
     }
     gram_memo_put(g, key, lv[0]);
@@ -208,7 +207,7 @@ GExpr *call_rule_per_tool(Gram *g, const CallRequest *r, const char *prefix, con
             continue;
         }
         char nm[112];
-        snprintf(nm, sizeof nm, "%s-%.60s", prefix, name->data);
+        gram_fmt(nm, sizeof nm, "%s-%.60s", prefix, name->data);
         uint32_t id = gram_rule_new(g, nm, strlen(nm));
         gram_rule_set(g, id, one(g, r, tools->items[i], cx));
         gl_push(g, &alts, gx_ref(g, id));
@@ -238,10 +237,10 @@ static GExpr *json_name(Gram *g, const Str *name) {
 
 uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name) {
     char nm[96];
-    snprintf(nm, sizeof nm, "%.60s-args", name->data);
+    gram_fmt(nm, sizeof nm, "%.60s-args", name->data);
     /* one rule per tool's schema, however many spellings a format has */
     char key[128];
-    snprintf(key, sizeof key, "\x02args %p %.60s", params.type == VT_DICT ? (void *)params.u.dict : NULL, name->data);
+    gram_fmt(key, sizeof key, "\x02args %p %.60s", params.type == VT_DICT ? (void *)params.u.dict : NULL, name->data);
     uint32_t memo = gram_memo_get(g, key);
     if (memo != UINT32_MAX) return memo;
     if (params.type == VT_NONE) {
@@ -275,7 +274,7 @@ static GExpr *xml_params(Gram *g, SchemaCx *c, const CallSyntax *s, Value params
             value = choices ? choices : call_until(g, s->value_close);
         } else {
             char nm[96];
-            snprintf(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
+            gram_fmt(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
             value = gx_seq(g, ws(g), gx_ref(g, schema_rule(c, ps, nm)), ws(g));
         }
         GExpr *item = gx_seq(g, gx_litz(g, s->key_open), gx_lit(g, k.u.s->data, k.u.s->len), gx_litz(g, s->key_close), ws(g),
@@ -469,6 +468,17 @@ void call_triggers(const CallRequest *r, const CallGrammar *cg, StrBuf *sb) {
 static void put_json_z(StrBuf *sb, const char *z) { json_write_string(sb, z, strlen(z), false); }
 
 
+/* Does variant k open the same calls as an earlier tagged variant (the
+ * same grammar and closer: another spelling of the opener the parser also
+ * reads)? Such a variant gets no tag: the structural tag constrains what
+ * the model writes, so the format's own opener carries the calls, and a
+ * tag per spelling repeated the whole grammar of the tools for each. */
+static bool variant_repeats(const CallBlock *b, int k) {
+    for (int j = 0; j < k; j++)
+        if (*b->v[j].open && b->v[j].inner == b->v[k].inner && strcmp(b->v[j].close, b->v[k].close) == 0) return true;
+    return false;
+}
+
 /* A writer's variants as tags: the opener, a grammar of what follows, the
  * closer (xgrammar reads GBNF; the tools are alternatives inside). */
 static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock *b, StrBuf *sb) {
@@ -477,24 +487,21 @@ static void block_structural_tag(Gram *g, const CallRequest *r, const CallBlock 
     sb_puts(sb, "{\"type\":\"structural_tag\",\"format\":{\"type\":\"triggered_tags\",\"triggers\":[");
     int n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (!*b->v[k].open) continue;
+        if (!*b->v[k].open || variant_repeats(b, k)) continue;
         if (n++) sb_putc(sb, ',');
         put_json_z(sb, b->v[k].open);
     }
     sb_puts(sb, "],\"tags\":[");
     n = 0;
     for (int k = 0; k < b->n; k++) {
-        if (!*b->v[k].open) continue;
+        if (!*b->v[k].open || variant_repeats(b, k)) continue;
         if (n++) sb_putc(sb, ',');
         sb_puts(sb, "{\"type\":\"tag\",\"begin\":");
         put_json_z(sb, b->v[k].open);
         sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
         uint32_t id = gram_rule_new(g, "tag-content", 11);
         gram_rule_set(g, id, b->v[k].inner);
-        StrBuf gb;
-        sb_init(g->rt, &gb, 1024);
-        gram_print_gbnf(g, &gb, id, "root");
-        json_write_string(sb, gb.p, gb.len, false);
+        gram_write_gbnf_json(g, sb, id, "root");
         sb_puts(sb, "},\"end\":");
         put_json_z(sb, b->v[k].close);
         sb_putc(sb, '}');
@@ -539,10 +546,7 @@ void call_structural_tag(Gram *g, const CallRequest *r, const CallGrammar *cg, S
             sb_puts(sb, ",\"content\":{\"type\":\"grammar\",\"grammar\":");
             uint32_t id = gram_rule_new(g, "xml-params", 10);
             gram_rule_set(g, id, gx_seq(g, ws(g), xml_params(g, schema_cx_new(g, params), s, params, name)));
-            StrBuf gb;
-            sb_init(g->rt, &gb, 256);
-            gram_print_gbnf(g, &gb, id, "root");
-            json_write_string(sb, gb.p, gb.len, false);
+            gram_write_gbnf_json(g, sb, id, "root");
             sb_putc(sb, '}');
         } else if (s->calls_in_array) {
             /* the element varies by its id: the whole object is the content */

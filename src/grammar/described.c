@@ -10,7 +10,6 @@
  * key_done/value_done type them back). Where the parser tolerates what a
  * template never writes (a missing closer, an unknown key read as text)
  * the grammar asks for the well-formed spelling. */
-#include <stdio.h>
 #include "calls.h"
 
 typedef struct DescCx {
@@ -114,7 +113,7 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
             value = choices ? choices : call_until(g, d->value_close[0]);
         } else {
             char nm[96];
-            snprintf(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
+            gram_fmt(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);
             value = gx_seq(g, call_ws(g), gx_ref(g, schema_rule(c, ps, nm)), call_ws(g));
         }
         GExpr *key_end = any_of(g, d->key_close);
@@ -191,7 +190,7 @@ static GExpr *bare_calls(Gram *g, const CallRequest *r, const ReplyFormatDesc *d
         Str *name;
         if (!tool_name(tools->items[i], &name)) continue;   /* (call_each_tool warned) */
         char nm[96];
-        snprintf(nm, sizeof nm, "bare-call-%.60s", name->data);
+        gram_fmt(nm, sizeof nm, "bare-call-%.60s", name->data);
         uint32_t id = gram_rule_new(g, nm, strlen(nm));
         gram_rule_set(g, id, one_call(g, r, tools->items[i], &cx));
         gl_push(g, &alts, gx_ref(g, id));

@@ -4,7 +4,6 @@
  * name before [ARGS], bare JSON anywhere in the text, Python calls. So
  * each gets a small writer here that fills the call block from the same
  * spellings its parser reads (the comments name the parser's file). */
-#include <stdio.h>
 #include "reply/families.h"
 #include "calls.h"
 
@@ -192,11 +191,11 @@ static GExpr *keyword_args(Gram *g, Value tool, const char *assign, GExpr *(*val
                              value(g, dict_val_at(props.u.dict, k), quote));
         bool req = is_required(params, key.u.s);
         char nm[96];
-        snprintf(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
+        gram_fmt(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
         uint32_t rest_k = gram_rule_new(g, nm, strlen(nm));
         GExpr *after = gx_seq(g, sep, item, rest);
         gram_rule_set(g, rest_k, req ? after : rest ? gx_alt(g, after, rest) : gx_opt(g, after));
-        snprintf(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
+        gram_fmt(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
         uint32_t first_k = gram_rule_new(g, nm, strlen(nm));
         GExpr *here = gx_seq(g, item, rest);
         gram_rule_set(g, first_k, req ? here : first ? gx_alt(g, here, first) : gx_opt(g, here));
@@ -248,7 +247,7 @@ static GExpr *gemma_string(Gram *g, const char *quote) {
 /* Any value, strings between `quote` (one rule per quote). */
 static uint32_t gemma_any_rule(Gram *g, const char *quote) {
     char key[48];
-    snprintf(key, sizeof key, "gemma-value %s", quote);
+    gram_fmt(key, sizeof key, "gemma-value %s", quote);
     uint32_t id = gram_memo_get(g, key);
     if (id != UINT32_MAX) return id;
     id = gram_rule_new(g, "gemma-value", 11);

@@ -32,6 +32,55 @@ void gram_warn(Gram *g, const char *fmt, ...) {
     sb_put(&g->warnings, one.p, one.len);
 }
 
+/* Rule names and memo keys are made by the thousand: %s, %.Ns, %zu, %u
+ * and %p by hand (snprintf's general machinery was a fifth of the time). */
+size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = 0;
+    if (!cap) return 0;
+    for (const char *f = fmt; *f; f++) {
+        if (*f != '%') {
+            if (n + 1 < cap) buf[n++] = *f;
+            continue;
+        }
+        f++;
+        size_t prec = SIZE_MAX;
+        if (*f == '.') {
+            prec = 0;
+            for (f++; *f >= '0' && *f <= '9'; f++) prec = prec * 10 + (size_t)(*f - '0');
+        }
+        char digits[24], *d = digits + sizeof digits;
+        const char *text = d;
+        size_t len = 0;
+        if (*f == 's') {
+            text = va_arg(ap, const char *);
+            while (len < prec && text[len]) len++;
+        } else {
+            uint64_t v;
+            unsigned base = 10;
+            if (*f == 'z' && f[1] == 'u') {
+                v = va_arg(ap, size_t);
+                f++;
+            } else if (*f == 'p') {
+                v = (uint64_t)(uintptr_t)va_arg(ap, void *);
+                base = 16;
+            } else {
+                v = va_arg(ap, unsigned);
+            }
+            do *--d = "0123456789abcdef"[v % base]; while ((v /= base) != 0);
+            text = d;
+            len = (size_t)(digits + sizeof digits - d);
+        }
+        if (len > cap - 1 - n) len = cap - 1 - n;
+        memcpy(buf + n, text, len);
+        n += len;
+    }
+    buf[n] = 0;
+    va_end(ap);
+    return n;
+}
+
 /* ---- expressions ---- */
 
 static GExpr *node(Gram *g, int kind) {
@@ -144,10 +193,21 @@ GExpr *gx_alt_(Gram *g, ...) {
 
 /* ---- rules ---- */
 
+/* Memo keys hold a schema's JSON text: hashed eight bytes at a time. */
 static uint32_t name_hash(const char *s) {
-    uint32_t h = 2166136261u;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
+    size_t n = strlen(s);
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 29;
+    return (uint32_t)h;
 }
 
 uint32_t gram_rule_find(const Gram *g, const char *name) {
@@ -193,7 +253,7 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        snprintf(name + k, sizeof name - k, "-%u", suffix);
+        gram_fmt(name + k, sizeof name - k, "-%u", suffix);
         taken = gram_rule_find(g, name) != UINT32_MAX;
     }
     if (g->nrules == g->cap) {
@@ -210,8 +270,7 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     size_t len = strlen(name);
     char *copy = rt_alloc(g->rt, len + 1);
     memcpy(copy, name, len + 1);
-    g->rules[id].name = copy;
-    g->rules[id].body = NULL;
+    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len};
     index_rule(g, id);
     return id;
 }
@@ -264,59 +323,125 @@ uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
     return id;
 }
 
-/* ---- printing ---- */
+/* ---- printing ----
+ * Every caller puts the grammar in a JSON document, so the printer
+ * writes the JSON string's text itself: each '"' and '\\' it
+ * prints then takes a backslash and each rule's newline is "\\n", in the
+ * same pass, instead of a second pass quoting the printed text. Rules are
+ * printed breadth first from the root; the references a rule's body makes
+ * queue their rules as they are printed. */
 
 typedef struct Printer {
     Gram *g;
     StrBuf *sb;
     bool lark;
+    bool record;             /* the rule being printed keeps its text: note its references */
+    bool saw_root;           /* it refers to the root (printed under root_name) */
     uint32_t root;
     const char *root_name;
+    uint8_t *seen;           /* rule id -> queued */
+    uint32_t *order;         /* the print queue */
+    uint32_t n, cap;
 } Printer;
 
-static void put_name(Printer *p, uint32_t id) {
-    const char *name = id == p->root ? p->root_name : p->g->rules[id].name;
-    if (!p->lark) {
-        sb_puts(p->sb, name);
-        return;
+static void enqueue(Printer *p, uint32_t id) {
+    if (id >= p->cap) {   /* helper rules (Lark) made since the arrays were sized */
+        Gram *g = p->g;
+        uint32_t cap = g->nrules + 64;
+        p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
+        memset(p->seen + p->cap, 0, cap - p->cap);
+        p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
+        p->cap = cap;
     }
-    for (const char *c = name; *c; c++) sb_putc(p->sb, *c == '-' ? '_' : *c);
+    if (!p->seen[id]) {
+        p->seen[id] = 1;
+        p->order[p->n++] = id;
+    }
 }
 
-static void put_hex(StrBuf *sb, uint32_t cp) {
-    char buf[12];
-    if (cp < 0x100) snprintf(buf, sizeof buf, "\\x%02X", (unsigned)cp);
-    else if (cp < 0x10000) snprintf(buf, sizeof buf, "\\u%04X", (unsigned)cp);
-    else snprintf(buf, sizeof buf, "\\U%08X", (unsigned)cp);
-    sb_puts(sb, buf);
+/* a backslash and a double quote of the grammar's text */
+static void put_bs(Printer *p) { sb_put(p->sb, "\\\\", 2); }
+static void put_dq(Printer *p) { sb_put(p->sb, "\\\"", 2); }
+
+static void put_name(Printer *p, uint32_t id) {
+    enqueue(p, id);
+    if (id == p->root) p->saw_root = true;
+    if (p->record) {
+        Gram *g = p->g;
+        if (g->nrefs == g->refs_cap) {
+            uint32_t cap = g->refs_cap ? 2 * g->refs_cap : 1024;
+            g->refs = rt_realloc(g->rt, g->refs, g->nrefs * sizeof *g->refs, cap * sizeof *g->refs);
+            g->refs_cap = cap;
+        }
+        g->refs[g->nrefs++] = id;
+    }
+    if (id == p->root) {
+        sb_puts(p->sb, p->root_name);
+        return;
+    }
+    GRule *r = &p->g->rules[id];
+    if (!p->lark) {
+        sb_put(p->sb, r->name, r->name_len);
+        return;
+    }
+    if (!r->lark_name) {   /* Lark's spelling ('_' for '-'), made once per rule */
+        char *l = rt_alloc(p->g->rt, r->name_len + 1);
+        for (size_t i = 0; i <= r->name_len; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
+        r->lark_name = l;
+    }
+    sb_put(p->sb, r->lark_name, r->name_len);
 }
+
+static void put_hex(Printer *p, uint32_t cp) {
+    static const char HEX[] = "0123456789ABCDEF";
+    char buf[12];
+    int digits = cp < 0x100 ? 2 : cp < 0x10000 ? 4 : 8;
+    buf[0] = digits == 2 ? 'x' : digits == 4 ? 'u' : 'U';
+    for (int i = 0; i < digits; i++) buf[1 + i] = HEX[(cp >> (4 * (digits - 1 - i))) & 0xF];
+    put_bs(p);
+    sb_put(p->sb, buf, (size_t)digits + 1);
+}
+
+/* bytes a literal spells with an escape */
+static inline bool lit_special(unsigned char c) { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
 
 static void put_lit(Printer *p, const char *s, size_t n) {
     StrBuf *sb = p->sb;
-    sb_putc(sb, '"');
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            sb_putc(sb, '\\');
-            sb_putc(sb, (char)c);
-        } else if (c == '\n') sb_puts(sb, "\\n");
-        else if (c == '\r') sb_puts(sb, "\\r");
-        else if (c == '\t') sb_puts(sb, "\\t");
-        else if (c < 0x20 || c == 0x7F) put_hex(sb, c);
-        else sb_putc(sb, (char)c);
+    put_dq(p);
+    for (size_t i = 0; i < n;) {
+        size_t run = i;
+        while (run < n && !lit_special((unsigned char)s[run])) run++;
+        sb_put(sb, s + i, run - i);
+        if (run == n) break;
+        unsigned char c = (unsigned char)s[run];
+        i = run + 1;
+        if (c == '"') {
+            put_bs(p);
+            put_dq(p);
+        } else if (c == '\\') {
+            put_bs(p);
+            put_bs(p);
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            put_bs(p);
+            sb_putc(sb, c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+        } else put_hex(p, c);
     }
-    sb_putc(sb, '"');
+    put_dq(p);
 }
 
 static void put_class_cp(Printer *p, uint32_t cp) {
     StrBuf *sb = p->sb;
     /* GBNF escapes only \\ \" [ ] and control letters: '-' and '^' go as hex */
-    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(sb, cp);
+    if (cp < 0x20 || cp == 0x7F || (!p->lark && (cp == '-' || cp == '^'))) put_hex(p, cp);
     else if (cp == '\\' || cp == ']' || cp == '[' || cp == '^' || cp == '-' ||
              (!p->lark && cp == '"') || (p->lark && cp == '/')) {
-        sb_putc(sb, '\\');
-        sb_putc(sb, (char)cp);
-    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(sb, cp);
+        put_bs(p);
+        if (cp == '\\') put_bs(p);
+        else if (cp == '"') put_dq(p);
+        else sb_putc(sb, (char)cp);
+    } else if (cp >= 0xD800 && cp <= 0xDFFF) put_hex(p, cp);
+    else if (cp == '"') put_dq(p);   /* Lark: a quote in a regex class */
+    else if (cp < 0x80) sb_putc(sb, (char)cp);
     else sb_put_cp(sb, cp);
 }
 
@@ -465,24 +590,33 @@ static bool simple_rep(const GExpr *e) {
 typedef struct Flat {
     Gram *g;
     const char *base;   /* the rule being printed: helper rules are named after it */
-    uint32_t *pending;  /* helper rules made, for the print queue */
-    uint32_t npending, cap;
 } Flat;
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
 
+/* A helper rule, named after the rule being printed, "--g" and its id: no
+ * sanitised name holds "--", so the name is new without a look in the index. */
 static GExpr *hoist(Flat *f, GExpr *e) {
     Gram *g = f->g;
-    char nm[80];
-    snprintf(nm, sizeof nm, "%.60s-g", f->base);
-    uint32_t id = gram_rule_new(g, nm, strlen(nm));
-    gram_rule_set(g, id, e);
-    if (f->npending == f->cap) {
-        uint32_t cap = f->cap ? f->cap * 2 : 16;
-        f->pending = rt_realloc(g->rt, f->pending, f->npending * sizeof *f->pending, cap * sizeof *f->pending);
-        f->cap = cap;
+    if (g->nrules >= GRAM_MAX_RULES)
+        rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
+    if (g->nrules == g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
+        g->cap *= 2;
     }
-    f->pending[f->npending++] = id;
+    uint32_t id = g->nrules++;
+    size_t n = strlen(f->base);
+    if (n > 60) n = 60;
+    char *name = rt_alloc(g->rt, n + 16);
+    memcpy(name, f->base, n);
+    memcpy(name + n, "--g", 3);
+    char digits[12], *d = digits + sizeof digits;
+    uint32_t v = id;
+    do *--d = (char)('0' + v % 10); while ((v /= 10) != 0);
+    size_t nd = (size_t)(digits + sizeof digits - d);
+    memcpy(name + n + 3, d, nd);
+    name[n + 3 + nd] = 0;
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e};
     return gx_ref(g, id);
 }
 
@@ -492,24 +626,35 @@ static GExpr *flat_part(Flat *f, const GExpr *e) {
     return c;
 }
 
+/* Copy on write: a part that needs no helper rule is the tree's own node
+ * (most rules are flat already; copying each made Lark cost twice GBNF). */
 static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
     Gram *g = f->g;
     rt_step(g->rt, 1);
     switch (e->kind) {
     case GX_SEQ:
     case GX_ALT: {
-        GList l = {0};
+        GExpr **kids = NULL;
         for (uint32_t i = 0; i < e->n; i++) {
-            const GExpr *c = e->u.kids[i];
+            GExpr *c = e->u.kids[i];
             /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
-            if (e->kind == GX_ALT && top && c->kind == GX_SEQ) gl_push(g, &l, flatten(f, c, false));
-            else gl_push(g, &l, flat_part(f, c));
+            GExpr *nc = e->kind == GX_ALT && top && c->kind == GX_SEQ ? flatten(f, c, false) : flat_part(f, c);
+            if (nc != c && !kids) {
+                kids = rt_alloc(g->rt, e->n * sizeof *kids);
+                memcpy(kids, e->u.kids, i * sizeof *kids);
+            }
+            if (kids) kids[i] = nc;
         }
-        return e->kind == GX_SEQ ? gl_seq(g, &l) : gl_alt(g, &l);
+        if (!kids) return (GExpr *)e;
+        GExpr *copy = node(g, e->kind);
+        copy->u.kids = kids;
+        copy->n = e->n;
+        return copy;
     }
     case GX_REP: {
         GExpr *k = flatten(f, e->u.kid, false);
         if (!atomic(k)) k = hoist(f, k);
+        if (k == e->u.kid) return (GExpr *)e;
         GExpr *r = gx_rep(g, k, e->min, e->max);
         if (r->kind == GX_REP) r->greedy = e->greedy;
         return r;
@@ -519,69 +664,65 @@ static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
     }
 }
 
-static void mark(Gram *g, const GExpr *e, uint8_t **seen, uint32_t *seen_cap, uint32_t **order, uint32_t *n) {
-    for (;;) {
-        rt_step(g->rt, 1);
-        switch (e->kind) {
-        case GX_REF: {
-            uint32_t id = e->u.rule;
-            if (id >= *seen_cap) {   /* helper rules made since the arrays were sized */
-                uint32_t cap = g->nrules + 64;
-                *seen = rt_realloc(g->rt, *seen, *seen_cap, cap);
-                memset(*seen + *seen_cap, 0, cap - *seen_cap);
-                *order = rt_realloc(g->rt, *order, *seen_cap * sizeof **order, cap * sizeof **order);
-                *seen_cap = cap;
-            }
-            if (!(*seen)[id]) {
-                (*seen)[id] = 1;
-                (*order)[(*n)++] = id;
-            }
-            return;
-        }
-        case GX_SEQ:
-        case GX_ALT:
-            for (uint32_t i = 0; i + 1 < e->n; i++) mark(g, e->u.kids[i], seen, seen_cap, order, n);
-            e = e->u.kids[e->n - 1];
-            continue;
-        case GX_REP:
-            e = e->u.kid;
-            continue;
-        default:
-            return;
-        }
-    }
+/* A rule's kept line, and its references queued; false when it has none
+ * or it names this print's root (which goes by root_name here). */
+static bool put_kept(Printer *p, uint32_t id) {
+    Gram *g = p->g;
+    const GRule *r = &g->rules[id];
+    if (p->lark || !r->text_len || id == p->root) return false;
+    for (uint32_t k = 0; k < r->nrefs; k++)
+        if (g->refs[r->refs_at + k] == p->root) return false;
+    sb_put(p->sb, g->text.p + r->text_at, r->text_len);
+    for (uint32_t k = 0; k < r->nrefs; k++) enqueue(p, g->refs[r->refs_at + k]);
+    return true;
 }
 
 static void print_all(Printer *p) {
     Gram *g = p->g;
-    uint32_t cap = g->nrules + 64;
-    uint8_t *seen = rt_alloc0(g->rt, cap);
-    uint32_t *order = rt_alloc(g->rt, cap * sizeof *order);
-    uint32_t n = 0;
-    seen[p->root] = 1;
-    order[n++] = p->root;
-    for (uint32_t i = 0; i < n; i++) {   /* breadth first: rules in the order they are used */
-        uint32_t id = order[i];
+    p->cap = g->nrules + 64;
+    p->seen = rt_alloc0(g->rt, p->cap);
+    p->order = rt_alloc(g->rt, p->cap * sizeof *p->order);
+    p->n = 0;
+    bool keep = g->keep_text && !p->lark;
+    if (keep && !g->text.p) sb_init(g->rt, &g->text, 16384);
+    sb_putc(p->sb, '"');
+    enqueue(p, p->root);
+    for (uint32_t i = 0; i < p->n; i++) {   /* breadth first: rules in the order they are used */
+        uint32_t id = p->order[i];
+        if (keep && put_kept(p, id)) continue;
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
         if (p->lark) {
-            Flat f = {g, g->rules[id].name, NULL, 0, 0};
+            Flat f = {g, g->rules[id].name};
             body = flatten(&f, body, true);
         }
-        mark(g, body, &seen, &cap, &order, &n);
+        size_t start = p->sb->len;
+        uint32_t refs_at = g->nrefs;
+        p->record = keep && id != p->root;
+        p->saw_root = false;
         put_name(p, id);
         sb_puts(p->sb, p->lark ? ": " : " ::= ");
         put_expr(p, body, false);
-        sb_putc(p->sb, '\n');
+        sb_put(p->sb, "\\n", 2);
+        if (p->record && !p->saw_root) {
+            GRule *r = &g->rules[id];
+            r->text_at = (uint32_t)g->text.len;
+            r->text_len = (uint32_t)(p->sb->len - start);
+            r->refs_at = refs_at;
+            r->nrefs = g->nrefs - refs_at;
+            sb_put(&g->text, p->sb->p + start, p->sb->len - start);
+        } else g->nrefs = refs_at;
+        p->record = false;
     }
+    sb_putc(p->sb, '"');
 }
 
-void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
-    Printer p = {g, sb, false, root, root_name};
+void gram_write_gbnf_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {.g = g, .sb = sb, .root = root, .root_name = root_name};
     print_all(&p);
 }
 
-void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
-    Printer p = {g, sb, true, root, root_name};
+void gram_write_lark_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name) {
+    Printer p = {.g = g, .sb = sb, .lark = true, .root = root, .root_name = root_name};
     print_all(&p);
 }

@@ -36,7 +36,15 @@ struct GExpr {
     } u;
 };
 
-typedef struct GRule { const char *name; GExpr *body; } GRule;
+typedef struct GRule {
+    const char *name;
+    const char *lark_name;   /* as Lark prints it, once it was (NULL before) */
+    uint32_t name_len;
+    GExpr *body;
+    /* With keep_text, its GBNF line as printed (JSON-escaped) in Gram.text,
+     * and the rules it refers to in Gram.refs, for the next print (text_len 0: none) */
+    uint32_t text_at, text_len, refs_at, nrefs;
+} GRule;
 
 typedef struct Gram {
     Rt *rt;
@@ -48,9 +56,16 @@ typedef struct Gram {
     uint32_t nmemo, memo_buckets;
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
+    /* Printed GBNF lines kept for reuse (the structural tag's grammars
+     * repeat the rules of the calls): set keep_text before printing. */
+    bool keep_text;
+    StrBuf text;
+    uint32_t *refs, nrefs, refs_cap;
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);
+/* snprintf for names and keys, of %s, %.Ns, %zu, %u and %p only; the length written. */
+size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...);
 /* A warning (printf-style), once per distinct text. */
 void gram_warn(Gram *g, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -93,8 +108,9 @@ void gram_memo_put(Gram *g, const char *key, uint32_t rule);
 /* A rule named `name` whose body is made by `make` the first time it is asked for. */
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g));
 
-/* ---- printing: the rules reachable from `root`, root first, as `root_name` ---- */
-void gram_print_gbnf(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
-void gram_print_lark(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
+/* ---- printing: the rules reachable from `root`, root first, as `root_name`,
+ * into sb as a JSON string (quoted and escaped as it is printed) ---- */
+void gram_write_gbnf_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
+void gram_write_lark_json(Gram *g, StrBuf *sb, uint32_t root, const char *root_name);
 
 #endif

@@ -101,8 +101,13 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     Value tools = callable_tools(rt, json_parse(rt, opt->tools_json, strlen(opt->tools_json)), opt);
     unsigned emit = opt->emit ? opt->emit : CF_EMIT_ALL;
 
+    /* the JSON is some 20 times the tools' text: room for it at once, not
+     * a dozen doublings each copying what was written */
+    size_t tools_len = strlen(opt->tools_json), want = tools_len < ((size_t)1 << 18) ? 20 * tools_len : (size_t)5 << 20;
+    if (want > rt->lim.max_string) want = rt->lim.max_string;
+    if (want > rt->lim.max_memory / 8) want = rt->lim.max_memory / 8;   /* a small memory limit still gets its error where it is reached */
     StrBuf out;
-    sb_init(rt, &out, 4096);
+    sb_init(rt, &out, want > 4096 ? want : 4096);
     sb_puts(&out, "{\"format\":");
     const char *fname = cf_reply_format_name(opt->format);
     json_write_string(&out, fname, strlen(fname), false);
@@ -122,16 +127,13 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     };
     Gram g;
     gram_init(&g, rt);
+    g.keep_text = (emit & CF_EMIT_STRUCTURAL_TAG) != 0;   /* its grammars repeat the calls' rules */
     CallGrammar cg;
     call_grammar(&g, &req, &cg);
 
     sb_puts(&out, ",\"grammar\":");
-    if (emit & CF_EMIT_GBNF) {
-        StrBuf gb;
-        sb_init(rt, &gb, 4096);
-        gram_print_gbnf(&g, &gb, cg.gbnf_root, "root");
-        json_write_string(&out, gb.p, gb.len, false);
-    } else sb_puts(&out, "null");
+    if (emit & CF_EMIT_GBNF) gram_write_gbnf_json(&g, &out, cg.gbnf_root, "root");
+    else sb_puts(&out, "null");
     sb_puts(&out, ",\"grammar_lazy\":");
     sb_puts(&out, req.required ? "false" : "true");
     sb_puts(&out, ",\"grammar_triggers\":");
@@ -145,12 +147,8 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     if (emit & CF_EMIT_STRUCTURAL_TAG) call_structural_tag(&g, &req, &cg, &out);
     else sb_puts(&out, "null");
     sb_puts(&out, ",\"lark\":");
-    if (emit & CF_EMIT_LARK) {
-        StrBuf lb;
-        sb_init(rt, &lb, 4096);
-        gram_print_lark(&g, &lb, cg.lark_root, "start");
-        json_write_string(&out, lb.p, lb.len, false);
-    } else sb_puts(&out, "null");
+    if (emit & CF_EMIT_LARK) gram_write_lark_json(&g, &out, cg.lark_root, "start");
+    else sb_puts(&out, "null");
     sb_puts(&out, ",\"warnings\":[");
     sb_put(&out, g.warnings.p, g.warnings.len);
     sb_puts(&out, "]}");
@@ -176,13 +174,11 @@ char *cf_schema_grammar(const char *schema_json, size_t len, cf_grammar_syntax s
     uint32_t value = schema_rule(c, schema, "value-of-schema");
     uint32_t root = gram_rule_new(&g, "document", 8);
     gram_rule_set(&g, root, gx_seq(&g, gx_ref(&g, gram_ws(&g)), gx_ref(&g, value), gx_ref(&g, gram_ws(&g))));
-    StrBuf text, out;
-    sb_init(rt, &text, 4096);
-    if (syntax == CF_GRAMMAR_LARK) gram_print_lark(&g, &text, root, "start");
-    else gram_print_gbnf(&g, &text, root, "root");
-    sb_init(rt, &out, text.len + 64);
+    StrBuf out;
+    sb_init(rt, &out, 4096);
     sb_puts(&out, "{\"grammar\":");
-    json_write_string(&out, text.p, text.len, false);
+    if (syntax == CF_GRAMMAR_LARK) gram_write_lark_json(&g, &out, root, "start");
+    else gram_write_gbnf_json(&g, &out, root, "root");
     sb_puts(&out, ",\"warnings\":[");
     sb_put(&out, g.warnings.p, g.warnings.len);
     sb_puts(&out, "]}");

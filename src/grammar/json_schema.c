@@ -421,7 +421,7 @@ static GExpr *other_key(SchemaCx *c, const Str **keys, size_t n, const char *nam
     qsort(sorted, n, sizeof *sorted, key_cmp);
     keys = sorted;
     char nm[96];
-    snprintf(nm, sizeof nm, "%s-other-key", name);
+    gram_fmt(nm, sizeof nm, "%s-other-key", name);
     uint32_t id = gram_rule_new(g, nm, strlen(nm));
     gram_rule_set(g, id, gx_seq(g, gx_litz(g, "\""), key_not_in(g, keys, n, 0, rest)));
     return gx_ref(g, id);
@@ -473,7 +473,7 @@ static GExpr *object_expr(SchemaCx *c, Value s, const char *name) {
     for (size_t i = 0; i < n; i++) {
         char nm[96];
         Value k = dict_key_at(props.u.dict, i);
-        snprintf(nm, sizeof nm, "%s-%.40s", name, k.type == VT_STR ? k.u.s->data : "key");
+        gram_fmt(nm, sizeof nm, "%s-%.40s", name, k.type == VT_STR ? k.u.s->data : "key");
         uint32_t vr = schema_rule(c, dict_val_at(props.u.dict, i), nm);
         StrBuf sb;
         sb_init(rt, &sb, keys[i]->len + 2);
@@ -485,7 +485,7 @@ static GExpr *object_expr(SchemaCx *c, Value s, const char *name) {
     GExpr *add_kv = NULL;
     if (!has_addl || !(addl.type == VT_BOOL && !addl.u.b)) {
         char nm[96];
-        snprintf(nm, sizeof nm, "%s-additional", name);
+        gram_fmt(nm, sizeof nm, "%s-additional", name);
         GExpr *val = has_addl && addl.type == VT_DICT ? gx_ref(g, schema_rule(c, addl, nm)) : gx_ref(g, gram_any_value(g));
         add_kv = gx_seq(g, other_key(c, keys, n, name), ws(g), gx_litz(g, ":"), ws(g), val, ws(g));
     }
@@ -498,7 +498,7 @@ static GExpr *object_expr(SchemaCx *c, Value s, const char *name) {
         GExpr *body = gx_seq(g, required[i] ? item : gx_opt(g, item), after[i + 1]);
         if (i + 1 < n) {   /* named: first[] refers to it too */
             char nm[96];
-            snprintf(nm, sizeof nm, "%s-after-%zu", name, i);
+            gram_fmt(nm, sizeof nm, "%s-after-%zu", name, i);
             uint32_t id = gram_rule_new(g, nm, strlen(nm));
             gram_rule_set(g, id, body);
             after[i] = gx_ref(g, id);
@@ -533,7 +533,7 @@ static GExpr *array_expr(SchemaCx *c, Value s, const char *name) {
         has_items = schema_get(s, "additionalItems", &items);
     }
     char nm[96];
-    snprintf(nm, sizeof nm, "%s-item", name);
+    gram_fmt(nm, sizeof nm, "%s-item", name);
     GExpr *item = NULL;   /* NULL: no more items allowed */
     if (!has_items || (items.type == VT_BOOL && items.u.b)) item = gx_ref(g, gram_any_value(g));
     else if (items.type == VT_DICT) item = gx_ref(g, schema_rule(c, items, nm));
@@ -554,7 +554,7 @@ static GExpr *array_expr(SchemaCx *c, Value s, const char *name) {
     GExpr *first = NULL;
     for (size_t j = k; j-- > 0;) {
         if (max != GREP_INF && j >= max) continue;
-        snprintf(nm, sizeof nm, "%s-%zu", name, j);
+        gram_fmt(nm, sizeof nm, "%s-%zu", name, j);
         GExpr *elem = gx_ref(g, schema_rule(c, prefix.u.list->items[j], nm));
         if (j == 0) {
             first = gx_seq(g, elem, ws(g), tail);
@@ -763,7 +763,7 @@ static GExpr *schema_expr(SchemaCx *c, Value s, const char *name) {
         }
         const char *slash = strrchr(v.u.s->data, '/');
         char nm[96];
-        snprintf(nm, sizeof nm, "ref-%.60s", slash ? slash + 1 : "root");
+        gram_fmt(nm, sizeof nm, "ref-%.60s", slash ? slash + 1 : "root");
         uint32_t id = gram_rule_new(g, nm, strlen(nm));
         dict_set(g->rt, c->ref_keys.u.dict, v_str_of(v.u.s), v_int(id));
         Value rest = without(c, s, "$ref", NULL);
@@ -798,7 +798,7 @@ static GExpr *schema_expr(SchemaCx *c, Value s, const char *name) {
         GList alts = {0};
         for (size_t i = 0; i < branches.u.list->len; i++) {
             char nm[96];
-            snprintf(nm, sizeof nm, "%s-%zu", name, i);
+            gram_fmt(nm, sizeof nm, "%s-%zu", name, i);
             Value b = branches.u.list->items[i];
             if (!plain_base) {
                 b = merge_into(c, base, b);
@@ -852,12 +852,38 @@ static uint32_t primitive_rule(SchemaCx *c, Value s) {
     return UINT32_MAX;
 }
 
+/* The memo key of a schema near a tool's top (its parameters, each one
+ * and their members): its JSON text, whether objects are closed, and,
+ * when it has a $ref (relative to its own document), the context. Deeper
+ * schemas get none: each level would write its subtree's text again. */
+enum { SCHEMA_MEMO_DEPTH = 3 };
+static const char *schema_key(SchemaCx *c, Value schema) {
+    if (c->depth >= SCHEMA_MEMO_DEPTH || schema.type != VT_DICT) return NULL;
+    StrBuf sb;
+    sb_init(c->g->rt, &sb, 128);
+    sb_puts(&sb, c->closed ? "\x03schema closed " : "\x03schema open ");
+    size_t at = sb.len;
+    JsonDumpOpts o;
+    json_opts_default(&o);
+    json_dump(c->g->rt, &sb, schema, &o);
+    if (cf_memmem(sb.p + at, sb.len - at, "\"$ref\"", 6)) {
+        char cx[24];
+        sb_put(&sb, cx, gram_fmt(cx, sizeof cx, " %p", (void *)c));
+    }
+    sb_putc(&sb, 0);
+    return sb.p;
+}
+
 uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
     Gram *g = c->g;
     uint32_t prim = primitive_rule(c, schema);
     if (prim != UINT32_MAX) return prim;
     if (c->depth >= SCHEMA_MAX_DEPTH)
         rt_throw(g->rt, CF_ERR_LIMIT, "JSON schema nested deeper than %d levels", SCHEMA_MAX_DEPTH);
+    /* a schema met before (tools share parameter schemas): its rule, made once */
+    const char *key = schema_key(c, schema);
+    uint32_t made = key ? gram_memo_get(g, key) : UINT32_MAX;
+    if (made != UINT32_MAX) return made;
     /* a bare $ref is its target's rule */
     Value v;
     if (schema.type == VT_DICT && dict_len(schema.u.dict) == 1 && get_type(schema, "$ref", VT_STR, &v)) {
@@ -871,6 +897,7 @@ uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
     GExpr *body = schema_expr(c, schema, g->rules[id].name);
     c->depth--;
     gram_rule_set(g, id, body);
+    if (key) gram_memo_put(g, key, id);
     return id;
 }
 
