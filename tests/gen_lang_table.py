@@ -969,6 +969,46 @@ add_all("runtime", [   # argument unpacking, and str.format fields on Undefined
 ])
 
 
+# Jinja2's sequence filters return generators (reverse of a list: an
+# iterator): one-shot, used up by what reads them, in part by `in`, first and
+# a loop's break.
+GEN_XS = {"xs": ["c", "a", "b", "a"], "ns": [3, 1, 2, 1], "ms": [{"r": "u", "c": "x"}, {"r": "a", "c": "y"}, {"r": "u", "c": "z"}]}
+GEN_MAKERS = ["xs|unique", "xs|map('upper')", "xs|select", "xs|reject('equalto', 'a')", "xs|batch(2)",
+              "xs|slice(2)", "xs|reverse", "xs|map('upper')|select", "ms|selectattr('r', 'equalto', 'u')",
+              "ms|rejectattr('r', 'equalto', 'u')", "ms|map(attribute='c')", "ns|reverse"]
+GEN_USES = ["{{ g|list }}{{ g|list }}", "{{ g|join(',') }}|{{ g|join(',') }}", "{{ g|first }}{{ g|list }}",
+            "{{ ('a' in g) }}{{ g|list }}", "{{ ('zz' in g) }}{{ g|list }}",
+            "{% for x in g %}{{ x }}{% break %}{% endfor %}|{% for x in g %}{{ x }}{% endfor %}",
+            "{% for x in g %}{{ x }}{% endfor %}|{% for x in g %}{{ x }}{% endfor %}",
+            "{{ g|list|length }}{{ g|list|length }}", "{{ g|sort|list }}{{ g|list }}", "{{ g|count }}",
+            "{{ g|last }}", "{{ g is iterable }}{{ g|list }}", "{{ g|tojson }}", "{{ g|string|length > 0 }}",
+            "{{ g|min }}{{ g|list }}", "{{ g|unique|list }}{{ g|list }}"]
+for maker in GEN_MAKERS:
+    for use in GEN_USES:
+        add("generator", "{% set g = " + maker + " %}" + use, GEN_XS)
+add_all("generator", [
+    "{% set g = xs|map('upper') %}{% for x in g if x != 'C' %}{{ x }}{% break %}{% endfor %}|{{ g|list }}",
+    "{% set g = xs|unique %}{% for a in g %}{{ a }}{% for b in g %}{{ b }}{% endfor %};{% endfor %}",
+    "{% set g = xs|unique %}{% set a, b, c = g %}{{ a }}{{ b }}{{ c }}{{ g|list }}",
+    "{% set g = xs|reverse %}{{ 'b' in g }}{{ 'b' in g }}{{ g|list }}",
+    "{% set g = xs|unique %}{% for x in g %}{% if x == 'a' %}{% break %}{% endif %}{% endfor %}{{ g|first }}{{ g|list }}",
+    "{% set g = xs|unique %}{% for x in g %}{{ loop.last }}{% break %}{% endfor %}{{ g|list }}",
+    "{% set g = xs|unique %}{% for x in g %}{{ loop.length }}{% break %}{% endfor %}{{ g|list }}",
+    "{% set g = xs|unique %}{% set h = g|map('string') %}{{ g|first }}{{ h|list }}",
+    "{% set g = xs|unique %}{% set a, b = g|batch(2) %}{{ a }}{{ b }}{{ g|list }}",
+    "{% set g = xs|unique %}{% for x in g %}{% endfor %}{% for x in g %}{% else %}empty{% endfor %}",
+    "{% set g = xs|unique %}{{ g|sum }}{{ g|sum }}{{ g|max }}",
+    "{% set g = d|items %}{{ g|list }}{{ g|list }}",
+    "{% set g = d|reverse %}{{ g|list }}{{ g|list }}",
+    "{% set g = range(4)|reverse %}{{ 2 in g }}{{ g|list }}",
+    "{% set g = xs|unique %}{{ g|random is number }}{{ g|list }}",
+    "{% set g = xs|unique %}{{ g|map('string')|join }}{{ g|list }}",
+    "{% set g = xs|unique %}{{ g|dictsort }}",
+    "{% set g = xs|unique %}{{ dict(g|batch(2)) }}{{ g|list }}",
+    "{% set g = xs|unique %}{{ g|groupby('real')|list }}{{ g|list }}",
+])
+
+
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -688,6 +688,39 @@ class Gen:
         return text[:cut] + self.pick(["{{", "{%", "}}", "{{ (", "{% if %}"]) + text[cut:]
 
 
+# Jinja2's sequence filters give one-shot generators (reverse of a list: an
+# iterator): a template that reads one twice sees it used up, in part after
+# `in`, first or a loop's break (and the loop's look-ahead).
+GENERATOR_MAKERS = {
+    "list:str": ["unique", "map('upper')", "select", "reject", "reverse", "batch(2)", "slice(2)",
+                 "map('length')|select", "reject('equalto', 'x')"],
+    "list:int": ["unique", "select('odd')", "reject('even')", "reverse", "map('abs')", "batch(3, 0)", "slice(3)",
+                 "map('string')|select"],
+    "list:msg": ["selectattr('role', 'equalto', 'user')", "rejectattr('content')", "map(attribute='role')",
+                 "reverse", "unique(attribute='role')", "batch(2)"],
+    "list:any": ["reverse", "select", "batch(2)", "reject('none')", "map('string')"],
+}
+
+
+def generator_reuse(g):
+    """`set G = xs|FILTER` then two or three reads of G."""
+    r = g.r
+    gen = g.fresh("gen_")
+    lt = g.pick(sorted(GENERATOR_MAKERS))
+    made = g.tag(f"set {gen} = {g.expr(lt, 1)}|{g.pick(GENERATOR_MAKERS[lt])}")
+    item = g.expr(elem_type(lt), 1)
+    x = g.fresh("gx")
+    reads = [f"{{{{ {gen}|list }}}}", f"{{{{ {gen}|join(',') }}}}", f"{{{{ {gen}|first }}}}",
+             f"{{{{ {item} in {gen} }}}}", f"{{{{ {gen} is iterable }}}}", f"{{{{ {gen}|count }}}}",
+             f"{{{{ {gen}|min }}}}", f"{{{{ {gen}|unique|list }}}}", f"{{{{ {gen}|sort|list }}}}",
+             f"{{{{ {gen}|last }}}}", f"{{{{ {gen}|map('string')|list }}}}",
+             f"{{% for {x} in {gen} %}}{{{{ {x} }}}}{{% if loop.index > {r.randint(0, 2)} %}}{{% break %}}{{% endif %}}{{% endfor %}}",
+             f"{{% for {x} in {gen} %}}{{{{ loop.last }}}}{{{{ {x} }}}}{{% break %}}{{% endfor %}}",
+             f"{{% for {x} in {gen} if {x} %}}{{{{ {x} }}}}{{% break %}}{{% else %}}none{{% endfor %}}",
+             f"{{% for {x} in {gen} %}}{{{{ {x} }}}}{{% endfor %}}"]
+    return made + "".join(g.pick(reads) + "|" for _ in range(r.randint(2, 3)))
+
+
 def make_case(seed, index):
     r = random.Random(f"{seed}:{index}")
     if index % 4:   # three cases in four: where names live (randgen_scope.py)
@@ -700,6 +733,9 @@ def make_case(seed, index):
         text = g.breakage(text)
     if r.random() < 0.2:
         text += "\n"
+    gr = random.Random(f"{seed}:{index}:generator")   # (its own stream: the rest of the case is unchanged)
+    if gr.random() < 0.5:
+        text = generator_reuse(Gen(gr)) + text
     return {"id": f"rand-{seed}-{index}", "template_text": text, "context": context, "raw": True}
 
 

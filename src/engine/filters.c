@@ -607,6 +607,7 @@ static Value f_first(Rt *rt, Value self, const Args *args) {
     }
     List *l = v_iterate(rt, self);
     if (!l->len) return v_undef_msg(rt, "No first item, sequence was empty.");
+    generator_give_back(rt, self, l, 1);   /* (a generator gives up its first item only) */
     return l->items[0];
 }
 

@@ -1483,7 +1483,13 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         }
         frame_start(I, f, node);
         Ctl c = exec_body(I, &node->body, f);
-        if (c == CTL_BREAK) break;
+        if (c == CTL_BREAK) {   /* a generator yields on from the next item */
+            size_t taken = (size_t)l->index0 + 1;
+            if (l->looked_ahead > taken) taken = l->looked_ahead;
+            if (!node->c) generator_give_back(rt, iterable, items, taken);
+            else if (l->source) generator_give_back(rt, iterable, l->source, l->next_source);
+            break;
+        }
         if (c == CTL_NONE) completed = true;
     }
     if (!completed && node->alt.n) {

@@ -87,6 +87,9 @@ typedef struct Loop {
     const List *source;      /* xs, while items remain untested; else NULL */
     size_t next_source;      /* the next one to test */
     Frame *test_frame;
+    /* Without a test: how many items looking ahead has taken (Python's loop
+     * peeks its iterator), so a break leaves a generator after them. */
+    size_t looked_ahead;
 } Loop;
 
 static inline Interp *INTERP(Rt *rt) { return (Interp *)rt->interp; }
@@ -102,6 +105,8 @@ static inline bool loop_has(Interp *I, Loop *l, size_t i) {
 /* What loop.last / .nextitem (ahead 1) and .length (ahead: all) need known. */
 static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
     if (l->source) loop_fill(I, l, all ? SIZE_MAX : (size_t)l->index0 + 2);
+    size_t upto = all ? l->items->len : (size_t)l->index0 + 2;
+    if (upto > l->looked_ahead) l->looked_ahead = upto;
 }
 
 /* loop(items): a recursive loop's next level (interp.c). */

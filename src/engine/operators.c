@@ -205,10 +205,11 @@ bool py_contains(Rt *rt, Value item, Value container) {
         return cf_memmem(h->data, h->len, nd->data, nd->len) != NULL;
     }
     case VT_LIST: case VT_TUPLE: {
-        const List *l = container.u.list;
+        const List *l = v_iterate(rt, container);
         size_t i = 0;
         while (i < l->len && !v_equal(item, l->items[i])) i++;
         rt_step(rt, i / 2);              /* the items compared, found or not */
+        generator_give_back(rt, container, l, i + 1);   /* (a generator yields on after the match) */
         return i < l->len;
     }
     case VT_DICT: {

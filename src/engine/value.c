@@ -1624,6 +1624,13 @@ List *v_iterate(Rt *rt, Value v) {
     case VT_MISSING:
     case VT_UNDEFINED: return list_new(rt, 0);
     case VT_LIST:
+        if (v.flags & VF_GENERATOR) {   /* used up: what is left moves to the taker */
+            List *gen = v.u.list, *taken = rt_alloc(rt, sizeof *taken);
+            *taken = (List){.len = gen->len, .cap = gen->len, .items = gen->items};
+            *gen = (List){0};
+            return taken;
+        }
+        return v.u.list;
     case VT_TUPLE: return v.u.list;
     case VT_DICT: {
         const Dict *d = v.u.dict;
@@ -1651,6 +1658,18 @@ List *v_iterate(Rt *rt, Value v) {
     default:
         rt_throw(rt, CF_ERR_TYPE, "'%s' object is not iterable", v_type_name(v));
     }
+}
+
+void generator_give_back(Rt *rt, Value gen, const List *taken, size_t from) {
+    if (!(gen.type == VT_LIST && (gen.flags & VF_GENERATOR)) || from >= taken->len) return;
+    /* (a copy: the taker may share its items with a list it returned) */
+    size_t n = taken->len - from;
+    List *l = gen.u.list;
+    l->items = rt_alloc(rt, n * sizeof(Value));
+    memcpy(l->items, taken->items + from, n * sizeof(Value));
+    l->len = l->cap = n;
+    l->json = NULL;
+    rt_step(rt, n / 64 + 1);
 }
 
 int64_t v_len(Rt *rt, Value v) {

@@ -404,6 +404,13 @@ Value v_getitem(Rt *rt, Value obj, Value key);
  * Returns a fresh List (may alias for list/tuple). Throws TypeError
  * "'int' object is not iterable"; Undefined iterates as empty. */
 List *v_iterate(Rt *rt, Value v);
+/* A VF_GENERATOR list is used up as Python's iterators are: v_iterate takes
+ * what is left of it (later reads see nothing), and a consumer that stops
+ * part-way (`in`, first, a loop's break) gives back the items from `from`
+ * on of what it took, which the generator then yields. The position lives
+ * on the List: a render's values belong to one render and one thread, and
+ * the parser never folds a generator into a template's constants. */
+void generator_give_back(Rt *rt, Value gen, const List *taken, size_t from);
 /* Python len(); throws TypeError "object of type 'int' has no len()". */
 int64_t v_len(Rt *rt, Value v);
 
