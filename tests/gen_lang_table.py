@@ -1008,6 +1008,18 @@ add_all("generator", [
     "{% set g = xs|unique %}{{ g|groupby('real')|list }}{{ g|list }}",
 ])
 
+# list and tuple sums: a sum may share the items of the sum before it
+# (operators.c's seq_concat), and each of two sums of one list keeps its own
+add_all("concat", [
+    "{% set ns = namespace(l=[]) %}{% for i in range(12) %}{% set ns.l = ns.l + [i] %}"
+    "{% set x = ns.l + ['a'] %}{% set y = ns.l + ['b', 'c'] %}{{ x[-1] }}{{ y[-2:] }}{% endfor %}{{ ns.l }}",
+    "{% set a = [1, 2, 3, 4, 5] + [6] %}{% set b = a + [7] %}{% set c = a + [8] %}{{ a }}{{ b }}{{ c }}{{ b + c }}{{ a + a }}",
+    "{% set t = (1, 2, 3, 4, 5) + (6,) %}{% set u = t + (7,) %}{% set v = t + (8,) %}{{ t }}{{ u }}{{ v }}",
+    "{% set a = [1, 2, 3, 4, 5, 6] + [] %}{% set b = a + [] %}{% set c = a + [9] %}{% set d = b + [8] %}{{ a }}{{ b }}{{ c }}{{ d }}",
+    "{% set ns = namespace(l=[0]) %}{% for i in range(6) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|length }}{{ ns.l[-3:] }}",
+    "{% set c = [1, 2, 3, 4, 5] + [6] %}{% for i in range(3) %}{% set d = c + [i] %}{{ d }}{% endfor %}{{ c }}",
+])
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")

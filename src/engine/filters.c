@@ -788,6 +788,7 @@ static Value f_list(Rt *rt, Value self, const Args *args) {
     out->len = out->cap = items->len;
     out->items = items->items;
     out->json = NULL;
+    out->tail_owner = NULL;
     return v_list_of(out);
 }
 

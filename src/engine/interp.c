@@ -424,6 +424,10 @@ Value interp_call(Rt *rt, Value callee, const Args *args) {
 }
 
 static Value macro_call(Rt *rt, Obj *self, const Args *args);
+/* What a macro call costs beyond interp_call's step: a frame, its bindings
+ * and an output buffer, so a fan-out of calls that print nothing stops on
+ * the step budget before it has filled memory with frames. */
+enum { MACRO_CALL_STEPS = 8 };
 
 static void macro_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
     Macro *m = self->data;
@@ -477,6 +481,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
     const char *q = anonymous ? "" : "'", *mname = anonymous ? "None" : node->name->data;
     int saved_line = rt->line, saved_col = rt->col;
     depth_enter(I);
+    rt_step(rt, MACRO_CALL_STEPS);
     Frame *f = frame_new_layout(I, m->closure, node);   /* the parameters' slots first */
     int np = node->nparams;
     if (args->npos == np && !args->nkw && np <= FRAME_INLINE &&
@@ -591,7 +596,7 @@ static ALWAYS_INLINE Frame *macro_enter_positional(Interp *I, const Node *call, 
     Value args[FRAME_INLINE];
     for (int j = 0; j < np; j++) args[j] = operand(I, call->items.v[j], f);
     set_pos(I, call);
-    rt_step(I->rt, 1);
+    rt_step(I->rt, 1 + MACRO_CALL_STEPS);
     depth_enter(I);
     Frame *mf = frame_new_layout(I, m->closure, node);   /* the parameters' slots first */
     for (int j = 0; j < np; j++) {

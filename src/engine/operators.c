@@ -11,10 +11,32 @@
 #include "complex.h"
 #include "unicode.h"
 
+/* a + b of two lists (or tuples). Lists are immutable to a template (the
+ * sandbox refuses append and its kind), so a sum may share a's items: where
+ * a is a sum this render made with room after its items, the new sum writes
+ * b's there and takes that room over (a gives it up: a tail is claimed
+ * once). A sum made anew keeps room for half as much again, so
+ * `ns.l = ns.l + [x]` in a loop is linear in time and memory where copying
+ * each time is quadratic. Only this render's sums are claimed: a folded
+ * constant or a cached JSON list is shared with other renders and threads. */
 static Value seq_concat(Rt *rt, Value a, Value b) {
-    List *l = list_new(rt, a.u.list->len + b.u.list->len);
-    for (size_t i = 0; i < a.u.list->len; i++) list_push(rt, l, a.u.list->items[i]);
-    for (size_t i = 0; i < b.u.list->len; i++) list_push(rt, l, b.u.list->items[i]);
+    List *x = a.u.list, *y = b.u.list;
+    size_t n = x->len + y->len;   /* (list_new refuses more than max_items) */
+    List *l;
+    if (y->len && x->tail_owner == rt->arena && x->cap - x->len >= y->len) {
+        l = rt_alloc(rt, sizeof *l);
+        *l = (List){.len = x->len, .cap = x->cap, .items = x->items};
+        x->cap = x->len;
+        x->tail_owner = NULL;
+    } else {
+        size_t room = n > 4 ? n / 2 : 0;
+        l = list_new(rt, n + room <= rt->lim.max_items ? n + room : n);
+        memcpy(l->items, x->items, x->len * sizeof(Value));
+        l->len = x->len;
+    }
+    memcpy(l->items + l->len, y->items, y->len * sizeof(Value));
+    l->len = n;
+    l->tail_owner = rt->arena;
     Value r = a;
     r.flags = 0;
     r.u.list = l;

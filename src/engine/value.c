@@ -163,6 +163,7 @@ List *list_new(Rt *rt, size_t cap) {
     l->cap = cap;
     l->items = cap ? (Value *)(void *)(l + 1) : NULL;
     l->json = NULL;
+    l->tail_owner = NULL;
     return l;
 }
 
@@ -179,6 +180,7 @@ Value v_range(Rt *rt, int64_t start, int64_t stop, int64_t step) {
     r->list.len = r->list.cap = (size_t)n;
     r->list.items = n ? (Value *)(void *)(r + 1) : NULL;
     r->list.json = NULL;
+    r->list.tail_owner = NULL;
     r->start = start;
     r->stop = stop;
     r->step = step;
@@ -610,15 +612,37 @@ void sb_putc_grow(StrBuf *sb, char c) {
 
 void sb_puts(StrBuf *sb, const char *z) { sb_put(sb, z, strlen(z)); }
 
+/* Two digits a step, written where they go: ints are most of what `join`
+ * and `tojson` write, and digits staged in a scratch array and copied on
+ * stall the copy's wide load behind the narrow stores. */
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
 void sb_put_int(StrBuf *sb, int64_t i) {
-    char buf[24], *end = buf + sizeof buf, *p = end;
     uint64_t u = i < 0 ? 0 - (uint64_t)i : (uint64_t)i;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
+    size_t digits = 1;
+    for (uint64_t t = u; t >= 10; t /= 10) digits++;
+    size_t n = digits + (i < 0);
+    if (!sb->p || n > sb->cap - sb->len) sb_reserve(sb, n);
+    char *p = sb->p + sb->len + n;
+    while (u >= 100) {
+        unsigned pair = (unsigned)(u % 100) * 2;
+        u /= 100;
+        p -= 2;
+        p[0] = DIGIT_PAIRS[pair];
+        p[1] = DIGIT_PAIRS[pair + 1];
+    }
+    if (u >= 10) {
+        p[-2] = DIGIT_PAIRS[u * 2];
+        p[-1] = DIGIT_PAIRS[u * 2 + 1];
+        p -= 2;
+    } else {
+        *--p = (char)('0' + u);
+    }
     if (i < 0) *--p = '-';
-    sb_put(sb, p, (size_t)(end - p));
+    sb->len += n;
 }
 
 void sb_printf(StrBuf *sb, const char *fmt, ...) {
@@ -1669,6 +1693,7 @@ void generator_give_back(Rt *rt, Value gen, const List *taken, size_t from) {
     memcpy(l->items, taken->items + from, n * sizeof(Value));
     l->len = l->cap = n;
     l->json = NULL;
+    l->tail_owner = NULL;
     rt_step(rt, n / 64 + 1);
 }
 

@@ -85,7 +85,9 @@ typedef struct Value Value;
  * again (json.c). steps: what that dump charges (rt_step); height: how far
  * below the container its dump descends. Cleared by any change. */
 typedef struct JsonSource { const char *text; size_t len; uint64_t steps; uint32_t height; } JsonSource;
-typedef struct List { size_t len, cap; Value *items; const JsonSource *json; } List;
+/* tail_owner: the arena of the render whose sums may write past len (see
+ * seq_concat in operators.c); NULL for every other list. */
+typedef struct List { size_t len, cap; Value *items; const JsonSource *json; const void *tail_owner; } List;
 typedef struct Dict Dict;
 typedef struct Obj Obj;
 
