@@ -35,7 +35,8 @@ sys.path.insert(0, os.path.join(SHARED, "oracle"))
 import hf_render  # noqa: E402
 
 SEEDS = os.path.join(SHARED, "seeds")
-WS = " \t\n\r\f\v"   # what the parser trims (ASCII whitespace)
+sys.path.insert(0, HERE)
+from expect import WS, strip_or_none  # noqa: E402
 
 
 def seed(name):
@@ -185,21 +186,6 @@ def render_reply(fam, msg, tools, extra=None):
     return reply, prompt[-200:]
 
 
-def strip_or_none(s):
-    """A text field as the parser gives it: a line break beside markup is
-    layout, so leading whitespace goes up to its last line break and
-    trailing whitespace from its first; spaces and tabs on the text's own
-    line are the model's (include/chatfmt.h); whitespace alone is null.
-    Text that starts the reply loses all its leading whitespace: such
-    expectations are written without it."""
-    s = s or ""
-    if not s.strip(WS):
-        return None
-    body = s.strip(WS)
-    head, tail = s[:s.index(body[0])], s[len(s.rstrip(WS)):]
-    head = head[max(head.rfind("\n"), head.rfind("\r")) + 1:]
-    cut = [k for k, ch in enumerate(tail) if ch in "\n\r"]
-    return head + body + (tail[:cut[0]] if cut else tail)
 
 
 def call_args_text(fam, tools, name, args):
