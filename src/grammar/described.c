@@ -109,6 +109,13 @@ static GExpr *json_call_object(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, V
                   gx_alt(g, gx_seq(g, name_part, comma, args_part), gx_seq(g, args_part, comma, name_part)), gx_litz(g, "}"));
 }
 
+/* Whether a schema's "required" list names key. */
+static bool names_key(const List *required, const Str *key) {
+    for (size_t r = 0; r < required->len; r++)
+        if (required->items[r].type == VT_STR && str_eq(required->items[r].u.s, key)) return true;
+    return false;
+}
+
 /* Typed-XML parameters in the schema's order, required ones present. A
  * parameter the schema does not name is not offered (nothing could type it). */
 static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value params, const Str *name) {
@@ -119,9 +126,7 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
     for (size_t i = 0; i < dict_len(props.u.dict); i++) {
         Value k = dict_key_at(props.u.dict, i), ps = dict_val_at(props.u.dict, i);
         if (k.type != VT_STR) continue;
-        bool required = false;
-        for (size_t r = 0; has_req && r < req.u.list->len; r++)
-            if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
+        bool required = has_req && names_key(req.u.list, k.u.s);
         bool raw = schema_takes_string(c, ps);
         GExpr *value;
         if (raw) {
@@ -173,9 +178,7 @@ static GExpr *tree_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value 
     for (size_t i = 0; i < dict_len(props.u.dict); i++) {
         Value k = dict_key_at(props.u.dict, i), ps = dict_val_at(props.u.dict, i);
         if (k.type != VT_STR) continue;
-        bool required = false;
-        for (size_t r = 0; has_req && r < req.u.list->len; r++)
-            if (req.u.list->items[r].type == VT_STR && str_eq(req.u.list->items[r].u.s, k.u.s)) required = true;
+        bool required = has_req && names_key(req.u.list, k.u.s);
         char open[160], close[160];
         tree_tag(open, sizeof open, d->element_prefix, false, k.u.s->data, k.u.s->len);
         tree_tag(close, sizeof close, d->element_prefix, true, k.u.s->data, k.u.s->len);
