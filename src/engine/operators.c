@@ -31,10 +31,10 @@ static Value seq_concat(Rt *rt, Value a, Value b) {
     } else {
         size_t room = n > 4 ? n / 2 : 0;
         l = list_new(rt, n + room <= rt->lim.max_items ? n + room : n);
-        memcpy(l->items, x->items, x->len * sizeof(Value));
+        if (x->len) memcpy(l->items, x->items, x->len * sizeof(Value));
         l->len = x->len;
     }
-    memcpy(l->items + l->len, y->items, y->len * sizeof(Value));
+    if (y->len) memcpy(l->items + l->len, y->items, y->len * sizeof(Value));
     l->len = n;
     l->tail_owner = rt->arena;
     Value r = a;
