@@ -905,9 +905,143 @@ typedef struct BatchRow {
     size_t first, count;      /* its items in the window's array */
     const cf_template *t;
     int state;
-    cf_result res;
+    cf_result res;            /* ROW_OK, not `converted`: the output as rendered */
     cf_error err;
+    /* ROW_OK and `converted`: the output as its str stores it (one byte a
+     * character up to U+00FF, else two or four), in this slot's buffer,
+     * which the slot keeps for the rows after it (no page faulted in anew
+     * a row); the render's own buffer went back to its thread's cache. */
+    bool converted;
+    unsigned char kind;       /* bytes a character: 1, 2, 4 */
+    uint32_t maxchar;
+    size_t nchars;
+    unsigned char *text;
+    size_t text_cap;
 } BatchRow;
+
+/* A slot keeps a text buffer up to this size (a window's slots then hold at
+ * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
+enum { SLOT_TEXT_MAX = 32 << 10 };
+
+/* The code points of valid UTF-8 s[0..n): count and largest; false for
+ * bytes that are not valid UTF-8 (then decoded under the GIL, as before). */
+static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint32_t *maxchar) {
+    size_t count = 0;
+    uint32_t top = 0;
+    for (size_t i = 0; i < n; count++) {
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c >= 0xC2 && c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c >= 0xE0 && c < 0xF0) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) return false;   /* overlong, surrogate */
+            i += 3;
+        } else if (c >= 0xF0 && c < 0xF5) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return false;
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            if (cp < 0x10000 || cp > 0x10FFFF) return false;
+            i += 4;
+        } else {
+            return false;
+        }
+        if (cp > top) top = cp;
+    }
+    *nchars = count;
+    *maxchar = top;
+    return true;
+}
+
+/* Valid UTF-8 s[0..n) into `kind`-byte code units at out. */
+static void utf8_widen(const unsigned char *s, size_t n, int kind, unsigned char *out) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c < 0xE0) {
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c < 0xF0) {
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            i += 3;
+        } else {
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            i += 4;
+        }
+        if (kind == 1) out[k] = (unsigned char)cp;
+        else if (kind == 2) ((uint16_t *)(void *)out)[k] = (uint16_t)cp;
+        else ((uint32_t *)(void *)out)[k] = cp;
+    }
+}
+
+static bool slot_reserve(BatchRow *r, size_t bytes) {
+    if (bytes <= r->text_cap) return true;
+    size_t cap = r->text_cap ? r->text_cap : 4096;
+    while (cap < bytes) cap *= 2;
+    unsigned char *p = realloc(r->text, cap);
+    if (!p) return false;
+    r->text = p;
+    r->text_cap = cap;
+    return true;
+}
+
+/* Turn a row's fresh output into its str's form (on the rendering thread,
+ * without the GIL: what stays under the GIL is PyUnicode_New and one copy).
+ * Output that is too big, not valid UTF-8, or finds no memory stays as
+ * rendered. */
+static void convert_output(BatchRow *r) {
+    const unsigned char *s = (const unsigned char *)r->res.text;
+    size_t n = r->res.len, i = 0;
+    r->converted = false;
+    if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
+    uint64_t high = 0;   /* ASCII (most prompts): checked while copied, 32 bytes a step */
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, s + i, 32);
+        high |= w[0] | w[1] | w[2] | w[3];
+        memcpy(r->text + i, w, 32);
+    }
+    for (; i < n; i++) {
+        high |= s[i];
+        r->text[i] = s[i];
+    }
+    if (!(high & 0x8080808080808080ULL)) {
+        r->kind = 1;
+        r->maxchar = 127;
+        r->nchars = n;
+    } else {
+        size_t nchars;
+        uint32_t maxchar;
+        if (!utf8_measure(s, n, &nchars, &maxchar)) return;
+        int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
+        if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
+        utf8_widen(s, n, kind, r->text);
+        r->kind = (unsigned char)kind;
+        r->maxchar = maxchar;
+        r->nchars = nchars;
+    }
+    r->converted = true;
+    lib.result_free(&r->res);   /* (its buffer serves this thread's next render) */
+}
+
+/* The converted output as a str: one allocation and one copy. */
+static PyObject *converted_to_str(const BatchRow *r) {
+    PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+    if (u) memcpy(PyUnicode_DATA(u), r->text, r->nchars * r->kind);
+    return u;
+}
 
 typedef struct BatchWindow {
     Window win;
@@ -942,6 +1076,7 @@ static void batch_row(Window *win, size_t i) {
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     lib.context_free(ctx);
     r->state = ok ? ROW_OK : ROW_ERROR;
+    if (ok) convert_output(r);
 }
 
 typedef struct BatchArgs {
@@ -1015,7 +1150,7 @@ static bool batch_drain(BatchWindow *bw, const BatchArgs *a, PyObject *out) {
         BatchRow *r = &bw->rows[i];
         PyObject *o = NULL;
         if (r->state == ROW_OK) {
-            if (ok) o = text_to_str(r->res.text, r->res.len);
+            if (ok) o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             lib.result_free(&r->res);
         } else if (!ok) {
             continue;
@@ -1043,6 +1178,7 @@ static void batch_window_free(BatchWindow *bw) {
     release_held(&bw->held);
     free(bw->held.o);
     free(bw->walk.items);
+    for (size_t i = 0; i < WINDOW_ROWS; i++) free(bw->rows[i].text);
     free(bw);
 }
 
