@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "chatfmt.h"
 
 static struct {
@@ -1103,10 +1104,11 @@ static PyObject *converted_to_str(const BatchRow *r) {
 /* ---- the rows read on the rendering threads ----
  * In a build with the GIL, render_batch's workers read the row objects
  * themselves (the walk was a third of a row's time, all of it serial under
- * the GIL): the calling thread keeps holding the GIL for the whole call and
- * only waits, walks rows itself, or makes str objects, and it runs no
- * Python code meanwhile, so no other thread can run Python code and change
- * the rows, and no object is freed (the list holds every row). The walk
+ * the GIL): the calling thread holds the GIL while they read and only
+ * waits, reads rows itself, or makes str objects, running no Python code,
+ * so no other thread can run Python code and change the rows, and no
+ * object is freed (the list holds every row). It lets the GIL go only
+ * between two windows, when no worker reads (see PAUSE_NS). The walk
  * here only READS: exact dict/list/tuple/str/int/float/bool/None, through
  * macros and calls that read fields (PyDict_Next, PyLong_AsLongLongAndOverflow
  * on an exact int); no reference count changes, no error indicator, no
@@ -1691,6 +1693,17 @@ static void batch_window_give_back(BatchWindow *bw) {
     batch_window_free(bw);
 }
 
+/* While the workers read rows the calling thread holds the GIL; every
+ * PAUSE_NS it lets other Python threads run (as the interpreter's own
+ * switch interval would), at a moment when no worker reads a row. */
+enum { PAUSE_NS = 5000000 };
+
+static bool pause_due(const struct timespec *since) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec) >= PAUSE_NS;
+}
+
 /* Wait for win's rows beside the workers: with the GIL let go when the
  * caller walked the rows, held when the workers read them (see
  * READ_ON_WORKERS: holding it is what keeps the rows as they are). */
@@ -1729,16 +1742,32 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
     int c = 0;
+    struct timespec last_pause;
+    clock_gettime(CLOCK_MONOTONIC, &last_pause);
     while (ok && bw[c]->win.nrows) {
         BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
         /* the workers render cur meanwhile */
+        bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
-        size_t next_at = at < (size_t)n ? batch_fill(nxt, a, at, (size_t)n) : at;
-        if (at >= (size_t)n || next_at == (size_t)-1) nxt->win.nrows = 0;
+        size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
+        if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
         batch_finish(&pool, cur, a);
         published = NULL;
         if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
         if (!batch_drain(cur, a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
+            Py_BEGIN_ALLOW_THREADS
+            Py_END_ALLOW_THREADS
+            clock_gettime(CLOCK_MONOTONIC, &last_pause);
+            if (PyList_GET_SIZE(a->rows) != n) {
+                PyErr_SetString(PyExc_RuntimeError, "render_batch: the list of rows changed size during the call");
+                ok = false;
+            } else if (at < (size_t)n) {
+                next_at = batch_fill(nxt, a, at, (size_t)n);
+                if (next_at == (size_t)-1) ok = false;
+                else if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+            }
+        }
         at = next_at;
         c ^= 1;
     }
