@@ -1684,6 +1684,13 @@ static void batch_window_give_back(BatchWindow *bw) {
         bw->walk.items = NULL;
         bw->walk.cap = 0;
     }
+    for (size_t i = 0; i < WINDOW_ROWS; i++) {   /* likewise a buffer grown by one huge string */
+        if (bw->rows[i].utf8_cap > SLOT_TEXT_MAX) {
+            free(bw->rows[i].utf8);
+            bw->rows[i].utf8 = NULL;
+            bw->rows[i].utf8_cap = 0;
+        }
+    }
     for (int k = 0; k < SPARE_WINDOWS; k++) {
         if (!spare_windows[k]) {
             spare_windows[k] = bw;
