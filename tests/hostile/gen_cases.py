@@ -127,9 +127,14 @@ def work(s):
     s.like_reference("list_append_shared_tail",
                      "{% set ns = namespace(l=[]) %}{% for i in range(300) %}{% set ns.l = ns.l + [i] %}"
                      "{% set x = ns.l + ['a'] %}{% set y = ns.l + ['b'] %}{{ x[-1] }}{{ y[-1] }}{% endfor %}{{ ns.l }}")
+    # the same for dicts: a dict() writes into the room the dict() before it
+    # left (globals.c's g_dict), unless it replaces a key, which copies
     s.render("dict_copy_quadratic",
              "{% set ns = namespace(d={}) %}{% for i in range(100000) %}"
-             "{% set ns.d = dict(ns.d, **{i|string: i}) %}{% endfor %}",
+             "{% set ns.d = dict(ns.d, **{i|string: i}) %}{% endfor %}", None, exit=[0])
+    s.render("dict_copy_replacing_quadratic",
+             "{% set ns = namespace(d={}) %}{% for i in range(100000) %}"
+             "{% set ns.d = dict(ns.d, **{i|string: i, '0': i}) %}{% endfor %}",
              limit("max-(steps|memory)"), exit=[1])
     s.render("sum_lists_quadratic", "{{ ([[1]] * 100000)|sum(start=[])|length }}",
              limit("max-(steps|memory|items)"), exit=[1])
