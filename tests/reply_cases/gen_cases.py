@@ -422,6 +422,13 @@ add("function-tags", "qwen3", reply, expect("qwen3", "", None, [WEATHER, SEARCH]
 for lang in ("json", "xml", ""):
     reply = "```%s\n%s\n```" % (lang, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip())
     add("fenced-" + (lang or "bare"), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+# ... or a tagged call inside the block (llama.cpp's hermes tests): the block is
+# the call's wrapping and goes with it; a block of other XML stays text
+for lang, tag in (("xml", "response"), ("json", "function_call"), ("", "tool_call")):
+    reply = "```%s\n<%s>\n  %s\n</%s>\n``` " % (lang, tag, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip(), tag)
+    add("fenced-%s-%s" % (lang or "bare", tag), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+add("fenced-xml-text", "qwen3", "```xml\n<note>hi</note>\n```\n```json\n<tool_calls/>\n```",
+    expect("qwen3", "```xml\n<note>hi</note>\n```\n```json\n<tool_calls/>\n```", None), TOOLS)
 add("fenced-code", "qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```",
     expect("qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```", None), TOOLS)
 add("function-tag-not-json", "qwen3", "<function=get_weather>Paris</function> done",

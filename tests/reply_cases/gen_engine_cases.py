@@ -90,10 +90,16 @@ def strict_json(text):
         return False
 
 
-def typed_args(name, pairs, trim_newline=False):
-    """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
+CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
+
+
+def typed_args(name, pairs, trim_newline=False, cdata=False):
+    """XML parameters [(key, raw, flag)] as the engine rebuilds them (cdata:
+    a CDATA section is its text, as XML reads it)."""
     parts = []
     for k, raw, flag in pairs:
+        if cdata:
+            raw = CDATA.sub(lambda m: m.group(1), raw)
         string = flag in ("true", "string") if flag is not None else allows_string(schema_of(name, k.strip(WS)))
         if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
             raw = raw[1:] if raw.startswith("\n") else raw
@@ -162,6 +168,7 @@ FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2":
                    "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"],
                    # (index="1": a call's number is markup, its place in tool_calls says it)
                    "minimax-m3": ["minimax", "item", "invoke", "mm", "tool_call"],
+                   "minicpm5": ["CDATA"],   # (a value's CDATA wrapper is markup)
                    "kimi-k3": ["open", "close", "key", "type", "index", "number", "integer", "boolean", "null",
                                "object", "array", "1", "2"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
@@ -260,8 +267,8 @@ def rendered(name, fam, content, reasoning, calls, args_as_text=False):
             nxt = [reply.index(m, start + len(n)) for m, _ in calls if m != n and m in reply[start + len(n):]]
             stretch = reply[start:min(nxt) if nxt else len(reply)]
             pairs = [(m[0], m[-1], m[1] if len(m) == 3 else None) for m in re.findall(xml, stretch, re.S)]
-            text = typed_args(n, pairs, fmt == "qwen3-coder")
-            if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3", "minicpm5"):
+            text = typed_args(n, pairs, fmt == "qwen3-coder", fmt == "minicpm5")
+            if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3"):
                 raise AssertionError((fam, name, text, a))
         elif fmt == "minimax-m3":
             text = tree_args(a)
@@ -422,6 +429,15 @@ built("python-literal-values", "minicpm5", '<function name="configure"><param na
       '</param><param name="label">{\'a\': 1}</param></function>', None, None,
       [("configure", '{"options": %s, "label": "{\'a\': 1}"}' % dumps(ast.literal_eval(PY_OPTIONS)))],
       keywords=["None", "True"])
+# MiniCPM5's template wraps a value holding '<', '&' or a newline in CDATA: the
+# section is read as is (a "</param>" in it included), its wrapper is markup
+HTML = '<a href="/x">hi</a>\n</param> & <![CDATA[ more'
+built("cdata-value", "minicpm5", '<function name="run_python"><param name="code"><![CDATA[' + HTML + ']]></param>'
+      '</function><function name="get_weather"><param name="city">Par<![CDATA[<is>]]></param>'
+      '<param name="days"><![CDATA[3]]></param></function>', None, None,
+      [("run_python", '{"code": %s}' % dumps(HTML)), ("get_weather", '{"city": "Par<is>", "days": 3}')])
+built("cdata-cut-off", "minicpm5", 'See <function name="run_python"><param name="code"><![CDATA[<a href',
+      'See <function name="run_python"><param name="code"><![CDATA[<a href', None, [], broken=True)
 built("doc", "hyperclovax", "/think\nPlan.<|im_end|>\n<|im_start|>assistant\nCalling.<|im_end|>\n"
       '<|im_start|>assistant -> tool/function_call\n[{"name": "get_weather", "arguments": ' + W +
       '}, {"name": "search_docs", "arguments": ' + S + "}]<|im_end|><|stop|>", "Calling.", "Plan.",
