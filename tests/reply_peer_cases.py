@@ -56,7 +56,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A reason missing here, or whose flag `chatfmt parse --help` does not list,
 # leaves the case out.
 OPTIONS = {
-    "json_schema (response_format) constrains the reply": None,
+    # the server tells the parser the reply is the JSON answer (a fence around it is dropped)
+    "json_schema (response_format) constrains the reply": ("--response-format", ["--response-format", "json"]),
     "tool_choice=COMMON_CHAT_TOOL_CHOICE_REQUIRED": None,
     "reasoning_format=none (reasoning left inline in content)": ("--reasoning-inline", ["--reasoning-inline"]),
     "reasoning_in_content=true": ("--reasoning-inline", ["--reasoning-inline"]),
