@@ -264,6 +264,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         /* Command R/R+: a JSON list of actions after "Action:" */
         .id = CF_REPLY_COMMAND_R, .name = "command-r",
         .example = "C\\nAction:\\n```json\\n[{\"tool_name\": \"f\", \"parameters\": {...}}]```",
+        .drop = {"<|CHATBOT_TOKEN|>"},   /* the prompt's turn header, written again */
         .section_open = {"Action:\n```json"}, .section_close = {"```"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY,
         .name_keys = {"tool_name"}, .args_keys = {"parameters"},

@@ -169,6 +169,7 @@ FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2":
                    # (index="1": a call's number is markup, its place in tool_calls says it)
                    "minimax-m3": ["minimax", "item", "invoke", "mm", "tool_call"],
                    "minicpm5": ["CDATA"],   # (a value's CDATA wrapper is markup)
+                   "command-r": ["CHATBOT", "TOKEN"],   # (the prompt's turn header written again)
                    "kimi-k3": ["open", "close", "key", "type", "index", "number", "integer", "boolean", "null",
                                "object", "array", "1", "2"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
@@ -399,6 +400,9 @@ built("actions", "command-r", 'Let me check.\nAction:\n```json\n[\n    {\n      
       "Let me check.", None, [("get_weather", W), ("ping", "{}")])
 built("action-then-text", "command-r", 'Action:\n```json\n[{"tool_name": "ping", "parameters": {}}]```\nDone.', "Done.",
       None, [("ping", "{}")])
+# the reply writes the prompt's turn header <|CHATBOT_TOKEN|> again (llama.cpp's Command R+ test)
+built("turn-header-again", "command-r", '<|CHATBOT_TOKEN|>Hello, world!\nAction:\n```json\n[{"tool_name": "ping", '
+      '"parameters": {}}]```', "Hello, world!", None, [("ping", "{}")])
 built("action-not-json", "command-r", "Action:\n```json\nnot a list```", "Action:\n```json\nnot a list```", None, [],
       broken=True)
 # Apriel 1.6: its prompt ends "Here are my reasoning steps:\n"; the answer follows [BEGIN FINAL RESPONSE]
