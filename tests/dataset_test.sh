@@ -12,8 +12,8 @@
 #     input and -o identical to stdout;
 #   - -D overrides every row, --add-generation-prompt, --spans (as render
 #     --spans), and rows with tools take a tokenizer_config's tool_use template;
-#   - line splitting (read(2) into block buffers, lines carried over to the
-#     next block): empty input, no final newline, CRLF and lone '\r', empty
+#   - line splitting (a file: mapped, lines found in place; a pipe: read(2)
+#     into block buffers, lines carried over to the next block): empty input, no final newline, CRLF and lone '\r', empty
 #     lines, rows from 0 bytes to 5 MB across buffer boundaries, more rows
 #     than a block holds; each output row checked against its input line,
 #     --threads 1 / 3 and a pipe identical; write and read errors;
