@@ -186,6 +186,14 @@ for i in range(400):
     parts.append(row(i, size) + rng.choice([b"\n", b"\r\n", b"\n\n", b"\r\r\n", b"\n\r\n"]))
 parts.append(row(400, 70000))   # and no newline at the end
 write("long", b"".join(parts))
+# A mapped file ends where its last page does when its size is a multiple
+# of the page size: a last row without a newline, whole or cut short, ends
+# right there (a reader looking one byte past a row would fault).
+for page in (4096, 65536):
+    for k, tail in enumerate([row(1, 3), row(2, 3)[:-1], row(3, 3)[:-3], b'{"n": 4, "s": "ab\\', b"{"]):
+        first = row(0, 0)
+        first = row(0, page - len(tail) - 1 - len(first))
+        write(f"page-end-{page}-{k}", first + b"\n" + tail)
 EOF
 # check_lines IN OUT: OUT holds IN's rows as the template renders them.
 check_lines() {
