@@ -595,6 +595,7 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     if (d.map) {
         munmap((void *)d.map, d.map_len);
         sigaction(SIGBUS, &saved_bus, NULL);
+        (void)lseek(in_fd, (off_t)d.consumed, SEEK_SET);   /* where read(2) would have left a shared descriptor */
     }
     pthread_mutex_destroy(&d.in_mu);
     pthread_mutex_destroy(&d.out_mu);
