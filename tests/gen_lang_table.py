@@ -1020,6 +1020,46 @@ add_all("concat", [
     "{% set c = [1, 2, 3, 4, 5] + [6] %}{% for i in range(3) %}{% set d = c + [i] %}{{ d }}{% endfor %}{{ c }}",
 ])
 
+# a loop over range(n) gives the range's memory back when it ends, unless the
+# template names `loop` (its object holds the items and may be kept) or the
+# range came from elsewhere than a call of the global range (interp.c's owned_range)
+add_all("rangeloop", [
+    "{% for i in range(3) %}{% for j in range(40) %}{{ j }}{% endfor %}{% set r = range(40)|list %}"
+    "{{ r|sum }}|{% endfor %}{% for k in range(2, 50, 7) %}{{ k }}{% else %}none{% endfor %}",
+    "{% set ns = namespace(lp=none) %}{% for i in range(1, 20001) %}{% set ns.lp = loop %}{% endfor %}"
+    "{% for j in range(50000, 70000) %}{% endfor %}{{ ns.lp.previtem }}{{ ns.lp.length }}{{ ns.lp.cycle(7, 8) }}",
+    "{% set ns = namespace(lp=none) %}{% for i in range(30) %}{% set ns.lp = loop %}{% endfor %}"
+    "{% for j in range(70) %}{% set x = j * 3 %}{% endfor %}{{ ns.lp.length }}{{ ns.lp.last }}{{ ns.lp.revindex }}"
+    "{{ ns.lp.previtem }}{{ ns.lp.index }}",
+    "{% set c = cycler(range(30), range(40)) %}{% for x in c.next() %}{% endfor %}{% for x in c.next() %}{% endfor %}"
+    "{% for x in range(60) %}{% endfor %}{{ c.next()|sum }}{{ c.next()|sum }}{{ c.current|length }}",
+    "{% set keep = range(25) %}{% for i in keep %}{% endfor %}{% for j in range(25) %}{% endfor %}{{ keep|sum }}"
+    "{% for i in range(100) %}{% if i > 3 %}{% break %}{% endif %}{{ i }}{% endfor %}{% for j in range(9) %}{% endfor %}",
+    "{% macro m(n) %}{% for i in range(n) %}{{ i }}{% endfor %}{% endmacro %}{{ m(12) }}{{ m(30) }}{{ m(12) }}"
+    "{% for i in range(3) if i > 0 %}{{ i }}{% endfor %}{% for a, b in range(4)|batch(2) %}{{ a }}{{ b }}{% endfor %}",
+])
+
+# dict(d, k=v) may take over the room after a dict() it was given (globals.c's
+# g_dict, value.c's dict_claim): each of two dicts made from one keeps its own
+# keys, the one given sees none of them, and a key it has is copied, not shared
+add_all("dictcopy", [
+    "{% set ns = namespace(d={}) %}{% for i in range(40) %}{% set ns.d = dict(ns.d, **{i|string: i}) %}"
+    "{% set x = dict(ns.d, a=i) %}{% set y = dict(ns.d, b=i) %}{{ x|length }}{{ 'a' in y }}{{ 'b' in x }}"
+    "{{ 'a' in ns.d }}{{ y.b }}{{ x.get('b') }},{% endfor %}{{ ns.d }}",
+    "{% set ns = namespace(d={}, old=none) %}{% for i in range(30) %}{% set ns.d = dict(ns.d, **{'k' ~ i: i}) %}"
+    "{% if i == 12 %}{% set ns.old = ns.d %}{% endif %}{% endfor %}{{ ns.old|length }}{{ 'k20' in ns.old }}"
+    "{{ ns.old.get('k20', 'none') }}{{ ns.old['k12'] }}{{ ns.old }}{{ ns.d|length }}{{ ns.d.k29 }}",
+    "{% set ns = namespace(d={}) %}{% for i in range(20) %}{% set ns.d = dict(ns.d, **{i|string: i}) %}{% endfor %}"
+    "{% set z = dict(ns.d, **{'3': 'z'}) %}{% set w = dict(ns.d, **{'3': 'w', 'n': 1}) %}{{ ns.d['3'] }}{{ z['3'] }}"
+    "{{ w['3'] }}{{ z|length }}{{ w|length }}{{ ns.d|length }}{{ z|list == ns.d|list }}{{ w|list }}",
+    "{% set a = dict(dict(a=1), b=2) %}{% set b = dict(a) %}{% set c = dict(a, c=3, d=4) %}{% set e = dict(b, e=5) %}"
+    "{{ a|tojson }}{{ b|tojson }}{{ c|tojson }}{{ e|tojson }}{{ c.items()|list }}{{ e|dictsort }}",
+    "{% set d1 = dict(dict(a=1), b=2) %}{% set n = namespace(d1) %}{% set n.c = 3 %}{% set d2 = dict(d1, e=5) %}"
+    "{% set d3 = dict(d1, c=6) %}{{ d1 }}{{ d2 }}{{ d3 }}{{ n.c }}{{ d1.c is defined }}{{ n.b }}",
+    "{% set ns = namespace(d=dict(x=0)) %}{% for i in range(12) %}{% set ns.d = dict(ns.d, **{'x': i, 'y' ~ i: i}) %}"
+    "{% endfor %}{{ ns.d }}",
+])
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")

@@ -28,8 +28,7 @@ typedef struct Loader {
     const char *origin;       /* what the user named, for messages */
     const char *kind;
     Candidate *cands;
-    size_t ncands, cap;
-    Dict *cand_index;        /* name -> index in cands (a config may list thousands) */
+    size_t ncands, cap;       /* cands in the order added (see add_candidate) */
     bool repairable;          /* a plain text file: web-copy repair applies */
     const char *builtin_name;
     StrBuf notes;
@@ -161,18 +160,11 @@ static char *read_text_file(Loader *L, const char *path, bool optional, size_t *
 
 /* ---- candidates -------------------------------------------------------------- */
 
-/* Add a template; a repeated name replaces the earlier text (Python dict). */
+/* Add a template. Names may repeat: the last one added under a name is the
+ * one that counts (a Python dict built from the list keeps the last). A
+ * config may list 300k templates, so nothing here looks names up: only the
+ * two or three names a request asks for are ever searched. */
 static void add_candidate(Loader *L, const char *name, const char *text, size_t len) {
-    if (name) {
-        if (!L->cand_index) L->cand_index = dict_new(L->rt, 8);
-        Value at;
-        if (dict_get_str(L->cand_index, name, strlen(name), &at)) {   /* a later duplicate wins */
-            L->cands[at.u.i].text = text;
-            L->cands[at.u.i].len = len;
-            return;
-        }
-        dict_set(L->rt, L->cand_index, v_strz(L->rt, name), v_int((int64_t)L->ncands));
-    }
     if (L->ncands == L->cap) {
         size_t cap = L->cap ? L->cap * 2 : 4;
         L->cands = rt_realloc(L->rt, L->cands, L->ncands * sizeof *L->cands, cap * sizeof *L->cands);
@@ -181,10 +173,9 @@ static void add_candidate(Loader *L, const char *name, const char *text, size_t 
     L->cands[L->ncands++] = (Candidate){name, text, len};
 }
 
-/* Room for n more named candidates: a config's list of 300k templates
- * fills a table and array sized once instead of doubled 17 times. */
+/* Room for n more candidates: a config's list of 300k templates fills an
+ * array sized once instead of doubled 17 times. */
 static void reserve_candidates(Loader *L, size_t n) {
-    if (!L->cand_index) L->cand_index = dict_new(L->rt, n < 8 ? 8 : n);
     if (L->cap - L->ncands < n) {
         size_t cap = L->ncands + n;
         L->cands = rt_realloc(L->rt, L->cands, L->ncands * sizeof *L->cands, cap * sizeof *L->cands);
@@ -192,9 +183,11 @@ static void reserve_candidates(Loader *L, size_t n) {
     }
 }
 
+/* The last candidate named `name`, or NULL. */
 static const Candidate *find_candidate(const Loader *L, const char *name) {
-    Value at;
-    if (L->cand_index && dict_get_str(L->cand_index, name, strlen(name), &at)) return &L->cands[at.u.i];
+    for (size_t i = L->ncands; i-- > 0;) {
+        if (L->cands[i].name && strcmp(L->cands[i].name, name) == 0) return &L->cands[i];
+    }
     return NULL;
 }
 
@@ -202,19 +195,97 @@ static int compare_strings(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Names of the candidates as Python prints a sorted list: ['a', 'b']. */
+/* An error message holds sizeof(cf_error.message) bytes and each name listed
+ * in it takes at least 2 (", "): no more distinct names than that can show. */
+enum { SHOWN_NAMES = sizeof(((cf_error *)0)->message) };
+_Static_assert((SHOWN_NAMES & (SHOWN_NAMES - 1)) == 0, "NamePick's set has a power of two slots");
+
+/* The distinct names kept so far: a max-heap (the largest at 0, the next to
+ * go) and a set of the same names (linear probing, twice their number of
+ * slots) that tells a repeat at once. */
+typedef struct NamePick {
+    const char **heap;
+    size_t n, keep;
+    const char **slots;
+    size_t mask;
+} NamePick;
+
+static size_t name_hash(const char *s) {
+    size_t h = 2166136261u;   /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static size_t pick_slot(const NamePick *p, const char *name) {
+    size_t i = name_hash(name) & p->mask;
+    while (p->slots[i] && strcmp(p->slots[i], name) != 0) i = (i + 1) & p->mask;
+    return i;
+}
+
+/* Empty slot i, moving back the names after it that probed past it. */
+static void pick_unslot(NamePick *p, size_t i) {
+    for (size_t j = (i + 1) & p->mask; p->slots[j]; j = (j + 1) & p->mask) {
+        size_t home = name_hash(p->slots[j]) & p->mask;
+        bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+        if (!stays) {
+            p->slots[i] = p->slots[j];
+            i = j;
+        }
+    }
+    p->slots[i] = NULL;
+}
+
+static void heap_sift_down(const char **heap, size_t n, size_t i) {
+    for (;;) {
+        size_t big = i, l = 2 * i + 1, r = l + 1;
+        if (l < n && strcmp(heap[l], heap[big]) > 0) big = l;
+        if (r < n && strcmp(heap[r], heap[big]) > 0) big = r;
+        if (big == i) return;
+        const char *t = heap[i];
+        heap[i] = heap[big];
+        heap[big] = t;
+        i = big;
+    }
+}
+
+/* Offer a name: kept when it is new and among the `keep` smallest so far. */
+static void pick_offer(NamePick *p, const char *name) {
+    if (p->n == p->keep && strcmp(name, p->heap[0]) >= 0) return;
+    size_t at = pick_slot(p, name);
+    if (p->slots[at]) return;   /* a repeat */
+    p->slots[at] = name;
+    if (p->n < p->keep) {
+        p->heap[p->n++] = name;
+        if (p->n == p->keep) {
+            for (size_t k = p->n / 2; k-- > 0;) heap_sift_down(p->heap, p->n, k);
+        }
+        return;
+    }
+    pick_unslot(p, pick_slot(p, p->heap[0]));
+    p->heap[0] = name;
+    heap_sift_down(p->heap, p->n, 0);
+}
+
+/* Names of the candidates for an error message: sorted and distinct as
+ * Python prints sorted(dict), ['a', "it's"] (python_list) or a, it's. Only
+ * the first bytes show: one pass keeps the smallest names, none is sorted
+ * with the 300k others a config may list. */
 static const char *candidate_names(Loader *L, bool python_list) {
-    const char **names = rt_alloc(L->rt, (L->ncands + 1) * sizeof *names);
-    for (size_t i = 0; i < L->ncands; i++) names[i] = L->cands[i].name;
-    qsort(names, L->ncands, sizeof *names, compare_strings);
+    NamePick p = {.keep = SHOWN_NAMES};
+    p.heap = rt_alloc(L->rt, p.keep * sizeof *p.heap);
+    size_t slots = 2 * p.keep;
+    p.slots = rt_alloc0(L->rt, slots * sizeof *p.slots);
+    p.mask = slots - 1;
+    for (size_t i = 0; i < L->ncands; i++) pick_offer(&p, L->cands[i].name);
+    qsort(p.heap, p.n, sizeof *p.heap, compare_strings);
     StrBuf sb;
     sb_init(L->rt, &sb, 0);
     if (python_list) sb_putc(&sb, '[');
-    for (size_t i = 0; i < L->ncands; i++) {
+    for (size_t i = 0; i < p.n && sb.len <= SHOWN_NAMES; i++) {   /* (the rest would not show) */
         if (i) sb_puts(&sb, ", ");
-        if (python_list) sb_putc(&sb, '\'');
-        sb_puts(&sb, names[i]);
-        if (python_list) sb_putc(&sb, '\'');
+        if (python_list) v_write_repr(L->rt, &sb, v_strz(L->rt, p.heap[i]));
+        else sb_puts(&sb, p.heap[i]);
     }
     if (python_list) sb_putc(&sb, ']');
     return sb_to_str(&sb)->data;
@@ -493,6 +564,14 @@ static void load_template_dir(Loader *L, const char *dir) {
     }
 }
 
+/* Is every candidate named "default" (one name, however often added)? */
+static bool only_default(const Loader *L) {
+    for (size_t i = 0; i < L->ncands; i++) {
+        if (strcmp(L->cands[i].name, "default") != 0) return false;
+    }
+    return true;
+}
+
 /* A model folder as transformers 5.x reads it: chat_template.jinja and
  * additional_chat_templates/NAME.jinja, when any exist, replace the
  * tokenizer_config.json's templates (one file alone is the single template;
@@ -516,8 +595,10 @@ static void load_model_dir(Loader *L, const char *dir) {
     const char *main_text = read_text_file(L, path_join(L, dir, CHAT_TEMPLATE_FILE), true, &len);
     if (main_text) add_candidate(L, "default", main_text, len);
     load_template_dir(L, path_join(L, dir, CHAT_TEMPLATE_DIR));
-    if (L->ncands == 1 && main_text) {
+    if (main_text && only_default(L)) {   /* one template (a default.jinja beside it replaced it) */
+        L->cands[0] = L->cands[L->ncands - 1];
         L->cands[0].name = NULL;
+        L->ncands = 1;
     } else if (L->ncands == 0 && !(cfg && templates_from_config(L, cfg, config_path))) {
         rt_throw(L->rt, CF_ERR_FORMAT, "no chat template in '%s' (looked for %s, %s/*.jinja and %s)", dir,
                  CHAT_TEMPLATE_FILE, CHAT_TEMPLATE_DIR, CONFIG_FILE);

@@ -180,6 +180,7 @@ struct cf_template {
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     int sym_self, sym_super;                            /* -1 if unused */
+    bool reads_loop;        /* some expression names `loop` (else no loop object can be kept) */
     const Node **blocks;    /* the {% block %} nodes (self.name() renders one) */
     int nblocks;
     cf_limits lim;

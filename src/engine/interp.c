@@ -1644,12 +1644,27 @@ static Frame *body_frame(Interp *I, const Node *n, Frame *f) {
     return bf;
 }
 
+/* Is v, what `call` gave, a range no one else holds: made by the global
+ * range() for a loop over it (`for i in range(n)`) in a template that never
+ * names `loop` (whose object holds the items and could be kept)? The loop
+ * gives its memory back when it ends, so nested loops reuse it. */
+static bool owned_range(Interp *I, const Node *call, Value v, Frame *f) {
+    if (!(v.flags & VF_RANGE) || call->kind != N_CALL || call->a->kind != N_NAME || I->t->reads_loop) return false;
+    Value callee = operand(I, call->a, f), range;
+    return global_lookup("range", 5, &range) && callee.type == range.type && callee.u.obj == range.u.obj;
+}
+
 /* The statements other than text, output and if (exec_body runs those). */
 static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
     Rt *rt = I->rt;
     switch (n->kind) {
-    case N_FOR:
-        return loop_run(I, n, operand(I, n->b, f), f, 0);
+    case N_FOR: {
+        Value iterable = operand(I, n->b, f);
+        bool own = owned_range(I, n->b, iterable, f);
+        Ctl c = loop_run(I, n, iterable, f, 0);
+        if (own) rt_free(rt, (void *)v_range_of(iterable), sizeof(RangeList) + iterable.u.list->len * sizeof(Value));
+        return c;
+    }
     case N_SET: {
         if (n->a->kind == N_NSREF || n->a->kind == N_TUPLE) namespace_targets(I, n, n->a, f);
         if (n->flag == SET_ACCUMULATE && accumulate(I, n, f)) return CTL_NONE;

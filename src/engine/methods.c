@@ -1262,7 +1262,7 @@ static Value m_dict_view(Rt *rt, Value self, const Value *argv, const Method *m)
     rt_step(rt, 1 + n);
     if (m->op == DICT_COPY) {
         Dict *copy = dict_new(rt, n);
-        for (size_t i = 0; i < n; i++) dict_set(rt, copy, dict_key_at(d, i), dict_val_at(d, i));
+        dict_fill_copy(copy, d);
         return v_dict_of(copy);
     }
     List *out = list_new(rt, n);

@@ -599,6 +599,7 @@ static Node *parse_primary(Parser *P, bool with_namespace) {
     if (t->type == T_NAME) {
         advance(P);
         Str *s = tok_str(t);
+        if (str_eqz(s, "loop")) P->t->reads_loop = true;
         if (str_eqz(s, "true") || str_eqz(s, "True") || str_eqz(s, "false") || str_eqz(s, "False")) {
             node = new_node(P, N_CONST, t);
             node->v = v_bool(s->data[0] == 't' || s->data[0] == 'T');

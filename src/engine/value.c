@@ -257,6 +257,28 @@ static void index_rebuild(Rt *rt, Dict *d, size_t want_len) {
     index_fill(d);
 }
 
+Dict *dict_claim(Rt *rt, Dict *d, size_t more) {
+    size_t n = d->len + more;
+    bool index_fits = d->index ? n * 2 <= d->index_mask + 1 : n <= DICT_LINEAR_MAX;
+    if (d->tail_owner != rt->arena || d->cap - d->len < more || !index_fits) return NULL;
+    Dict *c = rt_alloc(rt, sizeof *c);
+    *c = (Dict){.len = d->len, .cap = d->cap, .entries = d->entries, .index = d->index,
+                .index_mask = d->index_mask, .tail_owner = rt->arena};
+    d->cap = d->len;   /* (its room is c's now: a tail is claimed once) */
+    d->tail_owner = NULL;
+    return c;
+}
+
+void dict_fill_copy(Dict *d, const Dict *src) {
+    if (!src->len) return;
+    memcpy(d->entries, src->entries, src->len * sizeof(DictEntry));
+    d->len = src->len;
+    d->json = NULL;
+    if (d->index) {
+        for (size_t i = 0; i < d->len; i++) index_insert(d, d->entries[i].hash, (uint32_t)i);
+    }
+}
+
 /* Entry position of `key` or -1. `eq` decides key equality. */
 static long dict_find(const Dict *d, uint32_t hash, bool (*eq)(const DictEntry *, const void *),
                       const void *ctx) {
@@ -267,6 +289,7 @@ static long dict_find(const Dict *d, uint32_t hash, bool (*eq)(const DictEntry *
     }
     for (size_t slot = hash & d->index_mask; d->index[slot] != SLOT_EMPTY;
          slot = (slot + 1) & d->index_mask) {
+        if (d->index[slot] >= d->len) continue;   /* a later dict's, sharing the index (dict_claim) */
         const DictEntry *e = &d->entries[d->index[slot]];
         if (e->hash == hash && eq(e, ctx)) return (long)d->index[slot];
     }
@@ -296,7 +319,7 @@ static long dict_find_str(const Dict *d, uint32_t h, const Str *key) {
         return -1;
     }
     for (size_t slot = h & d->index_mask; d->index[slot] != SLOT_EMPTY; slot = (slot + 1) & d->index_mask)
-        if (entry_is_str(&d->entries[d->index[slot]], h, key)) return (long)d->index[slot];
+        if (d->index[slot] < d->len && entry_is_str(&d->entries[d->index[slot]], h, key)) return (long)d->index[slot];
     return -1;
 }
 
@@ -382,6 +405,7 @@ static ALWAYS_INLINE Dict *dict_from_pairs(Rt *rt, const Value *kv, size_t npair
     d->index = NULL;
     d->index_mask = 0;
     d->json = NULL;
+    d->tail_owner = NULL;
     return d;
 }
 
@@ -397,6 +421,7 @@ Dict *dict_new_str_pairs(Rt *rt, size_t npairs) {
     d->index = NULL;
     d->index_mask = 0;
     d->json = NULL;
+    d->tail_owner = NULL;
     return d;
 }
 
@@ -469,6 +494,7 @@ static NOINLINE bool dict_get_key_slow(const Dict *d, Str *key, Value *out) {
         return false;
     }
     for (size_t slot = h & d->index_mask; d->index[slot] != SLOT_EMPTY; slot = (slot + 1) & d->index_mask) {
+        if (d->index[slot] >= d->len) continue;   /* (see dict_find) */
         const DictEntry *e = &d->entries[d->index[slot]];
         if (entry_is_str(e, h, key)) { *out = e->val; return true; }
     }

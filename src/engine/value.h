@@ -199,6 +199,14 @@ Dict *dict_from_str_pairs(Rt *rt, const Value *kv, size_t npairs);   /* keys: VT
 /* The same when every key already is its known Str, if it has one (the
  * JSON reader resolves them as it reads them). */
 Dict *dict_from_resolved_pairs(Rt *rt, const Value *kv, size_t npairs);
+/* A dict holding d's items that adds `more` new keys (dict_set) into the
+ * room after d's, taken over from d, not copied: when d is this render's
+ * (its tail_owner) and has that room without growing its entries or index;
+ * else NULL. The keys added must not be in d (d would see their values). */
+Dict *dict_claim(Rt *rt, Dict *d, size_t more);
+/* Copy src's items into d, empty and made (dict_new) with room for them:
+ * their keys are distinct and hashed, so none is looked up. */
+void dict_fill_copy(Dict *d, const Dict *src);
 size_t dict_len(const Dict *d);
 void dict_set(Rt *rt, Dict *d, Value key, Value val);   /* replace keeps position */
 /* Adds key -> val unless the key is there (then nothing changes): false. One
@@ -218,6 +226,9 @@ struct Dict {
     uint32_t *index;      /* NULL while len <= DICT_LINEAR_MAX */
     size_t index_mask;    /* slots - 1 (slots are a power of two) */
     const JsonSource *json;   /* see List */
+    /* The arena of the render whose dict() may write past len: entries (and
+     * index) are shared with the dict() that claimed them (see dict_claim). */
+    const void *tail_owner;
 };
 
 /* known_keys.c (generated): the shared Str of a key chat data uses (role,
