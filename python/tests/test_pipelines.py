@@ -205,6 +205,38 @@ class RenderBatch(unittest.TestCase):
         self.assertEqual([as_outcome(x) for x in got[:len(base)]], [outcome(lambda: t.render(**r)) for r in base])
         self.assertTrue(any(seen), "no other thread ran during the native call")
 
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_rows_list_changing_size_during_the_call(self):
+        """A thread that appends to the list of rows while the calling
+        thread is inside the native call (it can only run between two
+        windows): render_batch raises RuntimeError."""
+        import inspect
+        t = chatfmt.compile("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}")
+        rows = [{"messages": [{"role": "user", "content": "row %d" % i}]} for i in range(50000)]
+        lines, first = inspect.getsourcelines(template_module.Template.render_batch)
+        call_line = first + next(i for i, x in enumerate(lines) if "_native.render_batch(" in x)
+        main, appended, stop = threading.get_ident(), [], threading.Event()
+
+        def append_once():
+            while not stop.is_set() and not appended:
+                f = sys._current_frames().get(main)
+                if f is not None and f.f_code is template_module.Template.render_batch.__code__ \
+                        and f.f_lineno == call_line:
+                    rows.append({"messages": []})
+                    appended.append(True)
+
+        helper = threading.Thread(target=append_once)
+        helper.start()
+        try:
+            with self.assertRaisesRegex(RuntimeError, "changed size"):
+                t.render_batch(rows, threads=2)
+        finally:
+            stop.set()
+            helper.join()
+        self.assertTrue(appended)
+        rows.pop()
+        self.assertEqual(t.render_batch(rows[:3]), [t.render(**r) for r in rows[:3]])
+
     def raised(self, call):
         try:
             call()
