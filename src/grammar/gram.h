@@ -54,6 +54,7 @@ typedef struct Gram {
     uint32_t nslots;
     struct GMemo **memo;     /* rules made once per key (gram_memo_*): chained hash buckets */
     uint32_t nmemo, memo_buckets;
+    struct SchemaMemoTable *schema_memo;   /* json_schema.c: schemas made once */
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
     /* Printed GBNF lines kept for reuse (the structural tag's grammars
