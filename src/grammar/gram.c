@@ -193,9 +193,8 @@ GExpr *gx_alt_(Gram *g, ...) {
 
 /* ---- rules ---- */
 
-/* Memo keys hold a schema's JSON text: hashed eight bytes at a time. */
-static uint32_t name_hash(const char *s) {
-    size_t n = strlen(s);
+/* Names and memo keys, hashed eight bytes at a time. */
+static uint32_t bytes_hash(const char *s, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     for (; n >= 8; s += 8, n -= 8) {
         uint64_t w;
@@ -210,18 +209,27 @@ static uint32_t name_hash(const char *s) {
     return (uint32_t)h;
 }
 
-uint32_t gram_rule_find(const Gram *g, const char *name) {
+static uint32_t name_hash(const char *s) { return bytes_hash(s, strlen(s)); }
+
+static uint32_t find_named(const Gram *g, const char *name, size_t n, uint32_t hash) {
     uint32_t mask = g->nslots - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
         uint32_t s = g->slots[i];
         if (!s) return UINT32_MAX;
-        if (strcmp(g->rules[s - 1].name, name) == 0) return s - 1;
+        const GRule *r = &g->rules[s - 1];
+        if (r->hash == hash && r->name_len == n && memcmp(r->name, name, n) == 0) return s - 1;
     }
 }
 
+uint32_t gram_rule_find(const Gram *g, const char *name) {
+    size_t n = strlen(name);
+    return find_named(g, name, n, bytes_hash(name, n));
+}
+
+/* (rules keep their name's hash: the index grows without hashing again) */
 static void index_rule(Gram *g, uint32_t id) {
     uint32_t mask = g->nslots - 1;
-    uint32_t i = name_hash(g->rules[id].name) & mask;
+    uint32_t i = g->rules[id].hash & mask;
     while (g->slots[i]) i = (i + 1) & mask;
     g->slots[i] = id + 1;
 }
@@ -247,14 +255,17 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
         if (k == 2) k = 1;
     }
     name[k] = 0;
+    size_t len = k;
+    uint32_t hash = bytes_hash(name, len);
     /* "root" and "start" are the printers' names for the entry rule */
-    bool taken = strcmp(name, "root") == 0 || strcmp(name, "start") == 0 ||
-                 gram_rule_find(g, name) != UINT32_MAX;
+    bool taken = (len == 4 && memcmp(name, "root", 4) == 0) || (len == 5 && memcmp(name, "start", 5) == 0) ||
+                 find_named(g, name, len, hash) != UINT32_MAX;
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        gram_fmt(name + k, sizeof name - k, "-%u", suffix);
-        taken = gram_rule_find(g, name) != UINT32_MAX;
+        len = k + gram_fmt(name + k, sizeof name - k, "-%u", suffix);
+        hash = bytes_hash(name, len);
+        taken = find_named(g, name, len, hash) != UINT32_MAX;
     }
     if (g->nrules == g->cap) {
         g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
@@ -264,13 +275,13 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
         uint32_t old = g->nslots;
         g->nslots = old * 2;
         g->slots = rt_alloc0(g->rt, g->nslots * sizeof *g->slots);
-        for (uint32_t i = 0; i < g->nrules; i++) index_rule(g, i);
+        for (uint32_t i = 0; i < g->nrules; i++)
+            if (g->rules[i].indexed) index_rule(g, i);
     }
     uint32_t id = g->nrules++;
-    size_t len = strlen(name);
     char *copy = rt_alloc(g->rt, len + 1);
     memcpy(copy, name, len + 1);
-    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len};
+    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len, .hash = hash, .indexed = true};
     index_rule(g, id);
     return id;
 }
@@ -363,6 +374,27 @@ static void enqueue(Printer *p, uint32_t id) {
 static void put_bs(Printer *p) { sb_put(p->sb, "\\\\", 2); }
 static void put_dq(Printer *p) { sb_put(p->sb, "\\\"", 2); }
 
+/* A rule's name as Lark spells it ('_' for '-'), eight bytes at a time:
+ * a byte equal to '-' has its high bit set in `dash`, exactly, and
+ * '-' ^ ('-' ^ '_') is '_'. */
+static const char *lark_spelling(Gram *g, const GRule *r) {
+    size_t n = r->name_len;
+    char *l = rt_alloc(g->rt, n + 8);
+    memcpy(l, r->name, n);
+    memset(l + n, 0, 8);
+    const uint64_t ones = 0x0101010101010101ull, low7 = 0x7F7F7F7F7F7F7F7Full;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        memcpy(&w, l + i, 8);   /* (the block has 8 zero bytes past the name) */
+        uint64_t t = w ^ (ones * '-');
+        uint64_t nonzero = ((t & low7) + low7) | t;
+        uint64_t dash = ~nonzero & (ones << 7);
+        w ^= (dash >> 7) * ('-' ^ '_');
+        memcpy(l + i, &w, 8);
+    }
+    return l;
+}
+
 static void put_name(Printer *p, uint32_t id) {
     enqueue(p, id);
     if (id == p->root) p->saw_root = true;
@@ -384,11 +416,7 @@ static void put_name(Printer *p, uint32_t id) {
         sb_put(p->sb, r->name, r->name_len);
         return;
     }
-    if (!r->lark_name) {   /* Lark's spelling ('_' for '-'), made once per rule */
-        char *l = rt_alloc(p->g->rt, r->name_len + 1);
-        for (size_t i = 0; i <= r->name_len; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
-        r->lark_name = l;
-    }
+    if (!r->lark_name) r->lark_name = lark_spelling(p->g, r);
     sb_put(p->sb, r->lark_name, r->name_len);
 }
 
@@ -402,8 +430,15 @@ static void put_hex(Printer *p, uint32_t cp) {
     sb_put(p->sb, buf, (size_t)digits + 1);
 }
 
-/* bytes a literal spells with an escape */
-static inline bool lit_special(unsigned char c) { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
+/* bytes a literal spells with an escape: controls, DEL, '"' and '\\' */
+static const uint8_t LIT_SPECIAL[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+    [0x08] = 1, [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x0E] = 1, [0x0F] = 1,
+    [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+    [0x18] = 1, [0x19] = 1, [0x1A] = 1, [0x1B] = 1, [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1,
+    ['"'] = 1, ['\\'] = 1, [0x7F] = 1,
+};
+static inline bool lit_special(unsigned char c) { return LIT_SPECIAL[c] != 0; }
 
 static void put_lit(Printer *p, const char *s, size_t n) {
     StrBuf *sb = p->sb;
