@@ -15,6 +15,13 @@ void gram_init(Gram *g, Rt *rt) {
 }
 
 void gram_warn(Gram *g, const char *fmt, ...) {
+    /* a warning said for each of 60 tools: one without arguments is known by its format */
+    bool constant = !strchr(fmt, '%');
+    if (constant) {
+        for (uint32_t i = 0; i < g->nwarned; i++)
+            if (g->warned[i] == fmt) return;
+        if (g->nwarned < GRAM_WARNED_SEEN) g->warned[g->nwarned++] = fmt;
+    }
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -327,10 +334,17 @@ void gram_memo_put(Gram *g, const char *key, uint32_t rule) {
 }
 
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
+    for (uint32_t i = 0; i < g->nshared; i++)
+        if (g->shared[i].name == name) return g->shared[i].rule;
     uint32_t id = gram_rule_find(g, name);
-    if (id != UINT32_MAX) return id;
-    id = gram_rule_new(g, name, strlen(name));
-    gram_rule_set(g, id, make(g));
+    if (id == UINT32_MAX) {
+        id = gram_rule_new(g, name, strlen(name));
+        gram_rule_set(g, id, make(g));
+    }
+    if (g->nshared < GRAM_SHARED_SEEN) {
+        g->shared[g->nshared].name = name;
+        g->shared[g->nshared++].rule = id;
+    }
     return id;
 }
 

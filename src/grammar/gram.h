@@ -15,6 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
@@ -55,6 +56,12 @@ typedef struct Gram {
     uint32_t *slots;         /* open-addressed name index: rule id + 1, 0 = empty */
     uint32_t nslots;
     struct GMemo **memo;     /* rules made once per key (gram_memo_*): chained hash buckets */
+    /* gram_shared's rules by the address of the name asked for (a string
+     * constant): thousands of asks for "ws" find it without hashing */
+    struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
+    uint32_t nshared;
+    const char *warned[GRAM_WARNED_SEEN];   /* warnings without arguments already said, by format */
+    uint32_t nwarned;
     uint32_t nmemo, memo_buckets;
     struct SchemaMemoTable *schema_memo;   /* json_schema.c: schemas made once */
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
