@@ -665,7 +665,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e};
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e, .flat = true};
     return gx_ref(g, id);
 }
 
@@ -741,7 +741,7 @@ static void print_all(Printer *p) {
         if (keep && put_kept(p, id)) continue;
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
-        if (p->lark) {
+        if (p->lark && !g->rules[id].flat) {
             Flat f = {g, g->rules[id].name};
             body = flatten(&f, body, true);
         }

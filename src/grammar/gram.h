@@ -43,6 +43,7 @@ typedef struct GRule {
     uint32_t name_len;
     uint32_t hash;           /* of the name, for the name index */
     bool indexed;            /* in the name index (Lark's helper rules are not: no name asks for them) */
+    bool flat;               /* a Lark helper rule: its body is flat already */
     GExpr *body;
     /* With keep_text, its GBNF line as printed (JSON-escaped) in Gram.text,
      * and the rules it refers to in Gram.refs, for the next print (text_len 0: none) */
