@@ -603,16 +603,24 @@ static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
         break;
     case GX_SEQ:
         for (uint32_t i = 0; i < e->n; i++) {
+            const GExpr *k = e->u.kids[i];
             if (i) sb_putc(sb, ' ');
-            if (e->u.kids[i]->kind == GX_ALT) put_group(p, e->u.kids[i]);
-            else put_expr(p, e->u.kids[i], true);
+            if (k->kind == GX_REF) {   /* most parts: a name, without a call here */
+                rt_step(p->g->rt, 1);
+                put_name(p, k->u.rule);
+            } else if (k->kind == GX_ALT) put_group(p, k);
+            else put_expr(p, k, true);
         }
         break;
     case GX_ALT:
         if (in_seq) sb_putc(sb, '(');
         for (uint32_t i = 0; i < e->n; i++) {
-            if (i) sb_puts(sb, " | ");
-            put_expr(p, e->u.kids[i], false);
+            const GExpr *k = e->u.kids[i];
+            if (i) sb_put(sb, " | ", 3);
+            if (k->kind == GX_REF) {
+                rt_step(p->g->rt, 1);
+                put_name(p, k->u.rule);
+            } else put_expr(p, k, false);
         }
         if (in_seq) sb_putc(sb, ')');
         break;
@@ -639,6 +647,7 @@ static bool simple_rep(const GExpr *e) {
 typedef struct Flat {
     Gram *g;
     const char *base;   /* the rule being printed: helper rules are named after it */
+    size_t base_len;
 } Flat;
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
@@ -654,8 +663,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
         g->cap *= 2;
     }
     uint32_t id = g->nrules++;
-    size_t n = strlen(f->base);
-    if (n > 60) n = 60;
+    size_t n = f->base_len > 60 ? 60 : f->base_len;
     char *name = rt_alloc(g->rt, n + 16);
     memcpy(name, f->base, n);
     memcpy(name + n, "--g", 3);
@@ -742,7 +750,7 @@ static void print_all(Printer *p) {
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
         if (p->lark && !g->rules[id].flat) {
-            Flat f = {g, g->rules[id].name};
+            Flat f = {g, g->rules[id].name, g->rules[id].name_len};
             body = flatten(&f, body, true);
         }
         size_t start = p->sb->len;
@@ -750,7 +758,8 @@ static void print_all(Printer *p) {
         p->record = keep && id != p->root;
         p->saw_root = false;
         put_name(p, id);
-        sb_puts(p->sb, p->lark ? ": " : " ::= ");
+        if (p->lark) sb_put(p->sb, ": ", 2);
+        else sb_put(p->sb, " ::= ", 5);
         put_expr(p, body, false);
         sb_put(p->sb, "\\n", 2);
         if (p->record && !p->saw_root) {
