@@ -180,22 +180,47 @@ GExpr *gl_alt(Gram *g, GList *l) { return from_list(g, l, GX_ALT); }
 
 GExpr gx_end;
 
+/* The arguments (up to &gx_end, NULL ones skipped) as one node of `kind`:
+ * gathered on the stack, then the children array made at its size (these
+ * are made by the ten thousand). */
+static GExpr *from_args(Gram *g, int kind, va_list ap) {
+    GExpr *held[16];
+    uint32_t n = 0;
+    GList more = {0};   /* (past 16 arguments) */
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) {
+        if (!e) continue;
+        if (n < 16) held[n++] = e;
+        else gl_push(g, &more, e);
+    }
+    if (more.n) {
+        GList all = {0};
+        for (uint32_t i = 0; i < n; i++) gl_push(g, &all, held[i]);
+        for (uint32_t i = 0; i < more.n; i++) gl_push(g, &all, more.v[i]);
+        return from_list(g, &all, kind);
+    }
+    if (n == 0) return NULL;
+    if (n == 1) return held[0];
+    GExpr *e = node(g, kind);
+    e->u.kids = rt_alloc(g->rt, n * sizeof *e->u.kids);
+    memcpy(e->u.kids, held, n * sizeof *held);
+    e->n = n;
+    return e;
+}
+
 GExpr *gx_seq_(Gram *g, ...) {
-    GList l = {0};
     va_list ap;
     va_start(ap, g);
-    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    GExpr *e = from_args(g, GX_SEQ, ap);
     va_end(ap);
-    return gl_seq(g, &l);
+    return e;
 }
 
 GExpr *gx_alt_(Gram *g, ...) {
-    GList l = {0};
     va_list ap;
     va_start(ap, g);
-    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    GExpr *e = from_args(g, GX_ALT, ap);
     va_end(ap);
-    return gl_alt(g, &l);
+    return e;
 }
 
 /* ---- rules ---- */
