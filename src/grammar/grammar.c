@@ -111,14 +111,14 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     session_init(&s, opt->limits, err);
     Rt *rt = &s.rt;
     /* The JSON is written straight into the block the caller gets: the
-     * arena's first chunk, malloc'd. It is some 20 times the tools' text,
-     * room for it at once, not a dozen doublings each copying what was
-     * written; an arena chunk that big would be mapped and populated by
-     * the kernel on every call (on a virtual machine a third of a
-     * millisecond for half a megabyte) and copied out at the end. The
-     * estimate is per part asked for, some 1.25 times the most the 60-tool
-     * bench's formats write: GBNF 2.9 times the tools' text, the
-     * structural tag 5.2, Lark 8.3 (more grows the buffer as before). */
+     * arena's first chunk, malloc'd, with room for all of it at once (not
+     * a dozen doublings each copying what was written). An arena chunk
+     * that big would be mapped and populated by the kernel on every call
+     * (on a virtual machine a third of a millisecond for half a megabyte)
+     * and copied out at the end. The room is per part asked for, some 1.25
+     * times the most the 60-tool bench's formats write: GBNF 2.9 times the
+     * tools' text, the structural tag 5.2, Lark 8.3 (more grows the buffer
+     * into the arena, and the result is copied out). */
     unsigned parts = opt->emit ? opt->emit : CF_EMIT_ALL;
     size_t per_byte = (parts & CF_EMIT_GBNF ? 4 : 0) + (parts & CF_EMIT_STRUCTURAL_TAG ? 6 : 0) + (parts & CF_EMIT_LARK ? 10 : 0);
     size_t tools_len = opt->tools_json ? strlen(opt->tools_json) : 0;
