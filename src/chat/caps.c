@@ -664,16 +664,29 @@ static Dict *with_placeholder_tokens(Rt *rt, const cf_context *defaults) {
     return d;
 }
 
+/* A prober over template t, with the caller's defaults and placeholder special tokens. */
+static void prober_init(Prober *P, Rt *rt, const struct cf_template *t, const cf_context *defaults) {
+    memset(P, 0, sizeof *P);
+    P->rt = rt;
+    P->t = t;
+    P->defaults = defaults;
+    P->probe_defaults.vars = with_placeholder_tokens(rt, defaults);
+    P->tools = json_parse(rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
+}
+
+/* What deciding the reply format needs, and no more. */
+static void probe_up_to_reply_format(Prober *P, Caps *c) {
+    probe_content(P, c);
+    probe_tool_calls(P, c);
+    probe_reasoning(P, c);
+    probe_reply_format(P, c);
+}
+
 void caps_probe(Rt *rt, const struct cf_template *t, const cf_context *defaults, bool all, Caps *out) {
     memset(out, 0, sizeof *out);
     out->prefix_stable = -1;
     Prober P;
-    memset(&P, 0, sizeof P);
-    P.rt = rt;
-    P.t = t;
-    P.defaults = defaults;
-    P.probe_defaults.vars = with_placeholder_tokens(rt, defaults);
-    P.tools = json_parse(rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
+    prober_init(&P, rt, t, defaults);
     probe_content(&P, out);
     probe_system(&P, out);
     probe_tool_calls(&P, out);
@@ -690,6 +703,16 @@ void caps_probe(Rt *rt, const struct cf_template *t, const cf_context *defaults,
 
 /* ---- the public JSON ---- */
 
+/* A runtime of default limits on a fresh arena; the caller sets the jump point. */
+static void scratch_rt(Rt *rt, Arena *arena, jmp_buf *jb, cf_error *err) {
+    arena_init(arena, 0);
+    memset(rt, 0, sizeof *rt);
+    rt->arena = arena;
+    rt->jb = jb;
+    rt->err = err;
+    limits_resolve(&rt->lim);
+}
+
 static void put(Rt *rt, Dict *d, const char *key, Value v) { dict_set(rt, d, v_strz(rt, key), v); }
 static Value str_or_null(Rt *rt, const char *z) { return z ? v_strz(rt, z) : v_none(); }
 
@@ -702,14 +725,9 @@ CF_API char *cf_caps_json(const cf_template *t, const cf_context *defaults, cf_e
         return NULL;
     }
     Arena arena;
-    arena_init(&arena, 0);
     jmp_buf jb;
     Rt rt;
-    memset(&rt, 0, sizeof rt);
-    rt.arena = &arena;
-    rt.jb = &jb;
-    rt.err = err;
-    limits_resolve(&rt.lim);
+    scratch_rt(&rt, &arena, &jb, err);
     if (setjmp(jb)) {
         arena_release(&arena);
         return NULL;
@@ -756,14 +774,9 @@ CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context
     if (!t) return CF_REPLY_PLAIN;
     cf_error err;
     Arena arena;
-    arena_init(&arena, 0);
     jmp_buf jb;
     Rt rt;
-    memset(&rt, 0, sizeof rt);
-    rt.arena = &arena;
-    rt.jb = &jb;
-    rt.err = &err;
-    limits_resolve(&rt.lim);
+    scratch_rt(&rt, &arena, &jb, &err);
     cf_reply_format f = CF_REPLY_PLAIN;
     if (setjmp(jb)) {   /* out of memory: the template's signature */
         arena_release(&arena);
@@ -772,18 +785,10 @@ CF_API cf_reply_format cf_reply_format_of(const cf_template *t, const cf_context
         return cf_reply_format_detect(src, len);
     }
     Prober P;
-    memset(&P, 0, sizeof P);
-    P.rt = &rt;
-    P.t = t;
-    P.defaults = defaults;
-    P.probe_defaults.vars = with_placeholder_tokens(&rt, defaults);
-    P.tools = json_parse(&rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
+    prober_init(&P, &rt, t, defaults);
     Caps c;
     memset(&c, 0, sizeof c);
-    probe_content(&P, &c);
-    probe_tool_calls(&P, &c);
-    probe_reasoning(&P, &c);
-    probe_reply_format(&P, &c);
+    probe_up_to_reply_format(&P, &c);
     f = c.reply_format;
     arena_release(&arena);
     return f;
@@ -798,14 +803,9 @@ CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defau
         return NULL;
     }
     Arena arena;
-    arena_init(&arena, 0);
     jmp_buf jb;
     Rt rt;
-    memset(&rt, 0, sizeof rt);
-    rt.arena = &arena;
-    rt.jb = &jb;
-    rt.err = err;
-    limits_resolve(&rt.lim);
+    scratch_rt(&rt, &arena, &jb, err);
     char *out = NULL;
     if (setjmp(jb)) {
         free(out);
@@ -815,16 +815,8 @@ CF_API char *cf_reply_stop_strings(const cf_template *t, const cf_context *defau
     Caps c;
     memset(&c, 0, sizeof c);
     Prober P;
-    memset(&P, 0, sizeof P);
-    P.rt = &rt;
-    P.t = t;
-    P.defaults = defaults;
-    P.probe_defaults.vars = with_placeholder_tokens(&rt, defaults);
-    P.tools = json_parse(&rt, TOOLS_JSON, sizeof TOOLS_JSON - 1);
-    probe_content(&P, &c);   /* only what the stop strings need */
-    probe_tool_calls(&P, &c);
-    probe_reasoning(&P, &c);
-    probe_reply_format(&P, &c);
+    prober_init(&P, &rt, t, defaults);
+    probe_up_to_reply_format(&P, &c);   /* only what the stop strings need */
     probe_stop_strings(&P, &c, c.reply_format);
     size_t total = 1;
     for (size_t i = 0; i < c.stop_strings->len; i++) total += c.stop_strings->items[i].u.s->len + 1;

@@ -31,6 +31,23 @@ static void code_end(Parser *p) {
     call_end(p);
 }
 
+/* Reads a call's name up to the byte `end`, which it consumes: 1 when the
+ * name is complete, 0 when the chunk ends first, -1 when the name is broken
+ * (empty, too long or another byte). */
+static int call_name_until(Parser *p, const char *s, size_t n, size_t *pi, char end) {
+    Call *c = &p->call;
+    size_t i = *pi, k = i;
+    while (k < n && k - i < MAX_CALL_NAME - c->name.len && is_name_byte((unsigned char)s[k])) k++;
+    sb_put(&c->name, s + i, k - i);
+    call_raw(p, s + i, k - i);
+    *pi = k;
+    if (k == n) return 0;
+    if (s[k] != end || !c->name.len) return -1;
+    call_raw(p, s + k, 1);
+    *pi = k + 1;
+    return 1;
+}
+
 /* ---- v3.1 ---- */
 
 enum { F1_TEXT, F1_NAME, F1_ARGS, F1_POST, F1_CODE };
@@ -57,20 +74,13 @@ static void v31_step(Parser *p, const char *s, size_t n) {
             }
             break;
         case F1_NAME: {
-            Call *c = &p->call;
-            size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - c->name.len && is_name_byte((unsigned char)s[k])) k++;
-            sb_put(&c->name, s + i, k - i);
-            call_raw(p, s + i, k - i);
-            i = k;
-            if (i == n) break;
-            if (s[i] != '>' || !c->name.len) {
+            r = call_name_until(p, s, n, &i, '>');
+            if (r == 0) break;
+            if (r < 0) {
                 call_break(p, F1_TEXT, NULL, 0);
                 break;
             }
-            call_raw(p, s + i, 1);
-            i++;
-            c->has_name = true;
+            p->call.has_name = true;
             jcall_args(p, F1_POST, F1_TEXT);
             p->state = F1_ARGS;
             break;
@@ -175,19 +185,12 @@ static void v32_step(Parser *p, const char *s, size_t n) {
             break;
         }
         case F2_RECIPIENT: {
-            Call *c = &p->call;
-            size_t k = i;
-            while (k < n && k - i < MAX_CALL_NAME - c->name.len && is_name_byte((unsigned char)s[k])) k++;
-            sb_put(&c->name, s + i, k - i);
-            call_raw(p, s + i, k - i);
-            i = k;
-            if (i == n) break;
-            if (s[i] != '\n' || !c->name.len) {
+            int r = call_name_until(p, s, n, &i, '\n');
+            if (r == 0) break;
+            if (r < 0) {
                 call_break(p, F2_TEXT, NULL, 0);
                 break;
             }
-            call_raw(p, s + i, 1);
-            i++;
             recipient_done(p);
             break;
         }
