@@ -394,15 +394,18 @@ typedef struct Printer {
     uint32_t n, cap;
 } Printer;
 
-static void enqueue(Printer *p, uint32_t id) {
-    if (id >= p->cap) {   /* helper rules (Lark) made since the arrays were sized */
-        Gram *g = p->g;
-        uint32_t cap = g->nrules + 64 > 2 * p->cap ? g->nrules + 64 : 2 * p->cap;   /* geometric: thousands of helpers */
-        p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
-        memset(p->seen + p->cap, 0, cap - p->cap);
-        p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
-        p->cap = cap;
-    }
+/* Room in the queue for helper rules (Lark) made since it was sized. */
+static void queue_grow(Printer *p) {
+    Gram *g = p->g;
+    uint32_t cap = g->nrules + 64 > 2 * p->cap ? g->nrules + 64 : 2 * p->cap;   /* geometric: thousands of helpers */
+    p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
+    memset(p->seen + p->cap, 0, cap - p->cap);
+    p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
+    p->cap = cap;
+}
+
+static inline void enqueue(Printer *p, uint32_t id) {
+    if (id >= p->cap) queue_grow(p);
     if (!p->seen[id]) {
         p->seen[id] = 1;
         p->order[p->n++] = id;
