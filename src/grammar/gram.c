@@ -266,6 +266,18 @@ static void index_rule(Gram *g, uint32_t id) {
     g->slots[i] = id + 1;
 }
 
+/* A name byte as a rule name keeps it: lower-case letters and digits; 0: a separator. */
+static const char NAME_BYTE[256] = {
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5', ['6'] = '6', ['7'] = '7',
+    ['8'] = '8', ['9'] = '9', ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f',
+    ['G'] = 'g', ['H'] = 'h', ['I'] = 'i', ['J'] = 'j', ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n',
+    ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r', ['S'] = 's', ['T'] = 't', ['U'] = 'u', ['V'] = 'v',
+    ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z', ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd',
+    ['e'] = 'e', ['f'] = 'f', ['g'] = 'g', ['h'] = 'h', ['i'] = 'i', ['j'] = 'j', ['k'] = 'k', ['l'] = 'l',
+    ['m'] = 'm', ['n'] = 'n', ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r', ['s'] = 's', ['t'] = 't',
+    ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x', ['y'] = 'y', ['z'] = 'z',
+};
+
 uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     if (g->nrules >= GRAM_MAX_RULES)
         rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
@@ -273,9 +285,8 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     char name[72];
     size_t k = 0;
     for (size_t i = 0; i < n && k < 48; i++) {
-        unsigned char c = (unsigned char)base[i];
-        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) name[k++] = (char)c;
+        char c = NAME_BYTE[(unsigned char)base[i]];
+        if (c) name[k++] = c;
         else if (k && name[k - 1] != '-') name[k++] = '-';
     }
     while (k && name[k - 1] == '-') k--;
