@@ -9,6 +9,14 @@ Jinja2 in the same process (a benchmark for `make bench`, not a test).
                  template compiled once) timed on a sample of the same rows,
                  keeping the texts in a list as render_batch returns them.
                  Targets: >= 50x the Jinja2 loop; ~1.8x from 1 to 2 threads.
+                 The cycled rows are the same objects many times over, which
+                 render_batch reads once per call (as a list of repeated
+                 conversations, or rows sharing one dict); the line
+                 `distinct` renders the same rows as separate objects (each
+                 a JSON round trip of its conversation, as rows read from a
+                 file are), which are read in full. Each side's page faults
+                 a row (its texts' fresh memory; the same per byte on both
+                 sides) are printed beside its time.
   patch          chatfmt.patch on the stand-in tokenizer
                  (python/tests/standin_tokenizer.py: transformers'
                  apply_chat_template on Jinja2) with tokenize=False, against
@@ -25,6 +33,7 @@ CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
 import glob
 import json
 import os
+import resource
 import statistics
 import sys
 import time
@@ -57,15 +66,27 @@ def rounds(*calls, n=ROUNDS, clock=time.perf_counter):
     microseconds a page on a virtual machine: a 6.6 KB Command-A text then
     costs more in page faults than in rendering."""
     times = [[] for _ in calls]
+    FAULTS.clear()
+    FAULTS.update({k: [] for k in range(len(calls))})
     held = [None] * len(calls)
     for _ in range(n):
         for k, call in enumerate(calls):
+            f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = clock()
             out = call()
             times[k].append(clock() - t0)
+            FAULTS[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
             held[k] = out   # (the result before it is freed here, after the call)
             del out
     return times
+
+
+FAULTS = {}   # call position -> page faults of each round, for the last rounds() call
+
+
+def faults_per_row(k, nrows):
+    """Median page faults a row of call k in the last rounds() call."""
+    return statistics.median(FAULTS[k]) / nrows
 
 
 def load():
@@ -92,12 +113,13 @@ def main():
             convs.append(json.load(f))
     seeds = sorted(glob.glob(os.path.join(SHARED, "seeds", "*.jinja")))
     rows = [convs[i % len(convs)] for i in range(nrows)]
+    distinct = [json.loads(json.dumps(r)) for r in rows]
     sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
     print(f"render_batch: {nrows} rows per seed (the {len(convs)} shared conversations cycled); "
           f"Jinja2 timed on {len(sample)} of them; library {chatfmt.library_path}")
     tunables = os.environ.get("GLIBC_TUNABLES")
     print(f"  ({load()}; best and median of {ROUNDS} rounds{'; GLIBC_TUNABLES=' + tunables if tunables else ''})")
-    ratios, medians, scalings = [], [], []
+    ratios, medians, scalings, distinct_ratios, distinct_scalings = [], [], [], [], []
     for path in seeds:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -105,6 +127,7 @@ def main():
         hf_render.compile_template(text)
         jinja, cpu = rounds(lambda: jinja_loop(text, sample), lambda: t.render_batch(rows, threads=1),
                             clock=time.process_time)
+        jinja_faults, cpu_faults = faults_per_row(0, len(sample)), faults_per_row(1, nrows)
         jinja = [x / len(sample) * 1e6 for x in jinja]
         cpu = [x / nrows * 1e6 for x in cpu]
         one, two = ([x / nrows * 1e6 for x in side]
@@ -116,11 +139,24 @@ def main():
         print(f"  {os.path.basename(path):28s} jinja2 {jinja_us:8.2f} us/row   render_batch 1 thread {cpu_us:6.3f} us/row "
               f"CPU ({jinja_us / cpu_us:6.1f}x; medians {medians[-1]:6.1f}x)   wall: 1 thread {min(one):6.3f}, "
               f"2 threads {min(two):6.3f} us/row (scaling {min(one) / min(two):.2f}x; medians "
-              f"{statistics.median(one) / statistics.median(two):.2f}x)")
+              f"{statistics.median(one) / statistics.median(two):.2f}x); page faults a row: jinja2 {jinja_faults:.2f}, "
+              f"render_batch {cpu_faults:.2f}")
+        dcpu, = rounds(lambda: t.render_batch(distinct, threads=1), clock=time.process_time)
+        dcpu = [x / nrows * 1e6 for x in dcpu]
+        dfaults = faults_per_row(0, nrows)
+        done, dtwo = ([x / nrows * 1e6 for x in side] for side in rounds(
+            lambda: t.render_batch(distinct, threads=1), lambda: t.render_batch(distinct, threads=2)))
+        distinct_ratios.append(jinja_us / min(dcpu))
+        distinct_scalings.append(min(done) / min(dtwo))
+        print(f"  {'':28s} distinct row objects:            render_batch 1 thread {min(dcpu):6.3f} us/row "
+              f"CPU ({jinja_us / min(dcpu):6.1f}x)   wall: 1 thread {min(done):6.3f}, 2 threads {min(dtwo):6.3f} us/row "
+              f"(scaling {min(done) / min(dtwo):.2f}x); page faults a row {dfaults:.2f}")
     print(f"render_batch_speedup_min {min(ratios):.1f}x   (1 thread vs the Jinja2 loop, CPU time, best rounds; "
           f"of the medians {min(medians):.1f}x; target >= 50x)")
     print(f"render_batch_scaling_2_threads min {min(scalings):.2f}x  max {max(scalings):.2f}x   (target ~1.8x; "
           f"{os.cpu_count()} CPUs, wall clock: a loaded machine scales less; {load()})")
+    print(f"render_batch_distinct_speedup_min {min(distinct_ratios):.1f}x   scaling min {min(distinct_scalings):.2f}x  "
+          f"max {max(distinct_scalings):.2f}x   (rows as separate objects: each read in full)")
 
     from standin_tokenizer import StandInTokenizer
     special = {"bos_token": "<s>", "eos_token": "</s>"}

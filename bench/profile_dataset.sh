@@ -3,7 +3,10 @@
 # perf (when installed and allowed): `chatfmt render SEED --jsonl` on the
 # mixed rows (bench/gen_mixed_rows.py, 5000 rows) on one thread, its samples
 # summed into
-#   read     the kernel copying the input file into the block buffers
+#   read     the kernel giving the input: mapping the file's pages (or
+#            copying them into block buffers when the input is a pipe)
+#   split    finding each row's end (memchr): with a mapped file, the first
+#            touch of the input bytes, so the memory traffic of reading is here
 #   json     reading each row's JSON into values (cf_context_from_json_cached)
 #   compare  the JSON cache's comparison of repeated member bytes (memcmp)
 #   render   running the template (the interpreter, filters, tojson)
@@ -34,7 +37,8 @@ for seed in "$@"; do
     perf report -i "$data" --no-children --sort sym --stdio 2> /dev/null | awk -v seed="$(basename "$seed")" '
         /^ +[0-9.]+%/ {
             pct = $1; sub("%", "", pct); sym = $NF
-            if (sym ~ /copy_to_iter|copy_user|filemap|ext4_file_read|page_cache|vfs_read|ksys_read/) c = "read"
+            if (sym ~ /copy_to_iter|copy_user|filemap|ext4_file_read|page_cache|vfs_read|ksys_read|next_uptodate_folio|do_read_fault|set_pte_range|folio_add_file_rmap/) c = "read"
+            else if (sym ~ /memchr/) c = "split"
             else if (sym ~ /^(json_parse|parse_tree|parse_document|parse_string|parse_number|dict_from_resolved_pairs|known_key|known_short_key|json_str_carve|skip_ws|reuse_member|json_reuse|cf_context_from_json)/) c = "json"
             else if (sym ~ /memcmp/) c = "compare"
             else if (sym ~ /quote|cf_json_quote|ob_json_string/) c = "quote"
@@ -46,7 +50,7 @@ for seed in "$@"; do
         }
         END {
             line = sprintf("profile %s:", seed)
-            n = split("read json compare render quote copy write other", order, " ")
+            n = split("read split json compare render quote copy write other", order, " ")
             for (i = 1; i <= n; i++) line = line sprintf("  %s %.1f%%", order[i], sum[order[i]])
             print line
         }'

@@ -26,6 +26,9 @@ static void parse_usage(FILE *to) {
           "  --prompt FILE            the rendered prompt the reply continues (its end says\n"
           "                           whether reasoning is open); instead of rendering T's\n"
           "  --reasoning-open         the reply starts inside reasoning\n"
+          "  --response-format json   the request asked for a JSON answer (response_format\n"
+          "                           json_object or json_schema): a ```json fence around\n"
+          "                           the content is dropped (text: the default, as written)\n"
           "  --no-stop                read past the template's stop strings (by default the\n"
           "                           reply ends at the first, as a server stops there)\n"
           "  --stream                 print chat.completion.chunk objects, one per line, as\n"
@@ -37,6 +40,7 @@ static void parse_usage(FILE *to) {
 typedef struct ParseArgs {
     const char *template_path, *input;
     bool stream, no_stop;
+    bool json_response;         /* --response-format json */
     size_t chunk;
     bool exact_chunks;          /* --chunk-bytes given */
     CliReplyRequest req;
@@ -58,6 +62,13 @@ static int parse_args(int argc, char **argv, ParseArgs *a) {
             a->stream = true;
         } else if (!strcmp(o, "--no-stop")) {
             a->no_stop = true;
+        } else if (!strcmp(o, "--response-format") && next) {
+            const char *kind = argv[++i];
+            if (strcmp(kind, "json") && strcmp(kind, "text")) {
+                fprintf(stderr, "chatfmt: error: UsageError: --response-format wants json or text\n");
+                return 2;
+            }
+            a->json_response = !strcmp(kind, "json");
         } else if (!strcmp(o, "--template") && next) {
             a->template_path = argv[++i];
         } else if (!strcmp(o, "--chunk-bytes") && next) {
@@ -313,6 +324,7 @@ int cmd_parse(int argc, char **argv) {
     memset(&opt, 0, sizeof opt);
     opt.limits = &a.req.lim;
     opt.reasoning_open = a.req.reasoning_open;
+    opt.json_response = a.json_response;
     if (a.req.format_name && !cf_reply_format_from_name(a.req.format_name, &opt.format)) {
         fprintf(stderr, "chatfmt: error: UsageError: unknown format '%s' (`chatfmt formats` lists them)\n",
                 a.req.format_name);

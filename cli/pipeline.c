@@ -2,7 +2,8 @@
  *
  * Streaming with constant memory, and no thread that only moves bytes:
  * each of the `threads` threads (the caller is one) claims the next block
- * by reading it itself, under the input lock, with read(2) straight into
+ * by reading it itself, under the input lock: from a regular file, mapped,
+ * by finding its lines where they lie; otherwise with read(2) straight into
  * the block's buffer; runs the row function on its rows; and then, if that
  * block is the next to be written and nobody is writing, writes it and every
  * following block already done with write(2) (the writer token). A thread
@@ -14,13 +15,16 @@
  * after it was written, so at most `ring size` blocks are in flight whatever
  * the file size; its buffers are kept for the next rows (unless a huge row
  * made them big). */
+#define _DEFAULT_SOURCE 1   /* madvise(MADV_DONTNEED) */
 #include "pipeline.h"
 #include "chatfmt.h"
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +92,7 @@ typedef struct Block {
      * buffer may move while a long line grows it. */
     char *in;
     size_t in_cap;
+    const char *rows_base;   /* what rows[].at counts from: `in`, or the mapped file */
     Row rows[MAX_BLOCK_ROWS];
     size_t nrows;
     uint64_t in_end;         /* input offset after its last row (progress) */
@@ -111,6 +116,12 @@ typedef struct Ring {
     Block *blocks;
     size_t nblocks;
     int in_fd, out_fd;
+    /* A regular input file is mapped, and its rows are read where they lie:
+     * no copy into block buffers by read(2), none of a line split between
+     * two reads (NULL: read(2) into the blocks). */
+    const char *map;
+    size_t map_len;
+    size_t map_released;   /* the mapping's pages before this were given back (the writer's) */
 
     /* The input side (in_mu): the fd, the next block to read and where the
      * line that the last block left unfinished starts. */
@@ -266,10 +277,82 @@ static long read_block(Ring *d, Block *blk) {
     d->consumed += start;
     d->lines += blk->nrows;
     blk->in_end = d->consumed;
+    blk->rows_base = blk->in;
     return (long)blk->nrows;
 oom:
     fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
     return -1;
+}
+
+/* The next block of a mapped input: whole lines from where the last block
+ * ended, up to BLOCK_ROWS of them or IN_BUF_BYTES (at least one line), as
+ * read_block makes them. A row's '\r's before its '\n' are left out of
+ * its length (the mapping is read-only: rows are not C strings here).
+ * Returns its number of rows (0 at the end of the input). */
+static long map_block(Ring *d, Block *blk) {
+    blk->nrows = 0;
+    blk->rows_base = d->map;
+    size_t at = (size_t)d->consumed, end = d->map_len;
+    while (at < end && blk->nrows < BLOCK_ROWS && (blk->nrows == 0 || at - (size_t)d->consumed < IN_BUF_BYTES)) {
+        const char *nl = memchr(d->map + at, '\n', end - at);
+        size_t e = nl ? (size_t)(nl - d->map) : end, len = e;
+        while (len > at && d->map[len - 1] == '\r') len--;
+        blk->rows[blk->nrows].at = at;
+        blk->rows[blk->nrows].len = len - at;
+        blk->nrows++;
+        at = nl ? e + 1 : end;
+    }
+    if (at >= end) d->input_ended = true;
+    d->lines += blk->nrows;
+    d->consumed = at;
+    blk->in_end = d->consumed;
+    return (long)blk->nrows;
+}
+
+/* Mapping the input: a file shrunk by someone else while it is read
+ * raises SIGBUS at the first page past its new end; that is an I/O error
+ * of the run, said as one, not a crash. */
+static void input_shrank(int sig) {
+    (void)sig;
+    static const char msg[] = "chatfmt: error: IOError: the input file shrank while it was read\n";
+    ssize_t r = write(STDERR_FILENO, msg, sizeof msg - 1);
+    (void)r;
+    _exit(1);
+}
+
+/* Map in_fd when it is a non-empty regular file (else d->map stays NULL). */
+static void map_input(Ring *d, struct sigaction *saved) {
+    struct stat st;
+    if (fstat(d->in_fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0) return;
+    if ((uint64_t)st.st_size > SIZE_MAX / 2) return;
+    off_t start = lseek(d->in_fd, 0, SEEK_CUR);   /* (stdin may be a file read part-way) */
+    if (start != 0) return;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, d->in_fd, 0);
+    if (m == MAP_FAILED) return;
+    (void)posix_madvise(m, (size_t)st.st_size, POSIX_MADV_SEQUENTIAL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = input_shrank;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGBUS, &sa, saved) != 0) {
+        munmap(m, (size_t)st.st_size);
+        return;
+    }
+    d->map = m;
+    d->map_len = (size_t)st.st_size;
+}
+
+/* The mapped input before `done` (every row there was written) gives its
+ * pages back, a MiB at a time: the process's memory stays flat however
+ * long the file, as with read(2) into the blocks. */
+static void release_input(Ring *d, uint64_t done) {
+    enum { RELEASE_STEP = 1 << 20 };
+    long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0) return;
+    size_t upto = (size_t)done / (size_t)page * (size_t)page;
+    if (upto < d->map_released + RELEASE_STEP) return;
+    (void)madvise((void *)(d->map + d->map_released), upto - d->map_released, MADV_DONTNEED);
+    d->map_released = upto;
 }
 
 /* ---- claiming, processing, writing ---- */
@@ -304,7 +387,7 @@ static Block *claim_block(Ring *d) {
             d->input_ended = true;
         } else {
             blk = &d->blocks[d->next_read % d->nblocks];
-            long n = read_block(d, blk);
+            long n = d->map ? map_block(d, blk) : read_block(d, blk);
             if (n > 0) {
                 d->next_read++;
             } else {
@@ -331,7 +414,7 @@ static void process_block(const Pipeline *p, unsigned worker, Block *blk) {
     blk->first_bad = SIZE_MAX;
     for (size_t i = 0; i < blk->nrows; i++) {
         size_t start = b->len;
-        bool ok = p->row(p->job, worker, blk->in + blk->rows[i].at, blk->rows[i].len, b);
+        bool ok = p->row(p->job, worker, blk->rows_base + blk->rows[i].at, blk->rows[i].len, b);
         blk->oom[i] = b->failed;
         if (b->failed) {   /* drop the partial line: the writer puts an error row there */
             b->failed = false;
@@ -412,6 +495,7 @@ static void finish_block(Ring *d, Block *blk) {
                 d->rows += b->nrows;
                 d->errors += b->errors;
                 progress_show(d, b->in_end, false);
+                if (d->map) release_input(d, b->in_end);
             }
             /* keep the output buffer for the next rows, unless a huge row made it big */
             if (b->out.cap > KEEP_BUFFER_BYTES) {
@@ -488,6 +572,8 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     d.prog.start = d.prog.last = now_seconds();
     struct stat st;
     if (fstat(in_fd, &st) == 0 && S_ISREG(st.st_mode)) d.prog.total = st.st_size;
+    struct sigaction saved_bus;
+    map_input(&d, &saved_bus);
 
     /* The calling thread is worker 0; when a thread cannot start, fewer do
      * the work (a worker index still runs one row at a time). */
@@ -506,6 +592,11 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
         free(d.blocks[i].out.p);
     }
     free(d.blocks);
+    if (d.map) {
+        munmap((void *)d.map, d.map_len);
+        sigaction(SIGBUS, &saved_bus, NULL);
+        (void)lseek(in_fd, (off_t)d.consumed, SEEK_SET);   /* where read(2) would have left a shared descriptor */
+    }
     pthread_mutex_destroy(&d.in_mu);
     pthread_mutex_destroy(&d.out_mu);
     pthread_cond_destroy(&d.room);

@@ -508,6 +508,11 @@ typedef struct cf_reply_options {
     bool reasoning_open;      /* the reply starts inside reasoning (same as such a tail) */
     const cf_limits *limits;  /* NULL: defaults (max_memory, max_string, max_steps,
                                  max_json_depth apply) */
+    bool json_response;       /* the request asked for a JSON answer (OpenAI response_format
+                                 json_object / json_schema): the content is that JSON, and a
+                                 Markdown code fence around it (a first line "```json" or
+                                 "```", a last line "```") is dropped; text before the fence
+                                 keeps it all as written */
 } cf_reply_options;
 
 /* Parse a whole reply into the OpenAI assistant message, as compact JSON

@@ -185,6 +185,9 @@ export interface ReplyOptions {
   /** The rendered prompt the reply continues (its end tells whether reasoning is open). */
   prompt?: string | Uint8Array | null;
   reasoningOpen?: boolean;
+  /** The request's response_format asking for JSON ({type: "json_object"}, "json"): the content
+   * is the JSON answer, a ```json fence around it dropped. */
+  responseFormat?: "json" | "text" | { type: "json_object" | "json_schema" | "text"; [key: string]: Json } | null;
   limits?: Limits | null;
   /** Variables for the template's probe render, e.g. {enable_thinking: false}. */
   variables?: Record<string, Json>;

@@ -662,10 +662,19 @@ function tailBytes(prompt) {
   return bytes.subarray(Math.max(0, bytes.length - TAIL_BYTES));
 }
 
+/** Does a request's response_format ({type: "json_object" | "json_schema" | "text"}, or "json" / "text") ask for JSON? */
+function jsonResponseOf(responseFormat) {
+  const kind = responseFormat && typeof responseFormat === "object" ? responseFormat.type : responseFormat;
+  if (kind == null || kind === "text") return false;
+  if (kind === "json" || kind === "json_object" || kind === "json_schema") return true;
+  throw makeError("UsageError", `unknown responseFormat ${JSON.stringify(responseFormat)} (text, json, json_object, json_schema)`);
+}
+
 /** cf_reply_options* for parseReply / ReplyStream (free with _cfjs_reply_options_free). */
 function replyOptions(options = {}) {
   const { template = null, tools = null, format = null, prompt = null, reasoningOpen = false,
-    limits = null, variables = {} } = options;
+    limits = null, variables = {}, responseFormat = null } = options;
+  const jsonResponse = jsonResponseOf(responseFormat);
   let fmt = format;
   let tail = prompt != null ? tailBytes(prompt) : null;
   if (template != null) {
@@ -678,7 +687,7 @@ function replyOptions(options = {}) {
   const limitsPtr = makeLimits(limits);
   const toolsJson = tools == null ? null : JSON.stringify(tools);
   const opt = withStrings([fmt || "plain", toolsJson, tail && tail.length ? tail : null],
-    (f, tj, tl) => M._cfjs_reply_options_new(f, tj, tl, reasoningOpen ? 1 : 0, limitsPtr));
+    (f, tj, tl) => M._cfjs_reply_options_new(f, tj, tl, reasoningOpen ? 1 : 0, limitsPtr, jsonResponse ? 1 : 0));
   if (!opt) {
     if (limitsPtr) M._cfjs_limits_free(limitsPtr);
     throw lastError();
@@ -698,7 +707,9 @@ function freeReplyOptions({ opt, limitsPtr }) {
  * tells whether the prompt left reasoning open), tools (types GLM argument
  * values), format ("glm45", "hermes", "command-a", "plain": overrides the
  * template's), prompt (the rendered prompt the reply continues),
- * reasoningOpen, variables (for the probe render, e.g. {enable_thinking: false}).
+ * reasoningOpen, variables (for the probe render, e.g. {enable_thinking: false}),
+ * responseFormat (the request's, e.g. {type: "json_object"}, or "json": the
+ * content is the JSON answer, a ```json fence around it dropped).
  */
 export function parseReply(text, options = {}) {
   const ro = replyOptions(options);

@@ -12,8 +12,8 @@
 #     input and -o identical to stdout;
 #   - -D overrides every row, --add-generation-prompt, --spans (as render
 #     --spans), and rows with tools take a tokenizer_config's tool_use template;
-#   - line splitting (read(2) into block buffers, lines carried over to the
-#     next block): empty input, no final newline, CRLF and lone '\r', empty
+#   - line splitting (a file: mapped, lines found in place; a pipe: read(2)
+#     into block buffers, lines carried over to the next block): empty input, no final newline, CRLF and lone '\r', empty
 #     lines, rows from 0 bytes to 5 MB across buffer boundaries, more rows
 #     than a block holds; each output row checked against its input line,
 #     --threads 1 / 3 and a pipe identical; write and read errors;
@@ -186,6 +186,14 @@ for i in range(400):
     parts.append(row(i, size) + rng.choice([b"\n", b"\r\n", b"\n\n", b"\r\r\n", b"\n\r\n"]))
 parts.append(row(400, 70000))   # and no newline at the end
 write("long", b"".join(parts))
+# A mapped file ends where its last page does when its size is a multiple
+# of the page size: a last row without a newline, whole or cut short, ends
+# right there (a reader looking one byte past a row would fault).
+for page in (4096, 65536):
+    for k, tail in enumerate([row(1, 3), row(2, 3)[:-1], row(3, 3)[:-3], b'{"n": 4, "s": "ab\\', b"{"]):
+        first = row(0, 0)
+        first = row(0, page - len(tail) - 1 - len(first))
+        write(f"page-end-{page}-{k}", first + b"\n" + tail)
 EOF
 # check_lines IN OUT: OUT holds IN's rows as the template renders them.
 check_lines() {

@@ -6,7 +6,7 @@ would, and compared with what those tests assert.
 
 Usage (from the repository root, after `make`):
   python3 tests/reply_peer_cases.py [--chatfmt build/chatfmt] [--shared ../shared]
-        [--known tests/KNOWN_DIFFERENCES.md] [--min-matched N] [--show N]
+        [--known tests/KNOWN_DIFFERENCES.md] [--min-matched N] [--min-strict N] [--show N]
         [--only TEXT] [--chunks 1,7] [--failures FILE] [--json FILE] [--peer CMD] [-j JOBS] [-v]
 
 Which cases: every strict case of cases.jsonl (the test asserts the whole
@@ -31,7 +31,7 @@ and the report says how many failures are listed and how many are not.
 
 Prints one line per source and parser (with the format chatfmt detects for
 its template), per source and per detected format, the first failures, and
-last `reply cases: M/N matched (R) ...`. Exit status 0 when M >= --min-matched.
+last `reply cases: M/N matched (R) ...`. Exit status 0 when M >= --min-matched and the strict cases matched >= --min-strict.
 --peer CMD scores another project's parser on the same cases instead
 (bench/compare_peers.sh passes llama.cpp's); see run_peer for its protocol.
 """
@@ -56,7 +56,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # A reason missing here, or whose flag `chatfmt parse --help` does not list,
 # leaves the case out.
 OPTIONS = {
-    "json_schema (response_format) constrains the reply": None,
+    # the server tells the parser the reply is the JSON answer (a fence around it is dropped)
+    "json_schema (response_format) constrains the reply": ("--response-format", ["--response-format", "json"]),
     "tool_choice=COMMON_CHAT_TOOL_CHOICE_REQUIRED": None,
     "reasoning_format=none (reasoning left inline in content)": ("--reasoning-inline", ["--reasoning-inline"]),
     "reasoning_in_content=true": ("--reasoning-inline", ["--reasoning-inline"]),
@@ -197,6 +198,8 @@ def main():
     ap.add_argument("--shared", default=os.environ.get("CHATFMT_SHARED", os.path.join(ROOT, "..", "shared")))
     ap.add_argument("--known", default=os.path.join(ROOT, "tests", "KNOWN_DIFFERENCES.md"))
     ap.add_argument("--min-matched", type=int, default=0, help="fail below this many matched cases")
+    ap.add_argument("--min-strict", type=int, default=0,
+                    help="fail below this many matched strict cases of cases.jsonl")
     ap.add_argument("--show", type=int, default=10, help="failures printed (default 10)")
     ap.add_argument("--only", default=None, help="cases whose id, parser or template contains this")
     ap.add_argument("--failures", default=None, help="write every failure here, one per line")
@@ -322,9 +325,10 @@ def main():
     print("strict cases of cases.jsonl: %d/%d matched (%.3f); option-dependent cases: %d/%d" % (
         strict[0], strict[1], strict[0] / max(strict[1], 1), matched - strict[0], n - strict[1]))
     streamed = "; streamed agrees with whole %d/%d" % (streams[1], streams[0]) if streams[0] else ""
-    print("reply cases: %d/%d matched (%.3f)%s; %d differ, %d of them listed in KNOWN_DIFFERENCES; threshold %d" % (
-        matched, n, matched / max(n, 1), streamed, n - matched, listed_failing, a.min_matched))
-    return 0 if matched >= a.min_matched else 1
+    print("reply cases: %d/%d matched (%.3f), strict %d/%d%s; %d differ, %d of them listed in KNOWN_DIFFERENCES; "
+          "threshold %d (strict %d)" % (matched, n, matched / max(n, 1), strict[0], strict[1], streamed, n - matched,
+                                        listed_failing, a.min_matched, a.min_strict))
+    return 0 if matched >= a.min_matched and strict[0] >= a.min_strict else 1
 
 
 if __name__ == "__main__":

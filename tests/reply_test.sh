@@ -55,6 +55,8 @@ for line in open(cases, encoding="utf-8"):
         continue
     reply = c["reply"].encode("utf-8")
     args = [bin_, "parse", "--format", c["format"]]
+    if c.get("json_response"):
+        args += ["--response-format", "json"]
     if c["tools"]:
         with open(tmp + "/tools.json", "w", encoding="utf-8") as f:
             json.dump(c["tools"], f)
@@ -147,6 +149,7 @@ expect_status "missing file" 1 --format hermes "$TMP/nope.txt"
 echo '[{"name": ' > "$TMP/badtools.json"
 expect_status "bad tools JSON" 1 --format glm45 --tools "$TMP/badtools.json" "$TMP/think.txt"
 expect_status "bad --chunk-bytes" 2 --format hermes --stream --chunk-bytes 0 "$TMP/think.txt"
+expect_status "bad --response-format" 2 --format hermes --response-format xml "$TMP/think.txt"
 head -c 100000 /dev/zero | tr '\0' a > "$TMP/big.txt"
 expect_status "--max-string limit" 1 --format hermes --max-string 1000 "$TMP/big.txt"
 

@@ -116,6 +116,7 @@ static bool load_case(Value c, Case *out) {
         out->opt.tools_json = sb.p;
     }
     out->opt.prompt_tail = cstr(tail);
+    out->opt.json_response = v_truthy(field(c, "json_response"));
     if (hex.type == VT_STR) {
         out->len = hex.u.s->len / 2;
         out->reply = rt_alloc(&rt, out->len + 1);

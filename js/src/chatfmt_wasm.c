@@ -223,11 +223,12 @@ static char *copy_string(const char *s) {
     return p;
 }
 
-/* format: a name ("glm45", "hermes", "command-a", "plain"). NULL + error for
- * an unknown name or no memory. */
+/* format: a name ("glm45", "hermes", "command-a", "plain"); json_response:
+ * the request asked for a JSON answer. NULL + error for an unknown name or
+ * no memory. */
 EXPORT cf_reply_options *cfjs_reply_options_new(const char *format, const char *tools_json,
                                                 const char *prompt_tail, int reasoning_open,
-                                                const cf_limits *limits) {
+                                                const cf_limits *limits, int json_response) {
     ReplyOptions *o = calloc(1, sizeof *o);
     if (!o) {
         set_error(CF_ERR_MEMORY, "out of memory");
@@ -250,6 +251,7 @@ EXPORT cf_reply_options *cfjs_reply_options_new(const char *format, const char *
     o->opt.tools_json = o->tools;
     o->opt.prompt_tail = o->tail;
     o->opt.reasoning_open = reasoning_open != 0;
+    o->opt.json_response = json_response != 0;
     o->opt.limits = limits;
     return &o->opt;
 }

@@ -64,6 +64,10 @@ test("parseReply and ReplyStream equal the C CLI on every shared reply case", { 
         args.push("--reasoning-open");
         options.reasoningOpen = true;
       }
+      if ((c.option_dependent || []).some((why) => why.startsWith("json_schema (response_format)"))) {
+        args.push("--response-format", "json");
+        options.responseFormat = { type: "json_schema" };
+      }
       const want = cli(args, replyFile);
       assert.equal(want.status, 0, `${c.id}: ${want.err}`);
       const got = JSON.stringify(parseReply(c.text, options));

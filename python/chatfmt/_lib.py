@@ -100,7 +100,7 @@ class RenderBuffer(ctypes.Structure):
 class ReplyOptions(ctypes.Structure):
     _fields_ = [("format", ctypes.c_int), ("tools_json", ctypes.c_char_p),
                 ("prompt_tail", ctypes.c_char_p), ("reasoning_open", ctypes.c_bool),
-                ("limits", ctypes.POINTER(Limits))]
+                ("limits", ctypes.POINTER(Limits)), ("json_response", ctypes.c_bool)]
 
 
 class GrammarOptions(ctypes.Structure):

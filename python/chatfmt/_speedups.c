@@ -899,15 +899,200 @@ static void pool_quiesce(Pool *p, Window *win) {
 /* -- render_batch -- */
 
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR };
-enum { WINDOW_ROWS = 512, WINDOW_ITEMS = 1 << 16 };
+/* A window holds up to WINDOW_ROWS rows, fewer when their outputs would
+ * pass WINDOW_TEXT bytes (as long as the last window's were): the texts
+ * are read back under the GIL a window later, from the cache when the
+ * window's texts fit in it (about a third of a long row's time went to
+ * memory with 512 rows of 6.6 KB). */
+enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_ITEMS = 1 << 16 };
 
 typedef struct BatchRow {
     size_t first, count;      /* its items in the window's array */
     const cf_template *t;
     int state;
-    cf_result res;
+    cf_result res;            /* ROW_OK, not `converted`: the output as rendered */
     cf_error err;
+    /* ROW_OK and `converted`: the output as its str stores it (one byte a
+     * character up to U+00FF, else two or four), in this slot's buffer,
+     * which the slot keeps for the rows after it (no page faulted in anew
+     * a row); the render's own buffer went back to its thread's cache. */
+    bool converted;
+    /* The row's context: another row's, shared (a repeated row object), or
+     * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
+    cf_context *ctx;
+    bool shared, keep;
+    unsigned char kind;       /* bytes a character: 1, 2, 4 */
+    uint32_t maxchar;
+    size_t nchars;
+    unsigned char *text;
+    size_t text_cap;
 } BatchRow;
+
+/* A slot keeps a text buffer up to this size (a window's slots then hold at
+ * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
+enum { SLOT_TEXT_MAX = 32 << 10 };
+
+static inline uint64_t load8(const unsigned char *p) {
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+}
+
+/* The code points of valid UTF-8 s[0..n): count and largest; false for
+ * bytes that are not valid UTF-8 (then decoded under the GIL, as before). */
+static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint32_t *maxchar) {
+    size_t count = 0;
+    uint32_t top = 0;
+    for (size_t i = 0; i < n; count++) {
+        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
+            if (top < 0x7F) top = 0x7F;   /* (at least its characters': no smaller kind follows) */
+            i += 8;
+            count += 7;
+            continue;
+        }
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c >= 0xC2 && c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c >= 0xE0 && c < 0xF0) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) return false;   /* overlong, surrogate */
+            i += 3;
+        } else if (c >= 0xF0 && c < 0xF5) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return false;
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            if (cp < 0x10000 || cp > 0x10FFFF) return false;
+            i += 4;
+        } else {
+            return false;
+        }
+        if (cp > top) top = cp;
+    }
+    *nchars = count;
+    *maxchar = top;
+    return true;
+}
+
+/* Valid UTF-8 s[0..n) into `kind`-byte code units at out (kind a
+ * constant at each call below: the compiler makes one loop per kind). */
+static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, int kind,
+                                                           unsigned char *out) {
+    uint16_t *out2 = (uint16_t *)(void *)out;
+    uint32_t *out4 = (uint32_t *)(void *)out;
+    size_t k = 0;
+    for (size_t i = 0; i < n; k++) {
+        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
+            if (kind == 1) memcpy(out + k, s + i, 8);
+            else if (kind == 2) for (int j = 0; j < 8; j++) out2[k + j] = s[i + j];
+            else for (int j = 0; j < 8; j++) out4[k + j] = s[i + j];
+            i += 8;
+            k += 7;
+            continue;
+        }
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c < 0xE0) {
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c < 0xF0) {
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            i += 3;
+        } else {
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            i += 4;
+        }
+        if (kind == 1) out[k] = (unsigned char)cp;
+        else if (kind == 2) out2[k] = (uint16_t)cp;
+        else out4[k] = cp;
+    }
+}
+
+static void utf8_widen(const unsigned char *s, size_t n, int kind, unsigned char *out) {
+    if (kind == 1) widen_as(s, n, 1, out);
+    else if (kind == 2) widen_as(s, n, 2, out);
+    else widen_as(s, n, 4, out);
+}
+
+static bool slot_reserve(BatchRow *r, size_t bytes) {
+    if (bytes <= r->text_cap) return true;
+    size_t cap = r->text_cap ? r->text_cap : 4096;
+    while (cap < bytes) cap *= 2;
+    unsigned char *p = realloc(r->text, cap);
+    if (!p) return false;
+    r->text = p;
+    r->text_cap = cap;
+    return true;
+}
+
+/* Turn a row's fresh output into its str's form (on the rendering thread,
+ * without the GIL: what stays under the GIL is PyUnicode_New and one copy).
+ * Output that is too big, not valid UTF-8, or finds no memory stays as
+ * rendered. */
+static void convert_output(BatchRow *r) {
+    const unsigned char *s = (const unsigned char *)r->res.text;
+    size_t n = r->res.len, i = 0;
+    r->converted = false;
+    if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
+    /* ASCII (most prompts): checked while copied, 64 bytes a step in
+     * vector registers (gcc and clang vector types: SSE2 on x86-64) */
+    typedef unsigned char v16 __attribute__((vector_size(16)));
+    v16 vhigh = {0};
+    for (; i + 64 <= n; i += 64) {
+        v16 a, b, c, d;
+        memcpy(&a, s + i, 16);
+        memcpy(&b, s + i + 16, 16);
+        memcpy(&c, s + i + 32, 16);
+        memcpy(&d, s + i + 48, 16);
+        vhigh |= a | b | c | d;
+        memcpy(r->text + i, &a, 16);
+        memcpy(r->text + i + 16, &b, 16);
+        memcpy(r->text + i + 32, &c, 16);
+        memcpy(r->text + i + 48, &d, 16);
+    }
+    uint64_t high, halves[2];
+    memcpy(halves, &vhigh, 16);
+    high = halves[0] | halves[1];
+    for (; i < n; i++) {
+        high |= s[i];
+        r->text[i] = s[i];
+    }
+    if (!(high & 0x8080808080808080ULL)) {
+        r->kind = 1;
+        r->maxchar = 127;
+        r->nchars = n;
+    } else {
+        size_t nchars;
+        uint32_t maxchar;
+        if (!utf8_measure(s, n, &nchars, &maxchar)) return;
+        int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
+        if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
+        utf8_widen(s, n, kind, r->text);
+        r->kind = (unsigned char)kind;
+        r->maxchar = maxchar;
+        r->nchars = nchars;
+    }
+    r->converted = true;
+    lib.result_free(&r->res);   /* (its buffer serves this thread's next render) */
+}
+
+/* The converted output as a str: one allocation and one copy. */
+static PyObject *converted_to_str(const BatchRow *r) {
+    PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+    if (u) memcpy(PyUnicode_DATA(u), r->text, r->nchars * r->kind);
+    return u;
+}
 
 typedef struct BatchWindow {
     Window win;
@@ -915,14 +1100,25 @@ typedef struct BatchWindow {
     Held held;
     BatchRow rows[WINDOW_ROWS];
     size_t start;             /* index of its first row in the batch */
+    unsigned long gen;        /* which fill of the batch this is */
     const cf_render_options *opt;
     bool chat;
+    /* contexts dropped from the repeat cache while rows of this window
+     * may render them: freed once the window is finished */
+    cf_context **retired;
+    size_t nretired, retired_cap;
 } BatchWindow;
 
 static void batch_row(Window *win, size_t i) {
     BatchWindow *bw = (BatchWindow *)win;
     BatchRow *r = &bw->rows[i];
     if (r->state != ROW_PENDING) return;
+    if (r->shared) {   /* a row object seen before: its context is built */
+        bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, r->ctx, bw->opt, &r->res, &r->err);
+        r->state = ok ? ROW_OK : ROW_ERROR;
+        if (ok) convert_output(r);
+        return;
+    }
     cf_builder *b = lib.builder_new(bw->opt ? bw->opt->limits : NULL);
     if (!b) {
         r->state = ROW_DECLINED;   /* out of memory: the general path reports it */
@@ -940,13 +1136,142 @@ static void batch_row(Window *win, size_t i) {
         return;
     }
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
-    lib.context_free(ctx);
+    if (r->keep) r->ctx = ctx;   /* (the drain caches it) */
+    else lib.context_free(ctx);
     r->state = ok ? ROW_OK : ROW_ERROR;
+    if (ok) convert_output(r);
+}
+
+/* ---- rows that repeat ----
+ * A batch often holds the same row object many times (a list built as
+ * [conversation] * n, or rows cycled from a few): its variables are the
+ * same, so its context is built once and shared by the later rows (a
+ * context renders from many threads at once). Keyed by object identity
+ * within one call: a row is read once, where it first repeats, and the
+ * rows are not expected to change while the call reads them (as any
+ * reader of them on other threads). The cache holds each row object it
+ * keys (its address is then not reused). Only a row seen a second time
+ * keeps its context, so a batch of distinct rows builds and frees each
+ * context on its rendering thread as before. */
+typedef struct RepeatEntry {
+    PyObject *row;            /* held; NULL: empty */
+    cf_context *ctx;          /* built, or NULL */
+    const cf_template *t;
+    unsigned long used;       /* the last window that renders ctx */
+    bool pending;             /* a row in flight is to bring ctx */
+} RepeatEntry;
+
+typedef struct RepeatCache {
+    RepeatEntry *e;
+    size_t mask;              /* entries - 1 (a power of two) */
+    unsigned long gen;        /* fills so far */
+} RepeatCache;
+
+enum { REPEAT_MAX = 4096 };
+
+static bool repeat_init(RepeatCache *c, size_t nrows) {
+    size_t n = 16;
+    while (n < nrows && n < REPEAT_MAX) n *= 2;
+    c->e = calloc(n, sizeof *c->e);
+    c->mask = n - 1;
+    c->gen = 0;
+    return c->e != NULL;
+}
+
+static RepeatEntry *repeat_slot(RepeatCache *c, PyObject *row) {
+    uint64_t h = (uint64_t)(uintptr_t)row * 0x9E3779B97F4A7C15ull;
+    return &c->e[(h >> 32) & c->mask];
+}
+
+static bool retire(BatchWindow *bw, cf_context *ctx) {
+    if (bw->nretired == bw->retired_cap) {
+        size_t cap = bw->retired_cap ? 2 * bw->retired_cap : 64;
+        cf_context **p = realloc(bw->retired, cap * sizeof *p);
+        if (!p) return false;
+        bw->retired = p;
+        bw->retired_cap = cap;
+    }
+    bw->retired[bw->nretired++] = ctx;
+    return true;
+}
+
+static void free_retired(BatchWindow *bw) {
+    for (size_t i = 0; i < bw->nretired; i++) lib.context_free(bw->retired[i]);
+    bw->nretired = 0;
+}
+
+/* Set row r of the window being filled (bw) from the cache: true when its
+ * context is there (shared: nothing to walk). Otherwise r->keep says
+ * whether to keep the context it builds. False + r->shared false when
+ * memory for the bookkeeping runs out (the row is then built as usual). */
+static bool repeat_lookup(RepeatCache *c, BatchWindow *bw, BatchRow *r, PyObject *row) {
+    RepeatEntry *e = repeat_slot(c, row);
+    r->shared = r->keep = false;
+    r->ctx = NULL;
+    if (e->row == row) {
+        if (e->ctx) {
+            r->ctx = e->ctx;
+            r->t = e->t;
+            r->shared = true;
+            e->used = bw->gen;
+            return true;
+        }
+        if (!e->pending) r->keep = e->pending = true;   /* seen twice: keep this one's context */
+        return false;
+    }
+    /* another object's entry, or none: this row takes it; a context rows in
+     * flight may render (this window's or the one before) waits for the
+     * end of this window, which finishes last */
+    if (e->ctx) {
+        if (e->used + 1 >= bw->gen) {
+            if (!retire(bw, e->ctx)) return false;   /* (the entry stays as it was) */
+        } else {
+            lib.context_free(e->ctx);
+        }
+    }
+    Py_XDECREF(e->row);
+    e->row = new_ref(row);
+    e->ctx = NULL;
+    e->pending = false;
+    return false;
+}
+
+/* A drained row's kept context into the cache, or freed when its entry
+ * went to another row meanwhile. */
+static void repeat_store(RepeatCache *c, BatchRow *r, PyObject *row) {
+    if (!r->keep) return;
+    RepeatEntry *e = repeat_slot(c, row);
+    bool mine = e->row == row && e->pending && !e->ctx;
+    if (mine) e->pending = false;
+    if (r->ctx) {
+        if (mine) {
+            e->ctx = r->ctx;
+            e->t = r->t;
+            e->used = 0;   /* (no window renders it yet) */
+        } else {
+            lib.context_free(r->ctx);
+        }
+    }
+    r->ctx = NULL;
+    r->keep = false;
+}
+
+/* After the last window: every context and row the cache holds. */
+static void repeat_free(RepeatCache *c) {
+    if (!c->e) return;
+    for (size_t i = 0; i <= c->mask; i++) {
+        if (c->e[i].ctx) lib.context_free(c->e[i].ctx);
+        Py_XDECREF(c->e[i].row);
+    }
+    free(c->e);
+    c->e = NULL;
 }
 
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
+    RepeatCache repeat;
+    size_t window_rows;       /* rows a window takes (see WINDOW_TEXT) */
 } BatchArgs;
 
 /* The value `tools` has for this row (borrowed; NULL when absent). */
@@ -967,17 +1292,22 @@ static bool walk_pairs(Walk *w, PyObject *d) {
 
 /* Walk rows [start, end) of the batch into bw, as many as fit; returns the
  * end of what was walked, or (size_t)-1 with an exception set. */
-static size_t batch_fill(BatchWindow *bw, const BatchArgs *a, size_t start, size_t end) {
+static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end) {
     Walk *w = &bw->walk;
     w->n = 0;
     w->failed = false;
     bw->start = start;
+    bw->gen = ++a->repeat.gen;
     size_t k = 0;
-    for (; start + k < end && k < WINDOW_ROWS && w->n < WINDOW_ITEMS; k++) {
+    for (; start + k < end && k < a->window_rows && w->n < WINDOW_ITEMS; k++) {
         PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
         BatchRow *r = &bw->rows[k];
         r->first = w->n;
         r->state = ROW_PENDING;
+        if (repeat_lookup(&a->repeat, bw, r, row)) {
+            r->count = 0;
+            continue;
+        }
         PyObject *tools = row_tools(a, row);
         if (PyErr_Occurred()) return (size_t)-1;
         bool with_tools = tools && tools != Py_None;
@@ -1009,13 +1339,16 @@ static size_t batch_fill(BatchWindow *bw, const BatchArgs *a, size_t start, size
 /* The window's results into out[start...], as str, error objects (made by
  * make_error(kind, message, line, column, offset)), the tools error, or
  * DECLINED; frees the outputs. False with an exception set. */
-static bool batch_drain(BatchWindow *bw, const BatchArgs *a, PyObject *out) {
+static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
     bool ok = true;
+    size_t text_bytes = 0;
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
+        repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
         PyObject *o = NULL;
         if (r->state == ROW_OK) {
-            if (ok) o = text_to_str(r->res.text, r->res.len);
+            text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
+            if (ok) o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             lib.result_free(&r->res);
         } else if (!ok) {
             continue;
@@ -1035,6 +1368,10 @@ static bool batch_drain(BatchWindow *bw, const BatchArgs *a, PyObject *out) {
         PyList_SET_ITEM(out, (Py_ssize_t)(bw->start + i), o);
     }
     release_held(&bw->held);
+    free_retired(bw);
+    size_t per_row = text_bytes / (bw->win.nrows ? bw->win.nrows : 1) + 1;
+    size_t rows = WINDOW_TEXT / per_row;
+    a->window_rows = rows < WINDOW_MIN_ROWS ? WINDOW_MIN_ROWS : rows > WINDOW_ROWS ? WINDOW_ROWS : rows;
     return ok;
 }
 
@@ -1042,7 +1379,10 @@ static void batch_window_free(BatchWindow *bw) {
     if (!bw) return;
     release_held(&bw->held);
     free(bw->held.o);
+    free_retired(bw);
+    free(bw->retired);
     free(bw->walk.items);
+    for (size_t i = 0; i < WINDOW_ROWS; i++) free(bw->rows[i].text);
     free(bw);
 }
 
@@ -1068,6 +1408,7 @@ static BatchWindow *batch_window_take(void) {
 static void batch_window_give_back(BatchWindow *bw) {
     if (!bw) return;
     release_held(&bw->held);
+    free_retired(bw);
     if (bw->walk.cap > 4 * WINDOW_ITEMS) {   /* grown by one huge row: not kept at that size */
         free(bw->walk.items);
         bw->walk.items = NULL;
@@ -1095,7 +1436,7 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
                                          "options, chat, threads, make_error)");
         return NULL;
     }
-    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL};
+    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0}, WINDOW_MIN_ROWS};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);
@@ -1110,7 +1451,7 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
     Py_ssize_t n = PyList_GET_SIZE(a.rows);
     PyObject *out = PyList_New(n);
     BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
-    if (!a.tools_key || !a.messages_key || !out || !bw[0] || !bw[1]) {
+    if (!a.tools_key || !a.messages_key || !out || !bw[0] || !bw[1] || !repeat_init(&a.repeat, (size_t)n)) {
         if (!PyErr_Occurred()) PyErr_NoMemory();
         goto fail_early;
     }
@@ -1148,11 +1489,15 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         Py_BEGIN_ALLOW_THREADS
         pool_finish(&pool, &published->win);
         Py_END_ALLOW_THREADS
-        for (size_t i = 0; i < published->win.nrows; i++)
-            if (published->rows[i].state == ROW_OK) lib.result_free(&published->rows[i].res);
+        for (size_t i = 0; i < published->win.nrows; i++) {
+            BatchRow *r = &published->rows[i];
+            if (r->state == ROW_OK) lib.result_free(&r->res);
+            repeat_store(&a.repeat, r, PyList_GET_ITEM(a.rows, (Py_ssize_t)(published->start + i)));
+        }
     }
     pool_stop(&pool);
 fail_early:
+    repeat_free(&a.repeat);
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);
     batch_window_give_back(bw[0]);

@@ -39,7 +39,7 @@ def _prompt_tail(template, tools, variables):
 class _Options:
     """cf_reply_options and the buffers it points to."""
 
-    def __init__(self, template, tools, format, prompt, reasoning_open, limits, variables):
+    def __init__(self, template, tools, format, prompt, reasoning_open, limits, variables, response_format=None):
         t = _template_for(template) if template is not None else None
         if format is None:
             format = t.reply_format if t is not None else "plain"
@@ -56,7 +56,19 @@ class _Options:
         self._tail = tail.encode("utf-8") if tail else None
         self._limits = _lib.limits_struct(limits)
         self.c = _lib.ReplyOptions(value.value, self._tools, self._tail, bool(reasoning_open),
-                                   ctypes.pointer(self._limits) if self._limits else None)
+                                   ctypes.pointer(self._limits) if self._limits else None,
+                                   _json_response(response_format))
+
+
+def _json_response(response_format):
+    """Does the request's response_format ask for JSON? It is OpenAI's dict
+    ({"type": "json_object"} or {"type": "json_schema", ...}), or "json" / "text"."""
+    kind = response_format.get("type") if isinstance(response_format, dict) else response_format
+    if kind in (None, "text"):
+        return False
+    if kind in ("json", "json_object", "json_schema"):
+        return True
+    raise errors.UsageError(f"unknown response_format {response_format!r} (text, json, json_object, json_schema)")
 
 
 def _as_bytes(text):
@@ -64,7 +76,7 @@ def _as_bytes(text):
 
 
 def parse_reply(text, template=None, *, tools=None, format=None, prompt=None, reasoning_open=False,
-                limits=None, **variables):
+                limits=None, response_format=None, **variables):
     """Parse a whole model reply into the OpenAI assistant message (a dict:
     role, content, reasoning_content, tool_calls, citations; see chatfmt.h).
 
@@ -73,9 +85,11 @@ def parse_reply(text, template=None, *, tools=None, format=None, prompt=None, re
     enable_thinking=False), tells whether the reply starts inside reasoning.
     ``format`` ("glm45", "hermes", "command-a", "plain") overrides detection;
     ``prompt`` (the rendered prompt) replaces the probe render; ``tools``
-    (OpenAI tools list) types glm45 argument values.
+    (OpenAI tools list) types glm45 argument values. ``response_format``
+    (the request's, e.g. {"type": "json_object"}, or "json") asking for JSON:
+    the content is the JSON answer, a ```json fence around it dropped.
     """
-    opts = _Options(template, tools, format, prompt, reasoning_open, limits, variables)
+    opts = _Options(template, tools, format, prompt, reasoning_open, limits, variables, response_format)
     data = _as_bytes(text)
     err = _lib.Error()
     n = ctypes.c_size_t()
@@ -116,8 +130,8 @@ class ReplyStream:
     well-formed reply). Same options as :func:`parse_reply`."""
 
     def __init__(self, template=None, *, tools=None, format=None, prompt=None, reasoning_open=False,
-                 limits=None, **variables):
-        self._opts = _Options(template, tools, format, prompt, reasoning_open, limits, variables)
+                 limits=None, response_format=None, **variables):
+        self._opts = _Options(template, tools, format, prompt, reasoning_open, limits, variables, response_format)
         err = _lib.Error()
         self._ptr = _lib.cf_reply_stream_new(ctypes.byref(self._opts.c), ctypes.byref(err))
         if not self._ptr:

@@ -434,7 +434,9 @@ class Template:
         ``variables`` are set on every row (a row's own keys win). Returns a
         list in the order of ``rows``: each item is the text, or the
         exception object (a :class:`ChatfmtError`) of a row that failed; the
-        batch never stops at a failing row."""
+        batch never stops at a failing row. A row object that comes again
+        within the call is read once (its repeats share what was read):
+        the rows must not change while the call runs."""
         rows = rows if type(rows) is list else list(rows)
         threads = _thread_count(threads)
         tools_error = self._tools_error

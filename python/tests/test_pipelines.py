@@ -82,6 +82,43 @@ class RenderBatch(unittest.TestCase):
             self.assertEqual(got[0], "D")
             self.assertIsInstance(got[1], chatfmt.TemplateSyntaxError)
 
+    def test_repeated_row_objects_and_every_text_kind(self):
+        """Rows that are the same objects many times over (render_batch
+        builds such a row's variables once per call) and outputs of every
+        str kind (ASCII, Latin-1, BMP, astral; outputs too long for a row
+        slot; errors; rows the C walk declines), over many windows: each
+        result is what Template.render gives. A change to a row object
+        between two calls shows in the second."""
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% endif %}{{ m.role }}:{{ m.content }}|{% endfor %}{{ x | default('') }}")
+        contents = ["", "plain", "caf\u00e9 \u00ff", "\u4e2d\u6587 \u00e9", "\U0001F600 and \u4e2d",
+                    "x" * 40000 + "\u00e9", "\u4e2d" * 20000, "\U0001F600" * 9000, "boom", "\u07ff\u0800\uffff"]
+        pool = []
+        for i, c in enumerate(contents):
+            conv = [{"role": "user", "content": c}, {"role": "assistant", "content": str(i)}]
+            pool += [conv, {"messages": conv, "x": i}]
+        pool.append({"messages": [{"role": "user", "content": "s"}], "odd": {1}})   # declined: a set
+        rows = [pool[(i * 5) % len(pool)] for i in range(3000)]   # (5: every pool member, 21 of them)
+        self.assertEqual(len({id(r) for r in rows}), len(pool))
+
+        def one(r):
+            return outcome(lambda: t.render(**r) if isinstance(r, dict) else t.render(r))
+
+        want = {id(r): one(r) for r in pool}
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                got = t.render_batch(rows, threads=threads)
+                self.assertEqual([as_outcome(x) for x in got], [want[id(r)] for r in rows])
+                self.assertTrue(all(type(x) is str for x in got if not isinstance(x, BaseException)))
+        pool[1]["x"] = "changed"
+        pool[0][0]["content"] = "now ASCII"
+        got = t.render_batch(rows, threads=2)
+        self.assertEqual(got[0], t.render(pool[0]))
+        at = next(i for i, r in enumerate(rows) if r is pool[1])
+        self.assertEqual(got[at], t.render(**pool[1]))
+        self.assertIn("now ASCII|", got[at])
+        self.assertIn("changed", got[at])
+
     def test_many_python_threads_at_once(self):
         t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
         rows = [ctx for _, ctx in conversations()] * 20

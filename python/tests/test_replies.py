@@ -26,7 +26,8 @@ class Replies(unittest.TestCase):
         n = 0
         for c in load_cases():
             with self.subTest(case=c["name"]):
-                got = chatfmt.parse_reply(c["bytes"], format=c["format"], tools=c["tools"], prompt=c["tail"])
+                got = chatfmt.parse_reply(c["bytes"], format=c["format"], tools=c["tools"], prompt=c["tail"],
+                                          response_format="json" if c.get("json_response") else None)
                 self.assertEqual(got, json.loads(c["expect"]))
                 n += 1
         self.assertGreaterEqual(n, 50)
@@ -37,7 +38,9 @@ class Replies(unittest.TestCase):
                 continue
             for size in (1, 3, 64):
                 with self.subTest(case=c["name"], chunk=size), \
-                        chatfmt.ReplyStream(format=c["format"], tools=c["tools"], prompt=c["tail"]) as s:
+                        chatfmt.ReplyStream(format=c["format"], tools=c["tools"], prompt=c["tail"],
+                                            response_format={"type": "json_object"} if c.get("json_response")
+                                            else None) as s:
                     data = c["bytes"]
                     deltas = []
                     for i in range(0, len(data), size):

@@ -20,15 +20,17 @@ enum {
     E_SECTION_END,                         /* after the calls: the section's closer */
     E_ARGS, E_AFTER_ARGS,                  /* a bare arguments object, then its fence */
     E_CALL_END,                            /* the call's closer */
+    E_WRAP, E_WRAP_END,                    /* a wrapper tag around a JSON body, or the body; its closer */
     E_TREE, E_TREE_TAG, E_TREE_VAL, E_TREE_VAL_TAG,   /* XML elements named by their keys */
-    E_PARAMS, E_KEY, E_FLAG, E_MID, E_VAL  /* typed XML parameters */
+    E_PARAMS, E_KEY, E_FLAG, E_MID, E_VAL, /* typed XML parameters */
+    E_VERBATIM                             /* a verbatim section of a value (CDATA) */
 };
 
 /* What a matched marker is. */
 enum {
     R_THINK_OPEN, R_THINK_CLOSE, R_SECTION_OPEN, R_SECTION_CLOSE, R_CALL_OPEN, R_CALL_CLOSE,
     R_DROP, R_FIELD_END, R_PARAM_OPEN, R_KEY_CLOSE, R_KEY_FLAG, R_FLAG_CLOSE, R_VALUE_OPEN,
-    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN,
+    R_VALUE_CLOSE, R_PARAMS_CLOSE, R_AFTER, R_BARE_OPEN, R_VERBATIM,
     R_ALT   /* R_ALT + 2k: alt[k]'s section opener, + 2k + 1: its call opener */
 };
 
@@ -49,8 +51,9 @@ struct Engine {
     const ReplyFormatDesc *d;
     struct Engine *main, *alt[MAX_ALTS];   /* the format's own engine; its alternative syntaxes' */
     MarkSet lead, lead_reason, reason, content, section, field[MAX_HEADER_FIELDS], call_end, after, params, key,
-        flag, mid, val, section_end, tree;
+        flag, mid, val, section_end, tree, wrap, wrap_end, verbatim;
     bool in_section;
+    bool wrapped;            /* the body stands inside a wrapper tag: its closer follows */
     bool from_reason;        /* the calls opened inside reasoning: it goes on after them */
     uint32_t section_calls;  /* calls ended in the current section */
     uint8_t field_at;        /* the header field being read */
@@ -145,15 +148,19 @@ static void build_sets(Engine *e) {
     add1(&e->flag, d->flag_close, R_FLAG_CLOSE);
     add1(&e->mid, d->value_open, R_VALUE_OPEN);
     add(&e->val, d->value_close, R_VALUE_CLOSE);
+    add1(&e->val, d->verbatim_open, R_VERBATIM);
+    add1(&e->verbatim, d->verbatim_close, R_VERBATIM);
     if (d->trim_value) {   /* Qwen3-Coder models drop </parameter>: the next tag ends the value */
         add(&e->val, d->param_open, R_PARAM_OPEN);
         add(&e->val, d->params_close, R_PARAMS_CLOSE);
     }
     add(&e->section_end, d->section_close, R_SECTION_CLOSE);
     add1(&e->tree, d->element_prefix, R_PARAM_OPEN);
+    add(&e->wrap, d->body_wrap_open, R_CALL_OPEN);
+    add(&e->wrap_end, d->body_wrap_close, R_CALL_CLOSE);
     MarkSet *all[] = {&e->lead, &e->lead_reason, &e->reason, &e->content, &e->section, &e->field[0], &e->field[1],
                       &e->field[2], &e->field[3], &e->field[4], &e->call_end, &e->after, &e->params, &e->key, &e->flag,
-                      &e->mid, &e->val, &e->section_end, &e->tree};
+                      &e->mid, &e->val, &e->section_end, &e->tree, &e->wrap, &e->wrap_end, &e->verbatim};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) seal(all[k]);
 }
 
@@ -188,7 +195,7 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     build_sets(&e);
     const MarkSet *all[] = {&e.lead, &e.lead_reason, &e.reason, &e.content, &e.section, &e.field[0], &e.field[1],
                             &e.field[2], &e.field[3], &e.field[4], &e.call_end, &e.after, &e.params, &e.key, &e.flag, &e.mid,
-                            &e.val, &e.section_end, &e.tree};
+                            &e.val, &e.section_end, &e.tree, &e.wrap, &e.wrap_end, &e.verbatim};
     for (size_t k = 0; k < sizeof all / sizeof *all; k++) {
         const char *why = set_problem(all[k]);
         if (why) return why;
@@ -204,10 +211,15 @@ const char *engine_check_desc(const ReplyFormatDesc *d) {
     if (!d->section_open[0] && !d->call_open[0] && !d->bare_call_open[0]) return "nothing opens a call";
     if (d->body == BODY_XML && (!d->param_open[0] || !d->key_close[0] || !d->value_close[0] || !d->params_close[0]))
         return "typed XML without its parameter markers";
+    if (!d->verbatim_open != !d->verbatim_close || (d->verbatim_open && d->body != BODY_XML))
+        return "a verbatim section without its closer, or outside typed XML values";
     if (d->key_flag && (!d->flag_close || !d->flag_string || !d->flag_json)) return "a type flag without its values";
     if (d->body == BODY_XML_TREE && (!d->element_prefix || !d->element_item || !d->element_end))
         return "XML elements without their prefix, list item or end";
     if (d->opens_in_field > d->nheader) return "a reply that opens in a header field it does not have";
+    if (!d->body_wrap_open[0] != !d->body_wrap_close[0] ||
+        (d->body_wrap_open[0] && d->body != BODY_JSON_CALL && d->body != BODY_JSON_ARGS))
+        return "a body wrapper without its closers, or around a body that is not JSON";
     for (int k = 0; k < MAX_ALTS && d->alt[k]; k++) {
         if (d->alt[k]->alt[0] || d->no_calls) return "an alternative syntax of its own, or without calls";
         const char *why = engine_check_desc(d->alt[k]);
@@ -242,9 +254,10 @@ static void finish_call(Parser *p) {
     p->state = e->in_section ? E_SECTION : after_calls(e);
 }
 
-/* The body is complete: its closer, if the format has one, comes next. */
+/* The body is complete: its wrapper's closer, then the call's, if any, come next. */
 static void body_done(Parser *p) {
-    if (p->eng->d->call_close[0]) p->state = E_CALL_END;
+    if (p->eng->wrapped) p->state = E_WRAP_END;
+    else if (p->eng->d->call_close[0]) p->state = E_CALL_END;
     else finish_call(p);
 }
 
@@ -281,13 +294,24 @@ static void name_known(Parser *p) {
     call_try_commit(p);
 }
 
+static void body_begin(Parser *p);
+
 static void body_start(Parser *p) {
-    const ReplyFormatDesc *d = p->eng->d;
+    Engine *e = p->eng;
+    const ReplyFormatDesc *d = e->d;
     if (p->call.name.len) {   /* a bare arguments object commits when it opens (after a fence) */
         p->call.has_name = true;
         p->props = tool_properties(p, p->call.name.p, p->call.name.len);
         if (d->body != BODY_JSON_ARGS) call_try_commit(p);
     }
+    e->wrapped = false;
+    if (d->body_wrap_open[0]) p->state = E_WRAP;
+    else body_begin(p);
+}
+
+/* The body's first byte comes next. */
+static void body_begin(Parser *p) {
+    const ReplyFormatDesc *d = p->eng->d;
     switch (d->body) {
     case BODY_JSON_CALL:
         js_init(p, &p->js, 1, 1);
@@ -870,6 +894,26 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             call_raw(p, e->after.tags[r], strlen(e->after.tags[r]));
             body_done(p);
             break;
+        case E_WRAP:   /* a wrapper tag, or the body itself (the byte a tag misses at is the body's) */
+            r = expect_marks(p, s, n, &i, &e->wrap.set);
+            if (r == -1) break;
+            if (r >= 0) {
+                call_raw(p, e->wrap.tags[r], strlen(e->wrap.tags[r]));
+                e->wrapped = true;
+                body_begin(p);
+            } else if (p->tm_len) {   /* part of a tag: not a body */
+                marks_break(p, E_CONTENT);
+            } else {
+                body_begin(p);
+            }
+            break;
+        case E_WRAP_END:
+            r = expect_tag(p, s, n, &i, &e->wrap_end.set, after_calls(e), true);
+            if (r < 0) break;
+            call_raw(p, e->wrap_end.tags[r], strlen(e->wrap_end.tags[r]));
+            e->wrapped = false;
+            body_done(p);
+            break;
         case E_CALL_END:
             r = expect_tag(p, s, n, &i, &e->call_end.set, after_calls(e), true);
             if (r < 0) break;
@@ -972,9 +1016,20 @@ static void engine_step(Parser *p, const char *s, size_t n) {
             call_raw(p, e->mid.tags[r], strlen(e->mid.tags[r]));
             value_begin(p);
             break;
+        case E_VERBATIM:   /* the value's text up to the section's closer, whatever it holds */
+            r = scan_text(p, s, n, &i, &e->verbatim.set, put_value);
+            if (r < 0) break;
+            call_raw(p, e->verbatim.tags[r], strlen(e->verbatim.tags[r]));
+            p->state = E_VAL;
+            break;
         default:   /* E_VAL */
             r = scan_text(p, s, n, &i, &e->val.set, put_value);
             if (r < 0) break;
+            if (e->val.role[r] == R_VERBATIM) {   /* the wrapper is markup, not the value's */
+                call_raw(p, e->val.tags[r], strlen(e->val.tags[r]));
+                p->state = E_VERBATIM;
+                break;
+            }
             value_done(p);
             switch (e->val.role[r]) {
             case R_VALUE_CLOSE:
@@ -1012,6 +1067,7 @@ static void engine_finish(Parser *p) {
         else call_break_eof(p, E_CONTENT);
         break;
     case E_CALL_END:
+    case E_WRAP_END:
     case E_AFTER_ARGS: call_accept_eof(p); break;
     default: call_break_eof(p, E_CONTENT);
     }

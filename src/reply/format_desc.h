@@ -17,8 +17,10 @@
  *                   name_keys/args_keys; or {"N": {...}} with name_is_key),
  *                   alone, in a JSON array, or several in a row (list);
  *   BODY_JSON_ARGS  the arguments object itself, then args_after (a fence);
+ * Either JSON body may stand inside a wrapper (body_wrap_open ... body_wrap_close,
+ * the tags of the format's own calls: Hermes' ```xml fence around <tool_call>{...}</tool_call>);
  *   BODY_XML        parameters: param_open KEY key_close [value_open] VALUE
- *                   value_close, typed by the tool's JSON schema (a string
+ *                   value_close (verbatim sections inside it read as is), typed by the tool's JSON schema (a string
  *                   parameter is the raw text, anything else JSON when it
  *                   parses), or by an explicit flag (key_flag FLAG flag_close:
  *                   flag_string means a string, flag_json JSON: '|'-separated
@@ -100,6 +102,8 @@ typedef struct ReplyFormatDesc {
     const char *args_after;         /* BODY_JSON_ARGS: marker after the object */
     const char *name_keys[DESC_MARKERS], *args_keys[DESC_MARKERS];
     bool name_is_key;
+    const char *body_wrap_open[DESC_MARKERS];    /* a tag the JSON body may stand inside; */
+    const char *body_wrap_close[DESC_MARKERS];   /* ... and the tags that close it (any one) */
     /* BODY_XML */
     const char *param_open[DESC_MARKERS], *key_close[DESC_MARKERS];
     const char *key_flag;           /* after the key: a type flag follows (DSML ' string="') */
@@ -108,6 +112,10 @@ typedef struct ReplyFormatDesc {
     const char *flag_json;          /* ... and "JSON", "a|b" for several (any other flag: not a call) */
     const char *value_open;         /* NULL: the value follows the key directly */
     const char *value_close[DESC_MARKERS];
+    const char *verbatim_open, *verbatim_close;   /* a section of a value read as is, markers and
+                                                     all, without its wrapper (XML CDATA:
+                                                     <![CDATA[ ... ]]>, MiniCPM5's template
+                                                     wraps values holding '<', '&' or a newline) */
     const char *params_close[DESC_MARKERS];  /* ends the parameter list */
     bool trim_value;                /* whitespace around a value is layout (Qwen3-Coder indents);
                                        the next parameter or the list's end also ends a value */

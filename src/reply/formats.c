@@ -161,6 +161,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         .header = {FIELD(HF_NAME, "\">")}, .nheader = 1,
         .body = BODY_XML,
         .param_open = {"<param name=\""}, .key_close = {"\">"}, .value_close = {"</param>"},
+        .verbatim_open = "<![CDATA[", .verbatim_close = "]]>",
         .params_close = {"</function>"},
     },
     {
@@ -263,6 +264,7 @@ const ReplyFormatDesc REPLY_FORMATS[] = {
         /* Command R/R+: a JSON list of actions after "Action:" */
         .id = CF_REPLY_COMMAND_R, .name = "command-r",
         .example = "C\\nAction:\\n```json\\n[{\"tool_name\": \"f\", \"parameters\": {...}}]```",
+        .drop = {"<|CHATBOT_TOKEN|>"},   /* the prompt's turn header, written again */
         .section_open = {"Action:\n```json"}, .section_close = {"```"},
         .body = BODY_JSON_CALL, .list = LIST_ARRAY,
         .name_keys = {"tool_name"}, .args_keys = {"parameters"},
@@ -357,12 +359,19 @@ static const ReplyFormatDesc HERMES_FUNCTION = {
     .body = BODY_JSON_ARGS,
 };
 
-/* ... or the call object alone in a Markdown code block, ```json, ```xml or ```. */
+/* The tags Hermes 2 Pro and Qwen models wrap a call object in. */
+#define HERMES_OPENERS "<tool_call>", "<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>"
+#define HERMES_CLOSERS "</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>", \
+                       "</JSON>"
+
+/* ... or the call object in a Markdown code block, ```json, ```xml or ```,
+ * alone or in one of those tags: the fence is the call's wrapping. */
 static const ReplyFormatDesc HERMES_FENCE = {
     .id = CF_REPLY_HERMES, .name = "hermes",
     .section_open = {"```"}, .section_close = {"```"},
     .header = {LITERAL("json|xml|JSON|", "\n")}, .nheader = 1,
     .body = BODY_JSON_CALL, NAME_ARGS,
+    .body_wrap_open = {HERMES_OPENERS}, .body_wrap_close = {HERMES_CLOSERS},
 };
 
 /* Described formats that detection reaches by their own rules first
@@ -378,9 +387,7 @@ static const ReplyFormatDesc CORE_FORMATS[] = {
         .id = CF_REPLY_HERMES, .name = "hermes",
         .example = "<think>R</think>C<tool_call>{\"name\": \"f\", \"arguments\": {...}}</tool_call>",
         THINK,
-        .call_open = {"<tool_call>", "<function_call>", "<tool>", "<tools>", "<response>", "<json>", "<xml>", "<JSON>"},
-        .call_close = {"</tool_call>", "</function_call>", "</tool>", "</tools>", "</response>", "</json>", "</xml>",
-                       "</JSON>"},
+        .call_open = {HERMES_OPENERS}, .call_close = {HERMES_CLOSERS},
         .body = BODY_JSON_CALL, NAME_ARGS,
         .alt = {&HERMES_FUNCTION, &HERMES_FENCE},
     },

@@ -315,12 +315,17 @@ static void chan_end(Parser *p, Chan *c) {
     c->ws.len = 0;
 }
 
-void put_content(Parser *p, const char *s, size_t n) { chan_put(p, &p->content, s, n); }
+void content_send(Parser *p, const char *s, size_t n) { chan_put(p, &p->content, s, n); }
+void put_content(Parser *p, const char *s, size_t n) {
+    if (p->answer) answer_put(p, s, n);   /* a fence around a JSON answer may begin or end here */
+    else chan_put(p, &p->content, s, n);
+}
 void put_reasoning(Parser *p, const char *s, size_t n) { chan_put(p, &p->reasoning, s, n); }
 
 /* ---- citations ---- */
 
 void span_open(Parser *p) {
+    answer_flush(p);   /* the span's offsets count the content before it */
     p->span_open = true;
     p->span_started = false;
     p->span_text.len = 0;
@@ -864,6 +869,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     if (opt && opt->tools_json && opt->tools_json[0])
         p->tools = json_parse(rt, opt->tools_json, strlen(opt->tools_json));
     p->reasoning_mode = reasoning_from_tail(p->format, opt);
+    p->answer = opt && opt->json_response ? ANSWER_LEAD : ANSWER_OFF;
     const ReplyFormatDesc *desc = reply_format_desc(p->format);
     switch (p->format) {
     case CF_REPLY_COMMAND_A: command_a_init(p); break;
@@ -950,6 +956,7 @@ static void parser_finish(Parser *p) {
         p->step(p, REPLACEMENT, 3);
     }
     p->finish(p);
+    answer_end(p);
     chan_end(p, &p->reasoning);
     chan_end(p, &p->content);
     p->span_open = false;   /* a <co> never closed cites nothing */
@@ -1290,6 +1297,7 @@ static void fast_refresh(Parser *p) {
     static const TagSet no_tags = {NULL, 0};
     const TagSet *tags = &no_tags;
     int kind = p->fast(p, &tags);
+    if (kind == FAST_CONTENT && p->answer) kind = FAST_NONE;   /* content goes through answer.c */
     Chan *c = kind == FAST_CONTENT ? &p->content : kind == FAST_REASONING ? &p->reasoning
             : kind == FAST_TRIM_ARGS ? &p->value : NULL;
     bool line_ok = kind >= FAST_TAG ||

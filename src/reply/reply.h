@@ -161,6 +161,7 @@ typedef int (*FastFn)(const Parser *p, const TagSet **tags);  /* *tags: the stat
 typedef void (*TextSink)(Parser *p, const char *s, size_t n);
 
 enum { REASONING_AUTO, REASONING_OPEN, REASONING_CLOSED };
+enum { ANSWER_OFF, ANSWER_LEAD, ANSWER_FENCED };
 
 struct Parser {
     Arena arena;
@@ -170,6 +171,11 @@ struct Parser {
     bool failed;             /* an error unwound: refuse further use */
     bool finished;
     int reasoning_mode;      /* REASONING_* from the options */
+    /* json_response: a code fence around the answer (answer.c) */
+    uint8_t answer;          /* ANSWER_* */
+    bool answer_line_start;  /* ANSWER_FENCED: the next content byte starts a line */
+    uint8_t answer_len;
+    char answer_hold[24];    /* bytes that may be the fence's opening or closing line */
     StepFn step;
     FinishFn finish;
     FastFn fast;
@@ -272,6 +278,11 @@ size_t tag_restart(const TagSet *set, const char *buf, size_t len, uint32_t *mas
  * *next past it) or input ends (returns -1). Text goes to `put`. */
 int scan_text(Parser *p, const char *s, size_t n, size_t *i, const TagSet *set, TextSink put);
 void put_content(Parser *p, const char *s, size_t n);
+void content_send(Parser *p, const char *s, size_t n);   /* past answer.c's filter */
+/* answer.c: content of a JSON answer, its code fence dropped */
+void answer_put(Parser *p, const char *s, size_t n);
+void answer_flush(Parser *p);
+void answer_end(Parser *p);
 void put_reasoning(Parser *p, const char *s, size_t n);
 /* Before any text: skip whitespace and match one of `set` (returns its
  * index); anything else switches to `content_state` (returns -1, as when

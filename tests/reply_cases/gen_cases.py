@@ -208,9 +208,11 @@ def expect(fam, content, reasoning, calls=(), tools=None, ids=None, citations=No
 CASES = []
 
 
-def add(name, fam, reply, expected, tools=None, tail=None, broken=False, raw_bytes=None):
+def add(name, fam, reply, expected, tools=None, tail=None, broken=False, raw_bytes=None, json_response=False):
     case = {"name": fam + ":" + name, "format": FAMILIES[fam]["format"], "tools": tools, "tail": tail,
             "expect": expected, "broken": broken, "keywords": FAMILIES[fam]["keywords"]}
+    if json_response:   # cf_reply_options.json_response: the request asked for a JSON answer
+        case["json_response"] = True
     if raw_bytes is not None:
         case["reply_hex"] = raw_bytes.hex()
     else:
@@ -422,6 +424,26 @@ add("function-tags", "qwen3", reply, expect("qwen3", "", None, [WEATHER, SEARCH]
 for lang in ("json", "xml", ""):
     reply = "```%s\n%s\n```" % (lang, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip())
     add("fenced-" + (lang or "bare"), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+# ... or a tagged call inside the block (llama.cpp's hermes tests): the block is
+# the call's wrapping and goes with it; a block of other XML stays text
+for lang, tag in (("xml", "response"), ("json", "function_call"), ("", "tool_call")):
+    reply = "```%s\n<%s>\n  %s\n</%s>\n``` " % (lang, tag, hermes_call(*WEATHER)[len("<tool_call>"):-len("</tool_call>")].strip(), tag)
+    add("fenced-%s-%s" % (lang or "bare", tag), "qwen3", reply, expect("qwen3", "", None, [WEATHER], TOOLS), TOOLS)
+add("fenced-xml-text", "qwen3", "```xml\n<note>hi</note>\n```\n```json\n<tool_calls/>\n```",
+    expect("qwen3", "```xml\n<note>hi</note>\n```\n```json\n<tool_calls/>\n```", None), TOOLS)
+# a reply to a response_format JSON request (llama.cpp's json_schema tests): the
+# content is the JSON answer, the ```json fence around it dropped; text before
+# a fence, another language, or text after the closing fence keep it as written
+for name, reply, content, reasoning in (
+        ("json-answer-fenced", '```json\n{"amount": 123.45, "date": "2025-12-03"}\n```',
+         '{"amount": 123.45, "date": "2025-12-03"}', None),
+        ("json-answer-after-reasoning", '<think>Plan.</think>\n\n```\n"42"\n```\n', '"42"', "Plan."),
+        ("json-answer-bare", '{"a": [1, 2]}', '{"a": [1, 2]}', None),
+        ("json-answer-ticks-inside", '```JSON \n{"a": "```"}\n```', '{"a": "```"}', None),
+        ("json-answer-text-before", 'Here:\n```json\n{}\n```', 'Here:\n```json\n{}\n```', None),
+        ("json-answer-other-language", '```python\nx = 1\n```', '```python\nx = 1\n```', None),
+        ("json-answer-text-after", '```json\n{"a": 1}\n```\nDone.', '{"a": 1}\n```\nDone.', None)):
+    add(name, "qwen3", reply, expect("qwen3", content, reasoning), TOOLS, json_response=True)
 add("fenced-code", "qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```",
     expect("qwen3", "Run:\n```python\nprint(1)\n```\n```\n{\"a\": 1}\n```", None), TOOLS)
 add("function-tag-not-json", "qwen3", "<function=get_weather>Paris</function> done",

@@ -90,10 +90,16 @@ def strict_json(text):
         return False
 
 
-def typed_args(name, pairs, trim_newline=False):
-    """XML parameters [(key, raw, flag)] as the engine rebuilds them."""
+CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.S)
+
+
+def typed_args(name, pairs, trim_newline=False, cdata=False):
+    """XML parameters [(key, raw, flag)] as the engine rebuilds them (cdata:
+    a CDATA section is its text, as XML reads it)."""
     parts = []
     for k, raw, flag in pairs:
+        if cdata:
+            raw = CDATA.sub(lambda m: m.group(1), raw)
         string = flag in ("true", "string") if flag is not None else allows_string(schema_of(name, k.strip(WS)))
         if trim_newline and string:   # the newline after <parameter=K> and before </parameter> is layout
             raw = raw[1:] if raw.startswith("\n") else raw
@@ -162,6 +168,8 @@ FORMAT_KEYWORDS = {"hyperclovax": ["im", "assistant", "stop"], "functionary-v2":
                    "glimmer": ["assistant", "to", "self", "user", "eom", "atem", "function_calls"],
                    # (index="1": a call's number is markup, its place in tool_calls says it)
                    "minimax-m3": ["minimax", "item", "invoke", "mm", "tool_call"],
+                   "minicpm5": ["CDATA"],   # (a value's CDATA wrapper is markup)
+                   "command-r": ["CHATBOT", "TOKEN"],   # (the prompt's turn header written again)
                    "kimi-k3": ["open", "close", "key", "type", "index", "number", "integer", "boolean", "null",
                                "object", "array", "1", "2"]}
 USER = {"role": "user", "content": "What is the weather in Paris?"}
@@ -260,8 +268,8 @@ def rendered(name, fam, content, reasoning, calls, args_as_text=False):
             nxt = [reply.index(m, start + len(n)) for m, _ in calls if m != n and m in reply[start + len(n):]]
             stretch = reply[start:min(nxt) if nxt else len(reply)]
             pairs = [(m[0], m[-1], m[1] if len(m) == 3 else None) for m in re.findall(xml, stretch, re.S)]
-            text = typed_args(n, pairs, fmt == "qwen3-coder")
-            if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3", "minicpm5"):
+            text = typed_args(n, pairs, fmt == "qwen3-coder", fmt == "minicpm5")
+            if json.loads(text) != a and fmt not in ("qwen3-coder", "seed-oss", "minimax-m2", "hunyuan-v3"):
                 raise AssertionError((fam, name, text, a))
         elif fmt == "minimax-m3":
             text = tree_args(a)
@@ -392,6 +400,9 @@ built("actions", "command-r", 'Let me check.\nAction:\n```json\n[\n    {\n      
       "Let me check.", None, [("get_weather", W), ("ping", "{}")])
 built("action-then-text", "command-r", 'Action:\n```json\n[{"tool_name": "ping", "parameters": {}}]```\nDone.', "Done.",
       None, [("ping", "{}")])
+# the reply writes the prompt's turn header <|CHATBOT_TOKEN|> again (llama.cpp's Command R+ test)
+built("turn-header-again", "command-r", '<|CHATBOT_TOKEN|>Hello, world!\nAction:\n```json\n[{"tool_name": "ping", '
+      '"parameters": {}}]```', "Hello, world!", None, [("ping", "{}")])
 built("action-not-json", "command-r", "Action:\n```json\nnot a list```", "Action:\n```json\nnot a list```", None, [],
       broken=True)
 # Apriel 1.6: its prompt ends "Here are my reasoning steps:\n"; the answer follows [BEGIN FINAL RESPONSE]
@@ -422,6 +433,15 @@ built("python-literal-values", "minicpm5", '<function name="configure"><param na
       '</param><param name="label">{\'a\': 1}</param></function>', None, None,
       [("configure", '{"options": %s, "label": "{\'a\': 1}"}' % dumps(ast.literal_eval(PY_OPTIONS)))],
       keywords=["None", "True"])
+# MiniCPM5's template wraps a value holding '<', '&' or a newline in CDATA: the
+# section is read as is (a "</param>" in it included), its wrapper is markup
+HTML = '<a href="/x">hi</a>\n</param> & <![CDATA[ more'
+built("cdata-value", "minicpm5", '<function name="run_python"><param name="code"><![CDATA[' + HTML + ']]></param>'
+      '</function><function name="get_weather"><param name="city">Par<![CDATA[<is>]]></param>'
+      '<param name="days"><![CDATA[3]]></param></function>', None, None,
+      [("run_python", '{"code": %s}' % dumps(HTML)), ("get_weather", '{"city": "Par<is>", "days": 3}')])
+built("cdata-cut-off", "minicpm5", 'See <function name="run_python"><param name="code"><![CDATA[<a href',
+      'See <function name="run_python"><param name="code"><![CDATA[<a href', None, [], broken=True)
 built("doc", "hyperclovax", "/think\nPlan.<|im_end|>\n<|im_start|>assistant\nCalling.<|im_end|>\n"
       '<|im_start|>assistant -> tool/function_call\n[{"name": "get_weather", "arguments": ' + W +
       '}, {"name": "search_docs", "arguments": ' + S + "}]<|im_end|><|stop|>", "Calling.", "Plan.",
