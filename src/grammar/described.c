@@ -13,10 +13,19 @@
 #include <string.h>
 #include "calls.h"
 
+/* A tool's call body (one or two parts), made once: a format with a bare
+ * call opener writes each tool's call twice, with its header and without. */
+typedef struct CallBodies {
+    const Dict **tools;
+    GExpr *(*parts)[2];
+    uint32_t n, cap;
+} CallBodies;
+
 typedef struct DescCx {
     const ReplyFormatDesc *d;
     int first_field;   /* the header field a call's grammar starts at (addressed turns: the recipient) */
     bool bare;         /* a call after a bare_call_open: no header, its body at once */
+    CallBodies *bodies;   /* or NULL */
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
@@ -203,32 +212,62 @@ static GExpr *tree_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value 
     return gl_seq(g, &items);
 }
 
+/* A tool's call body: the arguments as the format writes them. */
+static void make_body(Gram *g, const ReplyFormatDesc *d, Value tool, const Str *name, GExpr *out[2]) {
+    Value params;
+    SchemaCx *c = call_schema_cx(g, tool, &params);
+    out[0] = out[1] = NULL;
+    switch (d->body) {
+    case BODY_JSON_CALL: out[0] = gx_seq(g, call_ws(g), json_call_object(g, d, c, params, name)); break;
+    case BODY_JSON_ARGS:
+        out[0] = gx_seq(g, call_ws(g), gx_ref(g, call_args_rule(g, c, params, name)));
+        if (d->args_after) out[1] = gx_seq(g, call_ws(g), gx_litz(g, d->args_after));
+        break;
+    case BODY_XML_TREE: {
+        char end[96];
+        tree_tag(end, sizeof end, d->element_prefix, true, d->element_end, strlen(d->element_end));
+        out[0] = gx_seq(g, call_ws(g), tree_params(g, d, c, params, name), gx_litz(g, end));
+        break;
+    }
+    default:
+        out[0] = gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close));
+    }
+}
+
+/* The tool's body, made the first time it is asked for (the same tree in
+ * both places prints the same text as two copies would). */
+static GExpr **call_body_parts(Gram *g, DescCx *cx, Value tool, const Str *name) {
+    CallBodies *b = cx->bodies;
+    if (!b || tool.type != VT_DICT) {
+        GExpr **one = rt_alloc(g->rt, 2 * sizeof *one);
+        make_body(g, cx->d, tool, name, one);
+        return one;
+    }
+    for (uint32_t i = 0; i < b->n; i++)
+        if (b->tools[i] == tool.u.dict) return b->parts[i];
+    if (b->n == b->cap) {
+        uint32_t cap = b->cap ? 2 * b->cap : 64;
+        b->tools = rt_realloc(g->rt, b->tools, b->n * sizeof *b->tools, cap * sizeof *b->tools);
+        b->parts = rt_realloc(g->rt, b->parts, b->n * sizeof *b->parts, cap * sizeof *b->parts);
+        b->cap = cap;
+    }
+    b->tools[b->n] = tool.u.dict;
+    make_body(g, cx->d, tool, name, b->parts[b->n]);
+    return b->parts[b->n++];
+}
+
 /* One call after its opener: the header, the body, the closer. */
 static GExpr *one_call(Gram *g, const CallRequest *r, Value tool, void *cx) {
     const ReplyFormatDesc *d = ((DescCx *)cx)->d;
     bool bare = ((DescCx *)cx)->bare;
     Str *name;
     tool_name(tool, &name);
-    Value params;
-    SchemaCx *c = call_schema_cx(g, tool, &params);
     GList parts = {0};
     for (int k = ((DescCx *)cx)->first_field; !bare && k < d->nheader && k < MAX_HEADER_FIELDS; k++)
         gl_push(g, &parts, header_field(g, &d->header[k], name));
-    switch (d->body) {
-    case BODY_JSON_CALL: gl_push(g, &parts, gx_seq(g, call_ws(g), json_call_object(g, d, c, params, name))); break;
-    case BODY_JSON_ARGS:
-        gl_push(g, &parts, gx_seq(g, call_ws(g), gx_ref(g, call_args_rule(g, c, params, name))));
-        if (d->args_after) gl_push(g, &parts, gx_seq(g, call_ws(g), gx_litz(g, d->args_after)));
-        break;
-    case BODY_XML_TREE: {
-        char end[96];
-        tree_tag(end, sizeof end, d->element_prefix, true, d->element_end, strlen(d->element_end));
-        gl_push(g, &parts, gx_seq(g, call_ws(g), tree_params(g, d, c, params, name), gx_litz(g, end)));
-        break;
-    }
-    default:
-        gl_push(g, &parts, gx_seq(g, call_ws(g), xml_params(g, d, c, params, name), any_of(g, d->params_close)));
-    }
+    GExpr **body = call_body_parts(g, (DescCx *)cx, tool, name);
+    gl_push(g, &parts, body[0]);
+    gl_push(g, &parts, body[1]);
     /* in a JSON array or a row the object is the call; its closer is the list's */
     bool listed = !bare && d->body == BODY_JSON_CALL && d->section_open[0] && d->list != LIST_ONE;
     /* (a reply may end before the closer: a server stops at it when it is a stop string) */
@@ -259,8 +298,8 @@ static int recipient_field(const ReplyFormatDesc *d) {
 
 /* Each tool's call after a bare_call_open (call_each_tool keeps one
  * "tool-call" rule per grammar: the headed one). */
-static GExpr *bare_calls(Gram *g, const CallRequest *r, const ReplyFormatDesc *d) {
-    DescCx cx = {.d = d, .bare = true};
+static GExpr *bare_calls(Gram *g, const CallRequest *r, const ReplyFormatDesc *d, CallBodies *bodies) {
+    DescCx cx = {.d = d, .bare = true, .bodies = bodies};
     GList alts = {0};
     const List *tools = r->tools.u.list;
     for (size_t i = 0; i < tools->len; i++) {
@@ -285,10 +324,11 @@ static void described_calls(Gram *g, const CallRequest *r, CallBlock *b) {
     b->repeat_outside = true;   /* after a call or a section the parser reads text: another may open */
     /* markers the parser drops as content may close the reply (hyperclovax's <|im_end|><|stop|>) */
     if (d->drop[0]) b->after = gx_rep(g, gx_seq(g, any_of(g, d->drop), call_ws(g)), 0, DESC_MARKERS);
-    DescCx cx = {.d = d};
+    CallBodies bodies = {0};
+    DescCx cx = {.d = d, .bodies = d->bare_call_open[0] ? &bodies : NULL};
     GExpr *call = call_each_tool(g, r, one_call, &cx);
     if (d->bare_call_open[0]) {   /* a call standing alone in text (GigaChat 3.1's <|function_call|>) */
-        GExpr *bare = bare_calls(g, r, d);
+        GExpr *bare = bare_calls(g, r, d, &bodies);
         for (int k = 0; k < DESC_MARKERS && d->bare_call_open[k]; k++) call_block_add(b, d->bare_call_open[k], bare, "");
     }
     if (d->section_open[0]) {

@@ -15,6 +15,13 @@ void gram_init(Gram *g, Rt *rt) {
 }
 
 void gram_warn(Gram *g, const char *fmt, ...) {
+    /* a warning said for each of 60 tools: one without arguments is known by its format */
+    bool constant = !strchr(fmt, '%');
+    if (constant) {
+        for (uint32_t i = 0; i < g->nwarned; i++)
+            if (g->warned[i] == fmt) return;
+        if (g->nwarned < GRAM_WARNED_SEEN) g->warned[g->nwarned++] = fmt;
+    }
     char buf[512];
     va_list ap;
     va_start(ap, fmt);
@@ -85,8 +92,8 @@ size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...) {
 
 static GExpr *node(Gram *g, int kind) {
     rt_step(g->rt, 1);
-    GExpr *e = rt_alloc0(g->rt, sizeof *e);
-    e->kind = (uint8_t)kind;
+    GExpr *e = rt_alloc(g->rt, sizeof *e);
+    *e = (GExpr){.kind = (uint8_t)kind};   /* (a few stores, not a memset call per node) */
     return e;
 }
 
@@ -173,29 +180,53 @@ GExpr *gl_alt(Gram *g, GList *l) { return from_list(g, l, GX_ALT); }
 
 GExpr gx_end;
 
+/* The arguments (up to &gx_end, NULL ones skipped) as one node of `kind`:
+ * gathered on the stack, then the children array made at its size (these
+ * are made by the ten thousand). */
+static GExpr *from_args(Gram *g, int kind, va_list ap) {
+    GExpr *held[16];
+    uint32_t n = 0;
+    GList more = {0};   /* (past 16 arguments) */
+    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) {
+        if (!e) continue;
+        if (n < 16) held[n++] = e;
+        else gl_push(g, &more, e);
+    }
+    if (more.n) {
+        GList all = {0};
+        for (uint32_t i = 0; i < n; i++) gl_push(g, &all, held[i]);
+        for (uint32_t i = 0; i < more.n; i++) gl_push(g, &all, more.v[i]);
+        return from_list(g, &all, kind);
+    }
+    if (n == 0) return NULL;
+    if (n == 1) return held[0];
+    GExpr *e = node(g, kind);
+    e->u.kids = rt_alloc(g->rt, n * sizeof *e->u.kids);
+    memcpy(e->u.kids, held, n * sizeof *held);
+    e->n = n;
+    return e;
+}
+
 GExpr *gx_seq_(Gram *g, ...) {
-    GList l = {0};
     va_list ap;
     va_start(ap, g);
-    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    GExpr *e = from_args(g, GX_SEQ, ap);
     va_end(ap);
-    return gl_seq(g, &l);
+    return e;
 }
 
 GExpr *gx_alt_(Gram *g, ...) {
-    GList l = {0};
     va_list ap;
     va_start(ap, g);
-    for (GExpr *e; (e = va_arg(ap, GExpr *)) != &gx_end;) gl_push(g, &l, e);
+    GExpr *e = from_args(g, GX_ALT, ap);
     va_end(ap);
-    return gl_alt(g, &l);
+    return e;
 }
 
 /* ---- rules ---- */
 
-/* Memo keys hold a schema's JSON text: hashed eight bytes at a time. */
-static uint32_t name_hash(const char *s) {
-    size_t n = strlen(s);
+/* Names and memo keys, hashed eight bytes at a time. */
+static uint32_t bytes_hash(const char *s, size_t n) {
     uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
     for (; n >= 8; s += 8, n -= 8) {
         uint64_t w;
@@ -210,21 +241,42 @@ static uint32_t name_hash(const char *s) {
     return (uint32_t)h;
 }
 
-uint32_t gram_rule_find(const Gram *g, const char *name) {
+static uint32_t name_hash(const char *s) { return bytes_hash(s, strlen(s)); }
+
+static uint32_t find_named(const Gram *g, const char *name, size_t n, uint32_t hash) {
     uint32_t mask = g->nslots - 1;
-    for (uint32_t i = name_hash(name) & mask;; i = (i + 1) & mask) {
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
         uint32_t s = g->slots[i];
         if (!s) return UINT32_MAX;
-        if (strcmp(g->rules[s - 1].name, name) == 0) return s - 1;
+        const GRule *r = &g->rules[s - 1];
+        if (r->hash == hash && r->name_len == n && memcmp(r->name, name, n) == 0) return s - 1;
     }
 }
 
+uint32_t gram_rule_find(const Gram *g, const char *name) {
+    size_t n = strlen(name);
+    return find_named(g, name, n, bytes_hash(name, n));
+}
+
+/* (rules keep their name's hash: the index grows without hashing again) */
 static void index_rule(Gram *g, uint32_t id) {
     uint32_t mask = g->nslots - 1;
-    uint32_t i = name_hash(g->rules[id].name) & mask;
+    uint32_t i = g->rules[id].hash & mask;
     while (g->slots[i]) i = (i + 1) & mask;
     g->slots[i] = id + 1;
 }
+
+/* A name byte as a rule name keeps it: lower-case letters and digits; 0: a separator. */
+static const char NAME_BYTE[256] = {
+    ['0'] = '0', ['1'] = '1', ['2'] = '2', ['3'] = '3', ['4'] = '4', ['5'] = '5', ['6'] = '6', ['7'] = '7',
+    ['8'] = '8', ['9'] = '9', ['A'] = 'a', ['B'] = 'b', ['C'] = 'c', ['D'] = 'd', ['E'] = 'e', ['F'] = 'f',
+    ['G'] = 'g', ['H'] = 'h', ['I'] = 'i', ['J'] = 'j', ['K'] = 'k', ['L'] = 'l', ['M'] = 'm', ['N'] = 'n',
+    ['O'] = 'o', ['P'] = 'p', ['Q'] = 'q', ['R'] = 'r', ['S'] = 's', ['T'] = 't', ['U'] = 'u', ['V'] = 'v',
+    ['W'] = 'w', ['X'] = 'x', ['Y'] = 'y', ['Z'] = 'z', ['a'] = 'a', ['b'] = 'b', ['c'] = 'c', ['d'] = 'd',
+    ['e'] = 'e', ['f'] = 'f', ['g'] = 'g', ['h'] = 'h', ['i'] = 'i', ['j'] = 'j', ['k'] = 'k', ['l'] = 'l',
+    ['m'] = 'm', ['n'] = 'n', ['o'] = 'o', ['p'] = 'p', ['q'] = 'q', ['r'] = 'r', ['s'] = 's', ['t'] = 't',
+    ['u'] = 'u', ['v'] = 'v', ['w'] = 'w', ['x'] = 'x', ['y'] = 'y', ['z'] = 'z',
+};
 
 uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     if (g->nrules >= GRAM_MAX_RULES)
@@ -233,9 +285,8 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     char name[72];
     size_t k = 0;
     for (size_t i = 0; i < n && k < 48; i++) {
-        unsigned char c = (unsigned char)base[i];
-        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c - 'A' + 'a');
-        if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) name[k++] = (char)c;
+        char c = NAME_BYTE[(unsigned char)base[i]];
+        if (c) name[k++] = c;
         else if (k && name[k - 1] != '-') name[k++] = '-';
     }
     while (k && name[k - 1] == '-') k--;
@@ -247,14 +298,17 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
         if (k == 2) k = 1;
     }
     name[k] = 0;
+    size_t len = k;
+    uint32_t hash = bytes_hash(name, len);
     /* "root" and "start" are the printers' names for the entry rule */
-    bool taken = strcmp(name, "root") == 0 || strcmp(name, "start") == 0 ||
-                 gram_rule_find(g, name) != UINT32_MAX;
+    bool taken = (len == 4 && memcmp(name, "root", 4) == 0) || (len == 5 && memcmp(name, "start", 5) == 0) ||
+                 find_named(g, name, len, hash) != UINT32_MAX;
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        gram_fmt(name + k, sizeof name - k, "-%u", suffix);
-        taken = gram_rule_find(g, name) != UINT32_MAX;
+        len = k + gram_fmt(name + k, sizeof name - k, "-%u", suffix);
+        hash = bytes_hash(name, len);
+        taken = find_named(g, name, len, hash) != UINT32_MAX;
     }
     if (g->nrules == g->cap) {
         g->rules = rt_realloc(g->rt, g->rules, g->cap * sizeof *g->rules, 2 * g->cap * sizeof *g->rules);
@@ -264,13 +318,13 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
         uint32_t old = g->nslots;
         g->nslots = old * 2;
         g->slots = rt_alloc0(g->rt, g->nslots * sizeof *g->slots);
-        for (uint32_t i = 0; i < g->nrules; i++) index_rule(g, i);
+        for (uint32_t i = 0; i < g->nrules; i++)
+            if (g->rules[i].indexed) index_rule(g, i);
     }
     uint32_t id = g->nrules++;
-    size_t len = strlen(name);
     char *copy = rt_alloc(g->rt, len + 1);
     memcpy(copy, name, len + 1);
-    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len};
+    g->rules[id] = (GRule){.name = copy, .name_len = (uint32_t)len, .hash = hash, .indexed = true};
     index_rule(g, id);
     return id;
 }
@@ -316,10 +370,17 @@ void gram_memo_put(Gram *g, const char *key, uint32_t rule) {
 }
 
 uint32_t gram_shared(Gram *g, const char *name, GExpr *(*make)(Gram *g)) {
+    for (uint32_t i = 0; i < g->nshared; i++)
+        if (g->shared[i].name == name) return g->shared[i].rule;
     uint32_t id = gram_rule_find(g, name);
-    if (id != UINT32_MAX) return id;
-    id = gram_rule_new(g, name, strlen(name));
-    gram_rule_set(g, id, make(g));
+    if (id == UINT32_MAX) {
+        id = gram_rule_new(g, name, strlen(name));
+        gram_rule_set(g, id, make(g));
+    }
+    if (g->nshared < GRAM_SHARED_SEEN) {
+        g->shared[g->nshared].name = name;
+        g->shared[g->nshared++].rule = id;
+    }
     return id;
 }
 
@@ -344,15 +405,18 @@ typedef struct Printer {
     uint32_t n, cap;
 } Printer;
 
-static void enqueue(Printer *p, uint32_t id) {
-    if (id >= p->cap) {   /* helper rules (Lark) made since the arrays were sized */
-        Gram *g = p->g;
-        uint32_t cap = g->nrules + 64;
-        p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
-        memset(p->seen + p->cap, 0, cap - p->cap);
-        p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
-        p->cap = cap;
-    }
+/* Room in the queue for helper rules (Lark) made since it was sized. */
+static void queue_grow(Printer *p) {
+    Gram *g = p->g;
+    uint32_t cap = g->nrules + 64 > 2 * p->cap ? g->nrules + 64 : 2 * p->cap;   /* geometric: thousands of helpers */
+    p->seen = rt_realloc(g->rt, p->seen, p->cap, cap);
+    memset(p->seen + p->cap, 0, cap - p->cap);
+    p->order = rt_realloc(g->rt, p->order, p->cap * sizeof *p->order, cap * sizeof *p->order);
+    p->cap = cap;
+}
+
+static inline void enqueue(Printer *p, uint32_t id) {
+    if (id >= p->cap) queue_grow(p);
     if (!p->seen[id]) {
         p->seen[id] = 1;
         p->order[p->n++] = id;
@@ -362,6 +426,27 @@ static void enqueue(Printer *p, uint32_t id) {
 /* a backslash and a double quote of the grammar's text */
 static void put_bs(Printer *p) { sb_put(p->sb, "\\\\", 2); }
 static void put_dq(Printer *p) { sb_put(p->sb, "\\\"", 2); }
+
+/* A rule's name as Lark spells it ('_' for '-'), eight bytes at a time:
+ * a byte equal to '-' has its high bit set in `dash`, exactly, and
+ * '-' ^ ('-' ^ '_') is '_'. */
+static const char *lark_spelling(Gram *g, const GRule *r) {
+    size_t n = r->name_len;
+    char *l = rt_alloc(g->rt, n + 8);
+    memcpy(l, r->name, n);
+    memset(l + n, 0, 8);
+    const uint64_t ones = 0x0101010101010101ull, low7 = 0x7F7F7F7F7F7F7F7Full;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t w;
+        memcpy(&w, l + i, 8);   /* (the block has 8 zero bytes past the name) */
+        uint64_t t = w ^ (ones * '-');
+        uint64_t nonzero = ((t & low7) + low7) | t;
+        uint64_t dash = ~nonzero & (ones << 7);
+        w ^= (dash >> 7) * ('-' ^ '_');
+        memcpy(l + i, &w, 8);
+    }
+    return l;
+}
 
 static void put_name(Printer *p, uint32_t id) {
     enqueue(p, id);
@@ -384,11 +469,7 @@ static void put_name(Printer *p, uint32_t id) {
         sb_put(p->sb, r->name, r->name_len);
         return;
     }
-    if (!r->lark_name) {   /* Lark's spelling ('_' for '-'), made once per rule */
-        char *l = rt_alloc(p->g->rt, r->name_len + 1);
-        for (size_t i = 0; i <= r->name_len; i++) l[i] = r->name[i] == '-' ? '_' : r->name[i];
-        r->lark_name = l;
-    }
+    if (!r->lark_name) r->lark_name = lark_spelling(p->g, r);
     sb_put(p->sb, r->lark_name, r->name_len);
 }
 
@@ -402,8 +483,15 @@ static void put_hex(Printer *p, uint32_t cp) {
     sb_put(p->sb, buf, (size_t)digits + 1);
 }
 
-/* bytes a literal spells with an escape */
-static inline bool lit_special(unsigned char c) { return c < 0x20 || c == 0x7F || c == '"' || c == '\\'; }
+/* bytes a literal spells with an escape: controls, DEL, '"' and '\\' */
+static const uint8_t LIT_SPECIAL[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+    [0x08] = 1, [0x09] = 1, [0x0A] = 1, [0x0B] = 1, [0x0C] = 1, [0x0D] = 1, [0x0E] = 1, [0x0F] = 1,
+    [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+    [0x18] = 1, [0x19] = 1, [0x1A] = 1, [0x1B] = 1, [0x1C] = 1, [0x1D] = 1, [0x1E] = 1, [0x1F] = 1,
+    ['"'] = 1, ['\\'] = 1, [0x7F] = 1,
+};
+static inline bool lit_special(unsigned char c) { return LIT_SPECIAL[c] != 0; }
 
 static void put_lit(Printer *p, const char *s, size_t n) {
     StrBuf *sb = p->sb;
@@ -554,16 +642,24 @@ static void put_expr(Printer *p, const GExpr *e, bool in_seq) {
         break;
     case GX_SEQ:
         for (uint32_t i = 0; i < e->n; i++) {
+            const GExpr *k = e->u.kids[i];
             if (i) sb_putc(sb, ' ');
-            if (e->u.kids[i]->kind == GX_ALT) put_group(p, e->u.kids[i]);
-            else put_expr(p, e->u.kids[i], true);
+            if (k->kind == GX_REF) {   /* most parts: a name, without a call here */
+                rt_step(p->g->rt, 1);
+                put_name(p, k->u.rule);
+            } else if (k->kind == GX_ALT) put_group(p, k);
+            else put_expr(p, k, true);
         }
         break;
     case GX_ALT:
         if (in_seq) sb_putc(sb, '(');
         for (uint32_t i = 0; i < e->n; i++) {
-            if (i) sb_puts(sb, " | ");
-            put_expr(p, e->u.kids[i], false);
+            const GExpr *k = e->u.kids[i];
+            if (i) sb_put(sb, " | ", 3);
+            if (k->kind == GX_REF) {
+                rt_step(p->g->rt, 1);
+                put_name(p, k->u.rule);
+            } else put_expr(p, k, false);
         }
         if (in_seq) sb_putc(sb, ')');
         break;
@@ -590,6 +686,7 @@ static bool simple_rep(const GExpr *e) {
 typedef struct Flat {
     Gram *g;
     const char *base;   /* the rule being printed: helper rules are named after it */
+    size_t base_len;
 } Flat;
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
@@ -605,8 +702,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
         g->cap *= 2;
     }
     uint32_t id = g->nrules++;
-    size_t n = strlen(f->base);
-    if (n > 60) n = 60;
+    size_t n = f->base_len > 60 ? 60 : f->base_len;
     char *name = rt_alloc(g->rt, n + 16);
     memcpy(name, f->base, n);
     memcpy(name + n, "--g", 3);
@@ -616,7 +712,7 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e};
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e, .flat = true};
     return gx_ref(g, id);
 }
 
@@ -692,8 +788,8 @@ static void print_all(Printer *p) {
         if (keep && put_kept(p, id)) continue;
         GExpr *body = g->rules[id].body;
         if (!body) body = gx_litz(g, "");
-        if (p->lark) {
-            Flat f = {g, g->rules[id].name};
+        if (p->lark && !g->rules[id].flat) {
+            Flat f = {g, g->rules[id].name, g->rules[id].name_len};
             body = flatten(&f, body, true);
         }
         size_t start = p->sb->len;
@@ -701,7 +797,8 @@ static void print_all(Printer *p) {
         p->record = keep && id != p->root;
         p->saw_root = false;
         put_name(p, id);
-        sb_puts(p->sb, p->lark ? ": " : " ::= ");
+        if (p->lark) sb_put(p->sb, ": ", 2);
+        else sb_put(p->sb, " ::= ", 5);
         put_expr(p, body, false);
         sb_put(p->sb, "\\n", 2);
         if (p->record && !p->saw_root) {

@@ -15,6 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
@@ -40,6 +41,9 @@ typedef struct GRule {
     const char *name;
     const char *lark_name;   /* as Lark prints it, once it was (NULL before) */
     uint32_t name_len;
+    uint32_t hash;           /* of the name, for the name index */
+    bool indexed;            /* in the name index (Lark's helper rules are not: no name asks for them) */
+    bool flat;               /* a Lark helper rule: its body is flat already */
     GExpr *body;
     /* With keep_text, its GBNF line as printed (JSON-escaped) in Gram.text,
      * and the rules it refers to in Gram.refs, for the next print (text_len 0: none) */
@@ -53,7 +57,14 @@ typedef struct Gram {
     uint32_t *slots;         /* open-addressed name index: rule id + 1, 0 = empty */
     uint32_t nslots;
     struct GMemo **memo;     /* rules made once per key (gram_memo_*): chained hash buckets */
+    /* gram_shared's rules by the address of the name asked for (a string
+     * constant): thousands of asks for "ws" find it without hashing */
+    struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
+    uint32_t nshared;
+    const char *warned[GRAM_WARNED_SEEN];   /* warnings without arguments already said, by format */
+    uint32_t nwarned;
     uint32_t nmemo, memo_buckets;
+    struct SchemaMemoTable *schema_memo;   /* json_schema.c: schemas made once */
     StrBuf warnings;         /* JSON strings, comma-separated (a JSON array's body) */
     uint32_t nwarnings;
     /* Printed GBNF lines kept for reuse (the structural tag's grammars

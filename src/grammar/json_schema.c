@@ -852,26 +852,166 @@ static uint32_t primitive_rule(SchemaCx *c, Value s) {
     return UINT32_MAX;
 }
 
-/* The memo key of a schema near a tool's top (its parameters, each one
- * and their members): its JSON text, whether objects are closed, and,
- * when it has a $ref (relative to its own document), the context. Deeper
- * schemas get none: each level would write its subtree's text again. */
+/* ---- schemas made once ----
+ * A schema near a tool's top (its parameters, each one and their members)
+ * met again, in this tool or another (tools share parameter schemas), is
+ * the rule made the first time. Two schemas are the same when their values
+ * are (as their JSON texts would be: the same keys in the same order, the
+ * same scalars), with objects closed alike and, when one holds a $ref
+ * (relative to its own document), the same context. Found by a structural
+ * hash of the parsed value. Deeper schemas are not memoised: each level
+ * would walk its subtree again. */
 enum { SCHEMA_MEMO_DEPTH = 3 };
-static const char *schema_key(SchemaCx *c, Value schema) {
-    if (c->depth >= SCHEMA_MEMO_DEPTH || schema.type != VT_DICT) return NULL;
-    StrBuf sb;
-    sb_init(c->g->rt, &sb, 128);
-    sb_puts(&sb, c->closed ? "\x03schema closed " : "\x03schema open ");
-    size_t at = sb.len;
-    JsonDumpOpts o;
-    json_opts_default(&o);
-    json_dump(c->g->rt, &sb, schema, &o);
-    if (cf_memmem(sb.p + at, sb.len - at, "\"$ref\"", 6)) {
-        char cx[24];
-        sb_put(&sb, cx, gram_fmt(cx, sizeof cx, " %p", (void *)c));
+
+typedef struct SchemaMemo {
+    struct SchemaMemo *next;
+    Value schema;
+    const SchemaCx *cx;      /* the context, for a schema with a $ref; else NULL */
+    uint64_t hash;
+    bool closed;
+    uint32_t rule;
+} SchemaMemo;
+
+typedef struct SchemaMemoTable {
+    SchemaMemo **buckets;
+    uint32_t nbuckets, n;
+} SchemaMemoTable;
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+    h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+    return h ^ (h >> 29);
+}
+
+static uint64_t bytes_hash(uint64_t h, const char *p, size_t n) {
+    h = mix(h, n);
+    for (; n >= 8; p += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = mix(h, w);
     }
-    sb_putc(&sb, 0);
-    return sb.p;
+    uint64_t w = 0;
+    memcpy(&w, p, n);
+    return mix(h, w);
+}
+
+static bool is_ref_word(const Str *s) { return s->len == 4 && memcmp(s->data, "$ref", 4) == 0; }
+
+/* The value's structural hash; *has_ref: a string "$ref" (a key or a
+ * value) is in it; false for a value JSON does not make. */
+static bool value_hash(Rt *rt, Value v, uint64_t *h, bool *has_ref) {
+    rt_step(rt, 1);
+    switch (v.type) {
+    case VT_NONE: *h = mix(*h, 1); return true;
+    case VT_BOOL: *h = mix(*h, v.u.b ? 3 : 2); return true;
+    case VT_INT: *h = mix(mix(*h, 4), (uint64_t)v.u.i); return true;
+    case VT_FLOAT: {
+        uint64_t bits;
+        memcpy(&bits, &v.u.f, sizeof bits);
+        *h = mix(mix(*h, 5), bits);
+        return true;
+    }
+    case VT_BIGINT:
+    case VT_STR:
+        if (v.type == VT_STR && is_ref_word(v.u.s)) *has_ref = true;
+        *h = bytes_hash(mix(*h, v.type), v.u.s->data, v.u.s->len);
+        return true;
+    case VT_LIST:
+    case VT_TUPLE:   /* (both are a JSON array) */
+        *h = mix(mix(*h, 6), v.u.list->len);
+        for (size_t i = 0; i < v.u.list->len; i++)
+            if (!value_hash(rt, v.u.list->items[i], h, has_ref)) return false;
+        return true;
+    case VT_DICT: {
+        size_t n = dict_len(v.u.dict);
+        *h = mix(mix(*h, 7), n);
+        for (size_t i = 0; i < n; i++)
+            if (!value_hash(rt, dict_key_at(v.u.dict, i), h, has_ref) || !value_hash(rt, dict_val_at(v.u.dict, i), h, has_ref))
+                return false;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* Do a and b write the same JSON text? */
+static bool value_same(Rt *rt, Value a, Value b) {
+    rt_step(rt, 1);
+    bool a_list = a.type == VT_LIST || a.type == VT_TUPLE, b_list = b.type == VT_LIST || b.type == VT_TUPLE;
+    if (a.type != b.type && !(a_list && b_list)) return false;
+    switch (a.type) {
+    case VT_NONE: return true;
+    case VT_BOOL: return a.u.b == b.u.b;
+    case VT_INT: return a.u.i == b.u.i;
+    case VT_FLOAT: return memcmp(&a.u.f, &b.u.f, sizeof a.u.f) == 0;
+    case VT_BIGINT:
+    case VT_STR: return a.u.s == b.u.s || (a.u.s->len == b.u.s->len && memcmp(a.u.s->data, b.u.s->data, a.u.s->len) == 0);
+    case VT_LIST:
+    case VT_TUPLE:
+        if (a.u.list == b.u.list) return true;
+        if (a.u.list->len != b.u.list->len) return false;
+        for (size_t i = 0; i < a.u.list->len; i++)
+            if (!value_same(rt, a.u.list->items[i], b.u.list->items[i])) return false;
+        return true;
+    case VT_DICT: {
+        if (a.u.dict == b.u.dict) return true;
+        size_t n = dict_len(a.u.dict);
+        if (n != dict_len(b.u.dict)) return false;
+        for (size_t i = 0; i < n; i++)
+            if (!value_same(rt, dict_key_at(a.u.dict, i), dict_key_at(b.u.dict, i)) ||
+                !value_same(rt, dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i)))
+                return false;
+        return true;
+    }
+    default: return false;
+    }
+}
+
+/* A memo entry's identity for schema in c (hash, context): false when the
+ * schema is not memoised. */
+static bool schema_memo_key(SchemaCx *c, Value schema, uint64_t *hash, const SchemaCx **cx) {
+    if (c->depth >= SCHEMA_MEMO_DEPTH || schema.type != VT_DICT) return false;
+    uint64_t h = c->closed ? 0xC105EDull : 0x0BE4ull;
+    bool has_ref = false;
+    if (!value_hash(c->g->rt, schema, &h, &has_ref)) return false;
+    *hash = h;
+    *cx = has_ref ? c : NULL;
+    return true;
+}
+
+static SchemaMemoTable *memo_table(Gram *g) {
+    if (!g->schema_memo) g->schema_memo = rt_alloc0(g->rt, sizeof(SchemaMemoTable));
+    return g->schema_memo;
+}
+
+static uint32_t schema_memo_get(SchemaCx *c, Value schema, uint64_t hash, const SchemaCx *cx) {
+    SchemaMemoTable *t = memo_table(c->g);
+    if (!t->n) return UINT32_MAX;
+    for (const SchemaMemo *m = t->buckets[hash & (t->nbuckets - 1)]; m; m = m->next)
+        if (m->hash == hash && m->closed == c->closed && m->cx == cx && value_same(c->g->rt, m->schema, schema)) return m->rule;
+    return UINT32_MAX;
+}
+
+static void schema_memo_put(SchemaCx *c, Value schema, uint64_t hash, const SchemaCx *cx, uint32_t rule) {
+    Gram *g = c->g;
+    SchemaMemoTable *t = memo_table(g);
+    if (t->n >= t->nbuckets) {   /* load <= 1: double the buckets */
+        uint32_t nb = t->nbuckets ? t->nbuckets * 2 : 256;
+        SchemaMemo **b = rt_alloc0(g->rt, nb * sizeof *b);
+        for (uint32_t i = 0; i < t->nbuckets; i++)
+            for (SchemaMemo *m = t->buckets[i], *next; m; m = next) {
+                next = m->next;
+                m->next = b[m->hash & (nb - 1)];
+                b[m->hash & (nb - 1)] = m;
+            }
+        t->buckets = b;
+        t->nbuckets = nb;
+    }
+    SchemaMemo *m = rt_alloc(g->rt, sizeof *m);
+    *m = (SchemaMemo){.schema = schema, .cx = cx, .hash = hash, .closed = c->closed, .rule = rule};
+    SchemaMemo **slot = &t->buckets[hash & (t->nbuckets - 1)];
+    m->next = *slot;
+    *slot = m;
+    t->n++;
 }
 
 uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
@@ -881,8 +1021,10 @@ uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
     if (c->depth >= SCHEMA_MAX_DEPTH)
         rt_throw(g->rt, CF_ERR_LIMIT, "JSON schema nested deeper than %d levels", SCHEMA_MAX_DEPTH);
     /* a schema met before (tools share parameter schemas): its rule, made once */
-    const char *key = schema_key(c, schema);
-    uint32_t made = key ? gram_memo_get(g, key) : UINT32_MAX;
+    uint64_t hash = 0;
+    const SchemaCx *memo_cx = NULL;
+    bool memo = schema_memo_key(c, schema, &hash, &memo_cx);
+    uint32_t made = memo ? schema_memo_get(c, schema, hash, memo_cx) : UINT32_MAX;
     if (made != UINT32_MAX) return made;
     /* a bare $ref is its target's rule */
     Value v;
@@ -897,7 +1039,7 @@ uint32_t schema_rule(SchemaCx *c, Value schema, const char *name) {
     GExpr *body = schema_expr(c, schema, g->rules[id].name);
     c->depth--;
     gram_rule_set(g, id, body);
-    if (key) gram_memo_put(g, key, id);
+    if (memo) schema_memo_put(c, schema, hash, memo_cx, id);
     return id;
 }
 
