@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "chatfmt.h"
 
 static struct {
@@ -898,7 +899,8 @@ static void pool_quiesce(Pool *p, Window *win) {
 
 /* -- render_batch -- */
 
-enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR };
+enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
+       ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
 /* A window holds up to WINDOW_ROWS rows, fewer when their outputs would
  * pass WINDOW_TEXT bytes (as long as the last window's were): the texts
  * are read back under the GIL a window later, from the cache when the
@@ -926,6 +928,11 @@ typedef struct BatchRow {
     size_t nchars;
     unsigned char *text;
     size_t text_cap;
+    /* rows read on the rendering threads: the row object (borrowed: the
+     * list holds it) and a buffer for its strings that are not ASCII */
+    PyObject *row;
+    unsigned char *utf8;
+    size_t utf8_cap;
 } BatchRow;
 
 /* A slot keeps a text buffer up to this size (a window's slots then hold at
@@ -1094,6 +1101,164 @@ static PyObject *converted_to_str(const BatchRow *r) {
     return u;
 }
 
+/* ---- the rows read on the rendering threads ----
+ * In a build with the GIL, render_batch's workers read the row objects
+ * themselves (the walk was a third of a row's time, all of it serial under
+ * the GIL): the calling thread holds the GIL while they read and only
+ * waits, reads rows itself, or makes str objects, running no Python code,
+ * so no other thread can run Python code and change the rows, and no
+ * object is freed (the list holds every row). It lets the GIL go only
+ * between two windows, when no worker reads (see PAUSE_NS). The walk
+ * here only READS: exact dict/list/tuple/str/int/float/bool/None, through
+ * macros and calls that read fields (PyDict_Next, PyLong_AsLongLongAndOverflow
+ * on an exact int); no reference count changes, no error indicator, no
+ * allocation by Python's allocators, and strings that are not ASCII are
+ * turned into UTF-8 here (PyUnicode_AsUTF8AndSize would write a cache into
+ * the object). Anything else (a subclass, a non-str key, an int beyond
+ * int64, a lone surrogate, a string not in the compact form, data nested
+ * deeper than MAX_DEPTH) makes the row go back to the walk under the GIL
+ * after the fast pass, which decides as before. This stops being safe in
+ * a free-threaded build (Py_GIL_DISABLED: holding no GIL stops nothing
+ * there), which keeps the walk under the GIL; and for code that would run
+ * Python while workers read: error objects and outputs that need decoding
+ * are made after the last window is rendered. */
+#ifdef Py_GIL_DISABLED
+enum { READ_ON_WORKERS = 0 };
+#else
+enum { READ_ON_WORKERS = 1 };
+#endif
+
+/* A compact str's characters as UTF-8 in buf (size >= 4 a character);
+ * false for a lone surrogate (no UTF-8). */
+static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
+    unsigned char *o = buf;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = kind == PyUnicode_1BYTE_KIND   ? ((const Py_UCS1 *)data)[i]
+                     : kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i]
+                                                    : ((const Py_UCS4 *)data)[i];
+        if (c < 0x80) {
+            *o++ = (unsigned char)c;
+        } else if (c < 0x800) {
+            *o++ = (unsigned char)(0xC0 | (c >> 6));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) return false;
+            *o++ = (unsigned char)(0xE0 | (c >> 12));
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            *o++ = (unsigned char)(0xF0 | (c >> 18));
+            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    *len = (size_t)(o - buf);
+    return true;
+}
+
+/* A row's read: the walk (a builder fed a chunk at a time) and the row
+ * slot's UTF-8 buffer for strings that are not ASCII. */
+typedef struct RowRead {
+    Walk w;
+    unsigned char **utf8;
+    size_t *utf8_cap;
+} RowRead;
+
+/* Push a str read in place; false when it is not a compact str, holds a
+ * lone surrogate, or no memory is left. A string that is not ASCII is
+ * converted into the slot's buffer, after the items before it are fed
+ * (they may point into the buffer's last contents). */
+static bool read_push_str(RowRead *rr, PyObject *o) {
+    Walk *w = &rr->w;
+    size_t n = (size_t)PyUnicode_GET_LENGTH(o);
+    if (PyUnicode_IS_COMPACT_ASCII(o)) {
+        cf_builder_item *it = next_item(w, CF_ITEM_STR);
+        it->n = n;
+        it->u.s = (const char *)PyUnicode_DATA(o);
+        return true;
+    }
+    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
+    if (n * 4 > *rr->utf8_cap) {
+        size_t cap = n * 4 < 256 ? 256 : n * 4;
+        unsigned char *p = malloc(cap);   /* (no copy: the items pointing in were fed below) */
+        if (!p) return false;
+        lib.feed(w->b, w->items, w->n);
+        w->n = 0;
+        free(*rr->utf8);
+        *rr->utf8 = p;
+        *rr->utf8_cap = cap;
+    } else if (w->n) {
+        lib.feed(w->b, w->items, w->n);
+        w->n = 0;
+    }
+    size_t len;
+    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, *rr->utf8, &len)) return false;
+    cf_builder_item *it = next_item(w, CF_ITEM_STR);
+    it->n = len;
+    it->u.s = (const char *)*rr->utf8;
+    return true;
+}
+
+static bool read_value(RowRead *rr, PyObject *o, int depth) {
+    PyTypeObject *t = Py_TYPE(o);
+    Walk *w = &rr->w;
+    if (t == &PyUnicode_Type) return read_push_str(rr, o);
+    if (t == &PyDict_Type) {
+        if (depth >= MAX_DEPTH) return false;
+        next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(o, &pos, &k, &v))
+            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, depth + 1)) return false;
+        return true;
+    }
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        if (depth >= MAX_DEPTH) return false;
+        Py_ssize_t n = t == &PyList_Type ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+        next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!read_value(rr, t == &PyList_Type ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i), depth + 1))
+                return false;
+        return true;
+    }
+    if (o == Py_None) {
+        next_item(w, CF_ITEM_NULL);
+        return true;
+    }
+    if (t == &PyBool_Type) {
+        next_item(w, CF_ITEM_BOOL)->n = o == Py_True;
+        return true;
+    }
+    if (t == &PyLong_Type) {   /* an exact int: its digits are read, nothing raised */
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) return false;
+        next_item(w, CF_ITEM_INT)->u.i = (int64_t)v;
+        return true;
+    }
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (!isfinite(d)) return false;
+        next_item(w, CF_ITEM_FLOAT)->u.f = d;
+        return true;
+    }
+    return false;
+}
+
+/* A dict's pairs without a header; *tools set to the value of a "tools"
+ * key when one is there. */
+static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, 1)) return false;
+        if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
+            *tools = v;
+    }
+    return true;
+}
+
 typedef struct BatchWindow {
     Window win;
     Walk walk;                /* items (a growing array) and the strings they point into */
@@ -1107,7 +1272,11 @@ typedef struct BatchWindow {
      * may render them: freed once the window is finished */
     cf_context **retired;
     size_t nretired, retired_cap;
+    const struct BatchArgs *args;   /* rows read on the workers: what the row reads need */
 } BatchWindow;
+
+static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b);
+static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
 
 static void batch_row(Window *win, size_t i) {
     BatchWindow *bw = (BatchWindow *)win;
@@ -1124,7 +1293,20 @@ static void batch_row(Window *win, size_t i) {
         r->state = ROW_DECLINED;   /* out of memory: the general path reports it */
         return;
     }
-    lib.feed(b, bw->walk.items + r->first, r->count);
+    if (bw->args) {
+        if (!read_row(bw, r, b)) {
+            lib.builder_free(b);
+            if (r->state == ROW_PENDING) r->state = ROW_UNREAD;
+            return;
+        }
+    } else {
+        lib.feed(b, bw->walk.items + r->first, r->count);
+    }
+    render_built(bw, r, b);
+}
+
+/* Finish the row's builder and render it. */
+static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     if (lib.failed(b)) {
         lib.builder_free(b);
         r->state = ROW_DECLINED;
@@ -1267,12 +1449,58 @@ static void repeat_free(RepeatCache *c) {
     c->e = NULL;
 }
 
+/* A row whose result is made after the last window (making it could run
+ * Python code while workers read rows): an output to decode, an error, or
+ * a row to walk under the GIL (ROW_UNREAD). */
+typedef struct Deferred {
+    size_t index;
+    int state;
+    cf_result res;            /* ROW_OK */
+    cf_error_kind kind;       /* ROW_ERROR: the error, its message copied */
+    int line, column;
+    size_t offset;
+    char *message;
+} Deferred;
+
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
     RepeatCache repeat;
     size_t window_rows;       /* rows a window takes (see WINDOW_TEXT) */
+    bool read_on_workers;     /* this pass's rows are read by the rendering threads */
+    Deferred *deferred;
+    size_t ndeferred, deferred_cap;
 } BatchArgs;
+
+/* Read row r into b on a rendering thread (see READ_ON_WORKERS): false
+ * when the row is outside what is read here (or memory ran out), or for a
+ * tools error (r->state set). */
+static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
+    const BatchArgs *a = bw->args;
+    RowRead rr = {{b, 0, CHUNK, NULL, NULL, false, {{0}}}, &r->utf8, &r->utf8_cap};
+    rr.w.items = rr.w.chunk;
+    PyObject *row = r->row, *tools = NULL;
+    PyTypeObject *t = Py_TYPE(row);
+    bool read;
+    if (t == &PyDict_Type) {
+        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
+        read = read_pairs(&rr, a->common, &tools) && read_pairs(&rr, row, &tools);
+    } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
+        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
+        read = read_pairs(&rr, a->common, &tools) && read_push_str(&rr, a->messages_key) && read_value(&rr, row, 1);
+    } else {
+        read = false;
+    }
+    if (!read) return false;
+    bool with_tools = tools && tools != Py_None;
+    if (with_tools && a->tools_error != Py_None) {
+        r->state = ROW_TOOLS_ERROR;
+        return false;
+    }
+    r->t = with_tools && a->with_tools ? a->with_tools : a->plain;
+    if (rr.w.n) lib.feed(b, rr.w.items, rr.w.n);
+    return true;
+}
 
 /* The value `tools` has for this row (borrowed; NULL when absent). */
 static PyObject *row_tools(const BatchArgs *a, PyObject *row) {
@@ -1298,13 +1526,15 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
     w->failed = false;
     bw->start = start;
     bw->gen = ++a->repeat.gen;
+    bw->args = a->read_on_workers ? a : NULL;
     size_t k = 0;
     for (; start + k < end && k < a->window_rows && w->n < WINDOW_ITEMS; k++) {
         PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
         BatchRow *r = &bw->rows[k];
         r->first = w->n;
         r->state = ROW_PENDING;
-        if (repeat_lookup(&a->repeat, bw, r, row)) {
+        r->row = row;
+        if (repeat_lookup(&a->repeat, bw, r, row) || a->read_on_workers) {   /* (no Python code runs here) */
             r->count = 0;
             continue;
         }
@@ -1339,6 +1569,32 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
 /* The window's results into out[start...], as str, error objects (made by
  * make_error(kind, message, line, column, offset)), the tools error, or
  * DECLINED; frees the outputs. False with an exception set. */
+static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
+    if (a->ndeferred == a->deferred_cap) {
+        size_t cap = a->deferred_cap ? 2 * a->deferred_cap : 64;
+        Deferred *p = realloc(a->deferred, cap * sizeof *p);
+        if (!p) return false;
+        a->deferred = p;
+        a->deferred_cap = cap;
+    }
+    Deferred *d = &a->deferred[a->ndeferred];
+    memset(d, 0, sizeof *d);
+    d->index = index;
+    d->state = r->state;
+    if (r->state == ROW_ERROR) {
+        if (!(d->message = strdup(r->err.message))) return false;
+        d->kind = r->err.kind;
+        d->line = r->err.line;
+        d->column = r->err.column;
+        d->offset = r->err.offset;
+    } else if (r->state == ROW_OK) {
+        d->res = r->res;   /* (taken over) */
+        memset(&r->res, 0, sizeof r->res);
+    }
+    a->ndeferred++;
+    return true;
+}
+
 static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
     bool ok = true;
     size_t text_bytes = 0;
@@ -1346,6 +1602,17 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
         BatchRow *r = &bw->rows[i];
         repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
         PyObject *o = NULL;
+        if (a->read_on_workers && (r->state == ROW_UNREAD || r->state == ROW_ERROR ||
+                                   (r->state == ROW_OK && !r->converted))) {
+            /* workers may be reading the next window's rows: made after the pass */
+            if (r->state == ROW_OK) text_bytes += r->res.len;
+            if (ok && !defer_row(a, r, bw->start + i)) {
+                PyErr_NoMemory();
+                ok = false;
+            }
+            if (r->state == ROW_OK) lib.result_free(&r->res);   /* (NULL once taken over) */
+            continue;
+        }
         if (r->state == ROW_OK) {
             text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
             if (ok) o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
@@ -1382,7 +1649,10 @@ static void batch_window_free(BatchWindow *bw) {
     free_retired(bw);
     free(bw->retired);
     free(bw->walk.items);
-    for (size_t i = 0; i < WINDOW_ROWS; i++) free(bw->rows[i].text);
+    for (size_t i = 0; i < WINDOW_ROWS; i++) {
+        free(bw->rows[i].text);
+        free(bw->rows[i].utf8);
+    }
     free(bw);
 }
 
@@ -1414,6 +1684,13 @@ static void batch_window_give_back(BatchWindow *bw) {
         bw->walk.items = NULL;
         bw->walk.cap = 0;
     }
+    for (size_t i = 0; i < WINDOW_ROWS; i++) {   /* likewise a buffer grown by one huge string */
+        if (bw->rows[i].utf8_cap > SLOT_TEXT_MAX) {
+            free(bw->rows[i].utf8);
+            bw->rows[i].utf8 = NULL;
+            bw->rows[i].utf8_cap = 0;
+        }
+    }
     for (int k = 0; k < SPARE_WINDOWS; k++) {
         if (!spare_windows[k]) {
             spare_windows[k] = bw;
@@ -1421,6 +1698,159 @@ static void batch_window_give_back(BatchWindow *bw) {
         }
     }
     batch_window_free(bw);
+}
+
+/* While the workers read rows the calling thread holds the GIL; every
+ * PAUSE_NS it lets other Python threads run (as the interpreter's own
+ * switch interval would), at a moment when no worker reads a row. */
+enum { PAUSE_NS = 5000000 };
+
+static bool pause_due(const struct timespec *since) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec) >= PAUSE_NS;
+}
+
+/* Wait for win's rows beside the workers: with the GIL let go when the
+ * caller walked the rows, held when the workers read them (see
+ * READ_ON_WORKERS: holding it is what keeps the rows as they are). */
+static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+    if (a->read_on_workers) {
+        pool_finish(pool, &bw->win);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pool_finish(pool, &bw->win);
+    Py_END_ALLOW_THREADS
+}
+
+/* Render a->rows into out (a list of their length) on `threads` threads:
+ * false with an exception set. Results the pass defers (a->deferred) are
+ * made by batch_complete. */
+static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads) {
+    Py_ssize_t n = PyList_GET_SIZE(a->rows);
+    BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
+    if (!bw[0] || !bw[1] || !repeat_init(&a->repeat, (size_t)n)) {
+        PyErr_NoMemory();
+        goto fail_early;
+    }
+    for (int k = 0; k < 2; k++) {
+        bw[k]->win.row = batch_row;
+        bw[k]->walk.held = &bw[k]->held;
+        bw[k]->opt = opt;
+        bw[k]->chat = chat;
+    }
+    if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
+    Pool pool;
+    pool_start(&pool, (unsigned)threads);
+    bool ok = true;
+    BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
+    size_t at = batch_fill(bw[0], a, 0, (size_t)n);
+    if (at == (size_t)-1) ok = false;
+    else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
+    int c = 0;
+    struct timespec last_pause;
+    clock_gettime(CLOCK_MONOTONIC, &last_pause);
+    while (ok && bw[c]->win.nrows) {
+        BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
+        /* the workers render cur meanwhile */
+        bool pause = a->read_on_workers && pause_due(&last_pause);
+        pool_quiesce(&pool, &nxt->win);
+        size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
+        if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
+        batch_finish(&pool, cur, a);
+        published = NULL;
+        if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+        if (!batch_drain(cur, a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
+            Py_BEGIN_ALLOW_THREADS
+            Py_END_ALLOW_THREADS
+            clock_gettime(CLOCK_MONOTONIC, &last_pause);
+            if (PyList_GET_SIZE(a->rows) != n) {
+                PyErr_SetString(PyExc_RuntimeError, "render_batch: the list of rows changed size during the call");
+                ok = false;
+            } else if (at < (size_t)n) {
+                next_at = batch_fill(nxt, a, at, (size_t)n);
+                if (next_at == (size_t)-1) ok = false;
+                else if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+            }
+        }
+        at = next_at;
+        c ^= 1;
+    }
+    if (published) {   /* stopped by an exception: let the workers finish, drop the outputs */
+        batch_finish(&pool, published, a);
+        for (size_t i = 0; i < published->win.nrows; i++) {
+            BatchRow *r = &published->rows[i];
+            if (r->state == ROW_OK) lib.result_free(&r->res);
+            repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(published->start + i)));
+        }
+    }
+    pool_stop(&pool);
+fail_early:
+    repeat_free(&a->repeat);
+    batch_window_give_back(bw[0]);
+    batch_window_give_back(bw[1]);
+    return !PyErr_Occurred();
+}
+
+/* The deferred results into out, Python code allowed again (no worker
+ * runs): decoded outputs, error objects, and the rows the workers did not
+ * read, walked under the GIL in a second pass. False with an exception set
+ * (with ok false, as after a failed pass: only frees them). */
+static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads,
+                           bool ok) {
+    size_t unread = 0;
+    for (size_t k = 0; k < a->ndeferred; k++) {
+        Deferred *d = &a->deferred[k];
+        PyObject *o = NULL;
+        if (d->state == ROW_UNREAD) {
+            a->deferred[unread++] = *d;   /* (kept, in order, for the second pass) */
+            continue;
+        }
+        if (!ok) {
+        } else if (d->state == ROW_OK) {
+            o = text_to_str(d->res.text, d->res.len);
+        } else {
+            PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
+            PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)
+                              : NULL;
+            if (t) {
+                o = PyObject_CallObject(a->make_error, t);
+                Py_DECREF(t);
+            }
+        }
+        if (d->state == ROW_OK) lib.result_free(&d->res);
+        free(d->message);
+        if (!o) {
+            ok = false;
+            continue;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)d->index, o);
+    }
+    a->ndeferred = unread;
+    if (!ok || !unread) return ok;
+    /* the unread rows, walked under the GIL (which decides what they become) */
+    PyObject *rows = PyList_New((Py_ssize_t)unread), *sub = PyList_New((Py_ssize_t)unread);
+    if (!rows || !sub) {
+        Py_XDECREF(rows);
+        Py_XDECREF(sub);
+        return false;
+    }
+    for (size_t k = 0; k < unread; k++)
+        PyList_SET_ITEM(rows, (Py_ssize_t)k, new_ref(PyList_GET_ITEM(a->rows, (Py_ssize_t)a->deferred[k].index)));
+    BatchArgs second = *a;
+    second.rows = rows;
+    second.read_on_workers = false;
+    second.deferred = NULL;
+    second.ndeferred = second.deferred_cap = 0;
+    second.window_rows = WINDOW_MIN_ROWS;
+    ok = batch_pass(&second, sub, opt, chat, threads);
+    for (size_t k = 0; ok && k < unread; k++)
+        PyList_SET_ITEM(out, (Py_ssize_t)a->deferred[k].index, new_ref(PyList_GET_ITEM(sub, (Py_ssize_t)k)));
+    Py_DECREF(rows);
+    Py_DECREF(sub);
+    return ok;
 }
 
 /* render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads,
@@ -1436,7 +1866,8 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
                                          "options, chat, threads, make_error)");
         return NULL;
     }
-    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0}, WINDOW_MIN_ROWS};
+    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);
@@ -1448,61 +1879,13 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
     }
     a.tools_key = PyUnicode_InternFromString("tools");
     a.messages_key = PyUnicode_InternFromString("messages");
-    Py_ssize_t n = PyList_GET_SIZE(a.rows);
-    PyObject *out = PyList_New(n);
-    BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
-    if (!a.tools_key || !a.messages_key || !out || !bw[0] || !bw[1] || !repeat_init(&a.repeat, (size_t)n)) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        goto fail_early;
-    }
-    for (int k = 0; k < 2; k++) {
-        bw[k]->win.row = batch_row;
-        bw[k]->walk.held = &bw[k]->held;
-        bw[k]->opt = opt;
-        bw[k]->chat = chat != 0;
-    }
-    if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
-    Pool pool;
-    pool_start(&pool, (unsigned)threads);
-    bool ok = true;
-    BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
-    size_t at = batch_fill(bw[0], &a, 0, (size_t)n);
-    if (at == (size_t)-1) ok = false;
-    else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
-    int c = 0;
-    while (ok && bw[c]->win.nrows) {
-        BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
-        /* the workers render cur meanwhile */
-        pool_quiesce(&pool, &nxt->win);
-        size_t next_at = at < (size_t)n ? batch_fill(nxt, &a, at, (size_t)n) : at;
-        if (at >= (size_t)n || next_at == (size_t)-1) nxt->win.nrows = 0;
-        Py_BEGIN_ALLOW_THREADS
-        pool_finish(&pool, &cur->win);
-        Py_END_ALLOW_THREADS
-        published = NULL;
-        if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
-        if (!batch_drain(cur, &a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
-        at = next_at;
-        c ^= 1;
-    }
-    if (published) {   /* stopped by an exception: let the workers finish, drop the outputs */
-        Py_BEGIN_ALLOW_THREADS
-        pool_finish(&pool, &published->win);
-        Py_END_ALLOW_THREADS
-        for (size_t i = 0; i < published->win.nrows; i++) {
-            BatchRow *r = &published->rows[i];
-            if (r->state == ROW_OK) lib.result_free(&r->res);
-            repeat_store(&a.repeat, r, PyList_GET_ITEM(a.rows, (Py_ssize_t)(published->start + i)));
-        }
-    }
-    pool_stop(&pool);
-fail_early:
-    repeat_free(&a.repeat);
+    PyObject *out = PyList_New(PyList_GET_SIZE(a.rows));
+    bool ok = a.tools_key && a.messages_key && out && batch_pass(&a, out, opt, chat != 0, threads);
+    ok = batch_complete(&a, out, opt, chat != 0, threads, ok);   /* (after a failed pass: frees what was deferred) */
+    free(a.deferred);
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);
-    batch_window_give_back(bw[0]);
-    batch_window_give_back(bw[1]);
-    if (PyErr_Occurred()) {
+    if (!ok) {
         Py_XDECREF(out);
         return NULL;
     }

@@ -426,7 +426,9 @@ class Template:
 
     def render_batch(self, rows, threads=None, **variables):
         """Render many requests in one call, on ``threads`` threads (default:
-        $CHATFMT_THREADS, else every core) that run without the GIL.
+        $CHATFMT_THREADS, else every core) that read the rows while this
+        thread holds the GIL (other Python threads run every 5 ms, between
+        two windows of rows).
 
         ``rows``: a list of contexts (dicts of variables: ``messages``,
         ``tools``, ``documents``, ``add_generation_prompt``, ... as a

@@ -119,6 +119,131 @@ class RenderBatch(unittest.TestCase):
         self.assertIn("now ASCII|", got[at])
         self.assertIn("changed", got[at])
 
+    def test_rows_read_by_the_rendering_threads_and_those_walked_under_the_gil(self):
+        """Distinct row objects (read by the rendering threads) mixed with
+        rows outside what those threads read (subclasses of dict and str,
+        non-str keys, ints beyond int64, lone surrogates, deep nesting, rows
+        that are neither dict nor list: walked under the GIL after the pass)
+        and rows whose result is made after the pass (render errors, outputs
+        too long for a row slot), over many windows: each result is what
+        Template.render gives, in order."""
+        import copy
+
+        class D(dict):
+            pass
+
+        class S(str):
+            pass
+
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% endif %}{% for k, v in m.items() %}{{ k }}={{ v }};{% endfor %}|{% endfor %}"
+                            "{{ extra | default('') }}{{ tools | length if tools else '' }}")
+
+        def nest(depth):
+            v = "leaf"
+            for _ in range(depth):
+                v = [v]
+            return v
+
+        contents = ["plain", "caf\u00e9 \u00ff", "\u4e2d\u6587 \u00e9", "\U0001F600 and \u4e2d", "\u07ff\u0800\uffff",
+                    "\x80\u0100", "boom", "x" * 40000, "\u4e2d" * 20000, 7, 2 ** 63 - 1, -2 ** 63, 2 ** 63, 2 ** 70,
+                    -2 ** 80, 1.5, True, None, [1, "a", (2, "b")], ("tu", "ple"), {"k": {"n": [None, False]}},
+                    S("str subclass"), nest(150), nest(199), nest(260), float("inf")]
+        rows = []
+        for i, c in enumerate(contents):
+            msg = {"role": "user", "content": c}
+            rows += [{"messages": [msg, {"role": "assistant", "content": str(i)}], "extra": i},
+                     [msg], (msg,), {"messages": [D(msg)]}, D(messages=[msg]), {"messages": [msg], "tools": [{}]},
+                     {"messages": [dict(msg, **{S("k"): 1})]}, {"messages": [{**msg, 3: "int key"}]}]
+        rows += ["neither dict nor list", {"messages": [{"role": "user", "content": "u"}], S("extra"): "s"}]
+        rows = [copy.deepcopy(r) for _ in range(4) for r in rows]   # distinct objects, subclasses kept
+
+        def one(r):
+            if isinstance(r, dict):
+                return outcome(lambda: t.render(**r))
+            return outcome(lambda: t.render(r))
+
+        want = [one(r) for r in rows]
+        self.assertTrue(any(w[0] == "error" for w in want) and any(w[0] == "ok" for w in want))
+        for threads in (1, 2, 3):
+            with self.subTest(threads=threads):
+                got = t.render_batch(rows, threads=threads)
+                self.assertEqual([as_outcome(x) for x in got], want)
+        # a lone surrogate (no UTF-8): the general path's error; its position
+        # in the JSON of the variables differs between the two calls' contexts
+        rows = [{"messages": [{"role": "user", "content": "lone \ud800"}]}] * 2 + [[{"role": "user", "content": "\udfff"}]]
+        got = [type(x) for x in t.render_batch(copy.deepcopy(rows), threads=2)]
+        self.assertEqual(got, [type(e) for e in (self.raised(lambda: t.render(**rows[0])),) * 2 +
+                               (self.raised(lambda: t.render(rows[2])),)])
+
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_other_python_threads_run_during_a_long_call(self):
+        """The calling thread holds the GIL while the rendering threads read
+        rows, and lets other Python threads run between windows: another
+        thread runs while the calling thread is inside the native call."""
+        import inspect
+        t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
+        base = [ctx for _, ctx in conversations()]
+        rows = [json.loads(json.dumps(base[i % len(base)])) for i in range(20000)]
+        lines, first = inspect.getsourcelines(template_module.Template.render_batch)
+        call_line = first + next(i for i, x in enumerate(lines) if "_native.render_batch(" in x)
+        main, seen, stop = threading.get_ident(), [], threading.Event()
+
+        def watch():   # where the calling thread is, each time this thread runs
+            while not stop.is_set():
+                f = sys._current_frames().get(main)
+                seen.append(f is not None and f.f_code is template_module.Template.render_batch.__code__
+                            and f.f_lineno == call_line)
+
+        helper = threading.Thread(target=watch)
+        helper.start()
+        try:
+            got = t.render_batch(rows, threads=2)
+        finally:
+            stop.set()
+            helper.join()
+        self.assertEqual([as_outcome(x) for x in got[:len(base)]], [outcome(lambda: t.render(**r)) for r in base])
+        self.assertTrue(any(seen), "no other thread ran during the native call")
+
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_rows_list_changing_size_during_the_call(self):
+        """A thread that appends to the list of rows while the calling
+        thread is inside the native call (it can only run between two
+        windows): render_batch raises RuntimeError."""
+        import inspect
+        t = chatfmt.compile("{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}")
+        rows = [{"messages": [{"role": "user", "content": "row %d" % i}]} for i in range(50000)]
+        lines, first = inspect.getsourcelines(template_module.Template.render_batch)
+        call_line = first + next(i for i, x in enumerate(lines) if "_native.render_batch(" in x)
+        main, appended, stop = threading.get_ident(), [], threading.Event()
+
+        def append_once():
+            while not stop.is_set() and not appended:
+                f = sys._current_frames().get(main)
+                if f is not None and f.f_code is template_module.Template.render_batch.__code__ \
+                        and f.f_lineno == call_line:
+                    rows.append({"messages": []})
+                    appended.append(True)
+
+        helper = threading.Thread(target=append_once)
+        helper.start()
+        try:
+            with self.assertRaisesRegex(RuntimeError, "changed size"):
+                t.render_batch(rows, threads=2)
+        finally:
+            stop.set()
+            helper.join()
+        self.assertTrue(appended)
+        rows.pop()
+        self.assertEqual(t.render_batch(rows[:3]), [t.render(**r) for r in rows[:3]])
+
+    def raised(self, call):
+        try:
+            call()
+        except Exception as e:  # noqa: BLE001
+            return e
+        self.fail("no exception")
+
     def test_many_python_threads_at_once(self):
         t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
         rows = [ctx for _, ctx in conversations()] * 20
