@@ -1139,7 +1139,15 @@ static NOINLINE bool cond_equality_other(Interp *I, const Node *n, Value left) {
     set_pos(I, n);
     return compare(I, n->op, left, n->v);
 }
-static NOINLINE Value eval_filter(Interp *I, const Node *n, Frame *f);
+static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v);
+
+/* a = m.role|lower (simple, FILTER_PURE) with m already found as obj: what
+ * eval_filter computes, without looking m up again. */
+static NOINLINE Value filtered_attr_miss(Interp *I, const Node *a, Value obj) {
+    Value v = getattr_of(I, a->a, obj);
+    set_pos(I, a);
+    return filter_pure(I, a, v);
+}
 
 /* m.role|lower == 'user' (Command-A's elif chain): a pure filter's result
  * for a dict's plain key is cached as the key's value is, by dict, key and
@@ -1154,7 +1162,7 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
         AttrCacheEntry *c = filtered_slot(I, obj.u.dict, g->attr);
         const void *key = filtered_key(obj.u.dict);
         if (c->dict == key && c->attr == g->attr && c->filter == a->filter) return str_equality(n, c->v);
-        Value left = eval_filter(I, a, f);
+        Value left = filtered_attr_miss(I, a, obj);
         if (left.type != VT_STR) return cond_equality_other(I, n, left);
         c->dict = key;
         c->attr = g->attr;
