@@ -101,6 +101,34 @@ static inline bool push_unicode(Walk *w, PyObject *o) {
     return true;
 }
 
+/* None, a bool, an exact int within int64 or a finite float; false for
+ * anything else (nothing raised: an exact int's digits are only read, so
+ * this is also safe on a thread reading rows while the caller holds the GIL). */
+static bool push_scalar(Walk *w, PyObject *o, PyTypeObject *t) {
+    if (o == Py_None) {
+        next_item(w, CF_ITEM_NULL);
+        return true;
+    }
+    if (t == &PyBool_Type) {
+        next_item(w, CF_ITEM_BOOL)->n = o == Py_True;
+        return true;
+    }
+    if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) return false;
+        next_item(w, CF_ITEM_INT)->u.i = (int64_t)v;
+        return true;
+    }
+    if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (!isfinite(d)) return false;
+        next_item(w, CF_ITEM_FLOAT)->u.f = d;
+        return true;
+    }
+    return false;
+}
+
 static bool walk_other(Walk *w, PyObject *o, int depth);
 
 /* Push one object; false when it is outside the subset (nothing raised).
@@ -131,28 +159,7 @@ static bool walk_other(Walk *w, PyObject *o, int depth) {
             if (!walk(w, items[i], depth + 1)) return false;
         return true;
     }
-    if (o == Py_None) {
-        next_item(w, CF_ITEM_NULL);
-        return true;
-    }
-    if (t == &PyBool_Type) {
-        next_item(w, CF_ITEM_BOOL)->n = o == Py_True;
-        return true;
-    }
-    if (t == &PyLong_Type) {
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return false;
-        next_item(w, CF_ITEM_INT)->u.i = (int64_t)v;
-        return true;
-    }
-    if (t == &PyFloat_Type) {
-        double d = PyFloat_AS_DOUBLE(o);
-        if (!isfinite(d)) return false;
-        next_item(w, CF_ITEM_FLOAT)->u.f = d;
-        return true;
-    }
-    return false;
+    return push_scalar(w, o, t);
 }
 
 /* init(library_path) -> bool: resolve the library ctypes already loaded. */
@@ -1222,28 +1229,7 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
                 return false;
         return true;
     }
-    if (o == Py_None) {
-        next_item(w, CF_ITEM_NULL);
-        return true;
-    }
-    if (t == &PyBool_Type) {
-        next_item(w, CF_ITEM_BOOL)->n = o == Py_True;
-        return true;
-    }
-    if (t == &PyLong_Type) {   /* an exact int: its digits are read, nothing raised */
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return false;
-        next_item(w, CF_ITEM_INT)->u.i = (int64_t)v;
-        return true;
-    }
-    if (t == &PyFloat_Type) {
-        double d = PyFloat_AS_DOUBLE(o);
-        if (!isfinite(d)) return false;
-        next_item(w, CF_ITEM_FLOAT)->u.f = d;
-        return true;
-    }
-    return false;
+    return push_scalar(w, o, t);
 }
 
 /* A dict's pairs without a header; *tools set to the value of a "tools"
