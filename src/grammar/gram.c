@@ -733,8 +733,11 @@ static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
         GExpr **kids = NULL;
         for (uint32_t i = 0; i < e->n; i++) {
             GExpr *c = e->u.kids[i];
-            /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
-            GExpr *nc = e->kind == GX_ALT && top && c->kind == GX_SEQ ? flatten(f, c, false) : flat_part(f, c);
+            /* the alternatives of a rule may be sequences (and alternatives: they print
+             * as more of them); a sequence's parts may not be groups, but a sequence in
+             * a sequence is more of its parts, printed in place without a helper rule */
+            bool in_place = e->kind == GX_ALT ? top && (c->kind == GX_SEQ || c->kind == GX_ALT) : c->kind == GX_SEQ;
+            GExpr *nc = in_place ? flatten(f, c, top && e->kind == GX_ALT && c->kind == GX_ALT) : flat_part(f, c);
             if (nc != c && !kids) {
                 kids = rt_alloc(g->rt, e->n * sizeof *kids);
                 memcpy(kids, e->u.kids, i * sizeof *kids);
