@@ -691,10 +691,61 @@ typedef struct Flat {
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
 
+/* A flattened body's structure, for finding a helper rule of the same body. */
+static uint32_t expr_hash(const GExpr *e) {
+    uint64_t h = (uint64_t)e->kind * 0x9E3779B97F4A7C15ull;
+    switch (e->kind) {
+    case GX_LIT: return (uint32_t)(h ^ bytes_hash(e->u.lit, e->n));
+    case GX_CLASS: return (uint32_t)(h ^ e->negated ^ bytes_hash((const char *)e->u.ranges, e->n * sizeof *e->u.ranges));
+    case GX_REF: return (uint32_t)((h ^ e->u.rule) * 0xFF51AFD7ED558CCDull >> 32);
+    case GX_REP:
+        h ^= ((uint64_t)e->min << 40) ^ ((uint64_t)e->max << 8) ^ e->greedy ^ expr_hash(e->u.kid);
+        return (uint32_t)((h * 0xC4CEB9FE1A85EC53ull) >> 32);
+    default:
+        for (uint32_t i = 0; i < e->n; i++) h = (h ^ expr_hash(e->u.kids[i])) * 0xFF51AFD7ED558CCDull;
+        return (uint32_t)(h ^ (h >> 32));
+    }
+}
+
+static bool expr_same(const GExpr *a, const GExpr *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind || a->n != b->n) return false;
+    switch (a->kind) {
+    case GX_LIT: return memcmp(a->u.lit, b->u.lit, a->n) == 0;
+    case GX_CLASS: return a->negated == b->negated && memcmp(a->u.ranges, b->u.ranges, a->n * sizeof *a->u.ranges) == 0;
+    case GX_REF: return a->u.rule == b->u.rule;
+    case GX_REP: return a->min == b->min && a->max == b->max && a->greedy == b->greedy && expr_same(a->u.kid, b->u.kid);
+    default:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (!expr_same(a->u.kids[i], b->u.kids[i])) return false;
+        return true;
+    }
+}
+
+/* The slot of the helper whose body is `e`, or of the empty slot where it goes. */
+static uint32_t *helper_slot(Gram *g, const GExpr *e, uint32_t hash) {
+    uint32_t mask = g->nhelper_slots - 1;
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+        uint32_t *s = &g->helpers[i];
+        if (!*s || expr_same(g->rules[*s - 1].body, e)) return s;
+    }
+}
+
 /* A helper rule, named after the rule being printed, "--g" and its id: no
- * sanitised name holds "--", so the name is new without a look in the index. */
+ * sanitised name holds "--", so the name is new without a look in the index.
+ * A helper of the same body made before is used instead. */
 static GExpr *hoist(Flat *f, GExpr *e) {
     Gram *g = f->g;
+    if ((g->nhelpers + 1) * 2 > g->nhelper_slots) {   /* load <= 1/2 */
+        uint32_t old = g->nhelper_slots, *was = g->helpers;
+        g->nhelper_slots = old ? 2 * old : 1024;
+        g->helpers = rt_alloc0(g->rt, g->nhelper_slots * sizeof *g->helpers);
+        for (uint32_t i = 0; i < old; i++)
+            if (was[i]) *helper_slot(g, g->rules[was[i] - 1].body, g->rules[was[i] - 1].hash) = was[i];
+    }
+    uint32_t hash = expr_hash(e);
+    uint32_t *slot = helper_slot(g, e, hash);
+    if (*slot) return gx_ref(g, *slot - 1);
     if (g->nrules >= GRAM_MAX_RULES)
         rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
     if (g->nrules == g->cap) {
@@ -712,7 +763,10 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e, .flat = true};
+    /* (a helper is never in the name index: its hash is its body's) */
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .hash = hash, .body = e, .flat = true};
+    *slot = id + 1;
+    g->nhelpers++;
     return gx_ref(g, id);
 }
 

@@ -72,6 +72,9 @@ typedef struct Gram {
     bool keep_text;
     StrBuf text;
     uint32_t *refs, nrefs, refs_cap;
+    /* Lark's helper rules by their body's structure (open addressing: rule
+     * id + 1, 0 = empty): sixty tools' identical groups share one helper */
+    uint32_t *helpers, nhelper_slots, nhelpers;
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);
