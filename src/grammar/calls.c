@@ -117,7 +117,11 @@ Value tool_parameters(Value tool) {
  * repeated characters ("```") are exact too. */
 enum { UNTIL_MAX = 64 };   /* code points of a delimiter (markers are under 32 bytes) */
 
+enum { UNTIL_KEY_BYTES = 80 };   /* of the delimiter, in its memo key */
+
 GExpr *call_until(Gram *g, const char *delim) {
+    for (uint32_t i = 0; i < g->nuntil_seen; i++)
+        if (strncmp(g->until_seen[i].delim, delim, UNTIL_KEY_BYTES) == 0) return gx_opt(g, gx_ref(g, g->until_seen[i].rule));
     char key[96];
     gram_fmt(key, sizeof key, "until-%.80s", delim);
     uint32_t first = gram_memo_get(g, key);
@@ -147,6 +151,14 @@ GExpr *call_until(Gram *g, const char *delim) {
         lv[k] = gram_rule_new(g, nm, strlen(nm));
     }
     gram_memo_put(g, key, lv[0]);
+    if (g->nuntil_seen < GRAM_UNTIL_SEEN) {
+        /* (a copy: the caller's text may be a buffer it reuses) */
+        size_t kn = strlen(key + 6);
+        char *copy = rt_alloc(g->rt, kn + 1);
+        memcpy(copy, key + 6, kn + 1);
+        g->until_seen[g->nuntil_seen].delim = copy;
+        g->until_seen[g->nuntil_seen++].rule = lv[0];
+    }
     for (size_t k = 0; k < L; k++) {
         /* only the code points that keep part of a match need their own
          * branch; any other goes back to level 0 */

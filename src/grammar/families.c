@@ -172,6 +172,24 @@ static bool is_required(Value params, const Str *key) {
     return false;
 }
 
+/* The name "<tool name's first 40 bytes><mid><k>" (as "%.40s%s%zu" writes
+ * it) in nm (96 bytes), and its length: two a parameter of each tool. */
+static size_t kw_rule_name(char *nm, const Str *name, const char *mid, size_t k) {
+    size_t n = name->len < 40 ? name->len : 40;
+    const char *nul = memchr(name->data, 0, n);
+    if (nul) n = (size_t)(nul - name->data);
+    memcpy(nm, name->data, n);
+    size_t m = strlen(mid);
+    memcpy(nm + n, mid, m);
+    n += m;
+    char digits[24], *d = digits + sizeof digits;
+    do *--d = (char)('0' + k % 10); while ((k /= 10) != 0);
+    memcpy(nm + n, d, (size_t)(digits + sizeof digits - d));
+    n += (size_t)(digits + sizeof digits - d);
+    nm[n] = 0;
+    return n;
+}
+
 /* Keyword arguments k<assign>v in the schema's order, the required ones
  * present, a comma between (first_k: the list from k on with nothing
  * before; rest_k: the same after an argument); NULL when none. */
@@ -191,12 +209,10 @@ static GExpr *keyword_args(Gram *g, Value tool, const char *assign, GExpr *(*val
                              value(g, dict_val_at(props.u.dict, k), quote));
         bool req = is_required(params, key.u.s);
         char nm[96];
-        gram_fmt(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
-        uint32_t rest_k = gram_rule_new(g, nm, strlen(nm));
+        uint32_t rest_k = gram_rule_new(g, nm, kw_rule_name(nm, name, "-kw-", k));
         GExpr *after = gx_seq(g, sep, item, rest);
         gram_rule_set(g, rest_k, req ? after : rest ? gx_alt(g, after, rest) : gx_opt(g, after));
-        gram_fmt(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
-        uint32_t first_k = gram_rule_new(g, nm, strlen(nm));
+        uint32_t first_k = gram_rule_new(g, nm, kw_rule_name(nm, name, "-kw-first-", k));
         GExpr *here = gx_seq(g, item, rest);
         gram_rule_set(g, first_k, req ? here : first ? gx_alt(g, here, first) : gx_opt(g, here));
         rest = gx_ref(g, rest_k);

@@ -284,10 +284,12 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* [a-z0-9-], starting with a letter, at most 48 bytes before a suffix */
     char name[72];
     size_t k = 0;
+    /* (without a branch a byte: a thousand names a request) */
     for (size_t i = 0; i < n && k < 48; i++) {
         char c = NAME_BYTE[(unsigned char)base[i]];
-        if (c) name[k++] = c;
-        else if (k && name[k - 1] != '-') name[k++] = '-';
+        bool sep = !c;
+        name[k] = sep ? '-' : c;
+        k += !sep | (k && name[k - 1] != '-');
     }
     while (k && name[k - 1] == '-') k--;
     if (!k || !(name[0] >= 'a' && name[0] <= 'z')) {
@@ -306,7 +308,13 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        len = k + gram_fmt(name + k, sizeof name - k, "-%u", suffix);
+        char digits[12], *d = digits + sizeof digits;
+        uint32_t v = suffix;
+        do *--d = (char)('0' + v % 10); while ((v /= 10) != 0);
+        name[k] = '-';
+        memcpy(name + k + 1, d, (size_t)(digits + sizeof digits - d));
+        len = k + 1 + (size_t)(digits + sizeof digits - d);
+        name[len] = 0;
         hash = bytes_hash(name, len);
         taken = find_named(g, name, len, hash) != UINT32_MAX;
     }

@@ -15,7 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
-enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
@@ -61,6 +61,10 @@ typedef struct Gram {
      * constant): thousands of asks for "ws" find it without hashing */
     struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
     uint32_t nshared;
+    /* call_until's rules by their delimiter's text: asked for once per
+     * string parameter, found without a memo key */
+    struct { const char *delim; uint32_t rule; } until_seen[GRAM_UNTIL_SEEN];
+    uint32_t nuntil_seen;
     const char *warned[GRAM_WARNED_SEEN];   /* warnings without arguments already said, by format */
     uint32_t nwarned;
     uint32_t nmemo, memo_buckets;
