@@ -4,6 +4,8 @@
 #include "engine/json.h"
 #include "gram.h"
 
+static void index_rule(Gram *g, uint32_t id);
+
 void gram_init(Gram *g, Rt *rt) {
     memset(g, 0, sizeof *g);
     g->rt = rt;
@@ -12,6 +14,22 @@ void gram_init(Gram *g, Rt *rt) {
     g->nslots = 1024;
     g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
     sb_init(rt, &g->warnings, 256);
+}
+
+void gram_expect_rules(Gram *g, uint32_t n) {
+    if (n > GRAM_MAX_RULES) n = GRAM_MAX_RULES;
+    if (n > g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->nrules * sizeof *g->rules, n * sizeof *g->rules);
+        g->cap = n;
+    }
+    uint32_t slots = g->nslots;
+    while (slots < 2 * n) slots *= 2;
+    if (slots != g->nslots) {
+        g->nslots = slots;
+        g->slots = rt_alloc0(g->rt, slots * sizeof *g->slots);
+        for (uint32_t i = 0; i < g->nrules; i++)
+            if (g->rules[i].indexed) index_rule(g, i);
+    }
 }
 
 void gram_warn(Gram *g, const char *fmt, ...) {
@@ -284,12 +302,15 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* [a-z0-9-], starting with a letter, at most 48 bytes before a suffix */
     char name[72];
     size_t k = 0;
-    /* (without a branch a byte: a thousand names a request) */
+    /* (without a branch a byte: a thousand names a request; `dash`: the
+     * last byte kept is a '-', or none is, and a separator is then dropped) */
+    bool dash = true;
     for (size_t i = 0; i < n && k < 48; i++) {
         char c = NAME_BYTE[(unsigned char)base[i]];
         bool sep = !c;
         name[k] = sep ? '-' : c;
-        k += !sep | (k && name[k - 1] != '-');
+        k += !(sep & dash);
+        dash = sep;
     }
     while (k && name[k - 1] == '-') k--;
     if (!k || !(name[0] >= 'a' && name[0] <= 'z')) {

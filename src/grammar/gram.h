@@ -82,6 +82,9 @@ typedef struct Gram {
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);
+/* Room for about n rules (a request's tools say how many it makes): the
+ * rule array and the name index then do not grow a rule at a time. */
+void gram_expect_rules(Gram *g, uint32_t n);
 /* snprintf for names and keys, of %s, %.Ns, %zu, %u and %p only; the length written. */
 size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...);
 /* A warning (printf-style), once per distinct text. */
