@@ -282,7 +282,7 @@ GExpr *call_until_either(Gram *g, const char *a, const char *b) {
 
 /* ---- one call ---- */
 
-GExpr *call_ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+GExpr *call_ws(Gram *g) { return gram_ws_ref(g); }
 static GExpr *ws(Gram *g) { return call_ws(g); }
 
 static GExpr *json_key(Gram *g, const char *k) {

@@ -61,6 +61,7 @@ typedef struct Gram {
      * constant): thousands of asks for "ws" find it without hashing */
     struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
     uint32_t nshared;
+    GExpr *ws_ref;           /* json_schema.c: the one reference to JSON whitespace */
     /* call_until's rules by their delimiter's text: asked for once per
      * string parameter, found without a memo key */
     struct { const char *delim; uint32_t rule; } until_seen[GRAM_UNTIL_SEEN];

@@ -40,7 +40,12 @@ SchemaCx *schema_cx_new(Gram *g, Value root) {
 
 static GExpr *make_ws(Gram *g) { return gx_greedy(g, gx_chars(g, false, " \t\n\r"), 0, GRAM_WS_MAX); }
 uint32_t gram_ws(Gram *g) { return gram_shared(g, "ws", make_ws); }
-static GExpr *ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+/* (one node for every use: trees only read their parts, so they may share them) */
+GExpr *gram_ws_ref(Gram *g) {
+    if (!g->ws_ref) g->ws_ref = gx_ref(g, gram_ws(g));
+    return g->ws_ref;
+}
+static GExpr *ws(Gram *g) { return gram_ws_ref(g); }
 
 static GExpr *make_char(Gram *g) {
     /* any character but '"', '\\' and controls, or an escape */
