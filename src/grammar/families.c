@@ -256,9 +256,12 @@ static void pythonic_calls(Gram *g, const CallRequest *r, CallBlock *b) {
  * bare keys, strings between string tokens, other values JSON-like (typed
  * by the schema's top-level type; deeper ones any such value). Text may
  * follow a call. */
-static GExpr *gemma_string(Gram *g, const char *quote) {
+static GExpr *make_gemma_string(Gram *g, const void *quote) {
     return gx_seq(g, gx_litz(g, quote), call_until(g, quote), gx_litz(g, quote));
 }
+
+/* (one node per quote: a string parameter of every tool uses it) */
+static GExpr *gemma_string(Gram *g, const char *quote) { return gram_node_of(g, quote, make_gemma_string); }
 
 /* Any value, strings between `quote` (one rule per quote). */
 static uint32_t gemma_any_rule(Gram *g, const char *quote) {

@@ -241,6 +241,17 @@ GExpr *gx_alt_(Gram *g, ...) {
     return e;
 }
 
+GExpr *gram_node_of(Gram *g, const void *key, GExpr *(*make)(Gram *g, const void *key)) {
+    for (uint32_t i = 0; i < g->nnodes_seen; i++)
+        if (g->nodes_seen[i].key == key) return g->nodes_seen[i].e;
+    GExpr *e = make(g, key);
+    if (g->nnodes_seen < GRAM_NODES_SEEN) {
+        g->nodes_seen[g->nnodes_seen].key = key;
+        g->nodes_seen[g->nnodes_seen++].e = e;
+    }
+    return e;
+}
+
 /* ---- rules ---- */
 
 /* Names and memo keys, hashed eight bytes at a time. */

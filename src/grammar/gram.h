@@ -15,7 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
-enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8, GRAM_NODES_SEEN = 8 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
@@ -62,6 +62,8 @@ typedef struct Gram {
     struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
     uint32_t nshared;
     GExpr *ws_ref;           /* json_schema.c: the one reference to JSON whitespace */
+    struct { const void *key; GExpr *e; } nodes_seen[GRAM_NODES_SEEN];   /* gram_node_of */
+    uint32_t nnodes_seen;
     /* call_until's rules by their delimiter's text: asked for once per
      * string parameter, found without a memo key */
     struct { const char *delim; uint32_t rule; } until_seen[GRAM_UNTIL_SEEN];
@@ -117,6 +119,10 @@ typedef struct GList { GExpr **v; uint32_t n, cap; } GList;
 void gl_push(Gram *g, GList *l, GExpr *e);
 GExpr *gl_seq(Gram *g, GList *l);   /* one child: the child itself */
 GExpr *gl_alt(Gram *g, GList *l);
+
+/* A node made once per key (a string constant's address, say) by make(g, key):
+ * trees only read their parts, so every use may share it. */
+GExpr *gram_node_of(Gram *g, const void *key, GExpr *(*make)(Gram *g, const void *key));
 
 /* ---- rules ---- */
 /* A new rule named after `base` (sanitised to [a-z0-9-], made unique). */
