@@ -172,6 +172,13 @@ static bool is_required(Value params, const Str *key) {
     return false;
 }
 
+static GExpr *make_comma_sep(Gram *g, const void *key) {
+    (void)key;
+    return gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+}
+
+static GExpr *make_litz(Gram *g, const void *z) { return gx_litz(g, z); }
+
 /* The name "<tool name's first 40 bytes><mid><k>" (as "%.40s%s%zu" writes
  * it) in nm (96 bytes), and its length: two a parameter of each tool. */
 static size_t kw_rule_name(char *nm, const Str *name, const char *mid, size_t k) {
@@ -200,12 +207,13 @@ static GExpr *keyword_args(Gram *g, Value tool, const char *assign, GExpr *(*val
     Value params = tool_parameters(tool), props;
     if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
     size_t n = dict_len(props.u.dict);
-    GExpr *sep = gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+    GExpr *sep = gram_node_of(g, "kw-sep", make_comma_sep);
+    GExpr *assign_e = gram_node_of(g, assign, make_litz);
     GExpr *first = NULL, *rest = NULL;   /* of k + 1 */
     for (size_t k = n; k-- > 0;) {
         Value key = dict_key_at(props.u.dict, k);
         if (key.type != VT_STR) continue;
-        GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), gx_litz(g, assign), ws(g),
+        GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), assign_e, ws(g),
                              value(g, dict_val_at(props.u.dict, k), quote));
         bool req = is_required(params, key.u.s);
         char nm[96];
