@@ -818,7 +818,15 @@ static GExpr *flat_part(Flat *f, const GExpr *e) {
 
 /* Copy on write: a part that needs no helper rule is the tree's own node
  * (most rules are flat already; copying each made Lark cost twice GBNF). */
+static GExpr *flatten_node(Flat *f, const GExpr *e, bool top);
+
 static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
+    if (top || atomic(e)) return flatten_node(f, e, top);
+    if (!e->flat) ((GExpr *)e)->flat = flatten_node(f, e, false);   /* (the printer owns the tree now) */
+    return e->flat;
+}
+
+static GExpr *flatten_node(Flat *f, const GExpr *e, bool top) {
     Gram *g = f->g;
     rt_step(g->rt, 1);
     switch (e->kind) {

@@ -35,6 +35,9 @@ struct GExpr {
         GExpr *kid;          /* GX_REP */
         uint32_t rule;       /* GX_REF */
     } u;
+    GExpr *flat;             /* GX_SEQ/ALT/REP: its Lark form inside a rule, once made (a
+                                node in two rules, as a body shared by two calls, is
+                                flattened once) */
 };
 
 typedef struct GRule {
