@@ -29,11 +29,15 @@ typedef struct DescCx {
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
-static GExpr *any_of(Gram *g, const char *const *list) {
+static GExpr *make_any_of(Gram *g, const void *key) {
+    const char *const *list = key;
     GList alts = {0};
     for (int k = 0; k < DESC_MARKERS && list[k]; k++) gl_push(g, &alts, gx_litz(g, list[k]));
     return gl_alt(g, &alts);
 }
+
+/* (one node per marker list of the description: each parameter of each tool uses them) */
+static GExpr *any_of(Gram *g, const char *const *list) { return gram_node_of(g, list, make_any_of); }
 
 /* One of the '|'-separated alternatives of `text` (engine.c's literal_is). */
 static GExpr *one_of_text(Gram *g, const char *text) {

@@ -15,7 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
-enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8, GRAM_NODES_SEEN = 8 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8, GRAM_NODES_SEEN = 24 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
