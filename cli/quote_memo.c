@@ -141,14 +141,12 @@ void quote_memo_put(QuoteMemo *m, OutBuf *b, const char *s, size_t n) {
     size_t qlen = b->len - body;
     b->p[b->len++] = '"';   /* (in the room of the last piece's closing quote) */
     if (!keeping) return;
-    /* A row mostly like the output it matched takes its place (the kinds
-     * stay apart); a row nearly all matched leaves it as it is. */
-    if (best && (n - done) * 8 < n) return;
-    Entry *t = best;
-    if (!best || done * 2 < n) {   /* else the least recently used (never used: 0) */
-        t = &m->e[0];
-        for (int k = 1; k < MEMO_ENTRIES; k++)
-            if (m->e[k].used < t->used) t = &m->e[k];
-    }
+    /* A row mostly like a kept output is not kept besides it: the kept
+     * ones stay one per kind of row (a short chat does not push out the
+     * long tool list it shares only a preamble with). */
+    if (best && done * 2 >= n) return;
+    Entry *t = &m->e[0];   /* the least recently used (never used: 0) */
+    for (int k = 1; k < MEMO_ENTRIES; k++)
+        if (m->e[k].used < t->used) t = &m->e[k];
     keep(m, t, s, n, b->p + body, qlen);
 }
