@@ -19,7 +19,8 @@ enum {
     COMPARE_RUN = 4096,      /* a multiple of PIECE: compared in one memcmp first */
     QUOTE_STEP = 1 << 16,    /* else quoted in steps of this, to bound the room reserved */
     MIN_KEPT = 2048,         /* shorter outputs are quoted again rather than kept */
-    MAX_KEPT = 1 << 20,      /* nor longer ones (nor looked up: quoted whole) */
+    MAX_KEPT = 128 << 10,    /* nor longer ones (nor looked up: quoted whole) */
+    MAX_KEPT_QUOTED = 256 << 10,   /* nor ones quoted longer: a worker keeps under 3.5 MiB */
     /* An output with fewer escapes than one a DENSE bytes quotes at near
      * memcpy speed, faster than comparing and copying: it is not kept, and
      * after SPARSE_RUN such outputs in a row the memo rests for REST rows
@@ -61,8 +62,7 @@ void quote_memo_free(QuoteMemo *m) {
 /* *p holds at least need elements of size each; false when memory is out. */
 static bool grow(void **p, size_t *cap, size_t need, size_t size) {
     if (need <= *cap) return true;
-    size_t c = *cap ? *cap : 64;
-    while (c < need) c *= 2;
+    size_t c = need + need / 8;   /* (some room for the next, a little longer) */
     void *q = realloc(*p, c * size);
     if (!q) return false;
     *p = q;
@@ -154,7 +154,7 @@ void quote_memo_put(QuoteMemo *m, OutBuf *b, const char *s, size_t n) {
     }
     size_t qlen = b->len - body;
     b->p[b->len++] = '"';   /* (in the room of the last piece's closing quote) */
-    if (!keeping) return;
+    if (!keeping || qlen > MAX_KEPT_QUOTED) return;
     if ((qlen - n) * DENSE < n) {
         if (++m->sparse_run == SPARSE_RUN) m->sparse_run = 0, m->rest = REST;
         return;
