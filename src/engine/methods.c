@@ -378,9 +378,103 @@ static void put_mapped(StrBuf *sb, const uint32_t *cps, int n) {
 
 enum { CASE_UPPER, CASE_LOWER, CASE_CASEFOLD, CASE_SWAPCASE, CASE_TITLE, CASE_CAPITALIZE };
 
-/* d = s with the case of the ASCII letters in [lo, hi] swapped. */
+/* x (eight ASCII bytes) with the letters in [lo, hi] ('a'..'z' or 'A'..'Z')
+ * case-swapped: with every byte below 0x80, adding 0x80 - lo sets a byte's
+ * bit 7 when it is >= lo, adding 0x7F - hi when it is > hi, and no sum
+ * carries into the next byte. */
+static inline uint64_t ascii_flip8(uint64_t x, char lo, char hi) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t at_least_lo = x + ones * (uint64_t)(0x80 - lo), above_hi = x + ones * (uint64_t)(0x7F - hi);
+    return x ^ ((at_least_lo & ~above_hi) & high) >> 2;
+}
+
+static inline char ascii_flip1(char c, char lo, char hi) { return c >= lo && c <= hi ? (char)(c ^ 32) : c; }
+
+/* d = the ASCII bytes s with the letters in [lo, hi] case-swapped. */
 static void ascii_flip(char *d, const char *s, size_t n, char lo, char hi) {
-    for (size_t i = 0; i < n; i++) d[i] = s[i] >= lo && s[i] <= hi ? s[i] ^ 32 : s[i];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        x = ascii_flip8(x, lo, hi);
+        memcpy(d + i, &x, 8);
+    }
+    for (; i < n; i++) d[i] = ascii_flip1(s[i], lo, hi);
+}
+
+/* upper, lower and casefold of the two-byte UTF-8 range, U+0080..U+07FF
+ * (Latin-1, Latin Extended, Greek, Cyrillic, Armenian, Hebrew, Arabic: most
+ * non-ASCII text), straight from a table: the mapped code point, or 0 where
+ * the mapping is not one code point or depends on context (special casings
+ * such as U+00DF -> "SS", the final sigma), which take the full path. Built
+ * once from the full tables, on first use. */
+enum { TWO_BYTE_FIRST = 0x80, TWO_BYTE_END = 0x800 };
+static uint16_t two_byte_case[3][TWO_BYTE_END - TWO_BYTE_FIRST];
+static pthread_once_t two_byte_case_once = PTHREAD_ONCE_INIT;
+
+static void two_byte_case_build(void) {
+    for (uint32_t cp = TWO_BYTE_FIRST; cp < TWO_BYTE_END; cp++) {
+        uint32_t out[3];
+        int n[3] = {uc_toupper(cp, out), 0, 0};
+        uint32_t mapped[3] = {out[0], 0, 0};
+        n[1] = uc_tolower(cp, out), mapped[1] = out[0];
+        n[2] = uc_casefold(cp, out), mapped[2] = out[0];
+        for (int k = 0; k < 3; k++)
+            two_byte_case[k][cp - TWO_BYTE_FIRST] =
+                n[k] == 1 && mapped[k] <= 0xFFFF && !(k > 0 && cp == 0x3A3) ? (uint16_t)mapped[k] : 0;
+    }
+}
+
+/* upper / lower / casefold of a string that is not all ASCII: ASCII runs
+ * mapped eight bytes a step, two-byte characters through two_byte_case, the
+ * rest (and what that table leaves out) through the full mapping. */
+static void case_map_fast(StrBuf *sb, Text t, int op) {
+    pthread_once(&two_byte_case_once, two_byte_case_build);
+    const uint16_t *table = two_byte_case[op == CASE_UPPER ? 0 : op == CASE_LOWER ? 1 : 2];
+    char lo = op == CASE_UPPER ? 'a' : 'A', hi = op == CASE_UPPER ? 'z' : 'Z';
+    size_t i = 0;
+    while (i < t.n) {
+        if (i + 8 <= t.n) {
+            uint64_t x;
+            memcpy(&x, t.p + i, 8);
+            if (!(x & 0x8080808080808080ULL)) {
+                x = ascii_flip8(x, lo, hi);
+                char enc[8];
+                memcpy(enc, &x, 8);
+                sb_put(sb, enc, 8);
+                i += 8;
+                continue;
+            }
+        }
+        if (!((unsigned char)t.p[i] & 0x80)) {
+            sb_putc(sb, ascii_flip1(t.p[i], lo, hi));
+            i++;
+            continue;
+        }
+        unsigned char c = (unsigned char)t.p[i];
+        if ((c & 0xE0) == 0xC0) {   /* valid UTF-8: a continuation byte follows */
+            uint32_t cp = (uint32_t)(c & 0x1F) << 6 | ((unsigned char)t.p[i + 1] & 0x3F);
+            uint32_t mapped = table[cp - TWO_BYTE_FIRST];
+            if (mapped >= TWO_BYTE_FIRST && mapped < TWO_BYTE_END) {
+                char enc[2] = {(char)(0xC0 | mapped >> 6), (char)(0x80 | (mapped & 0x3F))};
+                sb_put(sb, enc, 2);
+                i += 2;
+                continue;
+            }
+            if (mapped) {
+                char enc[4];
+                sb_put(sb, enc, (size_t)utf8_encode(mapped, enc));
+                i += 2;
+                continue;
+            }
+        }
+        size_t at = i;
+        uint32_t cp = utf8_next(t.p, t.n, &i), out[3];
+        int n = op == CASE_UPPER ? uc_toupper(cp, out)
+              : op == CASE_LOWER ? lower_at(t, at, i, cp, out)
+              : uc_casefold(cp, out);
+        put_mapped(sb, out, n);
+    }
 }
 
 static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
@@ -408,6 +502,10 @@ static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
     }
     StrBuf sb;
     sb_init(rt, &sb, t.n + 8);
+    if (m->op == CASE_UPPER || m->op == CASE_LOWER || m->op == CASE_CASEFOLD) {
+        case_map_fast(&sb, t, m->op);
+        return keep_kind(self, sb_to_value(&sb));
+    }
     bool previous_is_cased = false;
     size_t i = 0;
     while (i < t.n) {
