@@ -316,6 +316,7 @@ Value filter_pprint(Rt *rt, Value self, const Args *args) {
     Pretty pp = {rt, &sb, {0}};
     sb_init(rt, &pp.scratch, 512);
     pp_format(&pp, self, 0, 0, 0);
+    rt_step(rt, sb.len / 8);   /* the text written, besides the operand's items */
     return sb_to_value(&sb);
 }
 
@@ -777,6 +778,9 @@ Value filter_wordwrap(Rt *rt, Value self, const Args *args) {
     for (size_t p = 0; p < paragraphs->len; p++) {
         const Str *line = paragraphs->items[p].u.s;
         size_t n = str_nchars((Str *)line);
+        /* textwrap's work is a few passes over the characters (decode, split
+         * into chunks, wrap, join): charged before it starts */
+        rt_step(rt, n / 4);
         uint32_t *cp = rt_alloc(rt, (n + 1) * sizeof(uint32_t));
         for (size_t i = 0, k = 0; i < line->len; k++) cp[k] = utf8_next(line->data, line->len, &i);
         if (w.width <= 0) rt_throw(rt, CF_ERR_VALUE, "invalid width %lld (must be > 0)", (long long)w.width);
