@@ -885,6 +885,7 @@ static Value f_map(Rt *rt, Value self, const Args *args) {
     items = v_iterate(rt, self);
     Args rest = args_rest(args, 1);
     FilterFn f = filter_by_value(rt, args->pos[0]);    /* value is truthy: Jinja2 looks it up too */
+    out = new_list(rt, items->len);
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
         charge_operand(rt, items->items[i]);
@@ -1215,6 +1216,14 @@ static const Sig SIG_STRING = {"soft_str", 0, 0, 0, {0}};
 
 static Value f_string(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_STRING, NULL);
+    if (self.type == VT_INT) {   /* map('string') over ints: the digits, one exact allocation */
+        char digits[24], *p = digits + sizeof digits;
+        uint64_t u = self.u.i < 0 ? 0 - (uint64_t)self.u.i : (uint64_t)self.u.i;
+        do *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (self.u.i < 0) *--p = '-';
+        return v_str(rt, p, (size_t)(digits + sizeof digits - p));
+    }
     return soft_str(rt, self);
 }
 
