@@ -1224,7 +1224,10 @@ static Value f_string(Rt *rt, Value self, const Args *args) {
         if (self.u.i < 0) *--p = '-';
         return v_str(rt, p, (size_t)(digits + sizeof digits - p));
     }
-    return soft_str(rt, self);
+    Value r = soft_str(rt, self);
+    if (self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_DICT)
+        rt_step(rt, r.u.s->len / 8);   /* the repr written, besides the operand's items */
+    return r;
 }
 
 static const Sig SIG_SUM = {"sync_do_sum", 1, 0, 2, {"attribute", "start"}};
