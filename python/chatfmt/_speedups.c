@@ -946,22 +946,64 @@ typedef struct BatchRow {
  * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
-static inline uint64_t load8(const unsigned char *p) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
+/* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
+ * words elsewhere), and whether they are all ASCII. */
+typedef unsigned char u8x16 __attribute__((vector_size(16)));
+
+static inline bool ascii16(const unsigned char *p, u8x16 *v) {
+    uint64_t h[2];
+    memcpy(v, p, 16);
+    memcpy(h, v, 16);
+    return !((h[0] | h[1]) & 0x8080808080808080ULL);
 }
 
-/* The code points of valid UTF-8 s[0..n): count and largest; false for
- * bytes that are not valid UTF-8 (then decoded under the GIL, as before). */
-static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint32_t *maxchar) {
-    size_t count = 0;
+/* Widening 16 ASCII bytes to 2- or 4-byte code units: one vector
+ * conversion where the compiler has it (the unpack instructions), else a
+ * loop. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_convertvector)
+#define HAVE_CONVERTVECTOR 1
+#endif
+#endif
+
+static inline __attribute__((always_inline)) void widen16(const u8x16 *v, int kind, unsigned char *out) {
+#ifdef HAVE_CONVERTVECTOR
+    typedef uint16_t u16x16 __attribute__((vector_size(32)));
+    typedef uint32_t u32x16 __attribute__((vector_size(64)));
+    if (kind == 2) {
+        u16x16 w = __builtin_convertvector(*v, u16x16);
+        memcpy(out, &w, sizeof w);
+    } else {
+        u32x16 w = __builtin_convertvector(*v, u32x16);
+        memcpy(out, &w, sizeof w);
+    }
+#else
+    unsigned char b[16];
+    memcpy(b, v, 16);
+    for (int j = 0; j < 16; j++) {
+        if (kind == 2) {
+            uint16_t c = b[j];
+            memcpy(out + 2 * j, &c, 2);
+        } else {
+            uint32_t c = b[j];
+            memcpy(out + 4 * j, &c, 4);
+        }
+    }
+#endif
+}
+
+/* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
+ * (from included) and largest; false for bytes that are not valid UTF-8
+ * (then decoded under the GIL, as before). ASCII stretches go 16 bytes a
+ * step: prompts are mostly ASCII with a few other characters. */
+static bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars, uint32_t *maxchar) {
+    size_t count = from;
     uint32_t top = 0;
-    for (size_t i = 0; i < n; count++) {
-        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
-            if (top < 0x7F) top = 0x7F;   /* (at least its characters': no smaller kind follows) */
-            i += 8;
-            count += 7;
+    for (size_t i = from; i < n; count++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {
+            i += 16;
+            count += 15;
             continue;
         }
         unsigned char c = s[i];
@@ -995,20 +1037,20 @@ static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint3
     return true;
 }
 
-/* Valid UTF-8 s[0..n) into `kind`-byte code units at out (kind a
- * constant at each call below: the compiler makes one loop per kind). */
-static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, int kind,
+/* Valid UTF-8 s[from..n) into `kind`-byte code units at out, from code
+ * unit `from` on (s[0..from) is ASCII, already written when kind is 1;
+ * kind a constant at each call below: the compiler makes one loop per
+ * kind). */
+static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, size_t from, int kind,
                                                            unsigned char *out) {
-    uint16_t *out2 = (uint16_t *)(void *)out;
-    uint32_t *out4 = (uint32_t *)(void *)out;
-    size_t k = 0;
-    for (size_t i = 0; i < n; k++) {
-        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
-            if (kind == 1) memcpy(out + k, s + i, 8);
-            else if (kind == 2) for (int j = 0; j < 8; j++) out2[k + j] = s[i + j];
-            else for (int j = 0; j < 8; j++) out4[k + j] = s[i + j];
-            i += 8;
-            k += 7;
+    size_t k = from;
+    for (size_t i = from; i < n; k++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {   /* an ASCII stretch */
+            if (kind == 1) memcpy(out + k, &v, 16);
+            else widen16(&v, kind, out + k * (size_t)kind);
+            i += 16;
+            k += 15;
             continue;
         }
         unsigned char c = s[i];
@@ -1027,16 +1069,21 @@ static inline __attribute__((always_inline)) void widen_as(const unsigned char *
                  (s[i + 3] & 0x3F);
             i += 4;
         }
-        if (kind == 1) out[k] = (unsigned char)cp;
-        else if (kind == 2) out2[k] = (uint16_t)cp;
-        else out4[k] = cp;
+        if (kind == 1) {
+            out[k] = (unsigned char)cp;
+        } else if (kind == 2) {
+            uint16_t u = (uint16_t)cp;
+            memcpy(out + 2 * k, &u, 2);
+        } else {
+            memcpy(out + 4 * k, &cp, 4);
+        }
     }
 }
 
-static void utf8_widen(const unsigned char *s, size_t n, int kind, unsigned char *out) {
-    if (kind == 1) widen_as(s, n, 1, out);
-    else if (kind == 2) widen_as(s, n, 2, out);
-    else widen_as(s, n, 4, out);
+static void utf8_widen(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
+    if (kind == 1) widen_as(s, n, from, 1, out);
+    else if (kind == 2) widen_as(s, n, 0, 2, out);   /* (the ASCII prefix widens too) */
+    else widen_as(s, n, 0, 4, out);
 }
 
 static bool slot_reserve(BatchRow *r, size_t bytes) {
@@ -1056,43 +1103,50 @@ static bool slot_reserve(BatchRow *r, size_t bytes) {
  * rendered. */
 static void convert_output(BatchRow *r) {
     const unsigned char *s = (const unsigned char *)r->res.text;
-    size_t n = r->res.len, i = 0;
+    size_t n = r->res.len, i = 0, ascii_prefix = (size_t)-1;
     r->converted = false;
     if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
     /* ASCII (most prompts): checked while copied, 64 bytes a step in
-     * vector registers (gcc and clang vector types: SSE2 on x86-64) */
-    typedef unsigned char v16 __attribute__((vector_size(16)));
-    v16 vhigh = {0};
+     * vector registers; where the first other byte is, is kept (the
+     * measure and the widening start there) */
     for (; i + 64 <= n; i += 64) {
-        v16 a, b, c, d;
+        u8x16 a, b, c, d;
         memcpy(&a, s + i, 16);
         memcpy(&b, s + i + 16, 16);
         memcpy(&c, s + i + 32, 16);
         memcpy(&d, s + i + 48, 16);
-        vhigh |= a | b | c | d;
         memcpy(r->text + i, &a, 16);
         memcpy(r->text + i + 16, &b, 16);
         memcpy(r->text + i + 32, &c, 16);
         memcpy(r->text + i + 48, &d, 16);
+        u8x16 all = a | b | c | d;
+        uint64_t halves[2];
+        memcpy(halves, &all, 16);
+        if ((halves[0] | halves[1]) & 0x8080808080808080ULL) {
+            ascii_prefix = i;
+            break;
+        }
     }
-    uint64_t high, halves[2];
-    memcpy(halves, &vhigh, 16);
-    high = halves[0] | halves[1];
-    for (; i < n; i++) {
-        high |= s[i];
-        r->text[i] = s[i];
+    if (ascii_prefix == (size_t)-1) {
+        size_t tail = i;
+        unsigned high = 0;
+        for (; i < n; i++) {
+            high |= s[i];
+            r->text[i] = s[i];
+        }
+        if (high & 0x80) ascii_prefix = tail;
     }
-    if (!(high & 0x8080808080808080ULL)) {
+    if (ascii_prefix == (size_t)-1) {
         r->kind = 1;
         r->maxchar = 127;
         r->nchars = n;
     } else {
         size_t nchars;
         uint32_t maxchar;
-        if (!utf8_measure(s, n, &nchars, &maxchar)) return;
+        if (!utf8_measure(s, n, ascii_prefix, &nchars, &maxchar)) return;
         int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
         if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
-        utf8_widen(s, n, kind, r->text);
+        utf8_widen(s, n, ascii_prefix, kind, r->text);
         r->kind = (unsigned char)kind;
         r->maxchar = maxchar;
         r->nchars = nchars;
