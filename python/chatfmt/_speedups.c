@@ -1226,19 +1226,13 @@ typedef struct RowRead {
     size_t *utf8_cap;
 } RowRead;
 
-/* Push a str read in place; false when it is not a compact str, holds a
- * lone surrogate, or no memory is left. A string that is not ASCII is
- * converted into the slot's buffer, after the items before it are fed
- * (they may point into the buffer's last contents). */
-static bool read_push_str(RowRead *rr, PyObject *o) {
+/* A str that is not ASCII, converted into the slot's buffer after the
+ * items before it are fed (they may point into the buffer's last
+ * contents); false when it is not a compact str, holds a lone surrogate,
+ * or no memory is left. */
+static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
     Walk *w = &rr->w;
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
-    if (PyUnicode_IS_COMPACT_ASCII(o)) {
-        cf_builder_item *it = next_item(w, CF_ITEM_STR);
-        it->n = n;
-        it->u.s = (const char *)PyUnicode_DATA(o);
-        return true;
-    }
     if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
     if (n * 4 > *rr->utf8_cap) {
         size_t cap = n * 4 < 256 ? 256 : n * 4;
@@ -1261,6 +1255,25 @@ static bool read_push_str(RowRead *rr, PyObject *o) {
     return true;
 }
 
+/* Push a str read in place (an ASCII one, the commonest value and every
+ * key of chat data, points into the object); false as
+ * read_push_other_str. */
+static inline bool read_push_str(RowRead *rr, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    cf_builder_item *it = next_item(&rr->w, CF_ITEM_STR);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
+static bool read_value(RowRead *rr, PyObject *o, int depth);
+
+/* A str in place (most values: no call), else read_value. */
+static inline bool read_item(RowRead *rr, PyObject *o, int depth) {
+    if (Py_TYPE(o) == &PyUnicode_Type) return read_push_str(rr, o);
+    return read_value(rr, o, depth);
+}
+
 static bool read_value(RowRead *rr, PyObject *o, int depth) {
     PyTypeObject *t = Py_TYPE(o);
     Walk *w = &rr->w;
@@ -1271,16 +1284,16 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(o, &pos, &k, &v))
-            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, depth + 1)) return false;
+            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, depth + 1)) return false;
         return true;
     }
     if (t == &PyList_Type || t == &PyTuple_Type) {
         if (depth >= MAX_DEPTH) return false;
-        Py_ssize_t n = t == &PyList_Type ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+        Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
+        PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
         next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
         for (Py_ssize_t i = 0; i < n; i++)
-            if (!read_value(rr, t == &PyList_Type ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i), depth + 1))
-                return false;
+            if (!read_item(rr, items[i], depth + 1)) return false;
         return true;
     }
     return push_scalar(w, o, t);
@@ -1292,7 +1305,7 @@ static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(d, &pos, &k, &v)) {
-        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, 1)) return false;
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
         if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
     }
