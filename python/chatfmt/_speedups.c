@@ -804,6 +804,7 @@ typedef void (*RowFn)(Window *win, size_t i);
 
 struct Window {
     RowFn row;
+    void (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows) */
     void *job;
     size_t nrows;
     atomic_size_t next, done;   /* rows claimed, rows finished */
@@ -820,14 +821,17 @@ typedef struct Pool {
     bool quit;
 } Pool;
 
-/* Claim and run rows of win until none is left. */
+/* Claim and run rows of win until none is left, and the side work ready
+ * before each row and at the end. */
 static void run_rows(Window *win) {
     for (;;) {
+        if (win->side) win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
-        if (i >= win->nrows) return;
+        if (i >= win->nrows) break;
         win->row(win, i);
         atomic_fetch_add(&win->done, 1);
     }
+    if (win->side) win->side(win);
 }
 
 static void *worker_main(void *arg) {
@@ -1312,8 +1316,21 @@ static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
     return true;
 }
 
+/* A text copied into its str object by a rendering thread (see
+ * copy_texts). */
+typedef struct TextCopy {
+    const unsigned char *from;
+    void *to;
+    size_t bytes;
+} TextCopy;
+
 typedef struct BatchWindow {
     Window win;
+    /* The window before's texts, copied into the str objects the calling
+     * thread makes for them (copies[0..copies_ready) are made) by the
+     * threads rendering this window: see batch_drain. */
+    TextCopy copies[WINDOW_ROWS];
+    atomic_size_t copies_ready, copies_claimed;
     Walk walk;                /* items (a growing array) and the strings they point into */
     Held held;
     BatchRow rows[WINDOW_ROWS];
@@ -1330,6 +1347,21 @@ typedef struct BatchWindow {
 
 static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b);
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
+
+/* Copy the texts ready so far (any thread; the caller also after the
+ * window is finished, for those no worker took): the copy into a fresh
+ * str faults its pages in, at microseconds a page on a virtual machine,
+ * which on the calling thread alone was serial work of every row. */
+static void copy_texts(Window *win) {
+    BatchWindow *bw = (BatchWindow *)win;
+    size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
+        if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
+        const TextCopy *c = &bw->copies[j];
+        memcpy(c->to, c->from, c->bytes);
+        j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    }
+}
 
 static void batch_row(Window *win, size_t i) {
     BatchWindow *bw = (BatchWindow *)win;
@@ -1580,6 +1612,8 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
     bw->start = start;
     bw->gen = ++a->repeat.gen;
     bw->args = a->read_on_workers ? a : NULL;
+    atomic_store(&bw->copies_ready, 0);   /* (the last fill's were copied when it was finished) */
+    atomic_store(&bw->copies_claimed, 0);
     size_t k = 0;
     for (; start + k < end && k < a->window_rows && w->n < WINDOW_ITEMS; k++) {
         PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
@@ -1648,9 +1682,11 @@ static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
     return true;
 }
 
-static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
+/* copier: the window the threads render meanwhile, or NULL: they copy the
+ * converted texts into the str objects made here (see copy_texts). */
+static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
     bool ok = true;
-    size_t text_bytes = 0;
+    size_t text_bytes = 0, ncopies = 0;
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
         repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
@@ -1668,7 +1704,15 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
         }
         if (r->state == ROW_OK) {
             text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
-            if (ok) o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+            if (ok && r->converted && copier) {
+                o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+                if (o) {
+                    copier->copies[ncopies] = (TextCopy){r->text, PyUnicode_DATA(o), r->nchars * r->kind};
+                    atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
+                }
+            } else if (ok) {
+                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+            }
             lib.result_free(&r->res);
         } else if (!ok) {
             continue;
@@ -1770,11 +1814,12 @@ static bool pause_due(const struct timespec *since) {
 static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
     if (a->read_on_workers) {
         pool_finish(pool, &bw->win);
-        return;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        pool_finish(pool, &bw->win);
+        Py_END_ALLOW_THREADS
     }
-    Py_BEGIN_ALLOW_THREADS
-    pool_finish(pool, &bw->win);
-    Py_END_ALLOW_THREADS
+    copy_texts(&bw->win);   /* (those no worker took: every text is in its str before anything reads it) */
 }
 
 /* Render a->rows into out (a list of their length) on `threads` threads:
@@ -1789,6 +1834,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     for (int k = 0; k < 2; k++) {
         bw[k]->win.row = batch_row;
+        bw[k]->win.side = copy_texts;
         bw[k]->walk.held = &bw[k]->held;
         bw[k]->opt = opt;
         bw[k]->chat = chat;
@@ -1814,7 +1860,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         batch_finish(&pool, cur, a);
         published = NULL;
         if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
-        if (!batch_drain(cur, a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        if (!batch_drain(cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
             Py_BEGIN_ALLOW_THREADS
             Py_END_ALLOW_THREADS
