@@ -759,9 +759,10 @@ static PyObject *sp_patched(PyObject *self, PyObject *const *args, Py_ssize_t na
  * The rows of a batch are rendered on N threads with the GIL let go: the
  * calling thread (holding the GIL) walks a window of rows into builder
  * items, then renders beside N - 1 workers; while they render one window it
- * walks the next and turns the previous one's outputs into str objects, so
- * only Python-object work is serial. A window is reused only when no worker
- * holds it. */
+ * walks the next and makes the previous one's str objects, which the
+ * threads rendering the next fill with the texts already in their form
+ * (see copy_texts), so only the making of Python objects is serial. A
+ * window is reused only when no worker holds it. */
 typedef struct Held { PyObject **o; size_t n, cap; } Held;
 
 static bool hold(Walk *w, PyObject *o) {
