@@ -139,7 +139,8 @@ class RenderBatch(unittest.TestCase):
         for threads in (1, 2):
             with self.subTest(threads=threads):
                 got = t.render_batch(rows, threads=threads)
-                self.assertEqual(got, want)
+                self.assertEqual(len(got), len(want))
+                self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])   # (no long diff)
                 self.assertTrue(all(type(x) is str for x in got))
 
     def test_rows_read_by_the_rendering_threads_and_those_walked_under_the_gil(self):
