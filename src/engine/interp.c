@@ -1173,6 +1173,34 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
     return cond_equality_slow(I, n, f);
 }
 
+/* A test of an if/elif chain whose left operand name.key|filter the chain
+ * shares (ast.h: IF_SHARED_LEFT), while its run's memo is installed: the
+ * operand evaluated as cond_equality_slow does, the first time only. Kept
+ * when its name holds a dict outside autoescape: a dict's key cannot
+ * change while the tests run, and a pure filter's result depends on its
+ * operand alone. */
+static NOINLINE bool cond_equality_chained(Interp *I, const Node *n, Frame *f) {
+    IfMemo *m = I->if_memo;
+    Value left;
+    if (m->set) {
+        left = m->v;
+    } else {
+        const Node *a = n->a, *g = a->a;   /* name.key|filter */
+        Value obj = g->simple == GA_NAME_TOP ? lookup_top(I, g->sym) : lookup_name(I, g->a, f);
+        left = getattr_of(I, g, obj);
+        set_pos(I, a);   /* as eval_filter: a simple FILTER_PURE filter */
+        left = filter_pure(I, a, left);
+        if (obj.type == VT_DICT && !I->autoescape) {
+            m->v = left;
+            m->set = true;
+        }
+    }
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
+    set_pos(I, n);
+    return compare(I, n->op, left, right);
+}
+
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
@@ -1192,6 +1220,17 @@ static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
         return cond_equality_filtered(I, n, f);
     }
     return cond_equality_slow(I, n, f);
+}
+
+/* A test marked CMP_CHAINED: from its chain's memo while the chain's
+ * tests run, else as any other equality. */
+static NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
+    const IfMemo *m = I->if_memo;
+    if (m && m->owner == n->chain_if && m->frame == f) {
+        if (m->set && m->v.type == VT_STR && n->flag && n->v.type == VT_STR) return str_equality(n, m->v);
+        return cond_equality_chained(I, n, f);
+    }
+    return cond_equality(I, n, f);
 }
 
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
@@ -1253,7 +1292,10 @@ static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f);
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
     case N_COMPARE:
-        return n->simple == CMP_EQUALITY ? cond_equality(I, n, f) : n->simple ? cond_comparison(I, n, f) : cond_value(I, n, f);
+        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+               : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
+               : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
+                                          : cond_value(I, n, f);
     case N_NOT: case N_AND: case N_OR: return cond_logic(I, n, f);
     case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
     default: return cond_value(I, n, f);
@@ -1822,6 +1864,24 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     I->root_writes += out == I->root;
 }
 
+/* The branch an if/elif chain whose tests share a left operand takes: as
+ * exec_body's, with the chain's memo installed while the tests run (a
+ * throw ends the render, so nothing reads it after). */
+static NOINLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
+    IfMemo memo = {.owner = n, .frame = f};
+    IfMemo *const outer = I->if_memo;
+    I->if_memo = &memo;
+    const NodeList *branch = &n->alt;
+    if (cond(I, n->a, f)) branch = &n->body;
+    else
+        for (int k = 0; k < n->items.n; k++) {   /* elif */
+            rt_step(I->rt, 1);
+            if (cond(I, n->items.v[k]->a, f)) { branch = &n->items.v[k]->body; break; }
+        }
+    I->if_memo = outer;
+    return branch;
+}
+
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
@@ -1846,7 +1906,8 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         }
         case N_IF: {
             const NodeList *branch = &n->alt;
-            if (cond(I, n->a, f)) branch = &n->body;
+            if (n->simple == IF_SHARED_LEFT) branch = chain_branch(I, n, f);
+            else if (cond(I, n->a, f)) branch = &n->body;
             else
                 for (int k = 0; k < n->items.n; k++) {   /* elif */
                     rt_step(I->rt, 1);
