@@ -1174,7 +1174,7 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
 }
 
 /* A test of an if/elif chain whose left operand name.key|filter the chain
- * shares (ast.h: IF_SHARED_LEFT), while its run's memo is installed: the
+ * shares (ast.h: N_IF_CHAIN), while its run's memo is installed: the
  * operand evaluated as cond_equality_slow does, the first time only. Kept
  * when its name holds a dict outside autoescape: a dict's key cannot
  * change while the tests run, and a pure filter's result depends on its
@@ -1864,10 +1864,10 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     I->root_writes += out == I->root;
 }
 
-/* The branch an if/elif chain whose tests share a left operand takes: as
- * exec_body's, with the chain's memo installed while the tests run (a
- * throw ends the render, so nothing reads it after). */
-static NOINLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
+/* The branch an N_IF_CHAIN takes: as exec_body's for an N_IF, with the
+ * chain's memo installed while the tests run (a throw ends the render, so
+ * nothing reads it after). */
+static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
     IfMemo memo = {.owner = n, .frame = f};
     IfMemo *const outer = I->if_memo;
     I->if_memo = &memo;
@@ -1880,6 +1880,11 @@ static NOINLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f)
         }
     I->if_memo = outer;
     return branch;
+}
+
+static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
+    const NodeList *branch = chain_branch(I, n, f);
+    return branch->n ? exec_body(I, branch, f) : CTL_NONE;
 }
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
@@ -1906,8 +1911,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         }
         case N_IF: {
             const NodeList *branch = &n->alt;
-            if (n->simple == IF_SHARED_LEFT) branch = chain_branch(I, n, f);
-            else if (cond(I, n->a, f)) branch = &n->body;
+            if (cond(I, n->a, f)) branch = &n->body;
             else
                 for (int k = 0; k < n->items.n; k++) {   /* elif */
                     rt_step(I->rt, 1);
@@ -1934,7 +1938,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
-            c = exec_stmt(I, n, f);
+            c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
             break;
         }
         if (c != CTL_NONE) return c;

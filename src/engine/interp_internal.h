@@ -39,7 +39,7 @@ typedef struct AttrCacheEntry {
 #define FILTER_MEMO_SIZE 8
 typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
 
-/* An if/elif chain's shared left operand (ast.h: IF_SHARED_LEFT) while
+/* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
  * the chain's tests run: its value once evaluated, for the run of `owner`
  * in `frame` (a test of a nested run, or of another frame, misses). */
 typedef struct IfMemo {

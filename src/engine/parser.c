@@ -1828,7 +1828,7 @@ static void mark_if_chain(Node *n, void *ctx) {
                 ct.v[j]->chain_if = n;
                 ct.v[j]->simple = CMP_CHAINED;
             }
-        n->simple = IF_SHARED_LEFT;
+        n->kind = N_IF_CHAIN;   /* (after every other pass: none of them knows the kind) */
         return;
     }
 }
@@ -1855,6 +1855,6 @@ void parse_template(Rt *rt, struct cf_template *t) {
     t->nblocks = 0;
     walk_list(&t->body, collect_block, t);
     mark_accumulators(rt, t);
-    walk_list(&t->body, mark_if_chain, NULL);
     scope_layout(t);   /* (after packing: a node reached twice is one node) */
+    walk_list(&t->body, mark_if_chain, NULL);
 }
