@@ -1778,7 +1778,8 @@ static void mark_accumulators(Rt *rt, struct cf_template *t) {
  * Jinja2 evaluates the left operand again for every test. Where it is
  * name.key|pure_filter (GA_KEY: the name's dict cannot change while the
  * chain's tests run, nor can a name be rebound by an expression), the
- * chain is marked so that a run evaluates it once (interp.c: IfMemo). */
+ * N_IF becomes an N_IF_CHAIN and those tests CMP_CHAINED, so that a run of
+ * the chain evaluates the operand once (interp.c: IfMemo). */
 enum { CHAIN_TESTS_MAX = 32 };
 typedef struct ChainTests { Node *v[CHAIN_TESTS_MAX]; int n; } ChainTests;
 
