@@ -49,7 +49,7 @@ typedef enum NodeKind {
                       args as N_CALL */
     N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL */
     N_NEG, N_POS, N_NOT, /* a */
-    N_BINOP,       /* op: OP_ADD..OP_POW; a, b */
+    N_BINOP,       /* op: OP_ADD..OP_POW; a, b; items: see ADD_CHAIN_MAX */
     N_AND, N_OR,   /* a, b */
     N_COMPARE,     /* a: first operand; items: further operands; ops: one per item */
     N_CONCAT,      /* items (the ~ operator) */
@@ -96,6 +96,11 @@ enum { IF_ELIF = 1 };
  * name.attr, x|length and such sums, one at least an int by its shape
  * (interp.c: int_sum; parser.c: int_sum_shape) */
 enum { BINOP_INT_SUM = 1 };
+/* The most `+` nodes of a left spine (a + b + c + ...) a sum flattens
+ * (interp.c: output_sum); the rest of a longer chain is its first operand.
+ * An N_OUTPUT's sum keeps that flattening in its N_BINOP's items (parser.c:
+ * plan_output_sums): the first operand, then the `+` nodes innermost first. */
+enum { ADD_CHAIN_MAX = 32 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
     FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */

@@ -937,8 +937,6 @@ static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb,
     return py_binop(I->rt, OP_ADD, acc, b);
 }
 
-#define ADD_CHAIN_MAX 32
-
 /* a + b + c parses as ((a + b) + c): the `+` nodes of the left spine,
  * outermost first, into spine[]; returns how many, *first = the leftmost
  * operand. */
@@ -1835,27 +1833,36 @@ static NOINLINE void output_sum_rest(Interp *I, const Node *const *spine, int i,
     write_escaped(I, acc, false);   /* (only outputs that do not escape come here) */
 }
 
-static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+/* The sum's operand at plan[j] (j >= 1) is not a plain str: acc (the
+ * first operand, or the text so far) + it, and on with real `+`s. */
+static NOINLINE void output_sum_other(Interp *I, const Node *n, const Node *at, Value acc, Value b, Frame *f) {
     const Node *spine[ADD_CHAIN_MAX], *x;
-    int k = add_spine(n, spine, &x);
+    int i = add_spine(n, spine, &x);
+    while (spine[--i] != at) {}   /* (at is one of them) */
+    output_sum_rest(I, spine, i, acc, b, f);
+}
+
+static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+    Node *const *plan = n->items.v;   /* the first operand, then the `+` nodes innermost first */
+    int count = n->items.n;
     StrBuf *out = I->out;
     if (!out->p) sb_materialize(out);   /* (pieces are read back from out->p) */
     size_t mark = out->len;
-    Value first = operand(I, x, f);
+    Value first = operand(I, plan[0], f);
     if (!plain_str(first)) {
-        Value b = operand(I, spine[k - 1]->b, f);
-        set_pos(I, spine[k - 1]);
-        output_sum_rest(I, spine, k - 1, first, b, f);
+        Value b = operand(I, plan[1]->b, f);
+        set_pos(I, plan[1]);
+        output_sum_other(I, n, plan[1], first, b, f);
         return;
     }
     sb_put(out, first.u.s->data, first.u.s->len);
-    for (int i = k - 1; i >= 0; i--) {
-        Value b = operand(I, spine[i]->b, f);
-        set_pos(I, spine[i]);
+    for (int j = 1; j < count; j++) {
+        Value b = operand(I, plan[j]->b, f);
+        set_pos(I, plan[j]);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
             out->len = mark;
-            output_sum_rest(I, spine, i, acc, b, f);
+            output_sum_other(I, n, plan[j], acc, b, f);
             return;
         }
         sb_put(out, b.u.s->data, b.u.s->len);

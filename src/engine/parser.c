@@ -1834,6 +1834,40 @@ static void mark_if_chain(Node *n, void *ctx) {
     }
 }
 
+/* {{ a + b + c }}: the sum flattened once (ast.h: ADD_CHAIN_MAX), not on
+ * every run. After every other pass (items is a list none of them expects
+ * on an N_BINOP), and after the walk that finds the sums (the plan holds
+ * the sum's own node: a walk would go round it). */
+typedef struct SumScan { Rt *rt; Node **v; int n, cap; } SumScan;
+
+static void find_output_sums(Node *n, void *ctx) {
+    SumScan *sc = ctx;
+    if (n->kind != N_OUTPUT || n->a->kind != N_BINOP || n->a->op != OP_ADD) return;
+    if (sc->n == sc->cap) {
+        int cap = sc->cap ? sc->cap * 2 : 16;
+        sc->v = rt_realloc(sc->rt, sc->v, (size_t)sc->cap * sizeof *sc->v, (size_t)cap * sizeof *sc->v);
+        sc->cap = cap;
+    }
+    sc->v[sc->n++] = n->a;
+}
+
+static void plan_output_sums(Rt *rt, struct cf_template *t) {
+    SumScan sc = {rt, NULL, 0, 0};
+    walk_list(&t->body, find_output_sums, &sc);
+    for (int i = 0; i < sc.n; i++) {
+        Node *top = sc.v[i], *x = top;
+        if (top->items.n) continue;   /* (a node reached twice) */
+        int k = 0;
+        while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { k++; x = x->a; }
+        Node **plan = rt_alloc(rt, (size_t)(k + 1) * sizeof *plan);
+        plan[0] = x;
+        x = top;
+        for (int j = k; j >= 1; j--, x = x->a) plan[j] = x;
+        top->items.v = plan;
+        top->items.n = k + 1;
+    }
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1858,4 +1892,5 @@ void parse_template(Rt *rt, struct cf_template *t) {
     mark_accumulators(rt, t);
     scope_layout(t);   /* (after packing: a node reached twice is one node) */
     walk_list(&t->body, mark_if_chain, NULL);
+    plan_output_sums(rt, t);
 }
