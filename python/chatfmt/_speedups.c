@@ -759,9 +759,10 @@ static PyObject *sp_patched(PyObject *self, PyObject *const *args, Py_ssize_t na
  * The rows of a batch are rendered on N threads with the GIL let go: the
  * calling thread (holding the GIL) walks a window of rows into builder
  * items, then renders beside N - 1 workers; while they render one window it
- * walks the next and turns the previous one's outputs into str objects, so
- * only Python-object work is serial. A window is reused only when no worker
- * holds it. */
+ * walks the next and makes the previous one's str objects, which the
+ * threads rendering the next fill with the texts already in their form
+ * (see copy_texts), so only the making of Python objects is serial. A
+ * window is reused only when no worker holds it. */
 typedef struct Held { PyObject **o; size_t n, cap; } Held;
 
 static bool hold(Walk *w, PyObject *o) {
@@ -804,6 +805,7 @@ typedef void (*RowFn)(Window *win, size_t i);
 
 struct Window {
     RowFn row;
+    void (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows) */
     void *job;
     size_t nrows;
     atomic_size_t next, done;   /* rows claimed, rows finished */
@@ -820,14 +822,17 @@ typedef struct Pool {
     bool quit;
 } Pool;
 
-/* Claim and run rows of win until none is left. */
+/* Claim and run rows of win until none is left, and the side work ready
+ * before each row and at the end. */
 static void run_rows(Window *win) {
     for (;;) {
+        if (win->side) win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
-        if (i >= win->nrows) return;
+        if (i >= win->nrows) break;
         win->row(win, i);
         atomic_fetch_add(&win->done, 1);
     }
+    if (win->side) win->side(win);
 }
 
 static void *worker_main(void *arg) {
@@ -946,22 +951,64 @@ typedef struct BatchRow {
  * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
-static inline uint64_t load8(const unsigned char *p) {
-    uint64_t x;
-    memcpy(&x, p, 8);
-    return x;
+/* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
+ * words elsewhere), and whether they are all ASCII. */
+typedef unsigned char u8x16 __attribute__((vector_size(16)));
+
+static inline bool ascii16(const unsigned char *p, u8x16 *v) {
+    uint64_t h[2];
+    memcpy(v, p, 16);
+    memcpy(h, v, 16);
+    return !((h[0] | h[1]) & 0x8080808080808080ULL);
 }
 
-/* The code points of valid UTF-8 s[0..n): count and largest; false for
- * bytes that are not valid UTF-8 (then decoded under the GIL, as before). */
-static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint32_t *maxchar) {
-    size_t count = 0;
+/* Widening 16 ASCII bytes to 2- or 4-byte code units: one vector
+ * conversion where the compiler has it (the unpack instructions), else a
+ * loop. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_convertvector)
+#define HAVE_CONVERTVECTOR 1
+#endif
+#endif
+
+static inline __attribute__((always_inline)) void widen16(const u8x16 *v, int kind, unsigned char *out) {
+#ifdef HAVE_CONVERTVECTOR
+    typedef uint16_t u16x16 __attribute__((vector_size(32)));
+    typedef uint32_t u32x16 __attribute__((vector_size(64)));
+    if (kind == 2) {
+        u16x16 w = __builtin_convertvector(*v, u16x16);
+        memcpy(out, &w, sizeof w);
+    } else {
+        u32x16 w = __builtin_convertvector(*v, u32x16);
+        memcpy(out, &w, sizeof w);
+    }
+#else
+    unsigned char b[16];
+    memcpy(b, v, 16);
+    for (int j = 0; j < 16; j++) {
+        if (kind == 2) {
+            uint16_t c = b[j];
+            memcpy(out + 2 * j, &c, 2);
+        } else {
+            uint32_t c = b[j];
+            memcpy(out + 4 * j, &c, 4);
+        }
+    }
+#endif
+}
+
+/* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
+ * (from included) and largest; false for bytes that are not valid UTF-8
+ * (then decoded under the GIL, as before). ASCII stretches go 16 bytes a
+ * step: prompts are mostly ASCII with a few other characters. */
+static bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars, uint32_t *maxchar) {
+    size_t count = from;
     uint32_t top = 0;
-    for (size_t i = 0; i < n; count++) {
-        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
-            if (top < 0x7F) top = 0x7F;   /* (at least its characters': no smaller kind follows) */
-            i += 8;
-            count += 7;
+    for (size_t i = from; i < n; count++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {
+            i += 16;
+            count += 15;
             continue;
         }
         unsigned char c = s[i];
@@ -995,20 +1042,20 @@ static bool utf8_measure(const unsigned char *s, size_t n, size_t *nchars, uint3
     return true;
 }
 
-/* Valid UTF-8 s[0..n) into `kind`-byte code units at out (kind a
- * constant at each call below: the compiler makes one loop per kind). */
-static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, int kind,
+/* Valid UTF-8 s[from..n) into `kind`-byte code units at out, from code
+ * unit `from` on (s[0..from) is ASCII, already written when kind is 1;
+ * kind a constant at each call below: the compiler makes one loop per
+ * kind). */
+static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, size_t from, int kind,
                                                            unsigned char *out) {
-    uint16_t *out2 = (uint16_t *)(void *)out;
-    uint32_t *out4 = (uint32_t *)(void *)out;
-    size_t k = 0;
-    for (size_t i = 0; i < n; k++) {
-        if (i + 8 <= n && !(load8(s + i) & 0x8080808080808080ULL)) {   /* an ASCII stretch */
-            if (kind == 1) memcpy(out + k, s + i, 8);
-            else if (kind == 2) for (int j = 0; j < 8; j++) out2[k + j] = s[i + j];
-            else for (int j = 0; j < 8; j++) out4[k + j] = s[i + j];
-            i += 8;
-            k += 7;
+    size_t k = from;
+    for (size_t i = from; i < n; k++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {   /* an ASCII stretch */
+            if (kind == 1) memcpy(out + k, &v, 16);
+            else widen16(&v, kind, out + k * (size_t)kind);
+            i += 16;
+            k += 15;
             continue;
         }
         unsigned char c = s[i];
@@ -1027,16 +1074,21 @@ static inline __attribute__((always_inline)) void widen_as(const unsigned char *
                  (s[i + 3] & 0x3F);
             i += 4;
         }
-        if (kind == 1) out[k] = (unsigned char)cp;
-        else if (kind == 2) out2[k] = (uint16_t)cp;
-        else out4[k] = cp;
+        if (kind == 1) {
+            out[k] = (unsigned char)cp;
+        } else if (kind == 2) {
+            uint16_t u = (uint16_t)cp;
+            memcpy(out + 2 * k, &u, 2);
+        } else {
+            memcpy(out + 4 * k, &cp, 4);
+        }
     }
 }
 
-static void utf8_widen(const unsigned char *s, size_t n, int kind, unsigned char *out) {
-    if (kind == 1) widen_as(s, n, 1, out);
-    else if (kind == 2) widen_as(s, n, 2, out);
-    else widen_as(s, n, 4, out);
+static void utf8_widen(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
+    if (kind == 1) widen_as(s, n, from, 1, out);
+    else if (kind == 2) widen_as(s, n, 0, 2, out);   /* (the ASCII prefix widens too) */
+    else widen_as(s, n, 0, 4, out);
 }
 
 static bool slot_reserve(BatchRow *r, size_t bytes) {
@@ -1056,43 +1108,50 @@ static bool slot_reserve(BatchRow *r, size_t bytes) {
  * rendered. */
 static void convert_output(BatchRow *r) {
     const unsigned char *s = (const unsigned char *)r->res.text;
-    size_t n = r->res.len, i = 0;
+    size_t n = r->res.len, i = 0, ascii_prefix = (size_t)-1;
     r->converted = false;
     if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
     /* ASCII (most prompts): checked while copied, 64 bytes a step in
-     * vector registers (gcc and clang vector types: SSE2 on x86-64) */
-    typedef unsigned char v16 __attribute__((vector_size(16)));
-    v16 vhigh = {0};
+     * vector registers; where the first other byte is, is kept (the
+     * measure and the widening start there) */
     for (; i + 64 <= n; i += 64) {
-        v16 a, b, c, d;
+        u8x16 a, b, c, d;
         memcpy(&a, s + i, 16);
         memcpy(&b, s + i + 16, 16);
         memcpy(&c, s + i + 32, 16);
         memcpy(&d, s + i + 48, 16);
-        vhigh |= a | b | c | d;
         memcpy(r->text + i, &a, 16);
         memcpy(r->text + i + 16, &b, 16);
         memcpy(r->text + i + 32, &c, 16);
         memcpy(r->text + i + 48, &d, 16);
+        u8x16 all = a | b | c | d;
+        uint64_t halves[2];
+        memcpy(halves, &all, 16);
+        if ((halves[0] | halves[1]) & 0x8080808080808080ULL) {
+            ascii_prefix = i;
+            break;
+        }
     }
-    uint64_t high, halves[2];
-    memcpy(halves, &vhigh, 16);
-    high = halves[0] | halves[1];
-    for (; i < n; i++) {
-        high |= s[i];
-        r->text[i] = s[i];
+    if (ascii_prefix == (size_t)-1) {
+        size_t tail = i;
+        unsigned high = 0;
+        for (; i < n; i++) {
+            high |= s[i];
+            r->text[i] = s[i];
+        }
+        if (high & 0x80) ascii_prefix = tail;
     }
-    if (!(high & 0x8080808080808080ULL)) {
+    if (ascii_prefix == (size_t)-1) {
         r->kind = 1;
         r->maxchar = 127;
         r->nchars = n;
     } else {
         size_t nchars;
         uint32_t maxchar;
-        if (!utf8_measure(s, n, &nchars, &maxchar)) return;
+        if (!utf8_measure(s, n, ascii_prefix, &nchars, &maxchar)) return;
         int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
         if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
-        utf8_widen(s, n, kind, r->text);
+        utf8_widen(s, n, ascii_prefix, kind, r->text);
         r->kind = (unsigned char)kind;
         r->maxchar = maxchar;
         r->nchars = nchars;
@@ -1172,19 +1231,13 @@ typedef struct RowRead {
     size_t *utf8_cap;
 } RowRead;
 
-/* Push a str read in place; false when it is not a compact str, holds a
- * lone surrogate, or no memory is left. A string that is not ASCII is
- * converted into the slot's buffer, after the items before it are fed
- * (they may point into the buffer's last contents). */
-static bool read_push_str(RowRead *rr, PyObject *o) {
+/* A str that is not ASCII, converted into the slot's buffer after the
+ * items before it are fed (they may point into the buffer's last
+ * contents); false when it is not a compact str, holds a lone surrogate,
+ * or no memory is left. */
+static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
     Walk *w = &rr->w;
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
-    if (PyUnicode_IS_COMPACT_ASCII(o)) {
-        cf_builder_item *it = next_item(w, CF_ITEM_STR);
-        it->n = n;
-        it->u.s = (const char *)PyUnicode_DATA(o);
-        return true;
-    }
     if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
     if (n * 4 > *rr->utf8_cap) {
         size_t cap = n * 4 < 256 ? 256 : n * 4;
@@ -1207,6 +1260,25 @@ static bool read_push_str(RowRead *rr, PyObject *o) {
     return true;
 }
 
+/* Push a str read in place (an ASCII one, the commonest value and every
+ * key of chat data, points into the object); false as
+ * read_push_other_str. */
+static inline bool read_push_str(RowRead *rr, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    cf_builder_item *it = next_item(&rr->w, CF_ITEM_STR);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
+static bool read_value(RowRead *rr, PyObject *o, int depth);
+
+/* A str in place (most values: no call), else read_value. */
+static inline bool read_item(RowRead *rr, PyObject *o, int depth) {
+    if (Py_TYPE(o) == &PyUnicode_Type) return read_push_str(rr, o);
+    return read_value(rr, o, depth);
+}
+
 static bool read_value(RowRead *rr, PyObject *o, int depth) {
     PyTypeObject *t = Py_TYPE(o);
     Walk *w = &rr->w;
@@ -1217,16 +1289,16 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(o, &pos, &k, &v))
-            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, depth + 1)) return false;
+            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, depth + 1)) return false;
         return true;
     }
     if (t == &PyList_Type || t == &PyTuple_Type) {
         if (depth >= MAX_DEPTH) return false;
-        Py_ssize_t n = t == &PyList_Type ? PyList_GET_SIZE(o) : PyTuple_GET_SIZE(o);
+        Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
+        PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
         next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
         for (Py_ssize_t i = 0; i < n; i++)
-            if (!read_value(rr, t == &PyList_Type ? PyList_GET_ITEM(o, i) : PyTuple_GET_ITEM(o, i), depth + 1))
-                return false;
+            if (!read_item(rr, items[i], depth + 1)) return false;
         return true;
     }
     return push_scalar(w, o, t);
@@ -1238,15 +1310,28 @@ static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(d, &pos, &k, &v)) {
-        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_value(rr, v, 1)) return false;
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
         if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
     }
     return true;
 }
 
+/* A text copied into its str object by a rendering thread (see
+ * copy_texts). */
+typedef struct TextCopy {
+    const unsigned char *from;
+    void *to;
+    size_t bytes;
+} TextCopy;
+
 typedef struct BatchWindow {
     Window win;
+    /* The window before's texts, copied into the str objects the calling
+     * thread makes for them (copies[0..copies_ready) are made) by the
+     * threads rendering this window: see batch_drain. */
+    TextCopy copies[WINDOW_ROWS];
+    atomic_size_t copies_ready, copies_claimed;
     Walk walk;                /* items (a growing array) and the strings they point into */
     Held held;
     BatchRow rows[WINDOW_ROWS];
@@ -1263,6 +1348,21 @@ typedef struct BatchWindow {
 
 static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b);
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
+
+/* Copy the texts ready so far (any thread; the caller also after the
+ * window is finished, for those no worker took): the copy into a fresh
+ * str faults its pages in, at microseconds a page on a virtual machine,
+ * which on the calling thread alone was serial work of every row. */
+static void copy_texts(Window *win) {
+    BatchWindow *bw = (BatchWindow *)win;
+    size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
+        if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
+        const TextCopy *c = &bw->copies[j];
+        memcpy(c->to, c->from, c->bytes);
+        j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    }
+}
 
 static void batch_row(Window *win, size_t i) {
     BatchWindow *bw = (BatchWindow *)win;
@@ -1513,6 +1613,8 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
     bw->start = start;
     bw->gen = ++a->repeat.gen;
     bw->args = a->read_on_workers ? a : NULL;
+    atomic_store(&bw->copies_ready, 0);   /* (the last fill's were copied when it was finished) */
+    atomic_store(&bw->copies_claimed, 0);
     size_t k = 0;
     for (; start + k < end && k < a->window_rows && w->n < WINDOW_ITEMS; k++) {
         PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
@@ -1581,9 +1683,11 @@ static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
     return true;
 }
 
-static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
+/* copier: the window the threads render meanwhile, or NULL: they copy the
+ * converted texts into the str objects made here (see copy_texts). */
+static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
     bool ok = true;
-    size_t text_bytes = 0;
+    size_t text_bytes = 0, ncopies = 0;
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
         repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
@@ -1601,7 +1705,15 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out) {
         }
         if (r->state == ROW_OK) {
             text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
-            if (ok) o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+            if (ok && r->converted && copier) {
+                o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+                if (o) {
+                    copier->copies[ncopies] = (TextCopy){r->text, PyUnicode_DATA(o), r->nchars * r->kind};
+                    atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
+                }
+            } else if (ok) {
+                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+            }
             lib.result_free(&r->res);
         } else if (!ok) {
             continue;
@@ -1703,11 +1815,12 @@ static bool pause_due(const struct timespec *since) {
 static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
     if (a->read_on_workers) {
         pool_finish(pool, &bw->win);
-        return;
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        pool_finish(pool, &bw->win);
+        Py_END_ALLOW_THREADS
     }
-    Py_BEGIN_ALLOW_THREADS
-    pool_finish(pool, &bw->win);
-    Py_END_ALLOW_THREADS
+    copy_texts(&bw->win);   /* (those no worker took: every text is in its str before anything reads it) */
 }
 
 /* Render a->rows into out (a list of their length) on `threads` threads:
@@ -1722,6 +1835,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     for (int k = 0; k < 2; k++) {
         bw[k]->win.row = batch_row;
+        bw[k]->win.side = copy_texts;
         bw[k]->walk.held = &bw[k]->held;
         bw[k]->opt = opt;
         bw[k]->chat = chat;
@@ -1747,7 +1861,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         batch_finish(&pool, cur, a);
         published = NULL;
         if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
-        if (!batch_drain(cur, a, out) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        if (!batch_drain(cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
             Py_BEGIN_ALLOW_THREADS
             Py_END_ALLOW_THREADS

@@ -119,6 +119,30 @@ class RenderBatch(unittest.TestCase):
         self.assertIn("now ASCII|", got[at])
         self.assertIn("changed", got[at])
 
+    def test_other_characters_at_every_offset_of_an_ascii_text(self):
+        """The rendering threads make each output's str form from its
+        first byte that is not ASCII on (the ASCII before it is copied a
+        block at a time): one character of each str kind, alone or with
+        a second of another kind later, at every offset of an ASCII text
+        and its vector blocks' edges, on distinct rows; each result is
+        Template.render's, in its canonical kind (else they compare
+        unequal)."""
+        t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
+        rows = []
+        for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600"):
+            for before in list(range(0, 140)) + [191, 192, 255, 256, 1000]:
+                for after in (0, 1, 15, 16, 17, 70):
+                    text = "a" * before + c + "b" * after
+                    rows.append([{"role": "user", "content": text}])
+                    rows.append([{"role": "user", "content": text + "\u00e9" + "c" * (before % 37) + c}])
+        want = [t.render(r) for r in rows]
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                got = t.render_batch(rows, threads=threads)
+                self.assertEqual(len(got), len(want))
+                self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])   # (no long diff)
+                self.assertTrue(all(type(x) is str for x in got))
+
     def test_rows_read_by_the_rendering_threads_and_those_walked_under_the_gil(self):
         """Distinct row objects (read by the rendering threads) mixed with
         rows outside what those threads read (subclasses of dict and str,
