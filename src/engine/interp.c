@@ -1871,20 +1871,24 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     I->root_writes += out == I->root;
 }
 
-/* The branch an N_IF_CHAIN takes: as exec_body's for an N_IF, with the
+/* The branch an N_IF takes (its else branch when no test holds). */
+static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *f) {
+    if (cond(I, n->a, f)) return &n->body;
+    for (int k = 0; k < n->items.n; k++) {   /* elif */
+        rt_step(I->rt, 1);
+        if (cond(I, n->items.v[k]->a, f)) return &n->items.v[k]->body;
+    }
+    return &n->alt;
+}
+
+/* The branch an N_IF_CHAIN takes: if_branch, with the
  * chain's memo installed while the tests run (a throw ends the render, so
  * nothing reads it after). */
 static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
     IfMemo memo = {.owner = n, .frame = f};
     IfMemo *const outer = I->if_memo;
     I->if_memo = &memo;
-    const NodeList *branch = &n->alt;
-    if (cond(I, n->a, f)) branch = &n->body;
-    else
-        for (int k = 0; k < n->items.n; k++) {   /* elif */
-            rt_step(I->rt, 1);
-            if (cond(I, n->items.v[k]->a, f)) { branch = &n->items.v[k]->body; break; }
-        }
+    const NodeList *branch = if_branch(I, n, f);
     I->if_memo = outer;
     return branch;
 }
@@ -1917,13 +1921,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             continue;
         }
         case N_IF: {
-            const NodeList *branch = &n->alt;
-            if (cond(I, n->a, f)) branch = &n->body;
-            else
-                for (int k = 0; k < n->items.n; k++) {   /* elif */
-                    rt_step(I->rt, 1);
-                    if (cond(I, n->items.v[k]->a, f)) { branch = &n->items.v[k]->body; break; }
-                }
+            const NodeList *branch = if_branch(I, n, f);
             if (!branch->n) continue;
             if (i + 1 == count) {   /* the body's last statement: the branch runs in its place */
                 stmts = branch->v;
