@@ -1575,8 +1575,15 @@ typedef struct BatchArgs {
  * tools error (r->state set). */
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     const BatchArgs *a = bw->args;
-    RowRead rr = {{b, 0, CHUNK, NULL, NULL, false, {{0}}}, &r->utf8, &r->utf8_cap};
+    RowRead rr;   /* (fields one by one: an initializer would clear the chunk, 6 KiB a row) */
+    rr.w.b = b;
+    rr.w.n = 0;
+    rr.w.cap = CHUNK;
     rr.w.items = rr.w.chunk;
+    rr.w.held = NULL;
+    rr.w.failed = false;
+    rr.utf8 = &r->utf8;
+    rr.utf8_cap = &r->utf8_cap;
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;
