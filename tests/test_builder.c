@@ -164,9 +164,9 @@ static bool same_value(Value a, Value b, int depth) {
                 return false;
             Str *known = known_key(kb.u.s, str_hash(kb.u.s));
             if (e->hash != str_hash(kb.u.s) || (known && known != kb.u.s)) return false;
-            Value got;   /* found again by its own bytes */
-            if (!dict_get_str(b.u.dict, kb.u.s->data, kb.u.s->len, &got) ||
-                !same_value(got, dict_val_at(b.u.dict, i), depth + 1))
+            Value got;   /* found again by its own bytes: this very entry's value */
+            if (!dict_get_str(b.u.dict, kb.u.s->data, kb.u.s->len, &got) || got.type != e->val.type ||
+                memcmp(&got.u, &e->val.u, sizeof got.u) != 0)
                 return false;
         }
         return true;
@@ -482,10 +482,37 @@ static void ascii_keys(void) {
     cf_context_free(from_json);
 }
 
+/* Nesting past the open containers kept inline (the stack grows), each
+ * level a dict or a list in turn, pushed one call a value and fed. */
+static void deep_nesting(void) {
+    enum { LEVELS = 70 };
+    char json[16 * LEVELS + 64];
+    size_t n = 0;
+    n += (size_t)sprintf(json + n, "{\"x\": ");
+    for (int i = 0; i < LEVELS; i++) n += (size_t)sprintf(json + n, i % 2 ? "{\"k%d\": " : "[%d, ", i);
+    n += (size_t)sprintf(json + n, "\"deep\"");
+    for (int i = LEVELS - 1; i >= 0; i--) n += (size_t)sprintf(json + n, i % 2 ? "}" : "]");
+    n += (size_t)sprintf(json + n, "}");
+    cf_error err;
+    cf_context *from_json = cf_context_from_json(json, n, &err);
+    CHECK(from_json != NULL, "deep: JSON: %s", err.message);
+    if (!from_json) return;
+    cf_builder *b = cf_builder_new(NULL);
+    push(b, v_dict_of(from_json->vars));
+    cf_context *built = cf_builder_finish(b, &err);
+    CHECK(built && same_value(v_dict_of(from_json->vars), v_dict_of(built->vars), 0), "deep: built values differ");
+    cf_context *fed = build_fed(v_dict_of(from_json->vars), true, &err);
+    CHECK(fed && same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0), "deep: fed values differ");
+    cf_context_free(built);
+    cf_context_free(fed);
+    cf_context_free(from_json);
+}
+
 int main(void) {
     const char *shared = getenv("CHATFMT_SHARED");
     errors();
     ascii_keys();
+    deep_nesting();
     same_renders(shared && *shared ? shared : "../shared");
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -40,6 +40,8 @@ struct cf_builder {
     Value root;
     bool have_root;
     size_t bytes;            /* string bytes so far, bounded by max_json_bytes */
+    /* open[1..depth] are the open containers, innermost last; open[0] is
+     * none (VT_MISSING), so that the innermost one is always open[depth]. */
     OpenContainer *open;     /* open_inline, or a heap array when nesting is deeper */
     size_t depth, open_cap;
     OpenContainer open_inline[OPEN_INLINE];
@@ -70,6 +72,7 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     b->bytes = b->depth = 0;
     b->open = b->open_inline;
     b->open_cap = OPEN_INLINE;
+    b->open[0].v = v_missing();
     b->carver.at = b->carver.end = NULL;
     memset(b->recent, 0, sizeof b->recent);
     memset(b->seen, 0, sizeof b->seen);
@@ -120,19 +123,20 @@ static COLD _Noreturn void key_not_string(cf_builder *b) {
  * item is itself the next item of the one around it. */
 static inline void place(cf_builder *b, Value v) {
     for (;;) {
-        if (!b->depth) {
-            place_root(b, v);
-            return;
-        }
-        OpenContainer *c = &b->open[b->depth - 1];
-        if (c->v.type != VT_DICT) {   /* a list or a tuple */
+        OpenContainer *c = &b->open[b->depth];
+        if (c->v.type == VT_DICT) {
+            if (c->remaining & 1) {
+                *c->slot = v;
+            } else {
+                if (v.type != VT_STR) key_not_string(b);
+                c->slot = dict_str_slot(&b->rt, c->v.u.dict, v);
+            }
+        } else if (b->depth) {   /* a list or a tuple */
             List *l = c->v.u.list;
             l->items[l->len++] = v;
-        } else if (c->remaining & 1) {
-            *c->slot = v;
         } else {
-            if (v.type != VT_STR) key_not_string(b);
-            c->slot = dict_str_slot(&b->rt, c->v.u.dict, v);
+            place_root(b, v);
+            return;
         }
         if (--c->remaining) return;
         v = c->v;
@@ -156,8 +160,8 @@ static NOINLINE void open_container_slow(cf_builder *b, int kind, size_t n) {
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
                  (unsigned)b->rt.lim.max_json_depth);
-    if (b->depth == b->open_cap) grow_open(b);
-    OpenContainer *c = &b->open[b->depth++];
+    if (b->depth + 1 == b->open_cap) grow_open(b);
+    OpenContainer *c = &b->open[++b->depth];
     c->v = is_dict ? v_dict_of(dict_new_str_pairs(&b->rt, n)) : v_list_of(list_new(&b->rt, n));
     if (kind == OPEN_TUPLE) c->v.type = VT_TUPLE;
     c->remaining = is_dict ? 2 * n : n;
@@ -168,11 +172,11 @@ static NOINLINE void open_container_slow(cf_builder *b, int kind, size_t n) {
  * a call; the rest, and every limit, go the way above. */
 static ALWAYS_INLINE void open_container(cf_builder *b, int kind, size_t n) {
     if (n - 1 >= DICT_LINEAR_MAX || n > b->rt.lim.max_items || b->depth >= b->rt.lim.max_json_depth ||
-        b->depth == b->open_cap) {
+        b->depth + 1 == b->open_cap) {
         open_container_slow(b, kind, n);
         return;
     }
-    OpenContainer *c = &b->open[b->depth++];
+    OpenContainer *c = &b->open[++b->depth];
     if (kind == OPEN_DICT) {
         Dict *d = rt_alloc(&b->rt, sizeof *d + n * sizeof(DictEntry));
         *d = (Dict){.len = 0, .cap = n, .entries = (DictEntry *)(void *)(d + 1)};
@@ -239,8 +243,8 @@ static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool 
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  b->rt.lim.max_json_bytes);
-    OpenContainer *c = b->depth ? &b->open[b->depth - 1] : NULL;
-    bool is_key = c && c->v.type == VT_DICT && !(c->remaining & 1);
+    OpenContainer *c = &b->open[b->depth];
+    bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
     SeenKey *seen = NULL;
     if (ascii && is_key && n) {
         seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
