@@ -6,10 +6,14 @@
  *   json cached   cf_context_from_json_cached, one cache (as a worker)
  *   quote         cf_json_quote of every row's rendered output (the
  *                 {"text": ...} string dataset mode writes)
- * each in GB/s of its input and as a fraction of memcpy's speed on it. The
+ *   quote memo    the same as dataset mode writes it (cli/quote_memo.c: a
+ *                 beginning an earlier output had takes its quoted bytes)
+ * each in GB/s of its input and as a fraction of memcpy's speed on it, and
+ * per row: the bytes read and written, and each part's ns and ns a byte. The
  * render itself is not byte work and is left out (bench_dataset_mixed.py
  * times whole rows). Best of 5 passes. */
 #include "chatfmt.h"
+#include "quote_memo.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +45,8 @@ typedef struct Job {
     size_t nrows;
     char *dst;          /* room for the largest row or quoted output */
     cf_json_cache *cache;
+    QuoteMemo *memo;
+    OutBuf out;
     size_t sink;
 } Job;
 
@@ -76,6 +82,19 @@ static void pass_json_cached(Job *j) {
 }
 static void pass_quote(Job *j) {
     for (size_t i = 0; i < j->nrows; i++) j->sink += cf_json_quote(j->outs[i].p, j->outs[i].n, j->dst, 6 * j->outs[i].n + 2);
+}
+
+static void pass_quote_memo(Job *j) {
+    for (size_t i = 0; i < j->nrows; i++) {
+        j->out.len = 0;
+        quote_memo_put(j->memo, &j->out, j->outs[i].p, j->outs[i].n);
+        j->sink += j->out.len;
+    }
+}
+static size_t quoted_bytes(Job *j) {
+    size_t total = 0;
+    for (size_t i = 0; i < j->nrows; i++) total += cf_json_quote(j->outs[i].p, j->outs[i].n, j->dst, 6 * j->outs[i].n + 2);
+    return total;
 }
 
 static double best_gbs(Pass pass, Job *j, size_t bytes) {
@@ -132,16 +151,27 @@ int main(int argc, char **argv) {
     }
     j.dst = malloc(biggest + 1);
     j.cache = cf_json_cache_new();
-    if (!j.rows || !j.outs || !j.dst || !j.cache) { fprintf(stderr, "bench_bytes: out of memory\n"); return 2; }
+    j.memo = quote_memo_new();
+    if (!j.rows || !j.outs || !j.dst || !j.cache || !j.memo) { fprintf(stderr, "bench_bytes: out of memory\n"); return 2; }
     double cp_in = best_gbs(pass_memcpy_rows, &j, in_bytes), chr = best_gbs(pass_memchr_rows, &j, in_bytes);
     double js = best_gbs(pass_json, &j, in_bytes), jc = best_gbs(pass_json_cached, &j, in_bytes);
     double cp_out = best_gbs(pass_memcpy_outs, &j, out_bytes), q = best_gbs(pass_quote, &j, out_bytes);
+    double qm = best_gbs(pass_quote_memo, &j, out_bytes);
+    size_t written = quoted_bytes(&j);
     printf("bytes: %zu rows, %.1f MB in, %.1f MB out (%s)\n", j.nrows, in_bytes / 1e6, out_bytes / 1e6, argv[2]);
     printf("memcpy_rows_gb_s %.2f   memchr_rows_gb_s %.2f   (the floor: the same bytes copied and scanned)\n", cp_in, chr);
     printf("json_read_gb_s %.2f   (%.0f%% of memcpy)   json_cached_gb_s %.2f   (%.0f%% of memcpy: repeated tools read once)\n",
            js, 100 * js / cp_in, jc, 100 * jc / cp_in);
-    printf("memcpy_outputs_gb_s %.2f   quote_gb_s %.2f   (%.0f%% of memcpy)\n", cp_out, q, 100 * q / cp_out);
+    printf("memcpy_outputs_gb_s %.2f   quote_gb_s %.2f   (%.0f%% of memcpy)   quote_memo_gb_s %.2f   (%.0f%% of memcpy: as dataset mode)\n",
+           cp_out, q, 100 * q / cp_out, qm, 100 * qm / cp_out);
+    double rows = (double)j.nrows, in_row = in_bytes / rows, out_row = written / rows;
+    printf("per_row: %.0f bytes read, %.0f written;  memcpy %.0f ns (%.3f ns/byte) + %.0f ns;  "
+           "json_cached %.0f ns (%.3f ns/byte);  quote_memo %.0f ns (%.3f ns/byte of output)\n",
+           in_row, out_row, in_row / cp_in, 1 / cp_in, out_row / cp_out, in_row / jc, 1 / jc,
+           (out_bytes / rows) / qm, 1 / qm);
     cf_json_cache_free(j.cache);
+    quote_memo_free(j.memo);
+    free(j.out.p);
     cf_template_free(t);
     return j.sink == 42 ? 1 : 0;   /* (keeps the passes from being optimised away) */
 }

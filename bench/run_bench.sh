@@ -132,8 +132,8 @@ fi
 if [ -f bench/bench_bytes.c ]; then
   echo "== dataset mode's byte work against memcpy/memchr (one thread)"
   [ -s "$OUT/dataset-mixed-5000.jsonl" ] || python3 bench/gen_mixed_rows.py "$SHARED" 5000 > "$OUT/dataset-mixed-5000.jsonl"
-  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude bench/bench_bytes.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_bytes"; then
-    for t in "$SHARED"/seeds/glm45.jinja "$SHARED"/seeds/command-a-reasoning.jinja; do
+  if $CC -std=c11 -O2 -D_POSIX_C_SOURCE=200809L -Iinclude -Icli bench/bench_bytes.c cli/quote_memo.c cli/pipeline.c "$BUILD/libchatfmt.a" -lm -lpthread -o "$OUT/bench_bytes"; then
+    for t in "$SHARED"/seeds/*.jinja; do
       "$OUT/bench_bytes" "$OUT/dataset-mixed-5000.jsonl" "$t"
     done
   fi

@@ -7,6 +7,7 @@
  * the shared pipeline (pipeline.c: worker threads, constant memory). */
 #include "cli.h"
 #include "pipeline.h"
+#include "quote_memo.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -60,6 +61,8 @@ typedef struct Dataset {
     /* one per worker: the tools list most datasets repeat on every row is
      * read once (cf_json_cache); NULL entries read rows without */
     cf_json_cache *caches[PIPELINE_MAX_THREADS];
+    /* and the outputs rows often begin alike, kept quoted (quote_memo.h) */
+    QuoteMemo *memos[PIPELINE_MAX_THREADS];
 } Dataset;
 
 static void error_row(OutBuf *b, const char *kind, const char *message) {
@@ -111,7 +114,7 @@ static bool render_row(void *job, unsigned worker, const char *line, size_t len,
         return false;
     }
     ob_puts(b, "{\"text\": ");
-    ob_json_string(b, res.text, res.len);
+    quote_memo_put(d->memos[worker], b, res.text, res.len);
     if (d->spans) {
         ob_puts(b, ", \"spans\": [");
         for (size_t i = 0; i < res.nspans; i++) {
@@ -293,9 +296,15 @@ int cmd_dataset(int argc, char **argv) {
     p.threads = a.threads ? (unsigned)a.threads : pipeline_default_threads();
     p.oom_row = "{\"error\": {\"type\": \"MemoryError\", \"message\": \"out of memory\"}}\n";
     p.progress = true;
-    for (unsigned w = 0; w < p.threads; w++) d.caches[w] = cf_json_cache_new();
+    for (unsigned w = 0; w < p.threads; w++) {
+        d.caches[w] = cf_json_cache_new();
+        d.memos[w] = quote_memo_new();
+    }
     rc = pipeline_run(&p, in, out);
-    for (unsigned w = 0; w < p.threads; w++) cf_json_cache_free(d.caches[w]);
+    for (unsigned w = 0; w < p.threads; w++) {
+        cf_json_cache_free(d.caches[w]);
+        quote_memo_free(d.memos[w]);
+    }
     /* Failing rows do not stop the job, nor go unnoticed in a script. */
     if (p.errors)
         fprintf(stderr, "chatfmt: %llu of %llu rows failed (their output lines hold \"error\"); the first is line %llu: %s\n",

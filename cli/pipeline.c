@@ -37,6 +37,10 @@ enum {
     MAX_BLOCK_ROWS = 64,          /* and holds at most */
     BLOCKS_PER_THREAD = 4,
     IN_BUF_BYTES = 64 << 10,      /* a block's input buffer, and the most one read(2) asks for */
+    /* A block of a mapped input (no buffer to fill): rows of a few KB then
+     * still come some twenty a block, so that the locks, the wake-ups and
+     * the write(2) of a block are paid over many rows. */
+    MAP_BLOCK_BYTES = 256 << 10,
     FIRST_READ_BYTES = 16 << 10,  /* before the mean line is known */
     MIN_READ_BYTES = 4 << 10,
     KEEP_BUFFER_BYTES = 1 << 20   /* an input or output buffer beyond this is released after use */
@@ -285,7 +289,7 @@ oom:
 }
 
 /* The next block of a mapped input: whole lines from where the last block
- * ended, up to BLOCK_ROWS of them or IN_BUF_BYTES (at least one line), as
+ * ended, up to BLOCK_ROWS of them or MAP_BLOCK_BYTES (at least one line), as
  * read_block makes them. A row's '\r's before its '\n' are left out of
  * its length (the mapping is read-only: rows are not C strings here).
  * Returns its number of rows (0 at the end of the input). */
@@ -293,7 +297,7 @@ static long map_block(Ring *d, Block *blk) {
     blk->nrows = 0;
     blk->rows_base = d->map;
     size_t at = (size_t)d->consumed, end = d->map_len;
-    while (at < end && blk->nrows < BLOCK_ROWS && (blk->nrows == 0 || at - (size_t)d->consumed < IN_BUF_BYTES)) {
+    while (at < end && blk->nrows < BLOCK_ROWS && (blk->nrows == 0 || at - (size_t)d->consumed < MAP_BLOCK_BYTES)) {
         const char *nl = memchr(d->map + at, '\n', end - at);
         size_t e = nl ? (size_t)(nl - d->map) : end, len = e;
         while (len > at && d->map[len - 1] == '\r') len--;

@@ -291,6 +291,42 @@ for row, line in zip(rows, out):
 assert with_spans >= 3, with_spans
 EOF
 
+# Outputs that begin like earlier ones take the quoted bytes of that beginning
+# (cli/quote_memo.c): texts sharing prefixes of every length, differing at
+# and around the 256-byte pieces it compares, escapes across their edges,
+# more kinds than it keeps, outputs with many escapes and with few; each
+# output line must be json.dumps of its text.
+python3 - "$TMP/memo.jsonl" "$TMP/memo.want" <<'EOF'
+import json, random, sys
+rng = random.Random(7)
+alphabet = 'ab c"\\\n\t\x01\x1f\x7f/é€😀\u2028<>{}'
+def text(n, rate=0.3):
+    return "".join(rng.choice(alphabet) if rng.random() < rate else "x" for _ in range(n))
+# dense in escapes (kept) and sparse (quoted whole: the memo rests after a run of them)
+bases = [text(rng.choice([600, 2100, 5000, 9000, 20000]), rng.choice([0.3, 0.01])) for _ in range(12)]
+rows = []
+for _ in range(1500):
+    b = rng.choice(bases)
+    cut = rng.choice([0, 1, 255, 256, 257, 511, 512, 4095, 4096, 4097, rng.randrange(len(b) + 1)])
+    cut = min(cut, len(b))
+    kind = rng.randrange(4)
+    if kind == 0: t = b                                            # the same
+    elif kind == 1: t = b[:cut]                                    # a prefix
+    elif kind == 2: t = b[:cut] + text(rng.randrange(1, 3000))     # a prefix and new text
+    else: t = b[:cut] + rng.choice('"\\\nyé') + b[cut + 1:]        # one character changed
+    rows.append(t)
+with open(sys.argv[1], "w") as f, open(sys.argv[2], "w") as w:
+    for t in rows:
+        f.write(json.dumps({"text": t}) + "\n")
+        w.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
+EOF
+printf '{{ text }}' > "$TMP/memo.jinja"
+for n in 1 3; do
+    "$BIN" render "$TMP/memo.jinja" --raw --jsonl "$TMP/memo.jsonl" --threads $n > "$TMP/memo.$n" 2>> "$TMP/summaries.err"
+    check "outputs repeating earlier ones' beginnings (1500 rows, --threads $n): json.dumps of each" \
+        cmp -s "$TMP/memo.$n" "$TMP/memo.want"
+done
+
 python3 - "$TMP" <<'EOF'
 import json, sys
 json.dump({"bos_token": "<s>", "chat_template": [

@@ -614,6 +614,28 @@ for expr in FMT:
     else:
         add("fmt", "{{ " + expr + " }}")
 
+# The int and str shortcuts of join, min/max, map('string') and `in`, and the
+# table-driven case mapping: each beside the general path it must agree with.
+INTS = [0, -1, 9, 10, -10, 99, 100, 12345, -9223372036854775808, 9223372036854775807]
+add("fast", "{{ xs|join(',') }}|{{ xs|join }}|{{ xs|join('<>') }}", {"xs": INTS})
+add("fast", "{{ xs|join('-') }}", {"xs": [1, "a", -2, "é", 3.5, True, None, [1], "", 0]})
+add("fast", "{{ (xs|map('e')|list + ['<'])|join(',') }}", {"xs": ["<a>", 1]})
+add("fast", "{{ xs|join(',' |safe) }}|{{ ['<', '>'|safe, 3]|join('&') }}", {"xs": [1, "<", -3]})
+add("fast", "{{ xs|max }} {{ xs|min }}", {"xs": INTS})
+add("fast", "{{ xs|max }} {{ xs|min }}", {"xs": [1, 5, 5.0, 2, True, -1, -1.0]})
+add("fast", "{{ xs|max }} {{ xs|min }}", {"xs": [3, 7, 7.5, 2.5]})
+add("fast", "{{ xs|max }}", {"xs": [3, 7, "a"]})
+add("fast", "{{ xs|max(attribute='0') }} {{ xs|min(attribute=0) }}", {"xs": [[1, 2], [3, 0], [-1, 4]]})
+add("fast", "{{ xs|min(case_sensitive=true) }} {{ ['b', 'A', 'a']|min }} {{ ['b', 'A', 'a']|max }}", {"xs": [2, 1, 3]})
+add("fast", "{{ xs|map('string')|list }} {{ xs|map('string')|join('|') }}", {"xs": INTS})
+add("fast", "{{ [1.5, True, 'x', none]|map('string')|list }}", {})
+add("fast", "{{ 5 in xs }} {{ 1 in xs }} {{ 2 in xs }} {{ 7 in xs }} {{ 0 in xs }}", {"xs": [True, 2.0, "5", 7, None]})
+add("fast", "{{ 5 in xs }} {{ 3 in xs }} {{ 'a' in xs }} {{ -1 in xs }}", {"xs": INTS + [3.0, "a"]})
+add("fast", "{{ s.upper() }}|{{ s.lower() }}|{{ s.casefold() }}|{{ s|upper }}|{{ s|lower }}",
+    {"s": "Straße ΣΑΣ ὈΔΥΣΣΕΎΣ ǅǆǄ İı ŉ ΐ Ωmega ﬃ АБВгде ÀÉÎÕÜàéîõüÿ abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ @[`{"})
+add("fast", "{{ s.upper() }}|{{ s.lower() }}", {"s": "aΣ bΣc Σ .Σ. ΑΣ' ΑΣ'Α ΑΣ\u0301"})
+add("fast", "{{ (s * 9).upper() }}|{{ (s * 9).lower() }}", {"s": "aBcDeFgHé"})
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "filters.jsonl")

@@ -31,6 +31,8 @@ typedef enum NodeKind {
     N_AUTOESCAPE,  /* a: on/off expression; body */
     N_FAIL,        /* statement Jinja2 accepts but cannot run here: v = message,
                       op = error kind (raised when executed) */
+    N_IF_CHAIN,    /* an N_IF two or more of whose tests share a left operand (its
+                      fields as N_IF's; the last pass turns the N_IF into one) */
     /* expressions */
     N_CONST,       /* v */
     N_NAME,        /* name/sym; op: NAME_TOP_LEVEL when no frame can bind it,
@@ -47,7 +49,7 @@ typedef enum NodeKind {
                       args as N_CALL */
     N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL */
     N_NEG, N_POS, N_NOT, /* a */
-    N_BINOP,       /* op: OP_ADD..OP_POW; a, b */
+    N_BINOP,       /* op: OP_ADD..OP_POW; a, b; items: see ADD_CHAIN_MAX */
     N_AND, N_OR,   /* a, b */
     N_COMPARE,     /* a: first operand; items: further operands; ops: one per item */
     N_CONCAT,      /* items (the ~ operator) */
@@ -81,11 +83,24 @@ enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
 /* N_GETATTR.flag: on a dict, the attribute can only be a key (GA_KEY), and
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
-enum { CMP_EQUALITY = 1, CMP_SINGLE = 2 };   /* N_COMPARE.simple: one == or !=, one other operator */
+/* N_COMPARE.simple: one == or !=, one other operator, or one == or != of
+ * an if/elif chain that shares its left operand (N_IF_CHAIN) */
+enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3 };
+/* N_IF_CHAIN: two or more of the chain's tests (if and elif, through
+ * and/or/not) are `E == x` / `E != x` with one E of the form
+ * name.key|pure_filter (each such N_COMPARE is CMP_CHAINED, its chain_if
+ * this node): E is evaluated once per run of the chain when its name holds
+ * a dict (interp.c: IfMemo). N_IF.simple IF_ELIF: an elif branch's node. */
+enum { IF_ELIF = 1 };
 /* N_BINOP.simple: a + or - whose operands are int constants, names,
  * name.attr, x|length and such sums, one at least an int by its shape
  * (interp.c: int_sum; parser.c: int_sum_shape) */
 enum { BINOP_INT_SUM = 1 };
+/* The most `+` nodes of a left spine (a + b + c + ...) a sum flattens
+ * (interp.c: output_sum); the rest of a longer chain is its first operand.
+ * An N_OUTPUT's sum keeps that flattening in its N_BINOP's items (parser.c:
+ * plan_output_sums): the first operand, then the `+` nodes innermost first. */
+enum { ADD_CHAIN_MAX = 32 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
     FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */
@@ -137,6 +152,7 @@ struct Node {
         const struct Method *str_method;   /* N_GETATTR called as a method: str's method of that name */
         const struct Node *scope;          /* N_NAME: the frame layout its slot (flag) is in, or NULL */
         FrameInit *init;                   /* a node that makes a frame (scope.c) */
+        const struct Node *chain_if;       /* N_COMPARE (CMP_CHAINED): its N_IF_CHAIN */
     };
     int line, col;
     /* line 2 */

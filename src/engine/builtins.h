@@ -59,6 +59,9 @@ typedef enum StrMethodId {
     SM_CENTER
 } StrMethodId;
 Value str_method_call(Rt *rt, StrMethodId id, Value self, int npos, const Value *pos);
+/* str.upper() (upper) or str.lower() of the UTF-8 text p[0, n), appended to
+ * sb: a piece of a string cased without making it a string first. */
+void str_case_into(StrBuf *sb, const char *p, size_t n, bool upper);
 /* Whether `self` has a method called name (for attribute access without a
  * call, e.g. `d.items` printed or tested `is callable`). */
 bool method_exists(Value self, const char *name, size_t n);

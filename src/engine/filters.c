@@ -739,12 +739,19 @@ static Value f_join(Rt *rt, Value self, const Args *args) {
         for (size_t i = 0; i < items->len && !as_markup; i++) as_markup = is_markup(vals[i]);
         if (as_markup && !is_markup(a[0])) d = markup_escape(rt, d);
     }
+    const char *sep = d.u.s->data;
+    size_t sep_len = d.u.s->len;
     for (size_t i = 0; i < items->len; i++) {
-        if (i) sb_put(&sb, d.u.s->data, d.u.s->len);
+        if (i) sb_put(&sb, sep, sep_len);
         Value item = vals[i];
-        if (as_markup && !is_markup(item)) item = markup_escape(rt, item);
-        v_write_str(rt, &sb, item);
+        if (item.type == VT_INT) sb_put_int(&sb, item.u.i);   /* plain text either way */
+        else if (item.type == VT_STR && !as_markup) sb_put(&sb, item.u.s->data, item.u.s->len);
+        else {
+            if (as_markup && !is_markup(item)) item = markup_escape(rt, item);
+            v_write_str(rt, &sb, item);
+        }
     }
+    rt_step(rt, sb.len / 8);   /* the text written, besides the operand's items */
     Value r = sb_to_value(&sb);
     return as_markup ? v_markup(r) : r;
 }
@@ -878,6 +885,7 @@ static Value f_map(Rt *rt, Value self, const Args *args) {
     items = v_iterate(rt, self);
     Args rest = args_rest(args, 1);
     FilterFn f = filter_by_value(rt, args->pos[0]);    /* value is truthy: Jinja2 looks it up too */
+    out = new_list(rt, items->len);
     for (size_t i = 0; i < items->len; i++) {
         rt_step(rt, 1);
         charge_operand(rt, items->items[i]);
@@ -928,7 +936,13 @@ static Value min_or_max(Rt *rt, Value self, const Args *args, bool want_max) {
     if (!items->len) return v_undef_msg(rt, "No aggregated item, sequence was empty.");
     Getter g = make_getter(rt, a[1], !case_sensitive, v_missing());
     Value best = items->items[0], best_key = get_attr(rt, &g, best);
-    for (size_t i = 1; i < items->len; i++) {
+    size_t i = 1;
+    if (a[1].type == VT_MISSING && best.type == VT_INT) {   /* no key: a run of ints compares as ints */
+        for (; i < items->len && items->items[i].type == VT_INT; i++)
+            if (want_max ? items->items[i].u.i > best.u.i : items->items[i].u.i < best.u.i) best = items->items[i];
+        best_key = best;
+    }
+    for (; i < items->len; i++) {
         Value key = get_attr(rt, &g, items->items[i]);
         int c = v_compare(rt, key, best_key, want_max ? ">" : "<");
         if (want_max ? c > 0 : c < 0) {
@@ -1202,7 +1216,18 @@ static const Sig SIG_STRING = {"soft_str", 0, 0, 0, {0}};
 
 static Value f_string(Rt *rt, Value self, const Args *args) {
     bind(rt, args, &SIG_STRING, NULL);
-    return soft_str(rt, self);
+    if (self.type == VT_INT) {   /* map('string') over ints: the digits, one exact allocation */
+        char digits[24], *p = digits + sizeof digits;
+        uint64_t u = self.u.i < 0 ? 0 - (uint64_t)self.u.i : (uint64_t)self.u.i;
+        do *--p = (char)('0' + u % 10);
+        while (u /= 10);
+        if (self.u.i < 0) *--p = '-';
+        return v_str(rt, p, (size_t)(digits + sizeof digits - p));
+    }
+    Value r = soft_str(rt, self);
+    if (self.type == VT_LIST || self.type == VT_TUPLE || self.type == VT_DICT)
+        rt_step(rt, r.u.s->len / 8);   /* the repr written, besides the operand's items */
+    return r;
 }
 
 static const Sig SIG_SUM = {"sync_do_sum", 1, 0, 2, {"attribute", "start"}};

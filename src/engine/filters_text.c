@@ -316,6 +316,7 @@ Value filter_pprint(Rt *rt, Value self, const Args *args) {
     Pretty pp = {rt, &sb, {0}};
     sb_init(rt, &pp.scratch, 512);
     pp_format(&pp, self, 0, 0, 0);
+    rt_step(rt, sb.len / 8);   /* the text written, besides the operand's items */
     return sb_to_value(&sb);
 }
 
@@ -449,6 +450,18 @@ static bool title_separator(uint32_t cp) {
     return cp == '-' || cp == '(' || cp == '{' || cp == '[' || cp == '<' || uc_isspace(cp);
 }
 
+/* Is the character at s[*i] a title_separator? Advances *i past it; ASCII
+ * (Python's whitespace there: \t..\r, \x1c..\x1f and space) without a decode. */
+static inline bool title_separator_at(const char *s, size_t n, size_t *i) {
+    unsigned char c = (unsigned char)s[*i];
+    if (c < 0x80) {
+        (*i)++;
+        return c == ' ' || c == '-' || c == '(' || c == '{' || c == '[' || c == '<' || (c >= 9 && c <= 13) ||
+               (c >= 0x1c && c <= 0x1f);
+    }
+    return title_separator(utf8_next(s, n, i));
+}
+
 static const Sig SIG_TITLE = {"do_title", 0, 0, 0, {0}};
 
 Value filter_title(Rt *rt, Value self, const Args *args) {
@@ -458,7 +471,9 @@ Value filter_title(Rt *rt, Value self, const Args *args) {
     size_t n = v.u.s->len, i = 0;
     StrBuf sb;
     sb_init(rt, &sb, n + 8);
-    rt_step(rt, n / 256 + 1);
+    /* a word is cased as two pieces (item[0].upper() + item[1:].lower()):
+     * text of short words costs about a step a few bytes, charged up front */
+    rt_step(rt, n / 4 + 1);
     size_t high = 0;
     while (high < n && (unsigned char)s[high] < 0x80) high++;
     if (high == n) {   /* ASCII: separators have no case; a letter after one (or first) is upper */
@@ -479,17 +494,17 @@ Value filter_title(Rt *rt, Value self, const Args *args) {
     }
     while (i < n) {
         size_t k = i;
-        bool sep = title_separator(utf8_next(s, n, &k));
-        size_t end = i;
+        bool sep = title_separator_at(s, n, &k);
+        bool ascii = (unsigned char)s[i] < 0x80;
+        size_t end = k;
         while (end < n) {
             size_t j = end;
-            if (title_separator(utf8_next(s, n, &j)) != sep) break;
+            if (title_separator_at(s, n, &j) != sep) break;
+            ascii = ascii && j == end + 1;
             end = j;
         }
         /* item[0].upper() + item[1:].lower(): in place for ASCII (no
          * strings a word: a big text of short words took the memory limit) */
-        bool ascii = true;
-        for (size_t j = i; j < end && ascii; j++) ascii = (unsigned char)s[j] < 0x80;
         if (ascii) {
             char buf[256];
             for (size_t j = i; j < end;) {
@@ -502,10 +517,8 @@ Value filter_title(Rt *rt, Value self, const Args *args) {
             i = end;
             continue;
         }
-        Value first = str_method_call(rt, SM_UPPER, v_str(rt, s + i, k - i), 0, NULL);
-        Value rest = str_lower(rt, v_str(rt, s + k, end - k));
-        sb_put(&sb, first.u.s->data, first.u.s->len);
-        sb_put(&sb, rest.u.s->data, rest.u.s->len);
+        str_case_into(&sb, s + i, k - i, true);
+        str_case_into(&sb, s + k, end - k, false);
         i = end;
     }
     return sb_to_value(&sb);
@@ -777,6 +790,9 @@ Value filter_wordwrap(Rt *rt, Value self, const Args *args) {
     for (size_t p = 0; p < paragraphs->len; p++) {
         const Str *line = paragraphs->items[p].u.s;
         size_t n = str_nchars((Str *)line);
+        /* textwrap's work is a few passes over the characters (decode, split
+         * into chunks, wrap, join): charged before it starts */
+        rt_step(rt, n / 4);
         uint32_t *cp = rt_alloc(rt, (n + 1) * sizeof(uint32_t));
         for (size_t i = 0, k = 0; i < line->len; k++) cp[k] = utf8_next(line->data, line->len, &i);
         if (w.width <= 0) rt_throw(rt, CF_ERR_VALUE, "invalid width %lld (must be > 0)", (long long)w.width);

@@ -937,8 +937,6 @@ static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb,
     return py_binop(I->rt, OP_ADD, acc, b);
 }
 
-#define ADD_CHAIN_MAX 32
-
 /* a + b + c parses as ((a + b) + c): the `+` nodes of the left spine,
  * outermost first, into spine[]; returns how many, *first = the leftmost
  * operand. */
@@ -1173,6 +1171,34 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
     return cond_equality_slow(I, n, f);
 }
 
+/* A test of an if/elif chain whose left operand name.key|filter the chain
+ * shares (ast.h: N_IF_CHAIN), while its run's memo is installed: the
+ * operand evaluated as cond_equality_slow does, the first time only. Kept
+ * when its name holds a dict outside autoescape: a dict's key cannot
+ * change while the tests run, and a pure filter's result depends on its
+ * operand alone. */
+static NOINLINE bool cond_equality_chained(Interp *I, const Node *n, Frame *f) {
+    IfMemo *m = I->if_memo;
+    Value left;
+    if (m->set) {
+        left = m->v;
+    } else {
+        const Node *a = n->a, *g = a->a;   /* name.key|filter */
+        Value obj = g->simple == GA_NAME_TOP ? lookup_top(I, g->sym) : lookup_name(I, g->a, f);
+        left = getattr_of(I, g, obj);
+        set_pos(I, a);   /* as eval_filter: a simple FILTER_PURE filter */
+        left = filter_pure(I, a, left);
+        if (obj.type == VT_DICT && !I->autoescape) {
+            m->v = left;
+            m->set = true;
+        }
+    }
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
+    set_pos(I, n);
+    return compare(I, n->op, left, right);
+}
+
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
@@ -1192,6 +1218,17 @@ static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
         return cond_equality_filtered(I, n, f);
     }
     return cond_equality_slow(I, n, f);
+}
+
+/* A test marked CMP_CHAINED: from its chain's memo while the chain's
+ * tests run, else as any other equality. */
+static NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
+    const IfMemo *m = I->if_memo;
+    if (m && m->owner == n->chain_if && m->frame == f) {
+        if (m->set && m->v.type == VT_STR && n->flag && n->v.type == VT_STR) return str_equality(n, m->v);
+        return cond_equality_chained(I, n, f);
+    }
+    return cond_equality(I, n, f);
 }
 
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
@@ -1253,7 +1290,10 @@ static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f);
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
     case N_COMPARE:
-        return n->simple == CMP_EQUALITY ? cond_equality(I, n, f) : n->simple ? cond_comparison(I, n, f) : cond_value(I, n, f);
+        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+               : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
+               : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
+                                          : cond_value(I, n, f);
     case N_NOT: case N_AND: case N_OR: return cond_logic(I, n, f);
     case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
     default: return cond_value(I, n, f);
@@ -1793,33 +1833,65 @@ static NOINLINE void output_sum_rest(Interp *I, const Node *const *spine, int i,
     write_escaped(I, acc, false);   /* (only outputs that do not escape come here) */
 }
 
-static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+/* The sum's operand at plan[j] (j >= 1) is not a plain str: acc (the
+ * first operand, or the text so far) + it, and on with real `+`s. */
+static NOINLINE void output_sum_other(Interp *I, const Node *n, const Node *at, Value acc, Value b, Frame *f) {
     const Node *spine[ADD_CHAIN_MAX], *x;
-    int k = add_spine(n, spine, &x);
+    int i = add_spine(n, spine, &x);
+    while (spine[--i] != at) {}   /* (at is one of them) */
+    output_sum_rest(I, spine, i, acc, b, f);
+}
+
+static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+    Node *const *plan = n->items.v;   /* the first operand, then the `+` nodes innermost first */
+    int count = n->items.n;
     StrBuf *out = I->out;
     if (!out->p) sb_materialize(out);   /* (pieces are read back from out->p) */
     size_t mark = out->len;
-    Value first = operand(I, x, f);
+    Value first = operand(I, plan[0], f);
     if (!plain_str(first)) {
-        Value b = operand(I, spine[k - 1]->b, f);
-        set_pos(I, spine[k - 1]);
-        output_sum_rest(I, spine, k - 1, first, b, f);
+        Value b = operand(I, plan[1]->b, f);
+        set_pos(I, plan[1]);
+        output_sum_other(I, n, plan[1], first, b, f);
         return;
     }
     sb_put(out, first.u.s->data, first.u.s->len);
-    for (int i = k - 1; i >= 0; i--) {
-        Value b = operand(I, spine[i]->b, f);
-        set_pos(I, spine[i]);
+    for (int j = 1; j < count; j++) {
+        Value b = operand(I, plan[j]->b, f);
+        set_pos(I, plan[j]);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
             out->len = mark;
-            output_sum_rest(I, spine, i, acc, b, f);
+            output_sum_other(I, n, plan[j], acc, b, f);
             return;
         }
         sb_put(out, b.u.s->data, b.u.s->len);
         if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
     }
     I->root_writes += out == I->root;
+}
+
+/* The branch an N_IF_CHAIN takes: as exec_body's for an N_IF, with the
+ * chain's memo installed while the tests run (a throw ends the render, so
+ * nothing reads it after). */
+static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
+    IfMemo memo = {.owner = n, .frame = f};
+    IfMemo *const outer = I->if_memo;
+    I->if_memo = &memo;
+    const NodeList *branch = &n->alt;
+    if (cond(I, n->a, f)) branch = &n->body;
+    else
+        for (int k = 0; k < n->items.n; k++) {   /* elif */
+            rt_step(I->rt, 1);
+            if (cond(I, n->items.v[k]->a, f)) { branch = &n->items.v[k]->body; break; }
+        }
+    I->if_memo = outer;
+    return branch;
+}
+
+static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
+    const NodeList *branch = chain_branch(I, n, f);
+    return branch->n ? exec_body(I, branch, f) : CTL_NONE;
 }
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
@@ -1873,7 +1945,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
-            c = exec_stmt(I, n, f);
+            c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
             break;
         }
         if (c != CTL_NONE) return c;

@@ -39,6 +39,16 @@ typedef struct AttrCacheEntry {
 #define FILTER_MEMO_SIZE 8
 typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
 
+/* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
+ * the chain's tests run: its value once evaluated, for the run of `owner`
+ * in `frame` (a test of a nested run, or of another frame, misses). */
+typedef struct IfMemo {
+    const struct Node *owner;
+    const Frame *frame;
+    bool set;
+    Value v;
+} IfMemo;
+
 typedef struct Interp {
     Rt *rt;
     const struct cf_template *t;
@@ -58,6 +68,7 @@ typedef struct Interp {
     FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
     struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
     unsigned acc_next;         /* the entry the next new accumulator takes */
+    IfMemo *if_memo;           /* the innermost chain whose tests are running, or NULL */
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {

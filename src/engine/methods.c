@@ -378,9 +378,172 @@ static void put_mapped(StrBuf *sb, const uint32_t *cps, int n) {
 
 enum { CASE_UPPER, CASE_LOWER, CASE_CASEFOLD, CASE_SWAPCASE, CASE_TITLE, CASE_CAPITALIZE };
 
-/* d = s with the case of the ASCII letters in [lo, hi] swapped. */
+/* x (eight ASCII bytes) with the letters in [lo, hi] ('a'..'z' or 'A'..'Z')
+ * case-swapped: with every byte below 0x80, adding 0x80 - lo sets a byte's
+ * bit 7 when it is >= lo, adding 0x7F - hi when it is > hi, and no sum
+ * carries into the next byte. */
+static inline uint64_t ascii_flip8(uint64_t x, char lo, char hi) {
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    uint64_t at_least_lo = x + ones * (uint64_t)(0x80 - lo), above_hi = x + ones * (uint64_t)(0x7F - hi);
+    return x ^ ((at_least_lo & ~above_hi) & high) >> 2;
+}
+
+static inline char ascii_flip1(char c, char lo, char hi) { return c >= lo && c <= hi ? (char)(c ^ 32) : c; }
+
+/* d = the ASCII bytes s with the letters in [lo, hi] case-swapped. */
 static void ascii_flip(char *d, const char *s, size_t n, char lo, char hi) {
-    for (size_t i = 0; i < n; i++) d[i] = s[i] >= lo && s[i] <= hi ? s[i] ^ 32 : s[i];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        x = ascii_flip8(x, lo, hi);
+        memcpy(d + i, &x, 8);
+    }
+    for (; i < n; i++) d[i] = ascii_flip1(s[i], lo, hi);
+}
+
+/* The case mappings and case properties of the two-byte UTF-8 range,
+ * U+0080..U+07FF (Latin-1, Latin Extended, Greek, Cyrillic, Armenian,
+ * Hebrew, Arabic: most non-ASCII text), straight from a table: a mapped
+ * code point, or 0 where the mapping is not one code point or depends on
+ * context (special casings such as U+00DF -> "SS", the final sigma), which
+ * take the full path. Built once from the full tables, on first use. */
+enum { TWO_BYTE_FIRST = 0x80, TWO_BYTE_END = 0x800 };
+enum { TB_UPPER, TB_LOWER, TB_FOLD, TB_TITLE, TB_KINDS };
+enum { TB_CASED = 1, TB_ISUPPER = 2, TB_ISLOWER = 4 };
+typedef struct TwoByteCase { uint16_t map[TB_KINDS]; uint8_t flags; } TwoByteCase;
+static TwoByteCase two_byte_case[TWO_BYTE_END - TWO_BYTE_FIRST];
+static pthread_once_t two_byte_case_once = PTHREAD_ONCE_INIT;
+
+static void two_byte_case_build(void) {
+    for (uint32_t cp = TWO_BYTE_FIRST; cp < TWO_BYTE_END; cp++) {
+        TwoByteCase *e = &two_byte_case[cp - TWO_BYTE_FIRST];
+        for (int k = 0; k < TB_KINDS; k++) {
+            uint32_t out[3];
+            int n = k == TB_UPPER ? uc_toupper(cp, out) : k == TB_LOWER ? uc_tolower(cp, out)
+                  : k == TB_FOLD ? uc_casefold(cp, out) : uc_totitle(cp, out);
+            bool context = cp == 0x3A3 && (k == TB_LOWER || k == TB_FOLD);
+            e->map[k] = n == 1 && out[0] <= 0xFFFF && !context ? (uint16_t)out[0] : 0;
+        }
+        e->flags = (uint8_t)((uc_iscased(cp) ? TB_CASED : 0) | (uc_isupper(cp) ? TB_ISUPPER : 0) |
+                             (uc_islower(cp) ? TB_ISLOWER : 0));
+    }
+}
+
+/* Append code point cp (nonzero, from two_byte_case) as UTF-8. */
+static inline void put_table_cp(StrBuf *sb, uint32_t cp) {
+    if (cp >= TWO_BYTE_FIRST && cp < TWO_BYTE_END) {
+        char enc[2] = {(char)(0xC0 | cp >> 6), (char)(0x80 | (cp & 0x3F))};
+        sb_put(sb, enc, 2);
+        return;
+    }
+    char enc[4];
+    sb_put(sb, enc, (size_t)utf8_encode(cp, enc));
+}
+
+/* upper / lower / casefold of a string that is not all ASCII: ASCII runs
+ * mapped eight bytes a step, two-byte characters through two_byte_case, the
+ * rest (and what that table leaves out) through the full mapping. */
+static void case_map_fast(StrBuf *sb, Text t, int op) {
+    pthread_once(&two_byte_case_once, two_byte_case_build);
+    int kind = op == CASE_UPPER ? TB_UPPER : op == CASE_LOWER ? TB_LOWER : TB_FOLD;
+    char lo = op == CASE_UPPER ? 'a' : 'A', hi = op == CASE_UPPER ? 'z' : 'Z';
+    size_t i = 0;
+    while (i < t.n) {
+        if (i + 8 <= t.n) {
+            uint64_t x;
+            memcpy(&x, t.p + i, 8);
+            if (!(x & 0x8080808080808080ULL)) {
+                x = ascii_flip8(x, lo, hi);
+                char enc[8];
+                memcpy(enc, &x, 8);
+                sb_put(sb, enc, 8);
+                i += 8;
+                continue;
+            }
+        }
+        unsigned char c = (unsigned char)t.p[i];
+        if (c < 0x80) {
+            sb_putc(sb, ascii_flip1((char)c, lo, hi));
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {   /* valid UTF-8: a continuation byte follows */
+            uint32_t cp = (uint32_t)(c & 0x1F) << 6 | ((unsigned char)t.p[i + 1] & 0x3F);
+            uint32_t mapped = two_byte_case[cp - TWO_BYTE_FIRST].map[kind];
+            if (mapped) {
+                put_table_cp(sb, mapped);
+                i += 2;
+                continue;
+            }
+        }
+        size_t at = i;
+        uint32_t cp = utf8_next(t.p, t.n, &i), out[3];
+        int n = op == CASE_UPPER ? uc_toupper(cp, out)
+              : op == CASE_LOWER ? lower_at(t, at, i, cp, out)
+              : uc_casefold(cp, out);
+        put_mapped(sb, out, n);
+    }
+}
+
+/* swapcase / title / capitalize of a string that is not all ASCII: ASCII
+ * and two-byte characters mapped from tables, the rest (and what the table
+ * leaves out) through the full mappings. */
+static void case_map_stateful(StrBuf *sb, Text t, int op) {
+    pthread_once(&two_byte_case_once, two_byte_case_build);
+    bool previous_is_cased = false;
+    size_t i = 0;
+    while (i < t.n) {
+        size_t at = i;
+        unsigned char c = (unsigned char)t.p[i];
+        if (c < 0x80) {
+            bool up = c >= 'A' && c <= 'Z', low = c >= 'a' && c <= 'z', flip;
+            if (op == CASE_SWAPCASE) flip = up || low;
+            else if (op == CASE_TITLE) flip = previous_is_cased ? up : low;
+            else flip = at == 0 ? low : up;   /* capitalize */
+            previous_is_cased = up || low;
+            sb_putc(sb, flip ? (char)(c ^ 32) : (char)c);
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0) {
+            uint32_t cp = (uint32_t)(c & 0x1F) << 6 | ((unsigned char)t.p[i + 1] & 0x3F);
+            const TwoByteCase *e = &two_byte_case[cp - TWO_BYTE_FIRST];
+            uint32_t mapped;
+            if (op == CASE_SWAPCASE)
+                mapped = e->flags & TB_ISUPPER ? e->map[TB_LOWER] : e->flags & TB_ISLOWER ? e->map[TB_UPPER] : cp;
+            else if (op == CASE_TITLE) mapped = previous_is_cased ? e->map[TB_LOWER] : e->map[TB_TITLE];
+            else mapped = at == 0 ? e->map[TB_TITLE] : e->map[TB_LOWER];
+            if (mapped) {
+                if (op == CASE_TITLE) previous_is_cased = e->flags & TB_CASED;
+                put_table_cp(sb, mapped);
+                i += 2;
+                continue;
+            }
+        }
+        uint32_t cp = text_cp(t, &i), out[3];
+        int n;
+        switch (op) {
+        case CASE_SWAPCASE:
+            if (uc_isupper(cp)) n = lower_at(t, at, i, cp, out);
+            else if (uc_islower(cp)) n = uc_toupper(cp, out);
+            else out[0] = cp, n = 1;
+            break;
+        case CASE_TITLE:
+            n = previous_is_cased ? lower_at(t, at, i, cp, out) : uc_totitle(cp, out);
+            previous_is_cased = uc_iscased(cp);
+            break;
+        default: /* capitalize: title-case the first character, lower the rest */
+            n = at == 0 ? uc_totitle(cp, out) : lower_at(t, at, i, cp, out);
+            break;
+        }
+        put_mapped(sb, out, n);
+    }
+}
+
+void str_case_into(StrBuf *sb, const char *p, size_t n, bool upper) {
+    Text t = {p, n, 0, false};
+    case_map_fast(sb, t, upper ? CASE_UPPER : CASE_LOWER);
 }
 
 static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
@@ -408,31 +571,8 @@ static Value m_case(Rt *rt, Value self, const Value *argv, const Method *m) {
     }
     StrBuf sb;
     sb_init(rt, &sb, t.n + 8);
-    bool previous_is_cased = false;
-    size_t i = 0;
-    while (i < t.n) {
-        size_t at = i;
-        uint32_t cp = text_cp(t, &i), out[3];
-        int n;
-        switch (m->op) {
-        case CASE_UPPER: n = uc_toupper(cp, out); break;
-        case CASE_LOWER: n = lower_at(t, at, i, cp, out); break;
-        case CASE_CASEFOLD: n = uc_casefold(cp, out); break;
-        case CASE_SWAPCASE:
-            if (uc_isupper(cp)) n = lower_at(t, at, i, cp, out);
-            else if (uc_islower(cp)) n = uc_toupper(cp, out);
-            else out[0] = cp, n = 1;
-            break;
-        case CASE_TITLE:
-            n = previous_is_cased ? lower_at(t, at, i, cp, out) : uc_totitle(cp, out);
-            previous_is_cased = uc_iscased(cp);
-            break;
-        default: /* capitalize: title-case the first character, lower the rest */
-            n = at == 0 ? uc_totitle(cp, out) : lower_at(t, at, i, cp, out);
-            break;
-        }
-        put_mapped(&sb, out, n);
-    }
+    if (m->op == CASE_UPPER || m->op == CASE_LOWER || m->op == CASE_CASEFOLD) case_map_fast(&sb, t, m->op);
+    else case_map_stateful(&sb, t, m->op);
     return keep_kind(self, sb_to_value(&sb));
 }
 

@@ -229,7 +229,11 @@ bool py_contains(Rt *rt, Value item, Value container) {
     case VT_LIST: case VT_TUPLE: {
         const List *l = v_iterate(rt, container);
         size_t i = 0;
-        while (i < l->len && !v_equal(item, l->items[i])) i++;
+        if (item.type == VT_INT)   /* an int item equals an int by value (others: v_equal, 1 == 1.0 == True) */
+            while (i < l->len && !(l->items[i].type == VT_INT ? l->items[i].u.i == item.u.i : v_equal(item, l->items[i])))
+                i++;
+        else
+            while (i < l->len && !v_equal(item, l->items[i])) i++;
         rt_step(rt, i / 2);              /* the items compared, found or not */
         generator_give_back(rt, container, l, i + 1);   /* (a generator yields on after the match) */
         return i < l->len;

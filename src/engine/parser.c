@@ -1773,6 +1773,101 @@ static void mark_accumulators(Rt *rt, struct cf_template *t) {
     for (int i = 0; i < a.nsets; i++) a.sets[i]->flag = SET_ACCUMULATE;
 }
 
+/* ---- if/elif chains testing one expression ----
+ * `m.role|lower == 'system' ... elif m.role|lower == 'user' ... elif ...`:
+ * Jinja2 evaluates the left operand again for every test. Where it is
+ * name.key|pure_filter (GA_KEY: the name's dict cannot change while the
+ * chain's tests run, nor can a name be rebound by an expression), the
+ * N_IF becomes an N_IF_CHAIN and those tests CMP_CHAINED, so that a run of
+ * the chain evaluates the operand once (interp.c: IfMemo). */
+enum { CHAIN_TESTS_MAX = 32 };
+typedef struct ChainTests { Node *v[CHAIN_TESTS_MAX]; int n; } ChainTests;
+
+static bool chain_left_shape(const Node *e) {   /* name.key|pure (a plain name.key costs no more than a memo) */
+    if (e->kind != N_FILTER || !e->simple || e->op != FILTER_PURE || !e->a) return false;
+    e = e->a;
+    return e->kind == N_GETATTR && e->simple && (e->flag & GA_KEY);
+}
+
+static bool same_chain_left(const Node *x, const Node *y) {
+    if (x->kind != y->kind) return false;
+    if (x->kind == N_FILTER) {
+        if (x->filter != y->filter) return false;
+        x = x->a;
+        y = y->a;
+    }
+    return x->simple == y->simple && x->sym == y->sym && str_eq(x->attr, y->attr);
+}
+
+static void chain_collect(Node *n, ChainTests *ct) {   /* the ==/!= tests through and/or/not */
+    if (n->kind == N_AND || n->kind == N_OR) {
+        chain_collect(n->a, ct);
+        chain_collect(n->b, ct);
+    } else if (n->kind == N_NOT) {
+        chain_collect(n->a, ct);
+    } else if (n->kind == N_COMPARE && n->simple == CMP_EQUALITY && chain_left_shape(n->a) &&
+               ct->n < CHAIN_TESTS_MAX) {
+        ct->v[ct->n++] = n;
+    }
+}
+
+static void mark_if_chain(Node *n, void *ctx) {
+    (void)ctx;
+    if (n->kind != N_IF || n->simple == IF_ELIF) return;
+    ChainTests ct = {{0}, 0};
+    chain_collect(n->a, &ct);
+    for (int k = 0; k < n->items.n; k++) {
+        n->items.v[k]->simple = IF_ELIF;   /* (visited after n: never a chain of its own) */
+        chain_collect(n->items.v[k]->a, &ct);
+    }
+    for (int i = 0; i + 1 < ct.n; i++) {   /* the first left operand tested twice or more */
+        int same = 0;
+        for (int j = i + 1; j < ct.n; j++) same += same_chain_left(ct.v[i]->a, ct.v[j]->a);
+        if (!same) continue;
+        for (int j = i; j < ct.n; j++)
+            if (j == i || same_chain_left(ct.v[i]->a, ct.v[j]->a)) {
+                ct.v[j]->chain_if = n;
+                ct.v[j]->simple = CMP_CHAINED;
+            }
+        n->kind = N_IF_CHAIN;   /* (after every other pass: none of them knows the kind) */
+        return;
+    }
+}
+
+/* {{ a + b + c }}: the sum flattened once (ast.h: ADD_CHAIN_MAX), not on
+ * every run. After every other pass (items is a list none of them expects
+ * on an N_BINOP), and after the walk that finds the sums (the plan holds
+ * the sum's own node: a walk would go round it). */
+typedef struct SumScan { Rt *rt; Node **v; int n, cap; } SumScan;
+
+static void find_output_sums(Node *n, void *ctx) {
+    SumScan *sc = ctx;
+    if (n->kind != N_OUTPUT || n->a->kind != N_BINOP || n->a->op != OP_ADD) return;
+    if (sc->n == sc->cap) {
+        int cap = sc->cap ? sc->cap * 2 : 16;
+        sc->v = rt_realloc(sc->rt, sc->v, (size_t)sc->cap * sizeof *sc->v, (size_t)cap * sizeof *sc->v);
+        sc->cap = cap;
+    }
+    sc->v[sc->n++] = n->a;
+}
+
+static void plan_output_sums(Rt *rt, struct cf_template *t) {
+    SumScan sc = {rt, NULL, 0, 0};
+    walk_list(&t->body, find_output_sums, &sc);
+    for (int i = 0; i < sc.n; i++) {
+        Node *top = sc.v[i], *x = top;
+        if (top->items.n) continue;   /* (a node reached twice) */
+        int k = 0;
+        while (x->kind == N_BINOP && x->op == OP_ADD && k < ADD_CHAIN_MAX) { k++; x = x->a; }
+        Node **plan = rt_alloc(rt, (size_t)(k + 1) * sizeof *plan);
+        plan[0] = x;
+        x = top;
+        for (int j = k; j >= 1; j--, x = x->a) plan[j] = x;
+        top->items.v = plan;
+        top->items.n = k + 1;
+    }
+}
+
 void parse_template(Rt *rt, struct cf_template *t) {
     TokenList toks = {0};
     lex_tokens(rt, t->source, &toks);
@@ -1796,4 +1891,6 @@ void parse_template(Rt *rt, struct cf_template *t) {
     walk_list(&t->body, collect_block, t);
     mark_accumulators(rt, t);
     scope_layout(t);   /* (after packing: a node reached twice is one node) */
+    walk_list(&t->body, mark_if_chain, NULL);
+    plan_output_sums(rt, t);
 }

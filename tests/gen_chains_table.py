@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Writes tests/unit/chains.jsonl: if/elif chains whose tests share a left
+operand `name.key|filter` (Command-A's `message.role|lower == 'system' ...
+elif message.role|lower == 'user' ...`), which chatfmt evaluates once per run
+of the chain when the name holds a dict (src/engine/parser.c: mark_if_chain;
+interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
+
+- chains-role-NNN: the usual chain in a loop over messages of every kind of
+  role value (mixed case, missing, None, a number, a list, markup-like text),
+  with and/or/not around the tests, != tests, elif-only sharing.
+- chains-mutable-NNN: the name holds a namespace that a macro called from
+  one test changes before the next test reads it (nothing may be kept).
+- chains-nested-NNN: a macro whose chain calls the macro itself from a test
+  (each run keeps its own value), chains inside chains' branches, the name
+  rebound between two runs of one chain, a chain in a {% block %} and in a
+  call block's caller.
+- chains-error-NNN: a test that raises after the shared operand was kept,
+  a filter that raises on the shared operand, autoescape around a chain.
+
+No expected output is stored: tests/run_tests.sh renders every row with the
+reference and with chatfmt and compares. Add rows at the END of a list so
+ids cited in tests/KNOWN_DIFFERENCES.md stay stable. Regenerate with:
+    python3 tests/gen_chains_table.py
+"""
+import json
+import os
+
+CHAIN = ("{% for m in ms %}"
+         "{% if m.role|lower == 'system' and not loop.first %}S"
+         "{% elif m.role|lower == 'user' %}U"
+         "{% elif m.role|lower == 'assistant' or m.role|lower == 'chatbot' %}A"
+         "{% elif m.role|lower == 'tool' and m.id not in seen %}T"
+         "{% else %}?{% endif %}{% endfor %}")
+
+ROLES = [
+    {"role": "System"}, {"role": "system"}, {"role": "USER"}, {"role": "Assistant"}, {"role": "chatbot"},
+    {"role": "tool", "id": 1}, {"role": "tool", "id": 2}, {"role": "other"}, {}, {"role": None},
+    {"role": 7}, {"role": ["User"]}, {"role": "<b>User</b>"}, {"role": ""}, {"role": "ÜSER"},
+]
+
+ROLE_ROWS = [
+    (CHAIN, {"ms": ROLES, "seen": [2]}),
+    ("{% for m in ms %}{% if m.role|upper != 'USER' and m.role|upper != 'SYSTEM' %}x"
+     "{% elif m.role|upper == 'USER' %}u{% else %}s{% endif %}{% endfor %}", {"ms": ROLES}),
+    ("{% for m in ms %}{% if loop.index0 > 3 %}late"
+     "{% elif m.role|trim == 'user' %}u{% elif m.role|trim == 'tool' %}t{% endif %}{% endfor %}",
+     {"ms": [{"role": " user "}, {"role": "tool\n"}, {"role": "x"}, {"role": "user"}, {"role": "tool"}, {"role": "user"}]}),
+    ("{% for m in ms %}{% if not (m.role|lower == 'a') and m.role|lower != 'b' %}1"
+     "{% elif m.role|lower == 'b' or (m.role|lower == 'a' and m.n|string == '2') %}2{% else %}3{% endif %}{% endfor %}",
+     {"ms": [{"role": "A", "n": 2}, {"role": "A", "n": 3}, {"role": "B"}, {"role": "c"}]}),
+    ("{% for m in ms %}{% if m.role|lower == other %}same{% elif m.role|lower == other|lower %}ci"
+     "{% else %}no{% endif %}{% endfor %}", {"ms": [{"role": "X"}, {"role": "x"}, {"role": "y"}], "other": "X"}),
+    ("{% for m in ms %}{% if m.role|string == '7' %}seven{% elif m.role|string == 'None' %}none"
+     "{% elif m.role|string == \"['User']\" %}list{% else %}{{ m.role|string }}{% endif %};{% endfor %}", {"ms": ROLES}),
+    ("{% if m.role|lower == 'a' %}a{% elif m.role|lower == '' %}empty{% else %}other{% endif %}", {"m": {}}),
+    ("{% if m.role|lower == 'a' %}a{% elif m.role|lower == '' %}empty{% else %}other{% endif %}", {}),
+    ("{% for m in ms %}{% if m.role|title == 'User' %}U{% elif m.role|title == 'Tool' %}T{% endif %}{% endfor %}",
+     {"ms": [{"role": "user"}, {"role": "TOOL"}, {"role": "uSER"}]}),
+    ("{% for m in ms %}{% if m['role']|lower == 'user' %}U{% elif m.role|lower == 'user' %}u"
+     "{% elif m.role|lower == 'tool' %}T{% endif %}{% endfor %}", {"ms": [{"role": "User"}, {"role": "tool"}]}),
+]
+
+MUTABLE_ROWS = [
+    ("{% set ns = namespace(role='A') %}{% macro flip() %}{% set ns.role = 'B' %}{% endmacro %}"
+     "{% if ns.role|lower == 'x' or flip() %}1{% elif ns.role|lower == 'b' %}2{% else %}3{% endif %}", {}),
+    ("{% set ns = namespace(role='A') %}{% macro flip() %}{% set ns.role = 'B' %}{% endmacro %}"
+     "{% for i in range(3) %}{% if ns.role|lower == 'a' and flip() %}1{% elif ns.role|lower == 'b' %}2"
+     "{% set ns.role = 'A' %}{% else %}3{% endif %}{% endfor %}", {}),
+    ("{% macro k(m) %}{% if m.role|lower == 'a' %}{% set m = {'role': 'b'} %}{% endif %}{{ m.role }}{% endmacro %}"
+     "{% if m.role|lower == 'z' or k(m) == 'q' %}1{% elif m.role|lower == 'a' %}2{% endif %}", {"m": {"role": "A"}}),
+]
+
+NESTED_ROWS = [
+    ("{% macro f(m, d) %}{% if m.k|lower == 'a' and (d < 3 and f(m.child, d + 1) != 'zz') %}A{{ f(m.child, d + 1) }}"
+     "{% elif m.k|lower == 'b' and (d < 3 and f(m.child, d + 1) != 'zz') %}B{{ f(m.child, d + 1) }}"
+     "{% elif m.k|lower == 'c' %}C{% else %}-{% endif %}{% endmacro %}{{ f(x, 0) }}",
+     {"x": {"k": "A", "child": {"k": "B", "child": {"k": "C", "child": {"k": "A"}}}}}),
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}{% for c in m.cs %}{% if c.r|lower == 'x' %}x"
+     "{% elif c.r|lower == 'y' %}y{% endif %}{% endfor %}{% elif m.r|lower == 'b' %}b{% endif %}|{% endfor %}",
+     {"ms": [{"r": "A", "cs": [{"r": "X"}, {"r": "Y"}, {"r": "z"}]}, {"r": "B"}, {"r": "c"}]}),
+    ("{% set m = a %}{% for i in range(2) %}{% if m.r|lower == 'a' %}A{% set m = b %}"
+     "{% elif m.r|lower == 'b' %}B{% endif %}{% endfor %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' %}b{% endif %}",
+     {"a": {"r": "A"}, "b": {"r": "B"}}),
+    ("{% block body %}{% for m in ms %}{% if m.r|lower == 'a' %}A{% elif m.r|lower == 'b' %}B{% endif %}"
+     "{% endfor %}{% endblock %}", {"ms": [{"r": "a"}, {"r": "B"}]}),
+    ("{% macro w() %}[{{ caller({'r': 'B'}) }}]{% endmacro %}{% call(m) w() %}{% if m.r|lower == 'a' %}A"
+     "{% elif m.r|lower == 'b' %}B{% endif %}{% endcall %}", {}),
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}{{ 'A' if m.r|lower == 'a' else '?' }}"
+     "{% elif m.r|lower == 'b' %}{{ 'B' if m.r|lower != 'a' }}{% endif %}{% endfor %}", {"ms": [{"r": "A"}, {"r": "b"}]}),
+]
+
+ERROR_ROWS = [
+    ("{% if m.r|lower == 'x' %}x{% elif m.r|lower == (1 / 0) %}y{% endif %}", {"m": {"r": "A"}}),
+    ("{% if m.r|lower == 'x' %}x{% elif m.r|lower == 'a' and m.r.nope.deeper %}y{% else %}z{% endif %}",
+     {"m": {"r": "A"}}),
+    ("{% if m.r|int == 1 %}x{% elif m.r|int == 0 %}y{% endif %}", {"m": {"r": "A"}}),
+    ("{% autoescape true %}{% for m in ms %}{% if m.r|string == '<a>' %}raw{% elif m.r|string == '&lt;a&gt;' %}esc"
+     "{% else %}{{ m.r|string }}{% endif %}{% endfor %}{% endautoescape %}", {"ms": [{"r": "<a>"}, {"r": "b"}]}),
+    ("{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' %}b{% endif %}", {"m": "not a dict"}),
+    ("{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' %}b{% endif %}", {"m": [1, 2]}),
+]
+
+
+def rows():
+    for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
+                          ("error", ERROR_ROWS)):
+        for i, (text, ctx) in enumerate(table, 1):
+            yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "chains.jsonl")
+    with open(out, "w", encoding="utf-8") as f:
+        for r in rows():
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
