@@ -1,8 +1,8 @@
 /* bench_grammar.c — cf_tool_grammar on a 60-tool request, per reply format:
  * microseconds per call (median of 7 runs of N calls, CPU time of the
  * thread: a shared machine's load does not count), GBNF alone (what
- * llama-server takes), the structural tag alone (vLLM, SGLang), and
- * everything (GBNF, Lark, structural tag). The tools are shaped as tool
+ * llama-server takes), Lark alone (llguidance), the structural tag alone
+ * (vLLM, SGLang), and everything (GBNF, Lark, structural tag). The tools are shaped as tool
  * schemas are: 2-6 parameters of strings, integers with ranges, enums,
  * arrays and a nested object, some required. Then every other format with
  * calls, with the default output (all three), and the slowest of all.
@@ -85,14 +85,15 @@ int main(int argc, char **argv) {
     static const cf_reply_format formats[] = {CF_REPLY_HERMES,    CF_REPLY_GLM45,   CF_REPLY_COMMAND_A, CF_REPLY_QWEN3_CODER,
                                               CF_REPLY_NEMOTRON_V2, CF_REPLY_MISTRAL, CF_REPLY_PYTHONIC, CF_REPLY_GEMMA4};
     enum { NFORMATS = sizeof formats / sizeof formats[0] };
-    static const unsigned emits[] = {CF_EMIT_GBNF, CF_EMIT_STRUCTURAL_TAG, CF_EMIT_ALL};
-    static const char *const emit_names[] = {"gbnf", "structural-tag", "all"};
+    static const unsigned emits[] = {CF_EMIT_GBNF, CF_EMIT_LARK, CF_EMIT_STRUCTURAL_TAG, CF_EMIT_ALL};
+    static const char *const emit_names[] = {"gbnf", "lark", "structural-tag", "all"};
+    enum { NEMITS = sizeof emits / sizeof emits[0] };
     const char *only = argc > 2 ? argv[2] : NULL;   /* one format (profiling) */
     double worst = 0;
     const char *worst_name = "";
     for (size_t f = 0; f < NFORMATS; f++) {
         if (only && strcmp(only, cf_reply_format_name(formats[f])) != 0) continue;
-        for (size_t e = 0; e < 3; e++) {
+        for (size_t e = 0; e < NEMITS; e++) {
             size_t bytes;
             double us = median_us(formats[f], emits[e], tools, calls, &bytes);
             if (us < 0) return 1;

@@ -117,7 +117,11 @@ Value tool_parameters(Value tool) {
  * repeated characters ("```") are exact too. */
 enum { UNTIL_MAX = 64 };   /* code points of a delimiter (markers are under 32 bytes) */
 
+enum { UNTIL_KEY_BYTES = 80 };   /* of the delimiter, in its memo key */
+
 GExpr *call_until(Gram *g, const char *delim) {
+    for (uint32_t i = 0; i < g->nuntil_seen; i++)
+        if (strncmp(g->until_seen[i].delim, delim, UNTIL_KEY_BYTES) == 0) return gx_opt(g, gx_ref(g, g->until_seen[i].rule));
     char key[96];
     gram_fmt(key, sizeof key, "until-%.80s", delim);
     uint32_t first = gram_memo_get(g, key);
@@ -147,6 +151,14 @@ GExpr *call_until(Gram *g, const char *delim) {
         lv[k] = gram_rule_new(g, nm, strlen(nm));
     }
     gram_memo_put(g, key, lv[0]);
+    if (g->nuntil_seen < GRAM_UNTIL_SEEN) {
+        /* (a copy: the caller's text may be a buffer it reuses) */
+        size_t kn = strlen(key + 6);
+        char *copy = rt_alloc(g->rt, kn + 1);
+        memcpy(copy, key + 6, kn + 1);
+        g->until_seen[g->nuntil_seen].delim = copy;
+        g->until_seen[g->nuntil_seen++].rule = lv[0];
+    }
     for (size_t k = 0; k < L; k++) {
         /* only the code points that keep part of a match need their own
          * branch; any other goes back to level 0 */
@@ -170,9 +182,107 @@ GExpr *call_until(Gram *g, const char *delim) {
     return gx_opt(g, gx_ref(g, lv[0]));
 }
 
+/* Text in which neither `a` nor `b` occurs (possibly empty): call_until's
+ * chain over the two delimiters at once, a rule per state of their
+ * Aho-Corasick automaton (a state: the longest end of the text that starts
+ * either delimiter). A value that may hold a verbatim section ends at the
+ * value's closer or where such a section opens. */
+enum { UNTIL_ANY_STATES = 2 * UNTIL_MAX + 1 };
+
+typedef struct UntilTrie {
+    uint32_t cp[UNTIL_ANY_STATES];      /* the code point into a node */
+    int32_t parent[UNTIL_ANY_STATES];   /* -1: the root (node 0) */
+    int32_t fail[UNTIL_ANY_STATES];
+    bool dead[UNTIL_ANY_STATES];        /* a delimiter ends here (or at an end of it) */
+    size_t n;
+} UntilTrie;
+
+static size_t trie_child(const UntilTrie *t, size_t s, uint32_t c) {
+    for (size_t k = 1; k < t->n; k++)
+        if (t->parent[k] == (int32_t)s && t->cp[k] == c) return k;
+    return 0;
+}
+
+/* The state after c from s, failure links followed (0: the root). */
+static size_t trie_move(const UntilTrie *t, size_t s, uint32_t c) {
+    for (;;) {
+        size_t k = trie_child(t, s, c);
+        if (k || s == 0) return k;
+        s = (size_t)t->fail[s];
+    }
+}
+
+GExpr *call_until_either(Gram *g, const char *a, const char *b) {
+    char key[200];
+    gram_fmt(key, sizeof key, "until-either %.80s\x01%.80s", a, b);
+    uint32_t first = gram_memo_get(g, key);
+    if (first != UINT32_MAX) return gx_opt(g, gx_ref(g, first));
+    UntilTrie t = {.n = 1, .parent = {-1}};
+    uint32_t distinct[UNTIL_ANY_STATES];
+    size_t nd = 0;
+    const char *delims[2] = {a, b};
+    for (int w = 0; w < 2; w++) {
+        const char *z = delims[w];
+        size_t n = strlen(z), at = 0, state = 0, depth = 0;
+        if (!n) rt_throw(g->rt, CF_ERR_USAGE, "an empty delimiter");
+        while (at < n && depth++ < UNTIL_MAX) {
+            uint32_t c = utf8_next(z, n, &at);
+            size_t next = trie_child(&t, state, c);
+            if (!next) {
+                next = t.n++;
+                t.parent[next] = (int32_t)state;
+                t.cp[next] = c;
+            }
+            state = next;
+            size_t d = 0;
+            while (d < nd && distinct[d] != c) d++;
+            if (d == nd) distinct[nd++] = c;
+        }
+        t.dead[state] = true;
+    }
+    /* failure links breadth first: a node's before its children's */
+    size_t order[UNTIL_ANY_STATES], no = 0;
+    order[no++] = 0;
+    for (size_t i = 0; i < no; i++)
+        for (size_t k = 1; k < t.n; k++) {
+            if (t.parent[k] != (int32_t)order[i]) continue;
+            t.fail[k] = order[i] ? (int32_t)trie_move(&t, (size_t)t.fail[order[i]], t.cp[k]) : 0;
+            t.dead[k] = t.dead[k] || t.dead[t.fail[k]];
+            order[no++] = k;
+        }
+    uint32_t lv[UNTIL_ANY_STATES] = {0};
+    for (size_t s = 0; s < t.n; s++) {
+        if (t.dead[s]) continue;
+        char nm[48];
+        gram_fmt(nm, sizeof nm, s ? "until-either-%zu" : "until-either", s);
+        lv[s] = gram_rule_new(g, nm, strlen(nm));
+    }
+    gram_memo_put(g, key, lv[0]);
+    for (size_t s = 0; s < t.n; s++) {
+        if (t.dead[s]) continue;
+        /* as call_until: the code points that keep part of a match have
+         * their own branch; any other goes back to the root */
+        GRange keep[UNTIL_ANY_STATES];
+        size_t nk = 0;
+        GList alts = {0};
+        for (size_t d = 0; d < nd; d++) {
+            size_t next = trie_move(&t, s, distinct[d]);
+            if (!next) continue;
+            keep[nk++] = (GRange){distinct[d], distinct[d]};
+            if (t.dead[next]) continue;   /* a delimiter would be complete */
+            char u[4];
+            int ul = utf8_encode(distinct[d], u);
+            gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[next]))));
+        }
+        gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
+        gram_rule_set(g, lv[s], gl_alt(g, &alts));
+    }
+    return gx_opt(g, gx_ref(g, lv[0]));
+}
+
 /* ---- one call ---- */
 
-GExpr *call_ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+GExpr *call_ws(Gram *g) { return gram_ws_ref(g); }
 static GExpr *ws(Gram *g) { return call_ws(g); }
 
 static GExpr *json_key(Gram *g, const char *k) {

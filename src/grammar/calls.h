@@ -113,6 +113,7 @@ void call_regex_escape(StrBuf *sb, const char *z, size_t n);
 
 /* Shared pieces for writers (calls.c). */
 GExpr *call_until(Gram *g, const char *delim);           /* text without delim, possibly empty */
+GExpr *call_until_either(Gram *g, const char *a, const char *b);   /* text without a or b, possibly empty */
 GExpr *call_ws(Gram *g);                                  /* JSON whitespace */
 GExpr *call_json_string_lit(Gram *g, const char *s, size_t n);   /* "s" as JSON writes it */
 uint32_t call_args_rule(Gram *g, SchemaCx *c, Value params, const Str *name);

@@ -29,11 +29,15 @@ typedef struct DescCx {
 } DescCx;
 
 /* One of the markers of a list (the parser takes any of them). */
-static GExpr *any_of(Gram *g, const char *const *list) {
+static GExpr *make_any_of(Gram *g, const void *key) {
+    const char *const *list = key;
     GList alts = {0};
     for (int k = 0; k < DESC_MARKERS && list[k]; k++) gl_push(g, &alts, gx_litz(g, list[k]));
     return gl_alt(g, &alts);
 }
+
+/* (one node per marker list of the description: each parameter of each tool uses them) */
+static GExpr *any_of(Gram *g, const char *const *list) { return gram_node_of(g, list, make_any_of); }
 
 /* One of the '|'-separated alternatives of `text` (engine.c's literal_is). */
 static GExpr *one_of_text(Gram *g, const char *text) {
@@ -125,6 +129,16 @@ static bool names_key(const List *required, const Str *key) {
     return false;
 }
 
+/* A raw string value's text up to the value's closer; where the format
+ * has verbatim sections (CDATA), they may come anywhere in it and hold
+ * anything but their own closer (the parser reads them as is). */
+static GExpr *raw_text(Gram *g, const ReplyFormatDesc *d) {
+    if (!d->verbatim_open) return call_until(g, d->value_close[0]);
+    GExpr *plain = call_until_either(g, d->value_close[0], d->verbatim_open);
+    GExpr *section = gx_seq(g, gx_litz(g, d->verbatim_open), call_until(g, d->verbatim_close), gx_litz(g, d->verbatim_close));
+    return gx_seq(g, plain, gx_rep(g, gx_seq(g, section, plain), 0, GREP_INF));
+}
+
 /* Typed-XML parameters in the schema's order, required ones present. A
  * parameter the schema does not name is not offered (nothing could type it). */
 static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value params, const Str *name) {
@@ -141,7 +155,7 @@ static GExpr *xml_params(Gram *g, const ReplyFormatDesc *d, SchemaCx *c, Value p
         if (raw) {
             GExpr *choices = schema_raw_string_choices(c, ps);
             if (choices && d->trim_value) choices = gx_seq(g, call_ws(g), choices, call_ws(g));
-            value = choices ? choices : call_until(g, d->value_close[0]);
+            value = choices ? choices : raw_text(g, d);
         } else {
             char nm[96];
             gram_fmt(nm, sizeof nm, "%.40s-%.40s", name->data, k.u.s->data);

@@ -172,6 +172,31 @@ static bool is_required(Value params, const Str *key) {
     return false;
 }
 
+static GExpr *make_comma_sep(Gram *g, const void *key) {
+    (void)key;
+    return gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+}
+
+static GExpr *make_litz(Gram *g, const void *z) { return gx_litz(g, z); }
+
+/* The name "<tool name's first 40 bytes><mid><k>" (as "%.40s%s%zu" writes
+ * it) in nm (96 bytes), and its length: two a parameter of each tool. */
+static size_t kw_rule_name(char *nm, const Str *name, const char *mid, size_t k) {
+    size_t n = name->len < 40 ? name->len : 40;
+    const char *nul = memchr(name->data, 0, n);
+    if (nul) n = (size_t)(nul - name->data);
+    memcpy(nm, name->data, n);
+    size_t m = strlen(mid);
+    memcpy(nm + n, mid, m);
+    n += m;
+    char digits[24], *d = digits + sizeof digits;
+    do *--d = (char)('0' + k % 10); while ((k /= 10) != 0);
+    memcpy(nm + n, d, (size_t)(digits + sizeof digits - d));
+    n += (size_t)(digits + sizeof digits - d);
+    nm[n] = 0;
+    return n;
+}
+
 /* Keyword arguments k<assign>v in the schema's order, the required ones
  * present, a comma between (first_k: the list from k on with nothing
  * before; rest_k: the same after an argument); NULL when none. */
@@ -182,21 +207,20 @@ static GExpr *keyword_args(Gram *g, Value tool, const char *assign, GExpr *(*val
     Value params = tool_parameters(tool), props;
     if (params.type != VT_DICT || !schema_get(params, "properties", &props) || props.type != VT_DICT) return NULL;
     size_t n = dict_len(props.u.dict);
-    GExpr *sep = gx_seq(g, ws(g), gx_litz(g, ","), ws(g));
+    GExpr *sep = gram_node_of(g, "kw-sep", make_comma_sep);
+    GExpr *assign_e = gram_node_of(g, assign, make_litz);
     GExpr *first = NULL, *rest = NULL;   /* of k + 1 */
     for (size_t k = n; k-- > 0;) {
         Value key = dict_key_at(props.u.dict, k);
         if (key.type != VT_STR) continue;
-        GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), gx_litz(g, assign), ws(g),
+        GExpr *item = gx_seq(g, gx_lit(g, key.u.s->data, key.u.s->len), ws(g), assign_e, ws(g),
                              value(g, dict_val_at(props.u.dict, k), quote));
         bool req = is_required(params, key.u.s);
         char nm[96];
-        gram_fmt(nm, sizeof nm, "%.40s-kw-%zu", name->data, k);
-        uint32_t rest_k = gram_rule_new(g, nm, strlen(nm));
+        uint32_t rest_k = gram_rule_new(g, nm, kw_rule_name(nm, name, "-kw-", k));
         GExpr *after = gx_seq(g, sep, item, rest);
         gram_rule_set(g, rest_k, req ? after : rest ? gx_alt(g, after, rest) : gx_opt(g, after));
-        gram_fmt(nm, sizeof nm, "%.40s-kw-first-%zu", name->data, k);
-        uint32_t first_k = gram_rule_new(g, nm, strlen(nm));
+        uint32_t first_k = gram_rule_new(g, nm, kw_rule_name(nm, name, "-kw-first-", k));
         GExpr *here = gx_seq(g, item, rest);
         gram_rule_set(g, first_k, req ? here : first ? gx_alt(g, here, first) : gx_opt(g, here));
         rest = gx_ref(g, rest_k);
@@ -240,9 +264,12 @@ static void pythonic_calls(Gram *g, const CallRequest *r, CallBlock *b) {
  * bare keys, strings between string tokens, other values JSON-like (typed
  * by the schema's top-level type; deeper ones any such value). Text may
  * follow a call. */
-static GExpr *gemma_string(Gram *g, const char *quote) {
+static GExpr *make_gemma_string(Gram *g, const void *quote) {
     return gx_seq(g, gx_litz(g, quote), call_until(g, quote), gx_litz(g, quote));
 }
+
+/* (one node per quote: a string parameter of every tool uses it) */
+static GExpr *gemma_string(Gram *g, const char *quote) { return gram_node_of(g, quote, make_gemma_string); }
 
 /* Any value, strings between `quote` (one rule per quote). */
 static uint32_t gemma_any_rule(Gram *g, const char *quote) {

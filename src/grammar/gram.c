@@ -4,6 +4,8 @@
 #include "engine/json.h"
 #include "gram.h"
 
+static void index_rule(Gram *g, uint32_t id);
+
 void gram_init(Gram *g, Rt *rt) {
     memset(g, 0, sizeof *g);
     g->rt = rt;
@@ -12,6 +14,22 @@ void gram_init(Gram *g, Rt *rt) {
     g->nslots = 1024;
     g->slots = rt_alloc0(rt, g->nslots * sizeof *g->slots);
     sb_init(rt, &g->warnings, 256);
+}
+
+void gram_expect_rules(Gram *g, uint32_t n) {
+    if (n > GRAM_MAX_RULES) n = GRAM_MAX_RULES;
+    if (n > g->cap) {
+        g->rules = rt_realloc(g->rt, g->rules, g->nrules * sizeof *g->rules, n * sizeof *g->rules);
+        g->cap = n;
+    }
+    uint32_t slots = g->nslots;
+    while (slots < 2 * n) slots *= 2;
+    if (slots != g->nslots) {
+        g->nslots = slots;
+        g->slots = rt_alloc0(g->rt, slots * sizeof *g->slots);
+        for (uint32_t i = 0; i < g->nrules; i++)
+            if (g->rules[i].indexed) index_rule(g, i);
+    }
 }
 
 void gram_warn(Gram *g, const char *fmt, ...) {
@@ -223,6 +241,17 @@ GExpr *gx_alt_(Gram *g, ...) {
     return e;
 }
 
+GExpr *gram_node_of(Gram *g, const void *key, GExpr *(*make)(Gram *g, const void *key)) {
+    for (uint32_t i = 0; i < g->nnodes_seen; i++)
+        if (g->nodes_seen[i].key == key) return g->nodes_seen[i].e;
+    GExpr *e = make(g, key);
+    if (g->nnodes_seen < GRAM_NODES_SEEN) {
+        g->nodes_seen[g->nnodes_seen].key = key;
+        g->nodes_seen[g->nnodes_seen++].e = e;
+    }
+    return e;
+}
+
 /* ---- rules ---- */
 
 /* Names and memo keys, hashed eight bytes at a time. */
@@ -284,10 +313,15 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* [a-z0-9-], starting with a letter, at most 48 bytes before a suffix */
     char name[72];
     size_t k = 0;
+    /* (without a branch a byte: a thousand names a request; `dash`: the
+     * last byte kept is a '-', or none is, and a separator is then dropped) */
+    bool dash = true;
     for (size_t i = 0; i < n && k < 48; i++) {
         char c = NAME_BYTE[(unsigned char)base[i]];
-        if (c) name[k++] = c;
-        else if (k && name[k - 1] != '-') name[k++] = '-';
+        bool sep = !c;
+        name[k] = sep ? '-' : c;
+        k += !(sep & dash);
+        dash = sep;
     }
     while (k && name[k - 1] == '-') k--;
     if (!k || !(name[0] >= 'a' && name[0] <= 'z')) {
@@ -306,7 +340,13 @@ uint32_t gram_rule_new(Gram *g, const char *base, size_t n) {
     /* the rule count is a suffix no earlier rule of this base took (the
      * rules made after it get larger counts): no probing 1, 2, 3... */
     for (uint32_t suffix = g->nrules; taken; suffix++) {
-        len = k + gram_fmt(name + k, sizeof name - k, "-%u", suffix);
+        char digits[12], *d = digits + sizeof digits;
+        uint32_t v = suffix;
+        do *--d = (char)('0' + v % 10); while ((v /= 10) != 0);
+        name[k] = '-';
+        memcpy(name + k + 1, d, (size_t)(digits + sizeof digits - d));
+        len = k + 1 + (size_t)(digits + sizeof digits - d);
+        name[len] = 0;
         hash = bytes_hash(name, len);
         taken = find_named(g, name, len, hash) != UINT32_MAX;
     }
@@ -691,10 +731,61 @@ typedef struct Flat {
 
 static GExpr *flatten(Flat *f, const GExpr *e, bool top);
 
+/* A flattened body's structure, for finding a helper rule of the same body. */
+static uint32_t expr_hash(const GExpr *e) {
+    uint64_t h = (uint64_t)e->kind * 0x9E3779B97F4A7C15ull;
+    switch (e->kind) {
+    case GX_LIT: return (uint32_t)(h ^ bytes_hash(e->u.lit, e->n));
+    case GX_CLASS: return (uint32_t)(h ^ e->negated ^ bytes_hash((const char *)e->u.ranges, e->n * sizeof *e->u.ranges));
+    case GX_REF: return (uint32_t)((h ^ e->u.rule) * 0xFF51AFD7ED558CCDull >> 32);
+    case GX_REP:
+        h ^= ((uint64_t)e->min << 40) ^ ((uint64_t)e->max << 8) ^ e->greedy ^ expr_hash(e->u.kid);
+        return (uint32_t)((h * 0xC4CEB9FE1A85EC53ull) >> 32);
+    default:
+        for (uint32_t i = 0; i < e->n; i++) h = (h ^ expr_hash(e->u.kids[i])) * 0xFF51AFD7ED558CCDull;
+        return (uint32_t)(h ^ (h >> 32));
+    }
+}
+
+static bool expr_same(const GExpr *a, const GExpr *b) {
+    if (a == b) return true;
+    if (a->kind != b->kind || a->n != b->n) return false;
+    switch (a->kind) {
+    case GX_LIT: return memcmp(a->u.lit, b->u.lit, a->n) == 0;
+    case GX_CLASS: return a->negated == b->negated && memcmp(a->u.ranges, b->u.ranges, a->n * sizeof *a->u.ranges) == 0;
+    case GX_REF: return a->u.rule == b->u.rule;
+    case GX_REP: return a->min == b->min && a->max == b->max && a->greedy == b->greedy && expr_same(a->u.kid, b->u.kid);
+    default:
+        for (uint32_t i = 0; i < a->n; i++)
+            if (!expr_same(a->u.kids[i], b->u.kids[i])) return false;
+        return true;
+    }
+}
+
+/* The slot of the helper whose body is `e`, or of the empty slot where it goes. */
+static uint32_t *helper_slot(Gram *g, const GExpr *e, uint32_t hash) {
+    uint32_t mask = g->nhelper_slots - 1;
+    for (uint32_t i = hash & mask;; i = (i + 1) & mask) {
+        uint32_t *s = &g->helpers[i];
+        if (!*s || expr_same(g->rules[*s - 1].body, e)) return s;
+    }
+}
+
 /* A helper rule, named after the rule being printed, "--g" and its id: no
- * sanitised name holds "--", so the name is new without a look in the index. */
+ * sanitised name holds "--", so the name is new without a look in the index.
+ * A helper of the same body made before is used instead. */
 static GExpr *hoist(Flat *f, GExpr *e) {
     Gram *g = f->g;
+    if ((g->nhelpers + 1) * 2 > g->nhelper_slots) {   /* load <= 1/2 */
+        uint32_t old = g->nhelper_slots, *was = g->helpers;
+        g->nhelper_slots = old ? 2 * old : 1024;
+        g->helpers = rt_alloc0(g->rt, g->nhelper_slots * sizeof *g->helpers);
+        for (uint32_t i = 0; i < old; i++)
+            if (was[i]) *helper_slot(g, g->rules[was[i] - 1].body, g->rules[was[i] - 1].hash) = was[i];
+    }
+    uint32_t hash = expr_hash(e);
+    uint32_t *slot = helper_slot(g, e, hash);
+    if (*slot) return gx_ref(g, *slot - 1);
     if (g->nrules >= GRAM_MAX_RULES)
         rt_throw(g->rt, CF_ERR_LIMIT, "the grammar needs more than %d rules", GRAM_MAX_RULES);
     if (g->nrules == g->cap) {
@@ -712,7 +803,10 @@ static GExpr *hoist(Flat *f, GExpr *e) {
     size_t nd = (size_t)(digits + sizeof digits - d);
     memcpy(name + n + 3, d, nd);
     name[n + 3 + nd] = 0;
-    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .body = e, .flat = true};
+    /* (a helper is never in the name index: its hash is its body's) */
+    g->rules[id] = (GRule){.name = name, .name_len = (uint32_t)(n + 3 + nd), .hash = hash, .body = e, .flat = true};
+    *slot = id + 1;
+    g->nhelpers++;
     return gx_ref(g, id);
 }
 
@@ -724,7 +818,15 @@ static GExpr *flat_part(Flat *f, const GExpr *e) {
 
 /* Copy on write: a part that needs no helper rule is the tree's own node
  * (most rules are flat already; copying each made Lark cost twice GBNF). */
+static GExpr *flatten_node(Flat *f, const GExpr *e, bool top);
+
 static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
+    if (top || atomic(e)) return flatten_node(f, e, top);
+    if (!e->flat) ((GExpr *)e)->flat = flatten_node(f, e, false);   /* (the printer owns the tree now) */
+    return e->flat;
+}
+
+static GExpr *flatten_node(Flat *f, const GExpr *e, bool top) {
     Gram *g = f->g;
     rt_step(g->rt, 1);
     switch (e->kind) {
@@ -733,8 +835,11 @@ static GExpr *flatten(Flat *f, const GExpr *e, bool top) {
         GExpr **kids = NULL;
         for (uint32_t i = 0; i < e->n; i++) {
             GExpr *c = e->u.kids[i];
-            /* the alternatives of a rule may be sequences; a sequence's parts may not be groups */
-            GExpr *nc = e->kind == GX_ALT && top && c->kind == GX_SEQ ? flatten(f, c, false) : flat_part(f, c);
+            /* the alternatives of a rule may be sequences (and alternatives: they print
+             * as more of them); a sequence's parts may not be groups, but a sequence in
+             * a sequence is more of its parts, printed in place without a helper rule */
+            bool in_place = e->kind == GX_ALT ? top && (c->kind == GX_SEQ || c->kind == GX_ALT) : c->kind == GX_SEQ;
+            GExpr *nc = in_place ? flatten(f, c, top && e->kind == GX_ALT && c->kind == GX_ALT) : flat_part(f, c);
             if (nc != c && !kids) {
                 kids = rt_alloc(g->rt, e->n * sizeof *kids);
                 memcpy(kids, e->u.kids, i * sizeof *kids);

@@ -15,7 +15,7 @@ enum { GX_LIT, GX_CLASS, GX_REF, GX_SEQ, GX_ALT, GX_REP };
 /* Repetition counts above this are relaxed (llama.cpp expands {m,n} into
  * nested rules: a hostile maxLength must not cost memory). */
 enum { GRAM_MAX_COUNT = 256, GRAM_MAX_RULES = 50000 };
-enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16 };
+enum { GRAM_SHARED_SEEN = 16, GRAM_WARNED_SEEN = 16, GRAM_UNTIL_SEEN = 8, GRAM_NODES_SEEN = 24 };
 
 typedef struct GRange { uint32_t lo, hi; } GRange;   /* code points, inclusive */
 
@@ -35,6 +35,9 @@ struct GExpr {
         GExpr *kid;          /* GX_REP */
         uint32_t rule;       /* GX_REF */
     } u;
+    GExpr *flat;             /* GX_SEQ/ALT/REP: its Lark form inside a rule, once made (a
+                                node in two rules, as a body shared by two calls, is
+                                flattened once) */
 };
 
 typedef struct GRule {
@@ -61,6 +64,13 @@ typedef struct Gram {
      * constant): thousands of asks for "ws" find it without hashing */
     struct { const char *name; uint32_t rule; } shared[GRAM_SHARED_SEEN];
     uint32_t nshared;
+    GExpr *ws_ref;           /* json_schema.c: the one reference to JSON whitespace */
+    struct { const void *key; GExpr *e; } nodes_seen[GRAM_NODES_SEEN];   /* gram_node_of */
+    uint32_t nnodes_seen;
+    /* call_until's rules by their delimiter's text: asked for once per
+     * string parameter, found without a memo key */
+    struct { const char *delim; uint32_t rule; } until_seen[GRAM_UNTIL_SEEN];
+    uint32_t nuntil_seen;
     const char *warned[GRAM_WARNED_SEEN];   /* warnings without arguments already said, by format */
     uint32_t nwarned;
     uint32_t nmemo, memo_buckets;
@@ -72,9 +82,15 @@ typedef struct Gram {
     bool keep_text;
     StrBuf text;
     uint32_t *refs, nrefs, refs_cap;
+    /* Lark's helper rules by their body's structure (open addressing: rule
+     * id + 1, 0 = empty): sixty tools' identical groups share one helper */
+    uint32_t *helpers, nhelper_slots, nhelpers;
 } Gram;
 
 void gram_init(Gram *g, Rt *rt);
+/* Room for about n rules (a request's tools say how many it makes): the
+ * rule array and the name index then do not grow a rule at a time. */
+void gram_expect_rules(Gram *g, uint32_t n);
 /* snprintf for names and keys, of %s, %.Ns, %zu, %u and %p only; the length written. */
 size_t gram_fmt(char *buf, size_t cap, const char *fmt, ...);
 /* A warning (printf-style), once per distinct text. */
@@ -106,6 +122,10 @@ typedef struct GList { GExpr **v; uint32_t n, cap; } GList;
 void gl_push(Gram *g, GList *l, GExpr *e);
 GExpr *gl_seq(Gram *g, GList *l);   /* one child: the child itself */
 GExpr *gl_alt(Gram *g, GList *l);
+
+/* A node made once per key (a string constant's address, say) by make(g, key):
+ * trees only read their parts, so every use may share it. */
+GExpr *gram_node_of(Gram *g, const void *key, GExpr *(*make)(Gram *g, const void *key));
 
 /* ---- rules ---- */
 /* A new rule named after `base` (sanitised to [a-z0-9-], made unique). */

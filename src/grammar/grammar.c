@@ -167,6 +167,9 @@ char *cf_tool_grammar(const cf_grammar_options *opt, size_t *out_len, cf_error *
     };
     Gram g;
     gram_init(&g, rt);
+    /* a tool makes some 20 rules (a parameter 2-4, Lark's helpers more) */
+    size_t ntools = tools.u.list->len;
+    gram_expect_rules(&g, (uint32_t)(ntools < 2000 ? 64 + 24 * ntools : 48064));
     g.keep_text = (emit & CF_EMIT_STRUCTURAL_TAG) != 0;   /* its grammars repeat the calls' rules */
     CallGrammar cg;
     call_grammar(&g, &req, &cg);

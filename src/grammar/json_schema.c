@@ -40,7 +40,12 @@ SchemaCx *schema_cx_new(Gram *g, Value root) {
 
 static GExpr *make_ws(Gram *g) { return gx_greedy(g, gx_chars(g, false, " \t\n\r"), 0, GRAM_WS_MAX); }
 uint32_t gram_ws(Gram *g) { return gram_shared(g, "ws", make_ws); }
-static GExpr *ws(Gram *g) { return gx_ref(g, gram_ws(g)); }
+/* (one node for every use: trees only read their parts, so they may share them) */
+GExpr *gram_ws_ref(Gram *g) {
+    if (!g->ws_ref) g->ws_ref = gx_ref(g, gram_ws(g));
+    return g->ws_ref;
+}
+static GExpr *ws(Gram *g) { return gram_ws_ref(g); }
 
 static GExpr *make_char(Gram *g) {
     /* any character but '"', '\\' and controls, or an escape */
@@ -882,18 +887,6 @@ static uint64_t mix(uint64_t h, uint64_t v) {
     return h ^ (h >> 29);
 }
 
-static uint64_t bytes_hash(uint64_t h, const char *p, size_t n) {
-    h = mix(h, n);
-    for (; n >= 8; p += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = mix(h, w);
-    }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    return mix(h, w);
-}
-
 static bool is_ref_word(const Str *s) { return s->len == 4 && memcmp(s->data, "$ref", 4) == 0; }
 
 /* The value's structural hash; *has_ref: a string "$ref" (a key or a
@@ -911,9 +904,9 @@ static bool value_hash(Rt *rt, Value v, uint64_t *h, bool *has_ref) {
         return true;
     }
     case VT_BIGINT:
-    case VT_STR:
+    case VT_STR:   /* (a string's hash is kept in it: a key's was made when its object was) */
         if (v.type == VT_STR && is_ref_word(v.u.s)) *has_ref = true;
-        *h = bytes_hash(mix(*h, v.type), v.u.s->data, v.u.s->len);
+        *h = mix(mix(*h, v.type), str_hash(v.u.s));
         return true;
     case VT_LIST:
     case VT_TUPLE:   /* (both are a JSON array) */
@@ -923,10 +916,10 @@ static bool value_hash(Rt *rt, Value v, uint64_t *h, bool *has_ref) {
         return true;
     case VT_DICT: {
         size_t n = dict_len(v.u.dict);
+        const DictEntry *e = v.u.dict->entries;
         *h = mix(mix(*h, 7), n);
         for (size_t i = 0; i < n; i++)
-            if (!value_hash(rt, dict_key_at(v.u.dict, i), h, has_ref) || !value_hash(rt, dict_val_at(v.u.dict, i), h, has_ref))
-                return false;
+            if (!value_hash(rt, e[i].key, h, has_ref) || !value_hash(rt, e[i].val, h, has_ref)) return false;
         return true;
     }
     default: return false;
@@ -956,10 +949,9 @@ static bool value_same(Rt *rt, Value a, Value b) {
         if (a.u.dict == b.u.dict) return true;
         size_t n = dict_len(a.u.dict);
         if (n != dict_len(b.u.dict)) return false;
+        const DictEntry *ea = a.u.dict->entries, *eb = b.u.dict->entries;
         for (size_t i = 0; i < n; i++)
-            if (!value_same(rt, dict_key_at(a.u.dict, i), dict_key_at(b.u.dict, i)) ||
-                !value_same(rt, dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i)))
-                return false;
+            if (!value_same(rt, ea[i].key, eb[i].key) || !value_same(rt, ea[i].val, eb[i].val)) return false;
         return true;
     }
     default: return false;

@@ -34,6 +34,7 @@ bool schema_takes_string(SchemaCx *c, Value schema);
 GExpr *schema_raw_string_choices(SchemaCx *c, Value schema);
 /* Shared rules */
 uint32_t gram_ws(Gram *g);           /* JSON whitespace, bounded */
+GExpr *gram_ws_ref(Gram *g);         /* a reference to it */
 uint32_t gram_any_value(Gram *g);    /* any JSON value */
 uint32_t gram_string(Gram *g);       /* any JSON string */
 /* A JSON value's exact text as json.dumps writes it (whitespace free between tokens). */

@@ -147,7 +147,12 @@ def main(argv):
             continue   # a format without tool calls, or one already covered
         stops = list(probe["additional_stops"]) + stop_strings(path)
         cases = {}
-        for name, asst, calls, content, reasoning in rr.scenarios():
+        # and a string argument the template writes in a verbatim section
+        # (MiniCPM 5 wraps one holding '<', '&' or a newline in CDATA, which
+        # may then hold the parameter's own closer): kept where it does
+        verbatim_call = call("get_weather", {"city": "Paris </param> & <b>\nnorth", "days": 3})
+        verbatim = ("verbatim", dict(role="assistant", content="", tool_calls=[rr.tc(verbatim_call, 0)]), [verbatim_call], None, None)
+        for name, asst, calls, content, reasoning in [*rr.scenarios(), verbatim]:
             d, prompt = rr.delta(tpl, asst, rr.TOOLS if calls else None)
             if d is None and calls:
                 asst = dict(asst, tool_calls=[rr.tc(c, i, True) for i, c in enumerate(calls)])
@@ -155,6 +160,8 @@ def main(argv):
             if d is None or (calls and not all(c["name"] in d for c in calls)) or (reasoning and reasoning not in d):
                 continue
             d = cut(d, stops)   # the model stops there
+            if name == "verbatim" and "<![CDATA[" not in d:
+                continue
             if not parses_back(path, d, prompt, calls, content, reasoning):
                 continue
             cases[name] = (d, prompt, asst)
