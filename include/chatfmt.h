@@ -710,10 +710,17 @@ CF_API void cf_builder_tuple(cf_builder *b, size_t n);   /* a Python tuple: prin
  * array while it walks its objects and feeds it a chunk at a time). Each
  * item is what the matching call above would push: STR takes u.s and n
  * bytes (copied), LIST and TUPLE n items, DICT n pairs, BOOL n != 0, INT
- * u.i, FLOAT u.f. */
+ * u.i, FLOAT u.f. ASCII is a STR the host already knows is all ASCII
+ * (every byte < 0x80; Python's PyUnicode_IS_ASCII says so for free) whose
+ * bytes stay unchanged at u.s until cf_builder_finish (an immutable
+ * object's): it is not scanned, and a dict key pushed again from the same
+ * address is recognised without reading it. Bytes that break this promise
+ * make string values whose character counts are wrong (renders stay
+ * memory-safe, their text is unspecified). Libraries older than ASCII
+ * reject it as an unknown kind (cf_builder_failed): a binding can probe. */
 typedef enum {
     CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT,
-    CF_ITEM_TUPLE
+    CF_ITEM_TUPLE, CF_ITEM_ASCII
 } cf_builder_item_kind;
 typedef struct cf_builder_item {
     cf_builder_item_kind kind;

@@ -75,7 +75,18 @@ static void push(cf_builder *b, Value v) {
 /* The same walk through cf_builder_feed: items collected in a small array
  * and fed whenever it fills (so chunks end at every kind of position). */
 enum { FEED_CHUNK = 7 };
-typedef struct Feeder { cf_builder *b; cf_builder_item items[FEED_CHUNK]; size_t n; } Feeder;
+typedef struct Feeder {
+    cf_builder *b;
+    cf_builder_item items[FEED_CHUNK];
+    size_t n;
+    bool ascii;   /* ASCII strings go as CF_ITEM_ASCII (keys repeat by address) */
+} Feeder;
+
+static bool all_ascii(const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] >= 0x80) return false;
+    return true;
+}
 
 static cf_builder_item *feeder_next(Feeder *fd, cf_builder_item_kind kind) {
     if (fd->n == FEED_CHUNK) {
@@ -96,7 +107,7 @@ static void push_fed(Feeder *fd, Value v) {
     case VT_INT: feeder_next(fd, CF_ITEM_INT)->u.i = v.u.i; break;
     case VT_FLOAT: feeder_next(fd, CF_ITEM_FLOAT)->u.f = v.u.f; break;
     case VT_STR:
-        it = feeder_next(fd, CF_ITEM_STR);
+        it = feeder_next(fd, fd->ascii && all_ascii(v.u.s->data, v.u.s->len) ? CF_ITEM_ASCII : CF_ITEM_STR);
         it->u.s = v.u.s->data;
         it->n = v.u.s->len;
         break;
@@ -115,13 +126,52 @@ static void push_fed(Feeder *fd, Value v) {
     }
 }
 
-static cf_context *build_fed(Value v, cf_error *err) {
+static cf_context *build_fed(Value v, bool ascii, cf_error *err) {
     Feeder fd;
     fd.b = cf_builder_new(NULL);
     fd.n = 0;
+    fd.ascii = ascii;
     push_fed(&fd, v);
     cf_builder_feed(fd.b, fd.items, fd.n);
     return cf_builder_finish(fd.b, err);
+}
+
+/* Are a (the JSON reader's) and b (the builder's) the same values, down
+ * to what the engine caches in them: a string's character count, a dict
+ * entry's hash, a known key stored as its known Str? */
+static bool same_value(Value a, Value b, int depth) {
+    if (a.type != b.type || depth > 200) return false;
+    switch (a.type) {
+    case VT_NONE: return true;
+    case VT_BOOL: return a.u.b == b.u.b;
+    case VT_INT: return a.u.i == b.u.i;
+    case VT_FLOAT: return memcmp(&a.u.f, &b.u.f, sizeof a.u.f) == 0;
+    case VT_STR:
+        return a.u.s->len == b.u.s->len && memcmp(a.u.s->data, b.u.s->data, a.u.s->len) == 0 &&
+               b.u.s->data[b.u.s->len] == 0 && str_nchars(a.u.s) == str_nchars(b.u.s);
+    case VT_LIST:
+    case VT_TUPLE:
+        if (a.u.list->len != b.u.list->len) return false;
+        for (size_t i = 0; i < a.u.list->len; i++)
+            if (!same_value(a.u.list->items[i], b.u.list->items[i], depth + 1)) return false;
+        return true;
+    case VT_DICT:
+        if (dict_len(a.u.dict) != dict_len(b.u.dict)) return false;
+        for (size_t i = 0; i < dict_len(a.u.dict); i++) {
+            Value ka = dict_key_at(a.u.dict, i), kb = dict_key_at(b.u.dict, i);
+            const DictEntry *e = &b.u.dict->entries[i];
+            if (!same_value(ka, kb, depth + 1) || !same_value(dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i), depth + 1))
+                return false;
+            Str *known = known_key(kb.u.s, str_hash(kb.u.s));
+            if (e->hash != str_hash(kb.u.s) || (known && known != kb.u.s)) return false;
+            Value got;   /* found again by its own bytes: this very entry's value */
+            if (!dict_get_str(b.u.dict, kb.u.s->data, kb.u.s->len, &got) || got.type != e->val.type ||
+                memcmp(&got.u, &e->val.u, sizeof got.u) != 0)
+                return false;
+        }
+        return true;
+    default: return false;
+    }
 }
 
 static bool same_result(const cf_template *t, const cf_context *a, const cf_context *b, const cf_render_options *ro) {
@@ -160,8 +210,14 @@ static void same_renders(const char *shared) {
         push(b, v_dict_of(from_json->vars));
         cf_context *built = cf_builder_finish(b, &err);
         CHECK(built != NULL, "%s: builder: %s", e->d_name, err.message);
-        cf_context *fed = build_fed(v_dict_of(from_json->vars), &err);
+        cf_context *fed = build_fed(v_dict_of(from_json->vars), false, &err);
         CHECK(fed != NULL, "%s: builder feed: %s", e->d_name, err.message);
+        cf_context *fed_ascii = build_fed(v_dict_of(from_json->vars), true, &err);
+        CHECK(fed_ascii != NULL, "%s: builder feed (ASCII items): %s", e->d_name, err.message);
+        if (fed && fed_ascii)
+            CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0) &&
+                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_ascii->vars), 0),
+                  "%s: fed values differ from the JSON reader's", e->d_name);
         for (size_t k = 0; built && k < sizeof seeds / sizeof *seeds; k++) {
             cf_source src;
             cf_template *t = NULL;
@@ -186,6 +242,9 @@ static void same_renders(const char *shared) {
                 if (ok2) cf_result_free(&r2);
                 if (t && fed) CHECK(same_result(t, from_json, fed, &ro), "%s x %s: fed context renders differently",
                                     seeds[k], e->d_name);
+                if (t && fed_ascii)
+                    CHECK(same_result(t, from_json, fed_ascii, &ro), "%s x %s: ASCII-fed context renders differently",
+                          seeds[k], e->d_name);
                 compared++;
                 cf_template_free(t);
                 cf_source_free(&src);
@@ -195,6 +254,7 @@ static void same_renders(const char *shared) {
         }
         cf_context_free(built);
         cf_context_free(fed);
+        cf_context_free(fed_ascii);
         cf_context_free(from_json);
         free(json);
     }
@@ -377,9 +437,82 @@ static void errors(void) {
     CHECK(cf_builder_finish(NULL, &err) == NULL && err.kind == CF_ERR_MEMORY, "NULL builder finish");
 }
 
+/* CF_ITEM_ASCII keys repeated from one address, within a dict (the first
+ * position stays, the last value wins) and across dicts, known and not,
+ * short and long, and a shorter key at an address seen before: the values
+ * are the JSON reader's. */
+static void ascii_keys(void) {
+    static const char role[] = "role", mine[] = "my_key", agp[] = "add_generation_prompt", txt[] = "h\xc3\xa9";
+    const cf_builder_item items[] = {
+        {CF_ITEM_DICT, 4, {0}},
+        {CF_ITEM_ASCII, 6, {.s = mine}}, {CF_ITEM_LIST, 2, {0}},
+        {CF_ITEM_DICT, 4, {0}},
+        {CF_ITEM_ASCII, 4, {.s = role}}, {CF_ITEM_ASCII, 4, {.s = "user"}},
+        {CF_ITEM_ASCII, 6, {.s = mine}}, {CF_ITEM_INT, 0, {.i = 1}},
+        {CF_ITEM_ASCII, 4, {.s = role}}, {CF_ITEM_ASCII, 2, {.s = "me"}},
+        {CF_ITEM_ASCII, 2, {.s = mine}}, {CF_ITEM_STR, 3, {.s = txt}},
+        {CF_ITEM_DICT, 3, {0}},
+        {CF_ITEM_ASCII, 6, {.s = mine}}, {CF_ITEM_ASCII, 0, {.s = NULL}},
+        {CF_ITEM_ASCII, 4, {.s = role}}, {CF_ITEM_NULL, 0, {0}},
+        {CF_ITEM_ASCII, 21, {.s = agp}}, {CF_ITEM_BOOL, 1, {0}},
+        {CF_ITEM_ASCII, 21, {.s = agp}}, {CF_ITEM_BOOL, 0, {0}},
+        {CF_ITEM_ASCII, 4, {.s = role}}, {CF_ITEM_ASCII, 4, {.s = role}},
+        {CF_ITEM_ASCII, 0, {.s = mine}}, {CF_ITEM_TUPLE, 1, {0}}, {CF_ITEM_ASCII, 3, {.s = "a\tb"}},
+    };
+    static const char want[] = "{\"my_key\": [{\"role\": \"me\", \"my_key\": 1, \"my\": \"h\xc3\xa9\"}, "
+                               "{\"my_key\": \"\", \"role\": null, \"add_generation_prompt\": true}], "
+                               "\"add_generation_prompt\": false, \"role\": \"role\", \"\": [\"a\\tb\"]}";
+    cf_error err;
+    cf_context *from_json = cf_context_from_json(want, strlen(want), &err);
+    CHECK(from_json != NULL, "ASCII keys: JSON: %s", err.message);
+    cf_builder *b = cf_builder_new(NULL);
+    cf_builder_feed(b, items, sizeof items / sizeof *items);
+    cf_context *built = cf_builder_finish(b, &err);
+    CHECK(built != NULL, "ASCII keys: builder: %s", err.message);
+    if (from_json && built) {
+        /* (the tuple prints as a list in JSON: compare it as one) */
+        Value t;
+        CHECK(dict_get_str(built->vars, "", 0, &t) && t.type == VT_TUPLE, "ASCII keys: the tuple");
+        if (t.type == VT_TUPLE) built->vars->entries[3].val.type = VT_LIST;
+        CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(built->vars), 0), "ASCII keys: values differ");
+        check_render(built, "{{ my_key[0].role }}{{ my_key[0].my }}{{ my_key[0].my|length }}{{ role|length }}", "meh\xc3\xa9" "24",
+                     "ASCII keys render");
+    }
+    cf_context_free(built);
+    cf_context_free(from_json);
+}
+
+/* Nesting past the open containers kept inline (the stack grows), each
+ * level a dict or a list in turn, pushed one call a value and fed. */
+static void deep_nesting(void) {
+    enum { LEVELS = 70 };
+    char json[16 * LEVELS + 64];
+    size_t n = 0;
+    n += (size_t)sprintf(json + n, "{\"x\": ");
+    for (int i = 0; i < LEVELS; i++) n += (size_t)sprintf(json + n, i % 2 ? "{\"k%d\": " : "[%d, ", i);
+    n += (size_t)sprintf(json + n, "\"deep\"");
+    for (int i = LEVELS - 1; i >= 0; i--) n += (size_t)sprintf(json + n, i % 2 ? "}" : "]");
+    n += (size_t)sprintf(json + n, "}");
+    cf_error err;
+    cf_context *from_json = cf_context_from_json(json, n, &err);
+    CHECK(from_json != NULL, "deep: JSON: %s", err.message);
+    if (!from_json) return;
+    cf_builder *b = cf_builder_new(NULL);
+    push(b, v_dict_of(from_json->vars));
+    cf_context *built = cf_builder_finish(b, &err);
+    CHECK(built && same_value(v_dict_of(from_json->vars), v_dict_of(built->vars), 0), "deep: built values differ");
+    cf_context *fed = build_fed(v_dict_of(from_json->vars), true, &err);
+    CHECK(fed && same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0), "deep: fed values differ");
+    cf_context_free(built);
+    cf_context_free(fed);
+    cf_context_free(from_json);
+}
+
 int main(void) {
     const char *shared = getenv("CHATFMT_SHARED");
     errors();
+    ascii_keys();
+    deep_nesting();
     same_renders(shared && *shared ? shared : "../shared");
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -39,6 +39,11 @@ static struct {
 
 static PyObject *declined;   /* returned when the data is outside the subset */
 
+/* The item kind of a compact ASCII str: CF_ITEM_ASCII (not scanned, keys
+ * known again by address: a str's bytes never move or change), or
+ * CF_ITEM_STR from a library that predates it (see sp_init). */
+static cf_builder_item_kind ascii_kind = CF_ITEM_STR;
+
 static PyObject *new_ref(PyObject *o) {   /* Py_NewRef, before Python 3.10 */
     Py_INCREF(o);
     return o;
@@ -95,7 +100,7 @@ static inline bool push_unicode(Walk *w, PyObject *o) {
         return false;
     }
     if (w->held && !hold(w, o)) return false;   /* (a batch renders it after the GIL is let go) */
-    cf_builder_item *it = next_item(w, CF_ITEM_STR);
+    cf_builder_item *it = next_item(w, PyUnicode_IS_COMPACT_ASCII(o) ? ascii_kind : CF_ITEM_STR);
     it->n = (size_t)n;
     it->u.s = s;
     return true;
@@ -189,6 +194,13 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     SYM(json_quote, "cf_json_quote");
     SYM(error_kind_name, "cf_error_kind_name");
 #undef SYM
+    /* A library that knows CF_ITEM_ASCII builds this; an older one fails it. */
+    cf_builder *b = lib.builder_new(NULL);
+    if (!b) return PyErr_NoMemory();
+    const cf_builder_item probe[] = {{CF_ITEM_DICT, 1, {0}}, {CF_ITEM_ASCII, 1, {.s = "a"}}, {CF_ITEM_NULL, 0, {0}}};
+    lib.feed(b, probe, 3);
+    ascii_kind = lib.failed(b) ? CF_ITEM_STR : CF_ITEM_ASCII;
+    lib.builder_free(b);
     Py_RETURN_TRUE;
 }
 
@@ -1265,7 +1277,7 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
  * read_push_other_str. */
 static inline bool read_push_str(RowRead *rr, PyObject *o) {
     if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
-    cf_builder_item *it = next_item(&rr->w, CF_ITEM_STR);
+    cf_builder_item *it = next_item(&rr->w, ascii_kind);
     it->n = (size_t)PyUnicode_GET_LENGTH(o);
     it->u.s = (const char *)PyUnicode_DATA(o);
     return true;
@@ -1563,8 +1575,15 @@ typedef struct BatchArgs {
  * tools error (r->state set). */
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     const BatchArgs *a = bw->args;
-    RowRead rr = {{b, 0, CHUNK, NULL, NULL, false, {{0}}}, &r->utf8, &r->utf8_cap};
+    RowRead rr;   /* (fields one by one: an initializer would clear the chunk, 6 KiB a row) */
+    rr.w.b = b;
+    rr.w.n = 0;
+    rr.w.cap = CHUNK;
     rr.w.items = rr.w.chunk;
+    rr.w.held = NULL;
+    rr.w.failed = false;
+    rr.utf8 = &r->utf8;
+    rr.utf8_cap = &r->utf8_cap;
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;

@@ -21,6 +21,16 @@ typedef struct OpenContainer {
 
 enum { OPEN_INLINE = 16 };   /* nesting that needs no allocation */
 
+/* A key's Str by the address of its bytes (see cf_builder.seen); known:
+ * it is its known Str (known_key), found in a dict by pointer. */
+typedef struct SeenKey {
+    const char *at;
+    size_t len;
+    Str *str;
+    bool known;
+} SeenKey;
+enum { SEEN_KEYS = 32 };
+
 struct cf_builder {
     cf_context *ctx;
     Rt rt;
@@ -30,6 +40,8 @@ struct cf_builder {
     Value root;
     bool have_root;
     size_t bytes;            /* string bytes so far, bounded by max_json_bytes */
+    /* open[1..depth] are the open containers, innermost last; open[0] is
+     * none (VT_MISSING), so that the innermost one is always open[depth]. */
     OpenContainer *open;     /* open_inline, or a heap array when nesting is deeper */
     size_t depth, open_cap;
     OpenContainer open_inline[OPEN_INLINE];
@@ -37,6 +49,10 @@ struct cf_builder {
     /* Short strings already made (keys mostly: "role", "content"...): one
      * Str each, which also keeps its hash for the dict building. */
     Str *recent[64];
+    /* Dict keys pushed as CF_ITEM_ASCII, by address: a binding's key
+     * objects repeat within a row (one "role" for every message), so a
+     * repeat is found without reading its bytes. */
+    SeenKey seen[SEEN_KEYS];
 };
 
 /* Every entry point runs under this: an allocation or limit failure
@@ -56,8 +72,10 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     b->bytes = b->depth = 0;
     b->open = b->open_inline;
     b->open_cap = OPEN_INLINE;
+    b->open[0].v = v_missing();
     b->carver.at = b->carver.end = NULL;
     memset(b->recent, 0, sizeof b->recent);
+    memset(b->seen, 0, sizeof b->seen);
     memset(&b->rt, 0, sizeof b->rt);
     b->err.kind = CF_OK;
     b->err.message[0] = 0;
@@ -105,19 +123,20 @@ static COLD _Noreturn void key_not_string(cf_builder *b) {
  * item is itself the next item of the one around it. */
 static inline void place(cf_builder *b, Value v) {
     for (;;) {
-        if (!b->depth) {
-            place_root(b, v);
-            return;
-        }
-        OpenContainer *c = &b->open[b->depth - 1];
-        if (c->v.type != VT_DICT) {   /* a list or a tuple */
+        OpenContainer *c = &b->open[b->depth];
+        if (c->v.type == VT_DICT) {
+            if (c->remaining & 1) {
+                *c->slot = v;
+            } else {
+                if (v.type != VT_STR) key_not_string(b);
+                c->slot = dict_str_slot(&b->rt, c->v.u.dict, v);
+            }
+        } else if (b->depth) {   /* a list or a tuple */
             List *l = c->v.u.list;
             l->items[l->len++] = v;
-        } else if (c->remaining & 1) {
-            *c->slot = v;
         } else {
-            if (v.type != VT_STR) key_not_string(b);
-            c->slot = dict_str_slot(&b->rt, c->v.u.dict, v);
+            place_root(b, v);
+            return;
         }
         if (--c->remaining) return;
         v = c->v;
@@ -127,7 +146,7 @@ static inline void place(cf_builder *b, Value v) {
 
 enum { OPEN_LIST, OPEN_DICT, OPEN_TUPLE };
 
-static void open_container(cf_builder *b, int kind, size_t n) {
+static NOINLINE void open_container_slow(cf_builder *b, int kind, size_t n) {
     bool is_dict = kind == OPEN_DICT;
     if (n > b->rt.lim.max_items)
         rt_throw(&b->rt, CF_ERR_LIMIT, "more than %zu items in one value (raise it with --max-items / cf_limits.max_items)",
@@ -141,11 +160,34 @@ static void open_container(cf_builder *b, int kind, size_t n) {
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
                  (unsigned)b->rt.lim.max_json_depth);
-    if (b->depth == b->open_cap) grow_open(b);
-    OpenContainer *c = &b->open[b->depth++];
+    if (b->depth + 1 == b->open_cap) grow_open(b);
+    OpenContainer *c = &b->open[++b->depth];
     c->v = is_dict ? v_dict_of(dict_new_str_pairs(&b->rt, n)) : v_list_of(list_new(&b->rt, n));
     if (kind == OPEN_TUPLE) c->v.type = VT_TUPLE;
     c->remaining = is_dict ? 2 * n : n;
+}
+
+/* Most containers of chat data: 1 to DICT_LINEAR_MAX items, made here
+ * in one arena block (as dict_new_str_pairs and list_new make them) without
+ * a call; the rest, and every limit, go the way above. */
+static ALWAYS_INLINE void open_container(cf_builder *b, int kind, size_t n) {
+    if (n - 1 >= DICT_LINEAR_MAX || n > b->rt.lim.max_items || b->depth >= b->rt.lim.max_json_depth ||
+        b->depth + 1 == b->open_cap) {
+        open_container_slow(b, kind, n);
+        return;
+    }
+    OpenContainer *c = &b->open[++b->depth];
+    if (kind == OPEN_DICT) {
+        Dict *d = rt_alloc(&b->rt, sizeof *d + n * sizeof(DictEntry));
+        *d = (Dict){.len = 0, .cap = n, .entries = (DictEntry *)(void *)(d + 1)};
+        c->v = v_dict_of(d);
+        c->remaining = 2 * n;
+    } else {
+        List *l = rt_alloc(&b->rt, sizeof *l + n * sizeof(Value));
+        *l = (List){.len = 0, .cap = n, .items = (Value *)(void *)(l + 1)};
+        c->v = kind == OPEN_TUPLE ? v_tuple_of(l) : v_list_of(l);
+        c->remaining = n;
+    }
 }
 
 #if KNOWN_SHORT_KEYS
@@ -170,50 +212,86 @@ static inline void load_padded16(const char *s, size_t n, uint64_t k[2]) {
 }
 #endif
 
-static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n) {
+/* The slot of a dict key whose Str is made (c: the dict, at a key). */
+static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bool known) {
+    Dict *d = c->v.u.dict;
+    c->remaining--;   /* (a value follows: never the last item) */
+    if (!known || d->index) {
+        c->slot = known ? dict_known_key_slot(&b->rt, d, key) : dict_str_slot(&b->rt, d, v_str_of(key));
+        return;
+    }
+    /* dict_known_key_slot without a call (a small dict the builder made:
+     * no hash index, no JSON source): a known key is in a dict exactly
+     * when its Str is, so a repeat is found by pointer. */
+    DictEntry *e = d->entries, *end = e + d->len;
+    while (e < end && !(e->key.type == VT_STR && e->key.u.s == key)) e++;
+    if (e == end) {
+        e->key = v_str_of(key);
+        e->hash = key->hash;
+        d->len++;
+    }
+    c->slot = &e->val;
+}
+
+/* ascii: the host says the bytes are ASCII and stay at s until the
+ * finish (CF_ITEM_ASCII): not scanned, and a dict key is remembered by
+ * its address. */
+static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool ascii) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
     if (b->bytes > b->rt.lim.max_json_bytes)
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  b->rt.lim.max_json_bytes);
-#if KNOWN_SHORT_KEYS
-    /* A dict key chat data uses (role, content, type...): its shared Str,
-     * found by two words, with no copy, no hash and no byte compare. */
-    if (n && n < 16 && b->depth) {
-        OpenContainer *c = &b->open[b->depth - 1];
-        if (c->v.type == VT_DICT && !(c->remaining & 1)) {
-            uint64_t k[2];
-            load_padded16(s, n, k);
-            Str *known = known_short_key(k[0], k[1]);
-            if (known && known->len == n) {   /* ("role\0" pads to the words of "role") */
-                c->slot = dict_known_key_slot(&b->rt, c->v.u.dict, known);
-                c->remaining--;   /* (a value follows: never the last item) */
-                return;
-            }
-        }
-    }
-#endif
-    Str **slot = NULL;
-    if (n && n <= 16) {
-        slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
-        Str *hit = *slot;
-        if (hit && hit->len == n && mem_equal(hit->data, s, n)) {
-            place(b, v_str_of(hit));
+    OpenContainer *c = &b->open[b->depth];
+    bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
+    SeenKey *seen = NULL;
+    if (ascii && is_key && n) {
+        seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
+        if (seen->at == s && seen->len == n) {
+            key_slot(b, c, seen->str, seen->known);
             return;
         }
     }
-    size_t chars = n;
-    if (!utf8_is_ascii(s, n)) {
-        size_t bad;
-        if (!utf8_validate(s, n, &bad))
-            rt_throw(&b->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",
-                     (unsigned char)s[bad], bad);
-        chars = utf8_count(s, n);
+#if KNOWN_SHORT_KEYS
+    /* A dict key chat data uses (role, content, type...): its shared Str,
+     * found by two words, with no copy, no hash and no byte compare. */
+    if (is_key && n && n < 16) {
+        uint64_t k[2];
+        load_padded16(s, n, k);
+        Str *known = known_short_key(k[0], k[1]);
+        if (known && known->len == n) {   /* ("role\0" pads to the words of "role") */
+            if (seen) *seen = (SeenKey){s, n, known, true};
+            key_slot(b, c, known, true);
+            return;
+        }
     }
-    Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
-    str->nchars = (int64_t)chars;
-    if (slot) *slot = str;
+#endif
+    Str *str = NULL, **slot = NULL;
+    if (n && n <= 16) {
+        slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
+        Str *hit = *slot;
+        if (hit && hit->len == n && mem_equal(hit->data, s, n)) str = hit;
+    }
+    if (!str) {
+        size_t chars = n;
+        if (!ascii && !utf8_is_ascii(s, n)) {
+            size_t bad;
+            if (!utf8_validate(s, n, &bad))
+                rt_throw(&b->rt, CF_ERR_UNICODE,
+                         "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8", (unsigned char)s[bad],
+                         bad);
+            chars = utf8_count(s, n);
+        }
+        str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
+        str->nchars = (int64_t)chars;
+        if (slot) *slot = str;
+    }
+    if (seen) {
+        *seen = (SeenKey){s, n, str, false};
+        key_slot(b, c, str, false);
+        return;
+    }
     place(b, v_str_of(str));
 }
 
@@ -249,7 +327,7 @@ CF_API void cf_builder_float(cf_builder *b, double v) {
 
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
     GUARDED(b);
-    push_str(b, s, n);
+    push_str(b, s, n, false);
 }
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
@@ -275,7 +353,8 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
     for (size_t i = 0; i < n; i++) {
         const cf_builder_item *it = &items[i];
         switch (it->kind) {
-        case CF_ITEM_STR: push_str(b, it->u.s, it->n); break;
+        case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, true); break;
+        case CF_ITEM_STR: push_str(b, it->u.s, it->n, false); break;
         case CF_ITEM_DICT: push_dict(b, it->n); break;
         case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
         case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
