@@ -1881,14 +1881,50 @@ static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *
     return &n->alt;
 }
 
-/* The branch an N_IF_CHAIN takes: if_branch, with the
+static bool str_among(const Str *s, const Str *const *set) {
+    for (; *set; set++)
+        if (strs_equal(s, *set)) return true;
+    return false;
+}
+
+/* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
+ * test would (cond_equality_chained), and into the memo on the same terms;
+ * then each test E's value rules out is passed over (its elif step still
+ * charged), and a test E's value decides is not run. */
+static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
+    const ChainGuards *g = n->guards;
+    const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
+    Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
+    if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
+    Value e = getattr_of(I, ga, obj);
+    set_pos(I, a);
+    e = filter_pure(I, a, e);
+    memo->v = e;
+    memo->set = true;
+    if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
+    for (int k = 0; k < g->ntests; k++) {
+        if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        const Str *const *set = g->consts[k];
+        if (!set) {
+            if (cond(I, test, f)) return body;
+        } else if (str_among(e.u.s, set)) {
+            uint8_t then = g->then[k];
+            if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+        }
+    }
+    return &n->alt;
+}
+
+/* The branch an N_IF_CHAIN takes: if_branch (or chain_dispatch), with the
  * chain's memo installed while the tests run (a throw ends the render, so
  * nothing reads it after). */
 static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
     IfMemo memo = {.owner = n, .frame = f};
     IfMemo *const outer = I->if_memo;
     I->if_memo = &memo;
-    const NodeList *branch = if_branch(I, n, f);
+    const NodeList *branch = n->guards ? chain_dispatch(I, n, f, &memo) : if_branch(I, n, f);
     I->if_memo = outer;
     return branch;
 }
