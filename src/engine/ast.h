@@ -121,7 +121,9 @@ enum { BINOP_INT_SUM = 1 };
 enum { ADD_CHAIN_MAX = 32 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
-    FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */
+    FILTER_LENGTH = 2,  /* |length (|count): of a list, tuple or dict, answered in place */
+    FILTER_TOJSON = 3   /* |tojson, with or without arguments: an output's is written through
+                           a buffer the render reuses (interp.c: output_tojson) */
 };
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the

@@ -1871,6 +1871,38 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     I->root_writes += out == I->root;
 }
 
+/* {{ x|tojson(...) }} without escaping: what eval_filter does, in its order
+ * (operand, arguments, position, the operand's charge, the filter), but the
+ * JSON goes into a buffer the render keeps for it, from empty (the string
+ * limit applies to it as to the filter's own buffer), and from there into
+ * the output as the filter's str would be: no str made, grown and given
+ * back for every tool of a request. */
+static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Rt *rt = I->rt;
+    Value v = operand(I, n->a, f);
+    ArgBuf ab;
+    const Args *args = &no_args;
+    if (!n->simple) {
+        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+        args = &ab.args;
+    }
+    set_pos(I, n);
+    charge_operand(rt, v);
+    StrBuf *scratch = &I->json_scratch;
+    if (I->json_scratch_busy) {   /* (the writer calls no template code; kept safe all the same) */
+        write_escaped(I, n->filter(rt, v, args), false);
+        return;
+    }
+    if (!scratch->p) sb_init(rt, scratch, 1024);   /* (room for a tool, as the filter's) */
+    scratch->len = 0;
+    I->json_scratch_busy = true;
+    filter_tojson_into(rt, scratch, v, args);
+    I->json_scratch_busy = false;
+    I->root_writes += I->out == I->root;
+    sb_put(I->out, scratch->p, scratch->len);
+}
+
 /* The branch an N_IF takes (its else branch when no test holds). */
 static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *f) {
     if (cond(I, n->a, f)) return &n->body;
@@ -1953,6 +1985,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             else if (n->a->kind == N_CALL && n->a->a->kind == N_NAME && !escape && !n->a->b && !n->a->c &&
                      !n->a->kwvals.n && output_macro_call(I, n->a, f))
                 continue;
+            else if (n->a->kind == N_FILTER && n->a->op == FILTER_TOJSON && !escape) output_tojson(I, n->a, f);
             else write_escaped(I, operand(I, n->a, f), escape);
             continue;
         }

@@ -69,6 +69,10 @@ typedef struct Interp {
     struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
     unsigned acc_next;         /* the entry the next new accumulator takes */
     IfMemo *if_memo;           /* the innermost chain whose tests are running, or NULL */
+    /* {{ x|tojson }}'s JSON is written here, then into the output (interp.c:
+     * output_tojson): one buffer for the render instead of a str each */
+    StrBuf json_scratch;       /* p NULL until the first use */
+    bool json_scratch_busy;
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {

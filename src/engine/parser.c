@@ -375,6 +375,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         f->simple = !f->items.n && !f->kwvals.n && !f->b && !f->c && f->filter;
         if (f->simple && filter_is_pure(f->filter)) f->op = FILTER_PURE;
         if (f->simple && filter_is_length(f->filter)) f->op = FILTER_LENGTH;
+        if (f->filter && filter_is_tojson(f->filter)) f->op = FILTER_TOJSON;
         node = f;
         start_inline = false;
     }
