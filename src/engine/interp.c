@@ -132,7 +132,6 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
     }
 }
 
-static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
 
 /* A name's value from outside the template: chat variable, caller
  * variable, default (special token), builtin global, else Undefined. */
@@ -659,22 +658,6 @@ NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
         if (cond(I, node->c, l->test_frame)) list_push(I->rt, l->items, item);
     }
 }
-static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
-    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
-    int64_t len = (int64_t)l->items->len, i = l->index0;
-    switch (id) {
-    case LA_INDEX0: return v_int(i);
-    case LA_INDEX: return v_int(i + 1);
-    case LA_FIRST: return v_bool(i == 0);
-    case LA_LAST: return v_bool(i == len - 1);
-    case LA_LENGTH: return v_int(len);
-    case LA_REVINDEX: return v_int(len - i);
-    case LA_REVINDEX0: return v_int(len - i - 1);
-    case LA_DEPTH: return v_int(l->depth0 + 1);
-    default: return v_int(l->depth0);
-    }
-}
-
 Value loop_call(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
     Interp *I = INTERP(rt);
@@ -1585,46 +1568,13 @@ static Frame *block_frame(Interp *I, const Node *block, Frame *parent) {
     return bf;
 }
 
-static Value block_ref_call(Rt *rt, Obj *self, const Args *a) {
-    Interp *I = INTERP(rt);
-    if (a->nkw) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() got an unexpected keyword argument '%s'", a->kwnames[0]->data);
-    if (a->npos) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() takes 1 positional argument but %d were given", a->npos + 1);
-    const Node *block = self->data;
+/* self.name(): the block rendered again, into a string (block_ref.c). */
+Value block_render(Interp *I, const Node *block) {
     depth_enter(I);
     Value v = capture(I, &block->body, block_frame(I, block, NULL));   /* Markup under autoescape */
     I->depth--;
     return v;
 }
-
-static bool block_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
-    if (n != 5 || memcmp(name, "super", 5) != 0) return false;
-    *out = v_undef_msg(rt, "there is no parent block called '%s'.", ((const Node *)self->data)->name->data);
-    return true;
-}
-
-static void block_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
-    sb_puts(sb, "<jinja2.runtime.BlockReference object at 0x0>");   /* (CPython prints an address) */
-}
-
-static const ObjType BLOCK_REF_TYPE = {"BlockReference", block_ref_getattr, block_ref_call, block_ref_repr, NULL};
-
-static bool template_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
-    const struct cf_template *t = INTERP(rt)->t;
-    for (int i = 0; i < t->nblocks; i++) {
-        const Str *bname = t->blocks[i]->name;
-        if (bname->len == n && memcmp(bname->data, name, n) == 0) {
-            *out = v_object(rt, VT_OBJECT, &BLOCK_REF_TYPE, (void *)t->blocks[i]);
-            return true;
-        }
-    }
-    return false;
-}
-
-static void template_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
-    sb_puts(sb, "<TemplateReference None>");   /* (the name of a template made from a string) */
-}
-
-static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr, NULL};
 
 /* {% set ns.out = ns.out ~ a ~ b %} marked SET_ACCUMULATE (parser.c): no
  * one but the namespace can hold ns.out's value, so a value this function
