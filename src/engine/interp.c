@@ -351,12 +351,16 @@ static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, Ar
                                        Str *extra_kw_name, Value extra_kw);
 static ALWAYS_INLINE void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
                                     Str *extra_kw_name, Value extra_kw) {
-    if (!call->b && !call->c && !call->kwvals.n && !extra_kw_name && extra_first.type == VT_MISSING &&
-        call->items.n <= 8) {   /* the usual call: positionals only (content.strip(), f(m.content)) */
+    if (!call->b && !call->c && !extra_kw_name && extra_first.type == VT_MISSING && call->items.n <= 8 &&
+        call->kwvals.n <= 8) {   /* the usual call: no * or ** (content.strip(), x|tojson(indent=2)) */
         for (int i = 0; i < call->items.n; i++) ab->pos_small[i] = operand(I, call->items.v[i], f);
+        for (int k = 0; k < call->kwvals.n; k++) {   /* (after the positionals, as Python) */
+            ab->kwn_small[k] = call->kwnames[k];
+            ab->kw_small[k] = operand(I, call->kwvals.v[k], f);
+        }
         ab->args.npos = call->items.n;
         ab->args.pos = ab->pos_small;
-        ab->args.nkw = 0;
+        ab->args.nkw = call->kwvals.n;
         ab->args.kwnames = ab->kwn_small;
         ab->args.kwvals = ab->kw_small;
         return;
