@@ -1868,7 +1868,13 @@ static void mark_chain_guards(Rt *rt, Node *n) {
     n->guards = g;
 }
 
+/* After every chain is marked (a test's chain_if is final). */
+static void guard_if_chain(Node *n, void *rt) {
+    if (n->kind == N_IF_CHAIN) mark_chain_guards(rt, n);
+}
+
 static void mark_if_chain(Node *n, void *ctx) {
+    (void)ctx;
     if (n->kind != N_IF || n->simple == IF_ELIF) return;
     ChainTests ct = {{0}, 0};
     chain_collect(n->a, &ct);
@@ -1886,7 +1892,6 @@ static void mark_if_chain(Node *n, void *ctx) {
                 ct.v[j]->simple = CMP_CHAINED;
             }
         n->kind = N_IF_CHAIN;   /* (after every other pass: none of them knows the kind) */
-        mark_chain_guards(ctx, n);
         return;
     }
 }
@@ -1948,6 +1953,7 @@ void parse_template(Rt *rt, struct cf_template *t) {
     walk_list(&t->body, collect_block, t);
     mark_accumulators(rt, t);
     scope_layout(t);   /* (after packing: a node reached twice is one node) */
-    walk_list(&t->body, mark_if_chain, rt);
+    walk_list(&t->body, mark_if_chain, NULL);
+    walk_list(&t->body, guard_if_chain, rt);
     plan_output_sums(rt, t);
 }
