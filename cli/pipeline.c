@@ -158,6 +158,7 @@ typedef struct Ring {
     size_t carry_at, carry_len;
     uint64_t consumed;         /* input bytes handed out in blocks */
     uint64_t seen_bytes, seen_lines;   /* what processed blocks found: the mean line */
+    uint64_t no_line_before;   /* a mapped file: no line starts between the ranges handed out and this */
     bool input_ended;
 
     /* The output side (out_mu): blocks are written in sequence order,
@@ -186,6 +187,7 @@ typedef struct Worker {
     Output **all_outputs;      /* every one it made, to free at the end */
     size_t nall;
     size_t last_rows, last_bytes;
+    size_t last_end;           /* where its last block's lines ended (mapped: no line starts before) */
 } Worker;
 
 /* ---- progress (stderr, only when it is a terminal) ---- */
@@ -323,6 +325,10 @@ oom:
 /* The next block of a mapped input: the byte range after the last block's
  * (the worker finds its lines). Returns 1, or 0 at the end of the input. */
 static long map_block(Ring *d, Block *blk) {
+    /* Past the end of a long line that blocks already found: ranges inside
+     * it would have no rows, and each would scan the rest of the line for
+     * its first one (a line of L bytes would cost L^2 / range bytes). */
+    if (d->no_line_before > d->consumed) d->consumed = d->no_line_before;
     size_t at = (size_t)d->consumed;
     if (at >= d->map_len) {
         d->input_ended = true;
@@ -436,6 +442,7 @@ static Block *claim_block(Ring *d, Worker *w) {
     d->seen_lines += w->last_rows;
     d->seen_bytes += w->last_bytes;
     w->last_rows = w->last_bytes = 0;
+    if (w->last_end > d->no_line_before) d->no_line_before = w->last_end;
     if (!d->input_ended) {
         /* The next slot is free once the block that had it was written.
          * Only the thread holding in_mu can wait here, so one flag says
@@ -538,6 +545,9 @@ static void process_block(const Pipeline *p, Worker *w, Block *blk) {
     }
     w->last_rows += blk->nrows;
     w->last_bytes += at > first ? at - first : 0;
+    /* No line starts between a mapped range's end and `at`: the last row's
+     * rest, or (no row) the part of a line that started before the range. */
+    if (w->ring->map) w->last_end = at;
 }
 
 /* write(2) all of it, through partial writes and signals. */
