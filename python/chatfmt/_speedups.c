@@ -936,12 +936,12 @@ typedef struct BatchRow {
     size_t first, count;      /* its items in the window's array */
     const cf_template *t;
     int state;
-    cf_result res;            /* ROW_OK, not `converted`: the output as rendered */
+    cf_result res;            /* ROW_OK: the output as rendered */
     cf_error err;
-    /* ROW_OK and `converted`: the output as its str stores it (one byte a
-     * character up to U+00FF, else two or four), in this slot's buffer,
-     * which the slot keeps for the rows after it (no page faulted in anew
-     * a row); the render's own buffer went back to its thread's cache. */
+    /* ROW_OK and `converted`: the output measured for its str (nchars
+     * characters, the largest maxchar: `kind` bytes a character), which is
+     * written once, straight from res (see copy_text). Otherwise the output
+     * is decoded under the GIL. */
     bool converted;
     /* The row's context: another row's, shared (a repeated row object), or
      * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
@@ -950,8 +950,11 @@ typedef struct BatchRow {
     unsigned char kind;       /* bytes a character: 1, 2, 4 */
     uint32_t maxchar;
     size_t nchars;
-    unsigned char *text;
-    size_t text_cap;
+    size_t ascii_prefix;      /* bytes before the first that is not ASCII */
+    /* The render buffer of the slot's last output: its text is in its str
+     * before the slot renders again, which gives the buffer back to that
+     * thread's cache for the render to take (no buffer allocated a row). */
+    cf_result spent;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
     PyObject *row;
@@ -959,8 +962,9 @@ typedef struct BatchRow {
     size_t utf8_cap;
 } BatchRow;
 
-/* A slot keeps a text buffer up to this size (a window's slots then hold at
- * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
+/* Outputs up to this size are measured and copied into their str by the
+ * rendering threads (a window's rows then hold at most WINDOW_ROWS times
+ * it); a bigger one is decoded under the GIL. */
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
 /* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
@@ -1103,79 +1107,82 @@ static void utf8_widen(const unsigned char *s, size_t n, size_t from, int kind, 
     else widen_as(s, n, 0, 4, out);
 }
 
-static bool slot_reserve(BatchRow *r, size_t bytes) {
-    if (bytes <= r->text_cap) return true;
-    size_t cap = r->text_cap ? r->text_cap : 4096;
-    while (cap < bytes) cap *= 2;
-    unsigned char *p = realloc(r->text, cap);
-    if (!p) return false;
-    r->text = p;
-    r->text_cap = cap;
-    return true;
-}
-
-/* Turn a row's fresh output into its str's form (on the rendering thread,
- * without the GIL: what stays under the GIL is PyUnicode_New and one copy).
- * Output that is too big, not valid UTF-8, or finds no memory stays as
- * rendered. */
-static void convert_output(BatchRow *r) {
-    const unsigned char *s = (const unsigned char *)r->res.text;
-    size_t n = r->res.len, i = 0, ascii_prefix = (size_t)-1;
-    r->converted = false;
-    if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
-    /* ASCII (most prompts): checked while copied, 64 bytes a step in
-     * vector registers; where the first other byte is, is kept (the
-     * measure and the widening start there) */
+/* Where the first byte that is not ASCII is in s[0..n), or n. The render
+ * just wrote s (it is in the cache): 64 bytes a step, or-ed in vector
+ * registers and tested once a step. */
+static size_t ascii_prefix_len(const unsigned char *s, size_t n) {
+    size_t i = 0;
     for (; i + 64 <= n; i += 64) {
         u8x16 a, b, c, d;
         memcpy(&a, s + i, 16);
         memcpy(&b, s + i + 16, 16);
         memcpy(&c, s + i + 32, 16);
         memcpy(&d, s + i + 48, 16);
-        memcpy(r->text + i, &a, 16);
-        memcpy(r->text + i + 16, &b, 16);
-        memcpy(r->text + i + 32, &c, 16);
-        memcpy(r->text + i + 48, &d, 16);
-        u8x16 all = a | b | c | d;
+        u8x16 all = (a | b) | (c | d);
         uint64_t halves[2];
         memcpy(halves, &all, 16);
-        if ((halves[0] | halves[1]) & 0x8080808080808080ULL) {
-            ascii_prefix = i;
-            break;
-        }
+        if ((halves[0] | halves[1]) & 0x8080808080808080ULL) break;
     }
-    if (ascii_prefix == (size_t)-1) {
-        size_t tail = i;
-        unsigned high = 0;
-        for (; i < n; i++) {
-            high |= s[i];
-            r->text[i] = s[i];
-        }
-        if (high & 0x80) ascii_prefix = tail;
-    }
-    if (ascii_prefix == (size_t)-1) {
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
+/* Measure a row's fresh output for its str (on the rendering thread,
+ * without the GIL): ASCII (most prompts) or the count and the largest of
+ * its code points. The text stays in the render's buffer, from which the
+ * rendering threads write it into its str in the str's form (copy_text).
+ * Output too big or not valid UTF-8 stays unconverted. */
+static void convert_output(BatchRow *r) {
+    const unsigned char *s = (const unsigned char *)r->res.text;
+    size_t n = r->res.len;
+    r->converted = false;
+    if (n > SLOT_TEXT_MAX) return;
+    r->ascii_prefix = ascii_prefix_len(s, n);
+    if (r->ascii_prefix == n) {
         r->kind = 1;
         r->maxchar = 127;
         r->nchars = n;
     } else {
         size_t nchars;
         uint32_t maxchar;
-        if (!utf8_measure(s, n, ascii_prefix, &nchars, &maxchar)) return;
-        int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
-        if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
-        utf8_widen(s, n, ascii_prefix, kind, r->text);
-        r->kind = (unsigned char)kind;
+        if (!utf8_measure(s, n, r->ascii_prefix, &nchars, &maxchar)) return;
+        r->kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
         r->maxchar = maxchar;
         r->nchars = nchars;
     }
     r->converted = true;
-    lib.result_free(&r->res);   /* (its buffer serves this thread's next render) */
 }
 
-/* The converted output as a str: one allocation and one copy. */
+/* A converted output's text into its str (made for r->nchars characters
+ * up to r->maxchar): one write of the str's memory, from the UTF-8 as
+ * rendered. */
+typedef struct TextCopy {
+    const unsigned char *from;
+    size_t len, ascii_prefix;
+    void *to;
+    int kind;
+} TextCopy;
+
+static void copy_text(const TextCopy *c) {
+    if (c->kind == 1) {
+        memcpy(c->to, c->from, c->ascii_prefix);
+        if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, c->to);
+    } else {
+        utf8_widen(c->from, c->len, c->ascii_prefix, c->kind, c->to);
+    }
+}
+
+static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
+    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind};
+}
+
+/* The converted output as a str: one allocation and one write. */
 static PyObject *converted_to_str(const BatchRow *r) {
     PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
-    if (u) memcpy(PyUnicode_DATA(u), r->text, r->nchars * r->kind);
+    if (u) {
+        TextCopy c = text_copy_of(r, u);
+        copy_text(&c);
+    }
     return u;
 }
 
@@ -1329,14 +1336,6 @@ static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
     return true;
 }
 
-/* A text copied into its str object by a rendering thread (see
- * copy_texts). */
-typedef struct TextCopy {
-    const unsigned char *from;
-    void *to;
-    size_t bytes;
-} TextCopy;
-
 typedef struct BatchWindow {
     Window win;
     /* The window before's texts, copied into the str objects the calling
@@ -1370,10 +1369,17 @@ static void copy_texts(Window *win) {
     size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
         if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
-        const TextCopy *c = &bw->copies[j];
-        memcpy(c->to, c->from, c->bytes);
+        copy_text(&bw->copies[j]);
         j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     }
+}
+
+/* Render row r from ctx and turn its output into its str's form. */
+static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
+    if (r->spent.text) lib.result_free(&r->spent);   /* (into this thread's cache: see spent) */
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    r->state = ok ? ROW_OK : ROW_ERROR;
+    if (ok) convert_output(r);
 }
 
 static void batch_row(Window *win, size_t i) {
@@ -1381,9 +1387,7 @@ static void batch_row(Window *win, size_t i) {
     BatchRow *r = &bw->rows[i];
     if (r->state != ROW_PENDING) return;
     if (r->shared) {   /* a row object seen before: its context is built */
-        bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, r->ctx, bw->opt, &r->res, &r->err);
-        r->state = ok ? ROW_OK : ROW_ERROR;
-        if (ok) convert_output(r);
+        render_row(bw, r, r->ctx);
         return;
     }
     cf_builder *b = lib.builder_new(bw->opt ? bw->opt->limits : NULL);
@@ -1415,11 +1419,9 @@ static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
         r->state = ROW_DECLINED;
         return;
     }
-    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    render_row(bw, r, ctx);
     if (r->keep) r->ctx = ctx;   /* (the drain caches it) */
     else lib.context_free(ctx);
-    r->state = ok ? ROW_OK : ROW_ERROR;
-    if (ok) convert_output(r);
 }
 
 /* ---- rows that repeat ----
@@ -1723,17 +1725,22 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindo
             continue;
         }
         if (r->state == ROW_OK) {
-            text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
+            text_bytes += r->res.len;
             if (ok && r->converted && copier) {
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
-                    copier->copies[ncopies] = (TextCopy){r->text, PyUnicode_DATA(o), r->nchars * r->kind};
+                    copier->copies[ncopies] = text_copy_of(r, o);
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
                 o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             }
-            lib.result_free(&r->res);
+            if (r->converted) {   /* (read by the copy until the window is finished) */
+                r->spent = r->res;
+                memset(&r->res, 0, sizeof r->res);
+            } else {
+                lib.result_free(&r->res);
+            }
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
@@ -1767,8 +1774,8 @@ static void batch_window_free(BatchWindow *bw) {
     free(bw->retired);
     free(bw->walk.items);
     for (size_t i = 0; i < WINDOW_ROWS; i++) {
-        free(bw->rows[i].text);
         free(bw->rows[i].utf8);
+        lib.result_free(&bw->rows[i].spent);
     }
     free(bw);
 }
@@ -1802,6 +1809,9 @@ static void batch_window_give_back(BatchWindow *bw) {
         bw->walk.cap = 0;
     }
     for (size_t i = 0; i < WINDOW_ROWS; i++) {   /* likewise a buffer grown by one huge string */
+        /* render buffers, as big as the template's longest output: not kept
+         * between calls (the next call's renders take freed memory again) */
+        lib.result_free(&bw->rows[i].spent);
         if (bw->rows[i].utf8_cap > SLOT_TEXT_MAX) {
             free(bw->rows[i].utf8);
             bw->rows[i].utf8 = NULL;
