@@ -821,18 +821,57 @@ struct Window {
     void *job;
     size_t nrows;
     atomic_size_t next, done;   /* rows claimed, rows finished */
-    int users;                  /* workers that may still claim rows (pool mutex) */
+    atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
 };
+
+/* Handing a window over costs a wake-up when the thread waits asleep: a
+ * futex call on the waker's side, and tens of microseconds on a loaded
+ * machine before the sleeper runs, against windows of a few hundred
+ * microseconds of rendering. So a thread that waits for the next window,
+ * or for the last rows of one, first watches for it a while (SPIN_NS, a
+ * few rows' time), and only then sleeps; the other side calls the futex
+ * only for a sleeper. */
+enum { SPIN_NS = 100000 };
 
 typedef struct Pool {
     pthread_t *threads;
     unsigned nthreads;          /* workers besides the caller */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
-    unsigned long generation;   /* bumped when `current` is published */
+    atomic_ulong generation;    /* bumped when `current` is published (under mu) */
     Window *current;
     bool quit;
+    unsigned asleep;            /* workers waiting on `work` (mu) */
+    bool caller_asleep;         /* the caller waiting on `done` (mu) */
 } Pool;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline long long monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Watch until ready(arg) or SPIN_NS pass; whether it became ready. */
+static bool spin_until(bool (*ready)(void *), void *arg) {
+    long long start = 0;
+    for (unsigned k = 0;; k++) {
+        if (ready(arg)) return true;
+        if ((k & 63) == 63) {   /* (the clock read now and then) */
+            long long t = monotonic_ns();
+            if (!start) start = t;
+            else if (t - start >= SPIN_NS) return false;
+        }
+        cpu_relax();
+    }
+}
 
 /* Claim and run rows of win until none is left, and the side work ready
  * before each row and at the end. */
@@ -847,21 +886,35 @@ static void run_rows(Window *win) {
     if (win->side) win->side(win);
 }
 
+typedef struct WorkerWait { Pool *p; unsigned long seen; } WorkerWait;
+
+static bool work_published(void *arg) {
+    WorkerWait *w = arg;
+    return atomic_load_explicit(&w->p->generation, memory_order_acquire) != w->seen ||
+           __atomic_load_n(&w->p->quit, __ATOMIC_ACQUIRE);
+}
+
 static void *worker_main(void *arg) {
     Pool *p = arg;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&p->mu);
+    WorkerWait wait = {p, 0};
     for (;;) {
-        while (p->generation == seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
+        bool seen_new = spin_until(work_published, &wait);
+        pthread_mutex_lock(&p->mu);
+        if (!seen_new) {
+            p->asleep++;
+            while (atomic_load(&p->generation) == wait.seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
+            p->asleep--;
+        }
         if (p->quit) break;
-        seen = p->generation;
+        wait.seen = atomic_load(&p->generation);
         Window *win = p->current;
-        win->users++;
+        atomic_fetch_add(&win->users, 1);
         pthread_mutex_unlock(&p->mu);
         run_rows(win);
         pthread_mutex_lock(&p->mu);
-        win->users--;
-        pthread_cond_broadcast(&p->done);
+        atomic_fetch_sub(&win->users, 1);
+        if (p->caller_asleep) pthread_cond_broadcast(&p->done);
+        pthread_mutex_unlock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -874,6 +927,7 @@ static void pool_start(Pool *p, unsigned threads) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->generation, 0);
     if (threads > 1 && (p->threads = calloc(threads - 1, sizeof *p->threads))) {
         while (p->nthreads < threads - 1 && pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
             p->nthreads++;
@@ -882,7 +936,7 @@ static void pool_start(Pool *p, unsigned threads) {
 
 static void pool_stop(Pool *p) {
     pthread_mutex_lock(&p->mu);
-    p->quit = true;
+    __atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
@@ -899,8 +953,25 @@ static void pool_publish(Pool *p, Window *win) {
     atomic_store(&win->done, 0);
     pthread_mutex_lock(&p->mu);
     p->current = win;
-    p->generation++;
-    pthread_cond_broadcast(&p->work);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    if (p->asleep) pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static bool window_finished(void *arg) {
+    Window *win = arg;
+    return atomic_load(&win->done) >= win->nrows && !atomic_load(&win->users);
+}
+
+static bool window_unused(void *arg) { return !atomic_load(&((Window *)arg)->users); }
+
+/* Wait until ready(win), watching a while before sleeping on `done`. */
+static void pool_wait(Pool *p, Window *win, bool (*ready)(void *)) {
+    if (spin_until(ready, win)) return;
+    pthread_mutex_lock(&p->mu);
+    p->caller_asleep = true;
+    while (!ready(win)) pthread_cond_wait(&p->done, &p->mu);
+    p->caller_asleep = false;
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -908,18 +979,12 @@ static void pool_publish(Pool *p, Window *win) {
  * holds it. Called without the GIL. */
 static void pool_finish(Pool *p, Window *win) {
     run_rows(win);
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load(&win->done) < win->nrows || win->users) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    pool_wait(p, win, window_finished);
 }
 
 /* Wait until no worker holds win (one that woke late may still be leaving
  * it): only then may the caller write its rows again. */
-static void pool_quiesce(Pool *p, Window *win) {
-    pthread_mutex_lock(&p->mu);
-    while (win->users) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-}
+static void pool_quiesce(Pool *p, Window *win) { pool_wait(p, win, window_unused); }
 
 /* -- render_batch -- */
 
