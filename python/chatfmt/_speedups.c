@@ -2080,7 +2080,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
 }
 
 /* render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads,
- *              make_error) -> list
+ *              make_error) -> (list, indices of its DECLINED items or None)
  * rows: a list of dicts (variables) or conversations (lists of messages);
  * common: variables every row has (a row's own keys win). Each result is a
  * str, an error object, tools_error (a row with tools when the tool_use
@@ -2115,7 +2115,25 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         Py_XDECREF(out);
         return NULL;
     }
-    return out;
+    /* The DECLINED rows' indices, found by address here: a loop over the
+     * results in Python touches each str, which a big batch has long
+     * evicted from the cache (a memory access a row). */
+    PyObject *declined_at = NULL;
+    for (Py_ssize_t i = 0, n = PyList_GET_SIZE(out); i < n; i++) {
+        if (PyList_GET_ITEM(out, i) != declined) continue;
+        PyObject *index = (declined_at || (declined_at = PyList_New(0))) ? PyLong_FromSsize_t(i) : NULL;
+        if (!index || PyList_Append(declined_at, index) < 0) {
+            Py_XDECREF(index);
+            Py_XDECREF(declined_at);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    PyObject *both = PyTuple_Pack(2, out, declined_at ? declined_at : Py_None);
+    Py_DECREF(out);
+    Py_XDECREF(declined_at);
+    return both;
 }
 
 /* -- format_jsonl: dataset mode's rows (cli/cmd_dataset.c), same bytes -- */
