@@ -1906,9 +1906,6 @@ static void batch_window_give_back(BatchWindow *bw) {
         bw->walk.cap = 0;
     }
     for (size_t i = 0; i < WINDOW_ROWS; i++) {   /* likewise a buffer grown by one huge string */
-        /* render buffers, as big as the template's longest output: not kept
-         * between calls (the next call's renders take freed memory again) */
-        lib.result_free(&bw->rows[i].spent);
         if (bw->rows[i].utf8_cap > SLOT_TEXT_MAX) {
             free(bw->rows[i].utf8);
             bw->rows[i].utf8 = NULL;
