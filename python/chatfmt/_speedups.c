@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -834,7 +835,7 @@ struct Window {
  * or for the last rows of one, first watches for it a while (SPIN_NS, a
  * few rows' time), and only then sleeps; the other side calls the futex
  * only for a sleeper. */
-enum { SPIN_NS = 100000 };
+enum { SPIN_NS = 50000 };
 
 typedef struct Pool {
     pthread_t *threads;
@@ -862,7 +863,12 @@ static inline long long monotonic_ns(void) {
     return now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
-/* Watch until ready(arg) or SPIN_NS pass; whether it became ready. */
+/* Watch until ready(arg) or SPIN_NS pass; whether it became ready. Past
+ * the first few microseconds the watcher yields its processor between
+ * looks: on a machine with more runnable threads than processors the
+ * thread it waits for may be the one waiting for a processor. */
+enum { SPIN_QUIET_NS = 5000 };
+
 static bool spin_until(bool (*ready)(void *), void *arg) {
     long long start = 0;
     for (unsigned k = 0;; k++) {
@@ -871,6 +877,7 @@ static bool spin_until(bool (*ready)(void *), void *arg) {
             long long t = monotonic_ns();
             if (!start) start = t;
             else if (t - start >= SPIN_NS) return false;
+            else if (t - start >= SPIN_QUIET_NS) sched_yield();
         }
         cpu_relax();
     }
