@@ -1060,6 +1060,27 @@ add_all("dictcopy", [
     "{% endfor %}{{ ns.d }}",
 ])
 
+# A filter block's value is yielded as it is (no str()): a value that is not a str makes the join
+# of the sequence it went into fail, where that sequence is joined (the template's end, a macro's
+# return, a block set, a caller, an enclosing filter block), after what the rest of it yields.
+add_all("filterjoin", [
+    "{% filter length %}abc{% endfilter %}", "x{{ s }}{% filter length %}abc{% endfilter %}y",
+    "{% filter length %}ab{% endfilter %}{{ raise_exception('later') }}",
+    "{% filter first %}ab{% endfilter %}", "{% filter list %}ab{% endfilter %}", "{% filter float %}1.5{% endfilter %}",
+    "{% filter attr('x') %}ab{% endfilter %}", "{% filter default('x') %}ab{% endfilter %}",
+    "{% filter length|string %}ab{% endfilter %}", "{% filter tojson %}ab{% endfilter %}",
+    "{% set x %}{% filter length %}ab{% endfilter %}{% endset %}[{{ x }}]",
+    "{% macro m() %}a{% filter length %}ab{% endfilter %}{% endmacro %}{{ m() }}",
+    "{% macro m() %}a{% filter length %}ab{% endfilter %}{% endmacro %}{{ s }}{{ m() }}{{ raise_exception('after') }}",
+    "{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}{% filter length %}ab{% endfilter %}{% endcall %}",
+    "{% filter string %}{% filter length %}ab{% endfilter %}{% endfilter %}",
+    "{% for x in xs %}{{ x }}{% filter length %}ab{% endfilter %}{% endfor %}",
+    "{% for x in xs %}{% filter upper %}{% filter length %}a{% endfilter %}{% break %}{% endfilter %}{% endfor %}ok",
+    "{% for x in xs %}{% set y %}{% filter length %}a{% endfilter %}{% continue %}{% endset %}{% endfor %}ok",
+    "{% if false %}{% filter length %}ab{% endfilter %}{% endif %}ok",
+    "{% generation %}{% filter length %}ab{% endfilter %}{% endgeneration %}",
+])
+
 
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")

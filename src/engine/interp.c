@@ -256,6 +256,14 @@ static void set_pos(Interp *I, const Node *n) {
 
 /* ---- helpers ---- */
 
+/* Where Jinja2 joins what a body yielded: its first item that is not a str
+ * fails the join. */
+static void join_check(Interp *I, const StrBuf *sb) {
+    if (sb->bad_type)
+        rt_throw(I->rt, CF_ERR_TYPE, "sequence item %zu: expected str instance, %s found", sb->bad_item,
+                 sb->bad_type);
+}
+
 /* Render body into a string; *ctl (if given) receives a break/continue that
  * escaped the body (the caller then drops the text, as Jinja2 does). */
 static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
@@ -264,6 +272,7 @@ static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
     I->out = &buf;
     Ctl c = exec_body(I, body, f);
     I->out = saved;
+    if (c == CTL_NONE) join_check(I, &buf);   /* (a break's text is dropped, not joined) */
     if (ctl) *ctl = c;
     Value v = sb_to_value(&buf);
     if (I->autoescape) v.flags |= VF_MARKUP;
@@ -634,8 +643,17 @@ static NOINLINE bool output_macro_call(Interp *I, const Node *call, Frame *f) {
     if (!macro_takes_positional(call, m->node)) return false;
     Frame *mf = macro_enter_positional(I, call, f, m);
     frame_start(I, mf, m->node);
-    I->root_writes += I->out == I->root;
+    /* the body yields into a sequence of its own, joined as the macro returns */
+    StrBuf *out = I->out;
+    size_t items = out->items, bad_item = out->bad_item;
+    const char *bad_type = out->bad_type;
+    out->items = 0;
+    out->bad_type = NULL;
     exec_body(I, &m->node->body, mf);   /* (a break or continue cannot leave a macro's body) */
+    join_check(I, out);
+    out->items = items + 1;
+    out->bad_item = bad_item;
+    out->bad_type = bad_type;
     I->depth--;
     set_pos(I, call);
     return true;
@@ -1451,7 +1469,7 @@ static NOINLINE void write_value_slow(Interp *I, Value v, bool escape) {
 
 /* The top-level buffer enforces max_output itself (StrBuf.is_output). */
 static inline void write_escaped(Interp *I, Value v, bool escape) {
-    I->root_writes += I->out == I->root;
+    I->out->items++;
     if (v.type == VT_STR && !escape) sb_put_str(I->out, v.u.s);
     else write_value_slow(I, v, escape);
 }
@@ -1703,7 +1721,16 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         Value v = capture_ctl(I, &n->body, bf, &c);
         I->depth--;
         if (c != CTL_NONE) return c;
-        write_value(I, apply_filter(I, n->c, v, bf));
+        Value r = apply_filter(I, n->c, v, bf);
+        if (r.type != VT_STR) {   /* Jinja2 yields it as it is: the join refuses it */
+            if (!I->out->bad_type) {
+                I->out->bad_type = v_type_name(r);
+                I->out->bad_item = I->out->items;
+            }
+            I->out->items++;
+            return CTL_NONE;
+        }
+        write_value(I, r);
         return CTL_NONE;
     }
     case N_WITH: {
@@ -1725,7 +1752,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
          * level or a span exists (its "is_active" tests two empty lists). */
         Value body = capture(I, &n->body, body_frame(I, n, f));
         SpanVec *sv = I->spans;
-        if (I->root_writes || sv->n) {
+        if (I->root->items || sv->n) {
             size_t start = root_chars(I);
             if (sv->n == sv->cap) {
                 size_t nc = sv->cap ? sv->cap * 2 : 8;
@@ -1822,7 +1849,7 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
         sb_put(out, b.u.s->data, b.u.s->len);
         if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
     }
-    I->root_writes += out == I->root;
+    out->items++;
 }
 
 /* {{ x|tojson(...) }} without escaping: what eval_filter does, in its order
@@ -1853,7 +1880,7 @@ static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
     I->json_scratch_busy = true;
     filter_tojson_into(rt, scratch, v, args);
     I->json_scratch_busy = false;
-    I->root_writes += I->out == I->root;
+    I->out->items++;
     sb_put(I->out, scratch->p, scratch->len);
 }
 
@@ -1930,7 +1957,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         Ctl c;
         switch (n->kind) {
         case N_DATA:
-            I->root_writes += I->out == I->root;
+            I->out->items++;
             sb_put_str(I->out, n->v.u.s);
             continue;
         case N_OUTPUT: {
@@ -2017,5 +2044,6 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     int ns = in->t->nsyms;
     I.globals = rt_alloc0(rt, (size_t)(ns ? ns : 1) * sizeof(Value));
     exec_body(&I, &in->t->body, NULL);
+    join_check(&I, out);
     rt->interp = NULL;
 }

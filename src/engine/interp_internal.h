@@ -62,7 +62,6 @@ typedef struct Interp {
     size_t stack_budget;     /* bytes of C stack the render may use */
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
-    size_t root_writes;      /* top-level writes so far (generation spans) */
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
     AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
     FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */

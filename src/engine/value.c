@@ -561,6 +561,8 @@ static void sb_begin(Rt *rt, StrBuf *sb, size_t cap, bool is_output) {
     sb->len = 0;
     sb->is_output = is_output;
     sb->whole = NULL;
+    sb->items = 0;
+    sb->bad_type = NULL;
     sb->cap = cap < 16 ? 16 : cap;
     if (sb->cap > max) sb->cap = max;
 }

@@ -266,6 +266,12 @@ typedef struct StrBuf {
      * body outputs its argument): held, not copied; p is NULL until a second
      * piece comes (sb_reserve copies it in) and sb_to_str returns it as is. */
     Str *whole;
+    /* The interpreter's writes into it so far: Jinja2's yields into the
+     * sequence it joins. A filter block's value that is not a str is
+     * yielded as it is and makes the join fail: the first such item's
+     * type (NULL: none) and position, raised when the buffer is joined. */
+    size_t items, bad_item;
+    const char *bad_type;
 } StrBuf;
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 /* An empty buffer that allocates on its first write (captures). */
