@@ -460,11 +460,56 @@ static bool parse_escaped(Parser *ps, size_t run, size_t i, ScanMask high, Value
     return true;
 }
 
+/* A plain string up to CARVE_BLOCK / 8 bytes is copied as it is scanned:
+ * each block is stored into the carver before its mask is looked at (the
+ * room checked first takes a whole last block past the string's end). */
+enum { COPY_SCAN_MAX = CARVE_BLOCK / 8,
+       COPY_SCAN_ROOM = (offsetof(Str, data) + COPY_SCAN_MAX + SCAN_BYTES + 1 + 7) & ~(size_t)7 };
+
+/* The string of plain content from run (no escape, at most COPY_SCAN_MAX
+ * bytes, ending before the last SCAN_BYTES of the document), carved while
+ * scanned: true, its Str in *out and ps->end past its closing quote. Else
+ * false, and nothing is kept. */
+static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
+    StrCarver *c = &ps->carver;
+    if ((size_t)(c->end - c->at) < COPY_SCAN_ROOM) return false;
+    const unsigned char *s = ps->s;
+    size_t n = ps->n, i = run;
+    Str *str = (Str *)(void *)c->at;
+    char *o = str->data;
+    ScanMask high = 0, m = 0;
+    for (; i + SCAN_BYTES <= n && i - run < COPY_SCAN_MAX; i += SCAN_BYTES, o += SCAN_BYTES) {
+        memcpy(o, s + i, SCAN_BYTES);
+        high |= scan_high(s + i);
+        m = scan_block(s + i, SCAN_PLAIN);
+        if (m) break;
+    }
+    if (!m) return false;
+    i += scan_first(m);
+    size_t len = i - run;
+    if (s[i] != '"' || len > COPY_SCAN_MAX || len > ps->rt->lim.max_string) return false;
+    size_t chars = len;
+    if (high) {
+        check_utf8(ps, run, i);
+        chars = utf8_count(str->data, len);
+    }
+    str->len = len;
+    str->nchars = (int64_t)chars;
+    str->hash = 0;
+    str->data[len] = '\0';
+    c->at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    ps->end = i + 1;
+    *out = v_str_of(str);
+    return true;
+}
+
 /* A string the first block did not finish (long, non-ASCII or escaped):
  * from its opening quote at begin; sets ps->end. */
 static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
     const unsigned char *s = ps->s;
     size_t n = ps->n, run = begin + 1;
+    Value v;
+    if (copy_scan_string(ps, run, &v)) return v;
     ScanMask high = 0;
     size_t i = scan_run(s, n, run, &high);
     if (i < n && s[i] == '"') {
@@ -478,7 +523,6 @@ static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
         str->nchars = (int64_t)chars;
         return v_str_of(str);
     }
-    Value v;
     if (i < n && s[i] == '\\' && parse_escaped(ps, run, i, high, &v)) return v;
     return parse_string_checked(ps, begin);
 }
@@ -705,6 +749,63 @@ static const JsonSource *container_source(Parser *ps, const Opened *o, size_t en
     return js;
 }
 
+/* The JsonSource of a container (as container_source) written at js, which
+ * has room for one, or NULL. */
+static inline const JsonSource *container_source_at(Parser *ps, JsonSource *js, const Opened *o, size_t end,
+                                                    size_t items, size_t own, size_t deepest) {
+    if (!ps->kept_text || ps->not_verbatim != o->mark) return NULL;
+    js->text = ps->kept_text + o->start;
+    js->len = end - o->start;
+    js->steps = items - o->items;
+    js->height = (uint32_t)(deepest - own);
+    return js;
+}
+
+/* The dict of the npairs (key, value) pairs at kv, as dict_from_resolved_pairs
+ * makes it (a repeated key keeps its first position and takes the last
+ * value), and its JsonSource: a small one (most of a document's) is one
+ * allocation with its entries and its JsonSource, filled here. */
+static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const Opened *o, size_t end,
+                               size_t items, size_t own, size_t deepest) {
+    Rt *rt = ps->rt;
+    if (npairs > DICT_LINEAR_MAX || npairs > rt->lim.max_items) {   /* (the limit throws there) */
+        Dict *d = dict_from_resolved_pairs(rt, kv, npairs);
+        if (d->len != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
+        dict_set_json_source(d, container_source(ps, o, end, items, own, deepest));
+        return d;
+    }
+    Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry) + sizeof(JsonSource));
+    DictEntry *entries = (DictEntry *)(void *)(d + 1);
+    size_t len = 0;
+    uint64_t seen = 0;   /* a bit of each key's hash: a key whose bit is new is new */
+    for (size_t k = 0; k < npairs; k++) {
+        Str *key = kv[2 * k].u.s;   /* (resolved: a known key, or its own Str) */
+        uint32_t h = key->hash ? key->hash : str_hash(key);
+        uint64_t bit = (uint64_t)1 << (h & 63);
+        size_t j = len;
+        if (seen & bit) {
+            j = 0;
+            while (j < len && !(entries[j].hash == h && str_eq(entries[j].key.u.s, key))) j++;
+        }
+        seen |= bit;
+        if (j == len) {
+            entries[len].key = kv[2 * k];
+            entries[len].hash = h;
+            len++;
+        }
+        entries[j].val = kv[2 * k + 1];
+    }
+    if (len != npairs) ps->not_verbatim++;
+    d->len = len;
+    d->cap = npairs;
+    d->entries = npairs ? entries : NULL;
+    d->index = NULL;
+    d->index_mask = 0;
+    d->json = container_source_at(ps, (JsonSource *)(void *)(entries + npairs), o, end, items, own, deepest);
+    d->tail_owner = NULL;
+    return d;
+}
+
 /* Whitespace from `from` to `to` inside a container where json.dumps
  * writes `spaces` (1 after ',' and ':', else 0). */
 #define VERBATIM_WS(from, to, spaces) \
@@ -877,11 +978,7 @@ member:
 close: {
     const Opened *o = &ps->opened[depth];
     if (in == IN_OBJECT) {
-        size_t npairs = (top - base) / 2;   /* repeated keys: last value, first position */
-        Dict *d = dict_from_resolved_pairs(ps->rt, npairs ? stack + base : NULL, npairs);
-        if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
-        dict_set_json_source(d, container_source(ps, o, i, items, depth - 1, deepest));
-        v = v_dict_of(d);
+        v = v_dict_of(close_dict(ps, stack + base, (top - base) / 2, o, i, items, depth - 1, deepest));
     } else {
         size_t len = top - base;
         List *l = list_new(ps->rt, len);
