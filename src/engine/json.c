@@ -642,7 +642,7 @@ static bool float_token_verbatim(const unsigned char *t, size_t len) {
 
 /* Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? — a '.' or 'e'
  * not followed by digits is left for the caller ("Extra data"). */
-static Value parse_number(Parser *ps, size_t start) {
+static NOINLINE Value parse_number(Parser *ps, size_t start) {
     const unsigned char *s = ps->s;
     size_t n = ps->n, i = start;
     if (s[i] == '-') i++;
@@ -816,7 +816,7 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
  * else false, and ps->watch set to remember them. A shared value is spliced
  * in as if read here, which needs the row's text kept (JsonSource): a row
  * too big to keep reads its members as text. */
-static bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
+static NOINLINE bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
     ReuseSlot *slot = json_reuse_slot(ps->reuse, key->data, key->len);
     ps->watch = NULL;
     if (!slot) return false;

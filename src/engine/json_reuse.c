@@ -36,10 +36,12 @@ struct ReuseSlot {
     ReuseEntry entries[JSON_REUSE_WAYS];
     unsigned clock;
     unsigned misses;    /* values in a row that matched none */
+    bool *to_parse;     /* the cache's */
 };
 
 struct cf_json_cache {
     ReuseSlot slots[JSON_REUSE_SLOTS];
+    bool to_parse;      /* some entry is seen_twice */
     cf_limits lim;      /* resolved; what the values were parsed under */
     bool have_lim;
 };
@@ -81,6 +83,7 @@ ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
         if (!s->key_len) {
             memcpy(s->key, key, key_len);
             s->key_len = key_len;
+            s->to_parse = &c->to_parse;
             return s;
         }
     }
@@ -97,6 +100,7 @@ bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, ReuseHit *hit, 
         e->last_use = ++s->clock;
         if (!e->parsed) {
             e->seen_twice = !e->unparsable;
+            *s->to_parse |= e->seen_twice;
             return false;
         }
         *hit = e->parsed->hit;
@@ -151,6 +155,8 @@ static ReusedValue *parse_alone(const ReuseEntry *s, const cf_limits *lim) {
 }
 
 void json_reuse_finish(cf_json_cache *c) {
+    if (!c->to_parse) return;
+    c->to_parse = false;
     for (int k = 0; k < JSON_REUSE_SLOTS; k++) {
         for (int w = 0; w < JSON_REUSE_WAYS; w++) {
             ReuseEntry *e = &c->slots[k].entries[w];
