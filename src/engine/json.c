@@ -463,33 +463,83 @@ static bool parse_escaped(Parser *ps, size_t run, size_t i, ScanMask high, Value
 /* A plain string up to CARVE_BLOCK / 8 bytes is copied as it is scanned:
  * each block is stored into the carver before its mask is looked at (the
  * room checked first takes a whole last block past the string's end). */
-enum { COPY_SCAN_MAX = CARVE_BLOCK / 8,
-       COPY_SCAN_ROOM = (offsetof(Str, data) + COPY_SCAN_MAX + SCAN_BYTES + 1 + 7) & ~(size_t)7 };
+enum { COPY_SCAN_STEP = 2 * SCAN_BYTES,   /* two blocks a step, one branch */
+       COPY_SCAN_MAX = CARVE_BLOCK / 8,
+       COPY_SCAN_ROOM = (offsetof(Str, data) + COPY_SCAN_MAX + COPY_SCAN_STEP + 1 + 7) & ~(size_t)7 };
+
+/* One step of copy_scan_string: copies 2 * SCAN_BYTES bytes from p to o and
+ * returns the mask of the '"', '\\' and control bytes among them (bit k for
+ * byte k with SSE2, else the two blocks' masks in order: see below), adding
+ * their high bits to *high. */
+#if SCAN_BYTES == 16
+typedef unsigned StepMask;
+static inline StepMask copy_scan_step(char *o, const unsigned char *p, __m128i *high) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    _mm_storeu_si128((__m128i *)(void *)o, a);
+    _mm_storeu_si128((__m128i *)(void *)(o + 16), b);
+    *high = _mm_or_si128(*high, _mm_or_si128(a, b));
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), top3 = _mm_set1_epi8((char)0xE0);
+    __m128i ha = _mm_or_si128(_mm_cmpeq_epi8(a, quote), _mm_cmpeq_epi8(a, backslash));
+    ha = _mm_or_si128(ha, _mm_cmpeq_epi8(_mm_and_si128(a, top3), _mm_setzero_si128()));
+    __m128i hb = _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, backslash));
+    hb = _mm_or_si128(hb, _mm_cmpeq_epi8(_mm_and_si128(b, top3), _mm_setzero_si128()));
+    return (StepMask)_mm_movemask_epi8(ha) | (StepMask)_mm_movemask_epi8(hb) << 16;
+}
+static inline unsigned step_first(StepMask m) { return (unsigned)__builtin_ctz(m); }
+static inline bool step_high(__m128i high) { return _mm_movemask_epi8(high) != 0; }
+#else
+typedef struct StepMask { ScanMask a, b; } StepMask;
+static inline StepMask copy_scan_step(char *o, const unsigned char *p, ScanMask *high) {
+    memcpy(o, p, 2 * SCAN_BYTES);
+    *high |= scan_high(p) | scan_high(p + SCAN_BYTES);
+    StepMask m = {scan_block(p, SCAN_PLAIN), scan_block(p + SCAN_BYTES, SCAN_PLAIN)};
+    return m;
+}
+static inline bool step_any(StepMask m) { return (m.a | m.b) != 0; }
+static inline unsigned step_first(StepMask m) { return m.a ? scan_first(m.a) : SCAN_BYTES + scan_first(m.b); }
+static inline bool step_high(ScanMask high) { return high != 0; }
+#endif
 
 /* The string of plain content from run (no escape, at most COPY_SCAN_MAX
- * bytes, ending before the last SCAN_BYTES of the document), carved while
- * scanned: true, its Str in *out and ps->end past its closing quote. Else
- * false, and nothing is kept. */
+ * bytes, ending before the last COPY_SCAN_STEP bytes of the document),
+ * carved while scanned: true, its Str in *out and ps->end past its closing
+ * quote. Else false, and nothing is kept. */
 static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
     StrCarver *c = &ps->carver;
-    if ((size_t)(c->end - c->at) < COPY_SCAN_ROOM) return false;
+    size_t n = ps->n;
+    if ((size_t)(c->end - c->at) < COPY_SCAN_ROOM || n - run < COPY_SCAN_STEP) return false;
     const unsigned char *s = ps->s;
-    size_t n = ps->n, i = run;
+    size_t i = run, last = n - COPY_SCAN_STEP;   /* the last step's start */
+    if (last > run + COPY_SCAN_MAX) last = run + COPY_SCAN_MAX;
     Str *str = (Str *)(void *)c->at;
     char *o = str->data;
-    ScanMask high = 0, m = 0;
-    for (; i + SCAN_BYTES <= n && i - run < COPY_SCAN_MAX; i += SCAN_BYTES, o += SCAN_BYTES) {
-        memcpy(o, s + i, SCAN_BYTES);
-        high |= scan_high(s + i);
-        m = scan_block(s + i, SCAN_PLAIN);
+#if SCAN_BYTES == 16
+    __m128i high = _mm_setzero_si128();
+    StepMask m;
+    for (;;) {
+        m = copy_scan_step(o, s + i, &high);
         if (m) break;
+        i += COPY_SCAN_STEP;
+        o += COPY_SCAN_STEP;
+        if (i > last) return false;
     }
-    if (!m) return false;
-    i += scan_first(m);
+#else
+    ScanMask high = 0;
+    StepMask m;
+    for (;;) {
+        m = copy_scan_step(o, s + i, &high);
+        if (step_any(m)) break;
+        i += COPY_SCAN_STEP;
+        o += COPY_SCAN_STEP;
+        if (i > last) return false;
+    }
+#endif
+    i += step_first(m);
     size_t len = i - run;
     if (s[i] != '"' || len > COPY_SCAN_MAX || len > ps->rt->lim.max_string) return false;
     size_t chars = len;
-    if (high) {
+    if (step_high(high)) {   /* (high bits of bytes past the quote too: then only a wasted check) */
         check_utf8(ps, run, i);
         chars = utf8_count(str->data, len);
     }
