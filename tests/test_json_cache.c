@@ -154,6 +154,34 @@ int main(void) {
     check(interleaved_hits == 24, "interleaved lists shared on %d rows of 30", interleaved_hits);
     for (int k = 0; k < 3; k++) free(lists[k]);
 
+    /* the cache's memory: values of 900 KB, six distinct ones (three under
+     * each of two names, so that no slot forgets one for another) each read
+     * three times in a row; JSON_REUSE_BUDGET holds four of them, so the
+     * first four are remembered (parsed when seen twice, shared the third
+     * time), the last two not */
+    {
+        cf_json_cache *big_cache = cf_json_cache_new();
+        check(big_cache != NULL, "cf_json_cache_new");
+        size_t big_len = 900 * 1000;
+        check(6 * big_len > JSON_REUSE_BUDGET && 4 * big_len <= JSON_REUSE_BUDGET, "the sizes straddle the budget");
+        char *big = malloc(big_len + 64);
+        check(big != NULL, "malloc");
+        for (int v = 0; v < 6 && big; v++) {
+            int at = snprintf(big, 64, "{\"%s\": [\"%d", v < 3 ? "blob" : "file", v);
+            memset(big + at, 'x', big_len - (size_t)at);
+            strcpy(big + big_len, "\"]}");
+            int held[3];
+            for (int r = 0; r < 3; r++) {
+                snprintf(what, sizeof what, "900 KB value %d, read %d", v, r);
+                held[r] = compare(big_cache, big, &lim, what);
+            }
+            check(held[0] == 0 && held[1] == 0 && held[2] == (v < 4), "900 KB value %d: shared %d, %d, %d", v,
+                  held[0], held[1], held[2]);
+        }
+        free(big);
+        cf_json_cache_free(big_cache);
+    }
+
     /* errors after, inside and around a repeated member: same messages, offsets */
     char *docs[] = {
         doc_with("{\"tools\": ", t1, ", \"a\": }"),            /* Expecting value after it */

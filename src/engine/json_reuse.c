@@ -36,12 +36,13 @@ struct ReuseSlot {
     ReuseEntry entries[JSON_REUSE_WAYS];
     unsigned clock;
     unsigned misses;    /* values in a row that matched none */
-    bool *to_parse;     /* the cache's */
+    cf_json_cache *cache;
 };
 
 struct cf_json_cache {
     ReuseSlot slots[JSON_REUSE_SLOTS];
     bool to_parse;      /* some entry is seen_twice */
+    size_t text_bytes;  /* the entries' bytes, at most JSON_REUSE_BUDGET */
     cf_limits lim;      /* resolved; what the values were parsed under */
     bool have_lim;
 };
@@ -52,7 +53,8 @@ void json_reused_release(ReusedValue *r) {
     free(r);
 }
 
-static void entry_forget(ReuseEntry *e) {
+static void entry_forget(ReuseSlot *s, ReuseEntry *e) {
+    if (e->text) s->cache->text_bytes -= e->len;
     free(e->text);
     e->text = NULL;
     e->len = 0;
@@ -62,7 +64,8 @@ static void entry_forget(ReuseEntry *e) {
 }
 
 static void slot_forget(ReuseSlot *s) {
-    for (int w = 0; w < JSON_REUSE_WAYS; w++) entry_forget(&s->entries[w]);
+    if (!s->key_len) return;   /* (never claimed: nothing held) */
+    for (int w = 0; w < JSON_REUSE_WAYS; w++) entry_forget(s, &s->entries[w]);
 }
 
 void json_reuse_begin(cf_json_cache *c, const cf_limits *lim) {
@@ -83,7 +86,7 @@ ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
         if (!s->key_len) {
             memcpy(s->key, key, key_len);
             s->key_len = key_len;
-            s->to_parse = &c->to_parse;
+            s->cache = c;
             return s;
         }
     }
@@ -104,7 +107,7 @@ bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, ReuseHit *hit, 
         e->last_use = ++s->clock;
         if (!e->parsed) {
             e->seen_twice = !e->unparsable;
-            *s->to_parse |= e->seen_twice;
+            s->cache->to_parse |= e->seen_twice;
             return false;
         }
         *hit = e->parsed->hit;
@@ -123,11 +126,13 @@ void json_reuse_remember(ReuseSlot *s, const char *p, size_t len) {
     ReuseEntry *e = &s->entries[0];   /* a free entry, else the least recently used */
     for (int w = 1; w < JSON_REUSE_WAYS && e->text; w++)
         if (!s->entries[w].text || s->entries[w].last_use < e->last_use) e = &s->entries[w];
-    entry_forget(e);
+    entry_forget(s, e);
+    if (len > JSON_REUSE_BUDGET - s->cache->text_bytes) return;   /* (an optimisation only: nothing is lost) */
     e->text = malloc(len);
-    if (!e->text) return;   /* (an optimisation only: nothing is lost) */
+    if (!e->text) return;
     memcpy(e->text, p, len);
     e->len = len;
+    s->cache->text_bytes += len;
     e->last_use = ++s->clock;
 }
 

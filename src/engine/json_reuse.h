@@ -17,6 +17,9 @@ enum {
     /* smaller values parse faster than they compare and copy (a byte read
      * costs about 10 instructions, a byte compared a tenth of one) */
     JSON_REUSE_MIN_BYTES = 256,
+    /* the bytes a cache remembers at most (the values parsed from them take
+     * a few times that): beyond, a new value is not remembered */
+    JSON_REUSE_BUDGET = 4 << 20,
     JSON_REUSE_KEY_MAX = 64
 };
 
