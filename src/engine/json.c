@@ -605,11 +605,10 @@ static NOINLINE Str *resolve_key(Str *key) {
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table (keys: the keys' table) or
  * carved, inline. */
-static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
-    const unsigned char *s = ps->s;
+static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key) {
     size_t run = *pos + 1, len;
     ScanMask m;
-    if (run + 16 > ps->n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
+    if (run + 16 > n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
         len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
@@ -664,7 +663,6 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
     return v_str_of(str);
 }
 
-static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) { return parse_string_as(ps, pos, false); }
 
 /* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
  * writes for its value? Conservatively: no exponent, at most 15 significant
@@ -908,7 +906,7 @@ static Value parse_tree(Parser *ps, size_t i) {
 value:
     if (i >= n) json_fail(ps, i, "Expecting value");
     if (s[i] == '"') {   /* the commonest value */
-        v = parse_string(ps, &i);
+        v = parse_string_as(ps, s, n, &i, false);
         goto item;
     }
     switch (s[i]) {
@@ -995,7 +993,7 @@ item:
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
-    v = parse_string_as(ps, &i, true);
+    v = parse_string_as(ps, s, n, &i, true);
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
