@@ -280,6 +280,8 @@ test-tsan:
 	for i in 1 2 3 4 5 6 7 8; do cat $(TSAN_BUILD)/rows.jsonl; done > $(TSAN_BUILD)/rows8.jsonl
 	TSAN_OPTIONS="halt_on_error=1" $(TSAN_BUILD)/chatfmt render glm45 --jsonl $(TSAN_BUILD)/rows8.jsonl \
 	    --threads 4 > $(TSAN_BUILD)/dataset.out
-	@echo "test-tsan: threads test, render --batch and dataset mode on 4 threads: no race reported"
+	cat $(TSAN_BUILD)/rows8.jsonl | TSAN_OPTIONS="halt_on_error=1" $(TSAN_BUILD)/chatfmt render glm45 --jsonl - \
+	    --threads 4 | cmp - $(TSAN_BUILD)/dataset.out
+	@echo "test-tsan: threads test, render --batch and dataset mode (a file and a pipe) on 4 threads: no race reported"
 
 .PHONY: fuzz fuzz-ci fuzz-build fuzz-seeds fuzz-toolchain test-tsan

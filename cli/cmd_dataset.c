@@ -241,6 +241,9 @@ static bool load_templates(const DatasetArgs *a, Loaded *l) {
         return false;
     }
     if (a->lo.template_name) return true;
+    /* a template file or a built-in is one template: no second load (its
+     * reading and repair are a tenth of the start-up) */
+    if (!strcmp(l->src.kind, "file") || !strcmp(l->src.kind, "builtin")) return true;
     lo.has_tools = true;
     if (!cf_source_load(a->template_path, &lo, &l->tools_src, &err)) return true;
     l->have_tools_src = true;

@@ -40,7 +40,8 @@ typedef struct Pipeline {
 } Pipeline;
 
 /* Read in_fd to its end (a regular file is mapped and its rows are read
- * in place; anything else with read(2)) and write every row's output to
+ * in place; anything else with read(2), a pipe's buffer widened to a MiB
+ * where the system allows) and write every row's output to
  * out_fd with write(2), on `threads` threads (the calling thread is
  * worker 0). Nothing else may use either descriptor meanwhile: flush a
  * stdio stream on out_fd first. Returns 0 when all was written; 1 after an

@@ -186,6 +186,12 @@ for i in range(400):
     parts.append(row(i, size) + rng.choice([b"\n", b"\r\n", b"\n\n", b"\r\r\n", b"\n\r\n"]))
 parts.append(row(400, 70000))   # and no newline at the end
 write("long", b"".join(parts))
+# A mapped file's blocks are byte ranges (about 32 mean lines, at least
+# 4 KiB) whose rows are the lines starting in them: small rows of mixed
+# sizes and endings put range edges on a '\n', a '\r', an empty line and
+# inside rows, every way.
+write("ranges", b"".join(row(i, rng.choice([0, 1, 2, 30, 127, 128, 129, 1000, 4095, 4096, 4097, 9000]))
+                         + rng.choice([b"\n", b"\r\n", b"\n\n", b"\r\n\r\n", b"\n\r\n"]) for i in range(3000)))
 # A mapped file ends where its last page does when its size is a multiple
 # of the page size: a last row without a newline, whole or cut short, ends
 # right there (a reader looking one byte past a row would fault).

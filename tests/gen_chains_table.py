@@ -16,6 +16,15 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   call block's caller.
 - chains-error-NNN: a test that raises after the shared operand was kept,
   a filter that raises on the shared operand, autoescape around a chain.
+- chains-guard-NNN: chains whose first test starts with the shared operand,
+  which chatfmt evaluates first and then passes over the tests its value
+  rules out (parser.c: mark_chain_guards; interp.c: chain_dispatch): `and`
+  rests with side effects (a macro changing a namespace, a raise) that run
+  only when the operand matches, unguarded tests between guarded ones (not,
+  !=, another operand), more constants than a guard lists, an operand that
+  is not a str (int, None, a list) or whose name is not a dict, autoescape,
+  a first test that does not start with the operand (no dispatch), nested
+  guarded chains, empty and repeated constants, markup operands.
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so
@@ -100,10 +109,68 @@ ERROR_ROWS = [
     ("{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' %}b{% endif %}", {"m": [1, 2]}),
 ]
 
+GUARD_MS = {"ms": [{"r": "A"}, {"r": "b"}, {"r": "C"}, {"r": "d"}, {"r": ""}, {}, {"r": None}, {"r": 3},
+                   {"r": ["a"]}, {"r": "B "}, {"r": "Ä"}, {"r": "a", "x": 1}]}
+NINE = " or ".join("m.r|lower == '%s'" % c for c in "abcdefghi")
+
+GUARD_ROWS = [
+    # guarded tests only, an `and` rest, an `or` of constants, an else
+    ("{% for m in ms %}{% if m.r|lower == 'a' and m.x %}A1{% elif m.r|lower == 'a' %}A"
+     "{% elif m.r|lower == 'b' or m.r|lower == 'c' %}BC{% elif m.r|lower == '' %}E{% else %}?{% endif %}{% endfor %}",
+     GUARD_MS),
+    # the `and` rest has a side effect: it runs only for the operand's matches
+    ("{% set ns = namespace(n=0) %}{% macro bump() %}{% set ns.n = ns.n + 1 %}{% endmacro %}"
+     "{% for m in ms %}{% if m.r|lower == 'a' and bump() %}A{% elif m.r|lower == 'b' and bump() == '' %}B"
+     "{% elif m.r|lower == 'c' %}C{{ ns.n }}{% endif %}{% endfor %}{{ ns.n }}", GUARD_MS),
+    # unguarded tests between guarded ones: not, !=, another operand, a call
+    ("{% set ns = namespace(n=0) %}{% macro bump() %}{% set ns.n = ns.n + 1 %}{{ ns.n }}{% endmacro %}"
+     "{% for m in ms %}{% if m.r|lower == 'z' %}Z{% elif not m.r|lower == 'a' and bump() == '99' %}N"
+     "{% elif m.r|lower != 'b' and m.r|lower != 'c' %}ne{% elif m.x|lower == 'b' %}x"
+     "{% elif m.r|lower == 'c' %}C{% else %}b{% endif %};{% endfor %}{{ ns.n }}", GUARD_MS),
+    # more constants than a guard lists (no guard), and an exact or of them
+    ("{% for m in ms %}{% if m.r|lower == 'q' %}q{% elif " + NINE + " %}nine{% else %}-{% endif %}{% endfor %}",
+     GUARD_MS),
+    # the operand not a str: an int, None, a list (|first), and a name that is no dict
+    ("{% for m in ms %}{% if m.r|length == 1 %}one{% elif m.r|length == 0 %}zero{% else %}n{% endif %}{% endfor %}",
+     GUARD_MS),
+    ("{% for m in ms %}{% if m.r|first == 'a' %}a{% elif m.r|first == 'B' %}B{% else %}-{% endif %}{% endfor %}",
+     {"ms": [{"r": "abc"}, {"r": ["a"]}, {"r": "Bx"}, {"r": []}]}),
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == '' %}empty{% else %}-{% endif %}{% endfor %}",
+     {"ms": ["a", 1, None, [1], {"r": "A"}]}),
+    # autoescape: the tests as they are
+    ("{% autoescape true %}{% for m in ms %}{% if m.r|lower == '<a>' %}raw{% elif m.r|lower == 'b' or m.r|lower == 'c' %}"
+     "bc{% else %}{{ m.r }}{% endif %}{% endfor %}{% endautoescape %}", {"ms": [{"r": "<A>"}, {"r": "C"}, {"r": "x&"}]}),
+    # a first test not starting with the operand (no dispatch); != first
+    ("{% for m in ms %}{% if loop.first and m.r|lower == 'a' %}first{% elif m.r|lower == 'a' %}a"
+     "{% elif m.r|lower == 'b' %}b{% endif %}{% endfor %}", GUARD_MS),
+    ("{% for m in ms %}{% if m.r|lower != 'a' and m.r|lower == 'b' %}b{% elif m.r|lower == 'a' %}a{% endif %}{% endfor %}",
+     GUARD_MS),
+    # nested guarded chains, repeated constants, a raise in an `and` rest
+    ("{% for m in ms %}{% if m.r|lower == 'a' or m.r|lower == 'a' %}{% for c in m.cs %}{% if c.r|upper == 'X' %}x"
+     "{% elif c.r|upper == 'Y' and m.r|lower == 'a' %}y{% endif %}{% endfor %}{% elif m.r|lower == 'b' %}b"
+     "{% endif %}|{% endfor %}", {"ms": [{"r": "A", "cs": [{"r": "x"}, {"r": "y"}, {"r": "z"}]}, {"r": "b"}]}),
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' and (1 / 0) %}b{% endif %}{% endfor %}",
+     {"ms": [{"r": "a"}, {"r": "c"}, {"r": "B"}]}),
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' and (1 / 0) %}b{% else %}-{% endif %}{% endfor %}",
+     {"ms": [{"r": "a"}, {"r": "c"}]}),
+    # markup operands and constants
+    ("{% for m in ms %}{% if m.r|safe == 'a' %}a{% elif m.r|safe == '<b>' %}b{% else %}-{% endif %}{% endfor %}",
+     {"ms": [{"r": "a"}, {"r": "<b>"}, {"r": "c"}]}),
+    ("{% for m in ms %}{% if m.r|string == 'a' %}a{% elif m.r|string == 'None' or m.r|string == '3' %}n"
+     "{% else %}-{% endif %}{% endfor %}", GUARD_MS),
+    # in a chat-mode template, the shape Command-A has
+    ("{% for message in messages %}{% if message.role|lower == 'system' and not (loop.first and pre) %}S"
+     "{{ message.content }}{% elif message.role|lower == 'user' %}U{{ message.content }}"
+     "{% elif message.role|lower == 'assistant' or message.role|lower == 'chatbot' %}A{{ message.content }}"
+     "{% endif %}{% endfor %}", {"pre": True, "ms": [], "messages": [
+         {"role": "system", "content": "s"}, {"role": "User", "content": "u"}, {"role": "CHATBOT", "content": "c"},
+         {"role": "system", "content": "s2"}, {"role": "tool", "content": "t"}]}),
+]
+
 
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
-                          ("error", ERROR_ROWS)):
+                          ("error", ERROR_ROWS), ("guard", GUARD_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 

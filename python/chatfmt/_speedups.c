@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,6 +168,8 @@ static bool walk_other(Walk *w, PyObject *o, int depth) {
     return push_scalar(w, o, t);
 }
 
+static void pick_text_kernels(void);
+
 /* init(library_path) -> bool: resolve the library ctypes already loaded. */
 static PyObject *sp_init(PyObject *self, PyObject *arg) {
     const char *path = PyUnicode_AsUTF8(arg);
@@ -201,6 +204,7 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     lib.feed(b, probe, 3);
     ascii_kind = lib.failed(b) ? CF_ITEM_STR : CF_ITEM_ASCII;
     lib.builder_free(b);
+    pick_text_kernels();
     Py_RETURN_TRUE;
 }
 
@@ -821,18 +825,63 @@ struct Window {
     void *job;
     size_t nrows;
     atomic_size_t next, done;   /* rows claimed, rows finished */
-    int users;                  /* workers that may still claim rows (pool mutex) */
+    atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
 };
+
+/* Handing a window over costs a wake-up when the thread waits asleep: a
+ * futex call on the waker's side, and tens of microseconds on a loaded
+ * machine before the sleeper runs, against windows of a few hundred
+ * microseconds of rendering. So a thread that waits for the next window,
+ * or for the last rows of one, first watches for it a while (SPIN_NS, a
+ * few rows' time), and only then sleeps; the other side calls the futex
+ * only for a sleeper. */
+enum { SPIN_NS = 50000 };
 
 typedef struct Pool {
     pthread_t *threads;
     unsigned nthreads;          /* workers besides the caller */
     pthread_mutex_t mu;
     pthread_cond_t work, done;
-    unsigned long generation;   /* bumped when `current` is published */
+    atomic_ulong generation;    /* bumped when `current` is published (under mu) */
     Window *current;
     bool quit;
+    unsigned asleep;            /* workers waiting on `work` (mu) */
+    bool caller_asleep;         /* the caller waiting on `done` (mu) */
 } Pool;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline long long monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Watch until ready(arg) or SPIN_NS pass; whether it became ready. Past
+ * the first few microseconds the watcher yields its processor between
+ * looks: on a machine with more runnable threads than processors the
+ * thread it waits for may be the one waiting for a processor. */
+enum { SPIN_QUIET_NS = 5000 };
+
+static bool spin_until(bool (*ready)(void *), void *arg) {
+    long long start = 0;
+    for (unsigned k = 0;; k++) {
+        if (ready(arg)) return true;
+        if ((k & 63) == 63) {   /* (the clock read now and then) */
+            long long t = monotonic_ns();
+            if (!start) start = t;
+            else if (t - start >= SPIN_NS) return false;
+            else if (t - start >= SPIN_QUIET_NS) sched_yield();
+        }
+        cpu_relax();
+    }
+}
 
 /* Claim and run rows of win until none is left, and the side work ready
  * before each row and at the end. */
@@ -847,21 +896,35 @@ static void run_rows(Window *win) {
     if (win->side) win->side(win);
 }
 
+typedef struct WorkerWait { Pool *p; unsigned long seen; } WorkerWait;
+
+static bool work_published(void *arg) {
+    WorkerWait *w = arg;
+    return atomic_load_explicit(&w->p->generation, memory_order_acquire) != w->seen ||
+           __atomic_load_n(&w->p->quit, __ATOMIC_ACQUIRE);
+}
+
 static void *worker_main(void *arg) {
     Pool *p = arg;
-    unsigned long seen = 0;
-    pthread_mutex_lock(&p->mu);
+    WorkerWait wait = {p, 0};
     for (;;) {
-        while (p->generation == seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
+        bool seen_new = spin_until(work_published, &wait);
+        pthread_mutex_lock(&p->mu);
+        if (!seen_new) {
+            p->asleep++;
+            while (atomic_load(&p->generation) == wait.seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
+            p->asleep--;
+        }
         if (p->quit) break;
-        seen = p->generation;
+        wait.seen = atomic_load(&p->generation);
         Window *win = p->current;
-        win->users++;
+        atomic_fetch_add(&win->users, 1);
         pthread_mutex_unlock(&p->mu);
         run_rows(win);
         pthread_mutex_lock(&p->mu);
-        win->users--;
-        pthread_cond_broadcast(&p->done);
+        atomic_fetch_sub(&win->users, 1);
+        if (p->caller_asleep) pthread_cond_broadcast(&p->done);
+        pthread_mutex_unlock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -874,6 +937,7 @@ static void pool_start(Pool *p, unsigned threads) {
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->generation, 0);
     if (threads > 1 && (p->threads = calloc(threads - 1, sizeof *p->threads))) {
         while (p->nthreads < threads - 1 && pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
             p->nthreads++;
@@ -882,7 +946,7 @@ static void pool_start(Pool *p, unsigned threads) {
 
 static void pool_stop(Pool *p) {
     pthread_mutex_lock(&p->mu);
-    p->quit = true;
+    __atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
@@ -899,8 +963,25 @@ static void pool_publish(Pool *p, Window *win) {
     atomic_store(&win->done, 0);
     pthread_mutex_lock(&p->mu);
     p->current = win;
-    p->generation++;
-    pthread_cond_broadcast(&p->work);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    if (p->asleep) pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static bool window_finished(void *arg) {
+    Window *win = arg;
+    return atomic_load(&win->done) >= win->nrows && !atomic_load(&win->users);
+}
+
+static bool window_unused(void *arg) { return !atomic_load(&((Window *)arg)->users); }
+
+/* Wait until ready(win), watching a while before sleeping on `done`. */
+static void pool_wait(Pool *p, Window *win, bool (*ready)(void *)) {
+    if (spin_until(ready, win)) return;
+    pthread_mutex_lock(&p->mu);
+    p->caller_asleep = true;
+    while (!ready(win)) pthread_cond_wait(&p->done, &p->mu);
+    p->caller_asleep = false;
     pthread_mutex_unlock(&p->mu);
 }
 
@@ -908,18 +989,12 @@ static void pool_publish(Pool *p, Window *win) {
  * holds it. Called without the GIL. */
 static void pool_finish(Pool *p, Window *win) {
     run_rows(win);
-    pthread_mutex_lock(&p->mu);
-    while (atomic_load(&win->done) < win->nrows || win->users) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    pool_wait(p, win, window_finished);
 }
 
 /* Wait until no worker holds win (one that woke late may still be leaving
  * it): only then may the caller write its rows again. */
-static void pool_quiesce(Pool *p, Window *win) {
-    pthread_mutex_lock(&p->mu);
-    while (win->users) pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
-}
+static void pool_quiesce(Pool *p, Window *win) { pool_wait(p, win, window_unused); }
 
 /* -- render_batch -- */
 
@@ -936,12 +1011,12 @@ typedef struct BatchRow {
     size_t first, count;      /* its items in the window's array */
     const cf_template *t;
     int state;
-    cf_result res;            /* ROW_OK, not `converted`: the output as rendered */
+    cf_result res;            /* ROW_OK: the output as rendered */
     cf_error err;
-    /* ROW_OK and `converted`: the output as its str stores it (one byte a
-     * character up to U+00FF, else two or four), in this slot's buffer,
-     * which the slot keeps for the rows after it (no page faulted in anew
-     * a row); the render's own buffer went back to its thread's cache. */
+    /* ROW_OK and `converted`: the output measured for its str (nchars
+     * characters, the largest maxchar: `kind` bytes a character), which is
+     * written once, straight from res (see copy_text). Otherwise the output
+     * is decoded under the GIL. */
     bool converted;
     /* The row's context: another row's, shared (a repeated row object), or
      * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
@@ -950,8 +1025,11 @@ typedef struct BatchRow {
     unsigned char kind;       /* bytes a character: 1, 2, 4 */
     uint32_t maxchar;
     size_t nchars;
-    unsigned char *text;
-    size_t text_cap;
+    size_t ascii_prefix;      /* bytes before the first that is not ASCII */
+    /* The render buffer of the slot's last output: its text is in its str
+     * before the slot renders again, which gives the buffer back to that
+     * thread's cache for the render to take (no buffer allocated a row). */
+    cf_result spent;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
     PyObject *row;
@@ -959,8 +1037,9 @@ typedef struct BatchRow {
     size_t utf8_cap;
 } BatchRow;
 
-/* A slot keeps a text buffer up to this size (a window's slots then hold at
- * most WINDOW_ROWS times it); a bigger output is handed over as rendered. */
+/* Outputs up to this size are measured and copied into their str by the
+ * rendering threads (a window's rows then hold at most WINDOW_ROWS times
+ * it); a bigger one is decoded under the GIL. */
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
 /* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
@@ -1103,79 +1182,111 @@ static void utf8_widen(const unsigned char *s, size_t n, size_t from, int kind, 
     else widen_as(s, n, 0, 4, out);
 }
 
-static bool slot_reserve(BatchRow *r, size_t bytes) {
-    if (bytes <= r->text_cap) return true;
-    size_t cap = r->text_cap ? r->text_cap : 4096;
-    while (cap < bytes) cap *= 2;
-    unsigned char *p = realloc(r->text, cap);
-    if (!p) return false;
-    r->text = p;
-    r->text_cap = cap;
-    return true;
+/* Where the first byte that is not ASCII is in s[0..n), or n. The render
+ * just wrote s (it is in the cache): 128 bytes a step, or-ed in vector
+ * registers and tested once a step. */
+typedef unsigned char u8x32 __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) size_t ascii_prefix_as(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        u8x32 a, b, c, d;
+        memcpy(&a, s + i, 32);
+        memcpy(&b, s + i + 32, 32);
+        memcpy(&c, s + i + 64, 32);
+        memcpy(&d, s + i + 96, 32);
+        u8x32 all = (a | b) | (c | d);
+        uint64_t w[4];
+        memcpy(w, &all, 32);
+        if ((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ULL) break;
+    }
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+    }
+    while (i < n && s[i] < 0x80) i++;
+    return i;
 }
 
-/* Turn a row's fresh output into its str's form (on the rendering thread,
- * without the GIL: what stays under the GIL is PyUnicode_New and one copy).
- * Output that is too big, not valid UTF-8, or finds no memory stays as
- * rendered. */
+/* As compiled for the baseline instruction set, and on x86-64 also for
+ * AVX2 (32-byte registers: half the instructions a byte), taken when the
+ * processor has it (see sp_init). */
+static size_t ascii_prefix_base(const unsigned char *s, size_t n) { return ascii_prefix_as(s, n); }
+static size_t (*ascii_prefix_len)(const unsigned char *s, size_t n) = ascii_prefix_base;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_PATH 1
+__attribute__((target("avx2"))) static size_t ascii_prefix_avx2(const unsigned char *s, size_t n) {
+    return ascii_prefix_as(s, n);
+}
+#endif
+
+static void pick_text_kernels(void) {
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        ascii_prefix_len = ascii_prefix_avx2;
+    }
+#endif
+}
+
+/* Measure a row's fresh output for its str (on the rendering thread,
+ * without the GIL): ASCII (most prompts) or the count and the largest of
+ * its code points. The text stays in the render's buffer, from which the
+ * rendering threads write it into its str in the str's form (copy_text).
+ * Output too big or not valid UTF-8 stays unconverted. */
 static void convert_output(BatchRow *r) {
     const unsigned char *s = (const unsigned char *)r->res.text;
-    size_t n = r->res.len, i = 0, ascii_prefix = (size_t)-1;
+    size_t n = r->res.len;
     r->converted = false;
-    if (n > SLOT_TEXT_MAX || !slot_reserve(r, n ? n : 1)) return;
-    /* ASCII (most prompts): checked while copied, 64 bytes a step in
-     * vector registers; where the first other byte is, is kept (the
-     * measure and the widening start there) */
-    for (; i + 64 <= n; i += 64) {
-        u8x16 a, b, c, d;
-        memcpy(&a, s + i, 16);
-        memcpy(&b, s + i + 16, 16);
-        memcpy(&c, s + i + 32, 16);
-        memcpy(&d, s + i + 48, 16);
-        memcpy(r->text + i, &a, 16);
-        memcpy(r->text + i + 16, &b, 16);
-        memcpy(r->text + i + 32, &c, 16);
-        memcpy(r->text + i + 48, &d, 16);
-        u8x16 all = a | b | c | d;
-        uint64_t halves[2];
-        memcpy(halves, &all, 16);
-        if ((halves[0] | halves[1]) & 0x8080808080808080ULL) {
-            ascii_prefix = i;
-            break;
-        }
-    }
-    if (ascii_prefix == (size_t)-1) {
-        size_t tail = i;
-        unsigned high = 0;
-        for (; i < n; i++) {
-            high |= s[i];
-            r->text[i] = s[i];
-        }
-        if (high & 0x80) ascii_prefix = tail;
-    }
-    if (ascii_prefix == (size_t)-1) {
+    if (n > SLOT_TEXT_MAX) return;
+    r->ascii_prefix = ascii_prefix_len(s, n);
+    if (r->ascii_prefix == n) {
         r->kind = 1;
         r->maxchar = 127;
         r->nchars = n;
     } else {
         size_t nchars;
         uint32_t maxchar;
-        if (!utf8_measure(s, n, ascii_prefix, &nchars, &maxchar)) return;
-        int kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
-        if (nchars * (size_t)kind > SLOT_TEXT_MAX || !slot_reserve(r, nchars * (size_t)kind)) return;
-        utf8_widen(s, n, ascii_prefix, kind, r->text);
-        r->kind = (unsigned char)kind;
+        if (!utf8_measure(s, n, r->ascii_prefix, &nchars, &maxchar)) return;
+        r->kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
         r->maxchar = maxchar;
         r->nchars = nchars;
     }
     r->converted = true;
-    lib.result_free(&r->res);   /* (its buffer serves this thread's next render) */
 }
 
-/* The converted output as a str: one allocation and one copy. */
+/* A converted output's text into its str (made for r->nchars characters
+ * up to r->maxchar): one write of the str's memory, from the UTF-8 as
+ * rendered. */
+typedef struct TextCopy {
+    const unsigned char *from;
+    size_t len, ascii_prefix;
+    void *to;
+    int kind;
+} TextCopy;
+
+static void copy_text(const TextCopy *c) {
+    if (c->kind == 1) {
+        memcpy(c->to, c->from, c->ascii_prefix);
+        if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, c->to);
+    } else {
+        utf8_widen(c->from, c->len, c->ascii_prefix, c->kind, c->to);
+    }
+}
+
+static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
+    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind};
+}
+
+/* The converted output as a str: one allocation and one write. */
 static PyObject *converted_to_str(const BatchRow *r) {
     PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
-    if (u) memcpy(PyUnicode_DATA(u), r->text, r->nchars * r->kind);
+    if (u) {
+        TextCopy c = text_copy_of(r, u);
+        copy_text(&c);
+    }
     return u;
 }
 
@@ -1329,14 +1440,6 @@ static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
     return true;
 }
 
-/* A text copied into its str object by a rendering thread (see
- * copy_texts). */
-typedef struct TextCopy {
-    const unsigned char *from;
-    void *to;
-    size_t bytes;
-} TextCopy;
-
 typedef struct BatchWindow {
     Window win;
     /* The window before's texts, copied into the str objects the calling
@@ -1370,10 +1473,17 @@ static void copy_texts(Window *win) {
     size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
         if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
-        const TextCopy *c = &bw->copies[j];
-        memcpy(c->to, c->from, c->bytes);
+        copy_text(&bw->copies[j]);
         j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     }
+}
+
+/* Render row r from ctx and turn its output into its str's form. */
+static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
+    if (r->spent.text) lib.result_free(&r->spent);   /* (into this thread's cache: see spent) */
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    r->state = ok ? ROW_OK : ROW_ERROR;
+    if (ok) convert_output(r);
 }
 
 static void batch_row(Window *win, size_t i) {
@@ -1381,9 +1491,7 @@ static void batch_row(Window *win, size_t i) {
     BatchRow *r = &bw->rows[i];
     if (r->state != ROW_PENDING) return;
     if (r->shared) {   /* a row object seen before: its context is built */
-        bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, r->ctx, bw->opt, &r->res, &r->err);
-        r->state = ok ? ROW_OK : ROW_ERROR;
-        if (ok) convert_output(r);
+        render_row(bw, r, r->ctx);
         return;
     }
     cf_builder *b = lib.builder_new(bw->opt ? bw->opt->limits : NULL);
@@ -1415,11 +1523,9 @@ static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
         r->state = ROW_DECLINED;
         return;
     }
-    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    render_row(bw, r, ctx);
     if (r->keep) r->ctx = ctx;   /* (the drain caches it) */
     else lib.context_free(ctx);
-    r->state = ok ? ROW_OK : ROW_ERROR;
-    if (ok) convert_output(r);
 }
 
 /* ---- rows that repeat ----
@@ -1723,17 +1829,22 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindo
             continue;
         }
         if (r->state == ROW_OK) {
-            text_bytes += r->converted ? r->nchars * r->kind : r->res.len;
+            text_bytes += r->res.len;
             if (ok && r->converted && copier) {
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
-                    copier->copies[ncopies] = (TextCopy){r->text, PyUnicode_DATA(o), r->nchars * r->kind};
+                    copier->copies[ncopies] = text_copy_of(r, o);
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
                 o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             }
-            lib.result_free(&r->res);
+            if (r->converted) {   /* (read by the copy until the window is finished) */
+                r->spent = r->res;
+                memset(&r->res, 0, sizeof r->res);
+            } else {
+                lib.result_free(&r->res);
+            }
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
@@ -1767,8 +1878,8 @@ static void batch_window_free(BatchWindow *bw) {
     free(bw->retired);
     free(bw->walk.items);
     for (size_t i = 0; i < WINDOW_ROWS; i++) {
-        free(bw->rows[i].text);
         free(bw->rows[i].utf8);
+        lib.result_free(&bw->rows[i].spent);
     }
     free(bw);
 }
@@ -1973,7 +2084,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
 }
 
 /* render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads,
- *              make_error) -> list
+ *              make_error) -> (list, indices of its DECLINED items or None)
  * rows: a list of dicts (variables) or conversations (lists of messages);
  * common: variables every row has (a row's own keys win). Each result is a
  * str, an error object, tools_error (a row with tools when the tool_use
@@ -2008,7 +2119,25 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         Py_XDECREF(out);
         return NULL;
     }
-    return out;
+    /* The DECLINED rows' indices, found by address here: a loop over the
+     * results in Python touches each str, which a big batch has long
+     * evicted from the cache (a memory access a row). */
+    PyObject *declined_at = NULL;
+    for (Py_ssize_t i = 0, n = PyList_GET_SIZE(out); i < n; i++) {
+        if (PyList_GET_ITEM(out, i) != declined) continue;
+        PyObject *index = (declined_at || (declined_at = PyList_New(0))) ? PyLong_FromSsize_t(i) : NULL;
+        if (!index || PyList_Append(declined_at, index) < 0) {
+            Py_XDECREF(index);
+            Py_XDECREF(declined_at);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    PyObject *both = PyTuple_Pack(2, out, declined_at ? declined_at : Py_None);
+    Py_DECREF(out);
+    Py_XDECREF(declined_at);
+    return both;
 }
 
 /* -- format_jsonl: dataset mode's rows (cli/cmd_dataset.c), same bytes -- */

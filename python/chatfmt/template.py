@@ -445,11 +445,10 @@ class Template:
         if _native is not None and hasattr(_native, "render_batch"):
             plain = self._plain.ptr
             with_tools = self._with_tools.ptr if self._with_tools is not None else None
-            out = _native.render_batch(rows, variables, plain, with_tools, tools_error, self._options_addr, True,
-                                       threads, self._error_object)
-            for i, r in enumerate(out):
-                if r is _DECLINED:
-                    out[i] = self._row_general(rows[i], variables)
+            out, declined = _native.render_batch(rows, variables, plain, with_tools, tools_error, self._options_addr,
+                                                 True, threads, self._error_object)
+            for i in declined or ():
+                out[i] = self._row_general(rows[i], variables)
             return out
         if threads == 1 or len(rows) < 2:
             return [self._row_general(r, variables) for r in rows]

@@ -136,7 +136,7 @@ class RenderBatch(unittest.TestCase):
                     rows.append([{"role": "user", "content": text}])
                     rows.append([{"role": "user", "content": text + "\u00e9" + "c" * (before % 37) + c}])
         want = [t.render(r) for r in rows]
-        for threads in (1, 2):
+        for threads in (1, 2, 3):
             with self.subTest(threads=threads):
                 got = t.render_batch(rows, threads=threads)
                 self.assertEqual(len(got), len(want))

@@ -92,6 +92,24 @@ enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3 };
  * this node): E is evaluated once per run of the chain when its name holds
  * a dict (interp.c: IfMemo). N_IF.simple IF_ELIF: an elif branch's node. */
 enum { IF_ELIF = 1 };
+/* An N_IF_CHAIN whose first test starts with its shared operand E (`E == c
+ * and ...`, `E == c or E == d`): E is evaluated first, and a test that can
+ * only hold for some constants (its guard: `E == c and X` holds only if E
+ * is c, `A or B` only for A's or B's) is known false without running when
+ * E is a str that none of them is. Skipping it skips nothing observable:
+ * it would compare two strs (from the chain's memo) and stop. parser.c:
+ * mark_chain_guards; interp.c: chain_dispatch. */
+typedef struct ChainGuards {
+    const struct Node *operand;   /* E: the N_FILTER name.key|pure of the first test */
+    int ntests;                   /* the if's test, then each elif's */
+    const Str *const *const *consts;   /* per test: its guard's strs, NULL-ended; NULL: no guard */
+    const uint8_t *then;          /* per guarded test, once E is one of its strs: GUARD_* */
+} ChainGuards;
+enum {
+    GUARD_HOLDS = 1,   /* the test holds (`E == c`, `E == c or E == d`) */
+    GUARD_AND = 2,     /* it holds as its `and`'s right operand does (`E == c and X`) */
+    GUARD_TEST = 3     /* it is run as it is */
+};
 /* N_BINOP.simple: a + or - whose operands are int constants, names,
  * name.attr, x|length and such sums, one at least an int by its shape
  * (interp.c: int_sum; parser.c: int_sum_shape) */
@@ -103,7 +121,9 @@ enum { BINOP_INT_SUM = 1 };
 enum { ADD_CHAIN_MAX = 32 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
-    FILTER_LENGTH = 2   /* |length (|count): of a list, tuple or dict, answered in place */
+    FILTER_LENGTH = 2,  /* |length (|count): of a list, tuple or dict, answered in place */
+    FILTER_TOJSON = 3   /* |tojson, with or without arguments: an output's is written through
+                           a buffer the render reuses (interp.c: output_tojson) */
 };
 
 /* N_GETATTR.op: which loop.* attribute the name is (0: none), so the
@@ -153,6 +173,7 @@ struct Node {
         const struct Node *scope;          /* N_NAME: the frame layout its slot (flag) is in, or NULL */
         FrameInit *init;                   /* a node that makes a frame (scope.c) */
         const struct Node *chain_if;       /* N_COMPARE (CMP_CHAINED): its N_IF_CHAIN */
+        const struct ChainGuards *guards;  /* N_IF_CHAIN: its tests' guards, or NULL */
     };
     int line, col;
     /* line 2 */

@@ -25,6 +25,11 @@ FilterFn filter_lookup(const char *name, size_t n);
 /* Whether the filter, given no arguments, always gives the same result for
  * the same operand, at a cost worth remembering it (lower, trim). */
 bool filter_is_pure(FilterFn fn);
+bool filter_is_tojson(FilterFn fn);
+/* x|tojson(args) written at the end of sb: what the filter returns, without
+ * making it a str (the interpreter writes an output's JSON through a buffer
+ * it reuses). Steps and errors as the filter's. */
+void filter_tojson_into(Rt *rt, StrBuf *sb, Value self, const Args *args);
 bool filter_is_length(FilterFn fn);   /* length and its alias count */
 /* Jinja2's eval_ctx.autoescape during a render (interp.c): inside an
  * {% autoescape %} block that is on. The filters that take the eval

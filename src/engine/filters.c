@@ -43,7 +43,7 @@ void filter_bind_slow(Rt *rt, const Args *args, const Sig *sig, Value *out) {
         const Str *kw = args->kwnames[k];
         int at = -1;
         for (int i = 0; i < sig->nparams && at < 0; i++)
-            if (str_eqz(kw, sig->names[i])) at = i;
+            if (kw->data[0] == sig->names[i][0] && str_eqz(kw, sig->names[i])) at = i;   /* (first bytes: the quick no) */
         if (at < 0)
             rt_throw(rt, CF_ERR_TYPE, "%s() got an unexpected keyword argument '%s'", sig->fname, kw->data);
         if (out[at].type != VT_MISSING)
@@ -1268,7 +1268,14 @@ static const Sig SIG_TOJSON = {"_tojson", 0, 0, 4, {"ensure_ascii", "indent", "s
 
 /* transformers' tojson: json.dumps(x, ensure_ascii=False, indent=None,
  * separators=None, sort_keys=False), a plain str. */
-static Value f_tojson(Rt *rt, Value self, const Args *args) {
+void filter_tojson_into(Rt *rt, StrBuf *sb, Value self, const Args *args) {
+    if (!args->npos && !args->nkw) {   /* x|tojson: json.dumps' defaults but ensure_ascii (as below) */
+        JsonDumpOpts o;
+        json_opts_default(&o);
+        o.ensure_ascii = false;
+        json_dump(rt, sb, self, &o);
+        return;
+    }
     Value a[4];
     bind(rt, args, &SIG_TOJSON, a);
     JsonDumpOpts o;
@@ -1303,12 +1310,16 @@ static Value f_tojson(Rt *rt, Value self, const Args *args) {
         o.item_sep = l->items[0].u.s->data;
         o.key_sep = l->items[1].u.s->data;
     }
+    json_dump(rt, sb, self, &o);
+}
+
+static Value f_tojson(Rt *rt, Value self, const Args *args) {
     StrBuf sb;
     /* room for a tool's JSON: the writer quotes a string in place only when
      * the buffer has room for its worst case (the buffer is the arena's
      * last block, so the unused end is given back when it is finished) */
     sb_init(rt, &sb, 1024);
-    json_dump(rt, &sb, self, &o);
+    filter_tojson_into(rt, &sb, self, args);
     return sb_to_value(&sb);
 }
 
@@ -1376,6 +1387,8 @@ bool filter_is_pure(FilterFn fn) {
 }
 
 bool filter_is_length(FilterFn fn) { return fn == f_length; }
+
+bool filter_is_tojson(FilterFn fn) { return fn == f_tojson; }
 
 FilterFn filter_lookup(const char *name, size_t n) {
     for (size_t i = 0; i < sizeof FILTERS / sizeof FILTERS[0]; i++)

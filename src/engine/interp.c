@@ -132,7 +132,6 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
     }
 }
 
-static const ObjType TEMPLATE_REF_TYPE;   /* `self` (blocks, below) */
 
 /* A name's value from outside the template: chat variable, caller
  * variable, default (special token), builtin global, else Undefined. */
@@ -352,12 +351,16 @@ static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, Ar
                                        Str *extra_kw_name, Value extra_kw);
 static ALWAYS_INLINE void eval_args(Interp *I, const Node *call, Frame *f, ArgBuf *ab, Value extra_first,
                                     Str *extra_kw_name, Value extra_kw) {
-    if (!call->b && !call->c && !call->kwvals.n && !extra_kw_name && extra_first.type == VT_MISSING &&
-        call->items.n <= 8) {   /* the usual call: positionals only (content.strip(), f(m.content)) */
+    if (!call->b && !call->c && !extra_kw_name && extra_first.type == VT_MISSING && call->items.n <= 8 &&
+        call->kwvals.n <= 8) {   /* the usual call: no * or ** (content.strip(), x|tojson(indent=2)) */
         for (int i = 0; i < call->items.n; i++) ab->pos_small[i] = operand(I, call->items.v[i], f);
+        for (int k = 0; k < call->kwvals.n; k++) {   /* (after the positionals, as Python) */
+            ab->kwn_small[k] = call->kwnames[k];
+            ab->kw_small[k] = operand(I, call->kwvals.v[k], f);
+        }
         ab->args.npos = call->items.n;
         ab->args.pos = ab->pos_small;
-        ab->args.nkw = 0;
+        ab->args.nkw = call->kwvals.n;
         ab->args.kwnames = ab->kwn_small;
         ab->args.kwvals = ab->kw_small;
         return;
@@ -659,22 +662,6 @@ NOINLINE void loop_fill(Interp *I, Loop *l, size_t need) {
         if (cond(I, node->c, l->test_frame)) list_push(I->rt, l->items, item);
     }
 }
-static Value loop_attr(Interp *I, Loop *l, uint8_t id) {
-    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
-    int64_t len = (int64_t)l->items->len, i = l->index0;
-    switch (id) {
-    case LA_INDEX0: return v_int(i);
-    case LA_INDEX: return v_int(i + 1);
-    case LA_FIRST: return v_bool(i == 0);
-    case LA_LAST: return v_bool(i == len - 1);
-    case LA_LENGTH: return v_int(len);
-    case LA_REVINDEX: return v_int(len - i);
-    case LA_REVINDEX0: return v_int(len - i - 1);
-    case LA_DEPTH: return v_int(l->depth0 + 1);
-    default: return v_int(l->depth0);
-    }
-}
-
 Value loop_call(Rt *rt, Obj *self, const Args *args) {
     Loop *l = self->data;
     Interp *I = INTERP(rt);
@@ -1585,46 +1572,13 @@ static Frame *block_frame(Interp *I, const Node *block, Frame *parent) {
     return bf;
 }
 
-static Value block_ref_call(Rt *rt, Obj *self, const Args *a) {
-    Interp *I = INTERP(rt);
-    if (a->nkw) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() got an unexpected keyword argument '%s'", a->kwnames[0]->data);
-    if (a->npos) rt_throw(rt, CF_ERR_TYPE, "BlockReference.__call__() takes 1 positional argument but %d were given", a->npos + 1);
-    const Node *block = self->data;
+/* self.name(): the block rendered again, into a string (block_ref.c). */
+Value block_render(Interp *I, const Node *block) {
     depth_enter(I);
     Value v = capture(I, &block->body, block_frame(I, block, NULL));   /* Markup under autoescape */
     I->depth--;
     return v;
 }
-
-static bool block_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
-    if (n != 5 || memcmp(name, "super", 5) != 0) return false;
-    *out = v_undef_msg(rt, "there is no parent block called '%s'.", ((const Node *)self->data)->name->data);
-    return true;
-}
-
-static void block_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
-    sb_puts(sb, "<jinja2.runtime.BlockReference object at 0x0>");   /* (CPython prints an address) */
-}
-
-static const ObjType BLOCK_REF_TYPE = {"BlockReference", block_ref_getattr, block_ref_call, block_ref_repr, NULL};
-
-static bool template_ref_getattr(Rt *rt, Obj *self, const char *name, size_t n, Value *out) {
-    const struct cf_template *t = INTERP(rt)->t;
-    for (int i = 0; i < t->nblocks; i++) {
-        const Str *bname = t->blocks[i]->name;
-        if (bname->len == n && memcmp(bname->data, name, n) == 0) {
-            *out = v_object(rt, VT_OBJECT, &BLOCK_REF_TYPE, (void *)t->blocks[i]);
-            return true;
-        }
-    }
-    return false;
-}
-
-static void template_ref_repr(Rt *rt, Obj *self, struct StrBuf *sb) {
-    sb_puts(sb, "<TemplateReference None>");   /* (the name of a template made from a string) */
-}
-
-static const ObjType TEMPLATE_REF_TYPE = {"TemplateReference", template_ref_getattr, NULL, template_ref_repr, NULL};
 
 /* {% set ns.out = ns.out ~ a ~ b %} marked SET_ACCUMULATE (parser.c): no
  * one but the namespace can hold ns.out's value, so a value this function
@@ -1871,6 +1825,38 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
     I->root_writes += out == I->root;
 }
 
+/* {{ x|tojson(...) }} without escaping: what eval_filter does, in its order
+ * (operand, arguments, position, the operand's charge, the filter), but the
+ * JSON goes into a buffer the render keeps for it, from empty (the string
+ * limit applies to it as to the filter's own buffer), and from there into
+ * the output as the filter's str would be: no str made, grown and given
+ * back for every tool of a request. */
+static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Rt *rt = I->rt;
+    Value v = operand(I, n->a, f);
+    ArgBuf ab;
+    const Args *args = &no_args;
+    if (!n->simple) {
+        eval_args(I, n, f, &ab, v_missing(), NULL, v_missing());
+        args = &ab.args;
+    }
+    set_pos(I, n);
+    charge_operand(rt, v);
+    StrBuf *scratch = &I->json_scratch;
+    if (I->json_scratch_busy) {   /* (the writer calls no template code; kept safe all the same) */
+        write_escaped(I, n->filter(rt, v, args), false);
+        return;
+    }
+    if (!scratch->p) sb_init(rt, scratch, 1024);   /* (room for a tool, as the filter's) */
+    scratch->len = 0;
+    I->json_scratch_busy = true;
+    filter_tojson_into(rt, scratch, v, args);
+    I->json_scratch_busy = false;
+    I->root_writes += I->out == I->root;
+    sb_put(I->out, scratch->p, scratch->len);
+}
+
 /* The branch an N_IF takes (its else branch when no test holds). */
 static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *f) {
     if (cond(I, n->a, f)) return &n->body;
@@ -1881,14 +1867,50 @@ static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *
     return &n->alt;
 }
 
-/* The branch an N_IF_CHAIN takes: if_branch, with the
+static bool str_among(const Str *s, const Str *const *set) {
+    for (; *set; set++)
+        if (strs_equal(s, *set)) return true;
+    return false;
+}
+
+/* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
+ * test would (cond_equality_chained), and into the memo on the same terms;
+ * then each test E's value rules out is passed over (its elif step still
+ * charged), and a test E's value decides is not run. */
+static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
+    const ChainGuards *g = n->guards;
+    const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
+    Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
+    if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
+    Value e = getattr_of(I, ga, obj);
+    set_pos(I, a);
+    e = filter_pure(I, a, e);
+    memo->v = e;
+    memo->set = true;
+    if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
+    for (int k = 0; k < g->ntests; k++) {
+        if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        const Str *const *set = g->consts[k];
+        if (!set) {
+            if (cond(I, test, f)) return body;
+        } else if (str_among(e.u.s, set)) {
+            uint8_t then = g->then[k];
+            if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+        }
+    }
+    return &n->alt;
+}
+
+/* The branch an N_IF_CHAIN takes: if_branch (or chain_dispatch), with the
  * chain's memo installed while the tests run (a throw ends the render, so
  * nothing reads it after). */
 static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
     IfMemo memo = {.owner = n, .frame = f};
     IfMemo *const outer = I->if_memo;
     I->if_memo = &memo;
-    const NodeList *branch = if_branch(I, n, f);
+    const NodeList *branch = n->guards ? chain_dispatch(I, n, f, &memo) : if_branch(I, n, f);
     I->if_memo = outer;
     return branch;
 }
@@ -1917,6 +1939,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             else if (n->a->kind == N_CALL && n->a->a->kind == N_NAME && !escape && !n->a->b && !n->a->c &&
                      !n->a->kwvals.n && output_macro_call(I, n->a, f))
                 continue;
+            else if (n->a->kind == N_FILTER && n->a->op == FILTER_TOJSON && !escape) output_tojson(I, n->a, f);
             else write_escaped(I, operand(I, n->a, f), escape);
             continue;
         }

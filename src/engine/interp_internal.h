@@ -69,6 +69,10 @@ typedef struct Interp {
     struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
     unsigned acc_next;         /* the entry the next new accumulator takes */
     IfMemo *if_memo;           /* the innermost chain whose tests are running, or NULL */
+    /* {{ x|tojson }}'s JSON is written here, then into the output (interp.c:
+     * output_tojson): one buffer for the render instead of a str each */
+    StrBuf json_scratch;       /* p NULL until the first use */
+    bool json_scratch_busy;
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
@@ -120,6 +124,13 @@ static inline void loop_look_ahead(Interp *I, Loop *l, bool all) {
     if (upto > l->looked_ahead) l->looked_ahead = upto;
 }
 
+/* loop.index0 and the other attributes the parser knows (LA_*), read in
+ * place (loop_object.c). */
+Value loop_attr(Interp *I, Loop *l, uint8_t id);
+/* The block rendered into a string, as self.name() does (interp.c), and
+ * `self`'s object type (block_ref.c). */
+Value block_render(Interp *I, const struct Node *block);
+extern const ObjType TEMPLATE_REF_TYPE;
 /* loop(items): a recursive loop's next level (interp.c). */
 Value loop_call(Rt *rt, Obj *self, const Args *args);
 /* The LoopContext object type (loop_object.c). */

@@ -1,6 +1,6 @@
 /* loop_object.c — the `loop` variable as Python sees it: Jinja2's
  * LoopContext (attributes, loop.cycle, loop.changed, repr, iteration). The
- * interpreter reads loop.index0 and the like directly (interp.c, loop_attr);
+ * interpreter reads loop.index0 and the like directly (loop_attr, below);
  * what comes here is the generic path: attributes by name, the object
  * printed, passed to a filter or iterated. */
 #include <string.h>
@@ -24,6 +24,24 @@ static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
     return v_bool(true);
 }
 static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL, NULL};
+
+/* loop.index0 and the like, as the interpreter reads them (getattr_of). */
+Value loop_attr(Interp *I, Loop *l, uint8_t id) {
+    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
+    int64_t len = (int64_t)l->items->len, i = l->index0;
+    switch (id) {
+    case LA_INDEX0: return v_int(i);
+    case LA_INDEX: return v_int(i + 1);
+    case LA_FIRST: return v_bool(i == 0);
+    case LA_LAST: return v_bool(i == len - 1);
+    case LA_LENGTH: return v_int(len);
+    case LA_REVINDEX: return v_int(len - i);
+    case LA_REVINDEX0: return v_int(len - i - 1);
+    case LA_DEPTH: return v_int(l->depth0 + 1);
+    default: return v_int(l->depth0);
+    }
+}
+
 
 uint8_t loop_attr_id(const Str *name) {
     static const char *const names[] = {NULL, "index0", "index", "first", "last", "length",

@@ -375,6 +375,7 @@ static Node *parse_filter(Parser *P, Node *node, bool start_inline) {
         f->simple = !f->items.n && !f->kwvals.n && !f->b && !f->c && f->filter;
         if (f->simple && filter_is_pure(f->filter)) f->op = FILTER_PURE;
         if (f->simple && filter_is_length(f->filter)) f->op = FILTER_LENGTH;
+        if (f->filter && filter_is_tojson(f->filter)) f->op = FILTER_TOJSON;
         node = f;
         start_inline = false;
     }
@@ -1811,6 +1812,67 @@ static void chain_collect(Node *n, ChainTests *ct) {   /* the ==/!= tests throug
     }
 }
 
+/* The strs E must be one of for test to hold (ast.h: ChainGuards), appended
+ * to out (at most max); false when test has no such guard. *exact: the
+ * test holds whenever E is one of them (no `and` in it). */
+static bool chain_guard(const Node *test, const Node *chain, const Str **out, int *count, int max, bool *exact) {
+    if (test->kind == N_AND) {   /* a false `a` ends it */
+        *exact = false;
+        return chain_guard(test->a, chain, out, count, max, exact);
+    }
+    if (test->kind == N_OR)
+        return chain_guard(test->a, chain, out, count, max, exact) &&
+               chain_guard(test->b, chain, out, count, max, exact);
+    if (test->kind != N_COMPARE || test->simple != CMP_CHAINED || test->chain_if != chain || test->op != OP_EQ ||
+        !test->flag || test->v.type != VT_STR || *count == max)
+        return false;
+    out[(*count)++] = test->v.u.s;
+    return true;
+}
+
+/* The leftmost ==/!= of a test: the first thing it evaluates. */
+static const Node *chain_first_compare(const Node *test) {
+    while (test->kind == N_AND || test->kind == N_OR) test = test->a;
+    return test;
+}
+
+enum { CHAIN_GUARD_MAX = 8 };   /* constants a test's guard lists (more: no guard) */
+static void mark_chain_guards(Rt *rt, Node *n) {
+    const Node *first = chain_first_compare(n->a);
+    const Str *buf[CHAIN_GUARD_MAX];
+    int count = 0;
+    bool exact = true;
+    if (n->init || !chain_guard(n->a, n, buf, &count, CHAIN_GUARD_MAX, &exact) || first->kind != N_COMPARE) return;
+    ChainGuards *g = rt_alloc0(rt, sizeof *g);
+    g->operand = first->a;
+    g->ntests = 1 + n->items.n;
+    const Str *const **consts = rt_alloc0(rt, (size_t)g->ntests * sizeof *consts);
+    uint8_t *then = rt_alloc0(rt, (size_t)g->ntests);
+    for (int k = 0; k < g->ntests; k++) {
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        count = 0;
+        exact = true;
+        if (!chain_guard(test, n, buf, &count, CHAIN_GUARD_MAX, &exact)) continue;
+        const Str **set = rt_alloc0(rt, (size_t)(count + 1) * sizeof *set);
+        memcpy(set, buf, (size_t)count * sizeof *set);
+        consts[k] = set;
+        bool and_exact = true;
+        int scratch = 0;
+        then[k] = exact ? GUARD_HOLDS
+                  : test->kind == N_AND && chain_guard(test->a, n, buf, &scratch, CHAIN_GUARD_MAX, &and_exact) && and_exact
+                      ? GUARD_AND
+                      : GUARD_TEST;
+    }
+    g->consts = consts;
+    g->then = then;
+    n->guards = g;
+}
+
+/* After every chain is marked (a test's chain_if is final). */
+static void guard_if_chain(Node *n, void *rt) {
+    if (n->kind == N_IF_CHAIN) mark_chain_guards(rt, n);
+}
+
 static void mark_if_chain(Node *n, void *ctx) {
     (void)ctx;
     if (n->kind != N_IF || n->simple == IF_ELIF) return;
@@ -1892,5 +1954,6 @@ void parse_template(Rt *rt, struct cf_template *t) {
     mark_accumulators(rt, t);
     scope_layout(t);   /* (after packing: a node reached twice is one node) */
     walk_list(&t->body, mark_if_chain, NULL);
+    walk_list(&t->body, guard_if_chain, rt);
     plan_output_sums(rt, t);
 }

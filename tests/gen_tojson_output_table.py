@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Writes tests/unit/tojson_output.jsonl: `{{ x|tojson(...) }}` written
+straight to the output through one buffer a render reuses (src/engine/
+interp.c: output_tojson), and the places that must take the filter's own
+str instead. Each row checks that nothing Jinja2 shows changes:
+
+- tojson_output-NNN: values read from the context and made in the template,
+  every option (positional and keyword), whitespace control, many dumps in a
+  loop whose sizes grow past the buffer's first capacity and shrink again
+  (each dump starts from empty), outputs inside macros, call blocks, block
+  sets and filter blocks (captured text), a dump inside another (tojson of
+  tojson), filters before and after tojson, autoescape (escaped: not this
+  path), and the errors: an unknown or repeated keyword, too many positional
+  arguments, values json.dumps refuses, a raising operand.
+
+No expected output is stored: tests/run_tests.sh renders every row with the
+reference and with chatfmt and compares. Add rows at the END so ids stay
+stable. Regenerate with:
+    python3 tests/gen_tojson_output_table.py
+"""
+import json
+import os
+
+BIG = {"name": "tool_" + "x" * 40, "description": "d" * 1500, "parameters": {
+    "type": "object", "properties": {"k%d" % i: {"type": "string", "enum": ["a", "b"]} for i in range(30)}}}
+VALUES = {"d": {"b": [1, 2.5, None, True], "a": "é \"q\" \\ \n \u2028 😀"}, "l": [3, "x", [], {}],
+          "s": "<b>&'\"", "n": None, "i": -12, "f": 1e100, "big": BIG, "small": {"a": 1}}
+
+ROWS = [
+    ("{{ d|tojson }}|{{ l|tojson }}|{{ s|tojson }}|{{ n|tojson }}|{{ i|tojson }}|{{ f|tojson }}", VALUES),
+    ("{{ {'z': [1, (2, 3)], 'a': none, 'u': 'é'}|tojson }}|{{ [1.0, -0.0, 10**20]|tojson }}|{{ 'a\tb'|tojson }}", {}),
+    ("{{ d|tojson(indent=2) }}|{{ d|tojson(sort_keys=true) }}|{{ d|tojson(ensure_ascii=true) }}"
+     "|{{ d|tojson(separators=(',', ':')) }}|{{ d|tojson(indent='\\t') }}|{{ d|tojson(true, 1, none, true) }}", VALUES),
+    ("a {{- d|tojson -}} b\n{{ l|tojson }}  \n  {{- s|tojson }}", VALUES),
+    # sizes past the first capacity, then small again: each dump from empty
+    ("{% for x in [small, big, small, l, big, n, s] %}{{ x|tojson }};{% endfor %}", VALUES),
+    ("{% for x in [big, small] %}{{ x|tojson(ensure_ascii=true) }}/{{ x|tojson }};{% endfor %}", VALUES),
+    # captured outputs: a macro, a call block, a block set, a filter block
+    ("{% macro m(x) %}{{ x|tojson }}{% endmacro %}[{{ m(d) }}]{{ m(l)|length }}{% set t = m(s) %}{{ t ~ t }}",
+     VALUES),
+    ("{% macro w() %}<{{ caller() }}>{% endmacro %}{% call w() %}{{ small|tojson }}{{ big|tojson|length }}{% endcall %}",
+     VALUES),
+    ("{% set b %}{{ d|tojson }}{{ l|tojson }}{% endset %}{{ b|length }}:{{ b }}", VALUES),
+    ("{% filter upper %}{{ d|tojson }}{% endfilter %}|{% filter trim %}  {{ big|tojson }}  {% endfilter %}|{% filter replace('a', 'A') %}{{ l|tojson }}{% endfilter %}", VALUES),
+    # a dump of a dump, filters before and after
+    ("{{ (d|tojson)|tojson }}|{{ l|reverse|list|tojson }}|{{ d|tojson|length }}|{{ d|dictsort|tojson }}"
+     "|{{ (l|tojson).upper() }}", VALUES),
+    # autoescape: escaped, through the filter's str
+    ("{% autoescape true %}{{ s|tojson }}|{{ d|tojson }}{% endautoescape %}|{{ s|tojson }}", VALUES),
+    ("{% autoescape false %}{{ s|tojson }}{% endautoescape %}", VALUES),
+    # errors
+    ("{{ d|tojson(foo=1) }}", VALUES),
+    ("{{ d|tojson(true, ensure_ascii=false) }}", VALUES),
+    ("{{ d|tojson(1, 2, 3, 4, 5) }}", VALUES),
+    ("{{ d|tojson(indent='x', separators=3) }}", VALUES),
+    ("ok{{ namespace(a=1)|tojson }}", {}),
+    ("ok{{ missing|tojson }}", {}),
+    ("ok{{ d.b.nope.deeper|tojson }}", VALUES),
+    ("ok{{ (1 / 0)|tojson }}", {}),
+    ("{% for x in [small, range(2)] %}{{ x|tojson }};{% endfor %}", VALUES),
+]
+
+
+def rows():
+    for i, (text, ctx) in enumerate(ROWS, 1):
+        yield {"id": "tojson_output-%03d" % i, "template_text": text, "context": ctx, "raw": True}
+    # chat mode: a request's tools, as the seeds write them
+    yield {"id": "tojson_output-chat-001", "raw": False, "template_text":
+           "{%- for tool in tools %}{{- '\\n' }}{{- tool | tojson }}{%- endfor %}"
+           "{% for m in messages %}{% for tc in m.tool_calls or [] %}{{ tc.function.arguments|tojson }}"
+           "{{ tc.function|tojson(ensure_ascii=False) }}{% endfor %}{% endfor %}",
+           "context": {"tools": [{"type": "function", "function": BIG}, {"type": "function", "function": {
+               "name": "f", "parameters": {"type": "object"}}}],
+               "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "", "tool_calls": [
+                   {"type": "function", "function": {"name": "f", "arguments": {"q": "é", "n": [1, 2]}}}]}]}}
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "tojson_output.jsonl")
+    with open(out, "w", encoding="utf-8") as f:
+        for r in rows():
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main()
