@@ -782,7 +782,8 @@ CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_re
 /* A reader's memory of large values that repeat from one JSON document to
  * the next: a dataset sends the same "tools" list (tens of KiB) with every
  * row, and reading it is most of such a row's cost. An array or object of at
- * least 1 KiB under a top-level key, seen twice with the same bytes, is
+ * least 256 bytes under a top-level key (the last few distinct ones under
+ * each), seen twice with the same bytes, is
  * parsed once more on its own and then shared by the contexts whose
  * documents repeat those bytes: the same values, error messages and limits
  * as cf_context_from_json_limits (whose result it always equals). A cache

@@ -50,6 +50,17 @@ VALID = [
     '"\\uD83D\\uDE00x"', '"é日本😀"', '"\\u0000"', '"\u007f"', '"a\\nb"', '"mixed é \\u00e9 \\n 😀"',
     '[]', '[ ]', '{}', '{ }', '[1,2,3]', '[1, "a", null, true, [false, {}]]',
     '{"a": 1, "b": [1, 2], "c": {"d": null}}', '{"a":1,"a":2}', '{"b":1,"a":2,"b":3}',
+    # repeated keys in dicts of up to 8 pairs and past them: known keys, long keys,
+    # a key spelled with an escape, and sets of 8 keys (some of whose hashes share bits)
+    '{"role": "user", "content": "x", "role": "tool"}', '{"a": 1, "\\u0061": 2, "b": 3}',
+    '{"add_generation_prompt": true, "x": 1, "add_generation_prompt": false}',
+    '{"a_key_longer_than_15": 1, "b": 2, "a_key_longer_than_15": 3, "b": 4}',
+    '{"é": 1, "e": 2, "\\u00e9": 3}', '{"a": 1, "a": 2, "a": 3, "a": 4, "a": 5, "a": 6, "a": 7, "a": 8}',
+] + ['{' + ', '.join('"%s": %d' % (k, i) for i, k in enumerate(keys)) + '}' for keys in (
+    [c for c in "abcdefgh"], [c for c in "ijklmnop"], ["k%d" % i for i in range(8)],
+    [c for c in "abcdefga"], ["k%d" % (i % 5) for i in range(8)], ["k%d" % (i % 7) for i in range(9)],
+    ["content", "role", "name", "tool_calls", "content", "type", "id", "role"],
+)] + [
     '  {"messages": [{"role": "user", "content": "Hi \\"there\\""}]}  ',
     '{"k\\u00e9y": "v", "": 0}', '[[[[[[[[[[]]]]]]]]]]', '[1e0, 0e0, -0e-0, 0.0e+00]',
     '\ufeff{"bom": true}', '{"nums": [0, -0, 0.0, -0.0, 1, -1]}',

@@ -110,7 +110,9 @@ static char *doc_with(const char *before, const char *tools, const char *after) 
 
 int main(void) {
     char *t1 = tools_json(40, true, 0), *t1b = tools_json(40, true, 1), *t2 = tools_json(30, false, 0);
-    char *small = tools_json(2, true, 0);   /* under JSON_REUSE_MIN_BYTES: read each time */
+    /* under JSON_REUSE_MIN_BYTES: read each time */
+    char *small = strdup("[{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}]");
+    check(strlen(small) < JSON_REUSE_MIN_BYTES, "the small member is under JSON_REUSE_MIN_BYTES");
     cf_json_cache *cache = cf_json_cache_new();
     check(cache != NULL, "cf_json_cache_new");
     cf_limits lim = {0};
@@ -135,6 +137,50 @@ int main(void) {
     }
     check(hits >= 30, "shared values taken on %d rows of 40", hits);
     check(small_hits == 0, "a small member is never shared (%d)", small_hits);
+
+    /* tool lists interleaved, each repeating a few rows later (agents of
+     * several kinds): every list is remembered, and shared once seen twice */
+    char *lists[3] = {tools_json(4, true, 2), tools_json(5, true, 3), tools_json(6, false, 4)};
+    int interleaved_hits = 0;
+    for (int row = 0; row < 30; row++) {
+        char head[96];
+        snprintf(head, sizeof head, "{\"messages\": [{\"role\": \"user\", \"content\": \"%d\"}], \"tools\": ", row);
+        char *doc = doc_with(head, lists[(row / 2) % 3], "}");
+        snprintf(what, sizeof what, "interleaved row %d", row);
+        interleaved_hits += compare(cache, doc, &lim, what);
+        free(doc);
+    }
+    /* (rows 0, 2, 4 meet each list first, 1, 3, 5 parse it: the other 24 share it) */
+    check(interleaved_hits == 24, "interleaved lists shared on %d rows of 30", interleaved_hits);
+    for (int k = 0; k < 3; k++) free(lists[k]);
+
+    /* the cache's memory: values of 900 KB, six distinct ones (three under
+     * each of two names, so that no slot forgets one for another) each read
+     * three times in a row; JSON_REUSE_BUDGET holds four of them, so the
+     * first four are remembered (parsed when seen twice, shared the third
+     * time), the last two not */
+    {
+        cf_json_cache *big_cache = cf_json_cache_new();
+        check(big_cache != NULL, "cf_json_cache_new");
+        size_t big_len = 900 * 1000;
+        check(6 * big_len > JSON_REUSE_BUDGET && 4 * big_len <= JSON_REUSE_BUDGET, "the sizes straddle the budget");
+        char *big = malloc(big_len + 64);
+        check(big != NULL, "malloc");
+        for (int v = 0; v < 6 && big; v++) {
+            int at = snprintf(big, 64, "{\"%s\": [\"%d", v < 3 ? "blob" : "file", v);
+            memset(big + at, 'x', big_len - (size_t)at);
+            strcpy(big + big_len, "\"]}");
+            int held[3];
+            for (int r = 0; r < 3; r++) {
+                snprintf(what, sizeof what, "900 KB value %d, read %d", v, r);
+                held[r] = compare(big_cache, big, &lim, what);
+            }
+            check(held[0] == 0 && held[1] == 0 && held[2] == (v < 4), "900 KB value %d: shared %d, %d, %d", v,
+                  held[0], held[1], held[2]);
+        }
+        free(big);
+        cf_json_cache_free(big_cache);
+    }
 
     /* errors after, inside and around a repeated member: same messages, offsets */
     char *docs[] = {

@@ -460,11 +460,106 @@ static bool parse_escaped(Parser *ps, size_t run, size_t i, ScanMask high, Value
     return true;
 }
 
+/* A plain string up to CARVE_BLOCK / 8 bytes is copied as it is scanned:
+ * each block is stored into the carver before its mask is looked at (the
+ * room checked first takes a whole last block past the string's end). */
+enum { COPY_SCAN_STEP = 2 * SCAN_BYTES,   /* two blocks a step, one branch */
+       COPY_SCAN_MAX = CARVE_BLOCK / 8,
+       COPY_SCAN_ROOM = (offsetof(Str, data) + COPY_SCAN_MAX + COPY_SCAN_STEP + 1 + 7) & ~(size_t)7 };
+
+/* One step of copy_scan_string: copies 2 * SCAN_BYTES bytes from p to o and
+ * returns the mask of the '"', '\\' and control bytes among them (bit k for
+ * byte k with SSE2, else the two blocks' masks in order: see below), adding
+ * their high bits to *high. */
+#if SCAN_BYTES == 16
+typedef unsigned StepMask;
+static inline StepMask copy_scan_step(char *o, const unsigned char *p, __m128i *high) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16));
+    _mm_storeu_si128((__m128i *)(void *)o, a);
+    _mm_storeu_si128((__m128i *)(void *)(o + 16), b);
+    *high = _mm_or_si128(*high, _mm_or_si128(a, b));
+    const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), top3 = _mm_set1_epi8((char)0xE0);
+    __m128i ha = _mm_or_si128(_mm_cmpeq_epi8(a, quote), _mm_cmpeq_epi8(a, backslash));
+    ha = _mm_or_si128(ha, _mm_cmpeq_epi8(_mm_and_si128(a, top3), _mm_setzero_si128()));
+    __m128i hb = _mm_or_si128(_mm_cmpeq_epi8(b, quote), _mm_cmpeq_epi8(b, backslash));
+    hb = _mm_or_si128(hb, _mm_cmpeq_epi8(_mm_and_si128(b, top3), _mm_setzero_si128()));
+    return (StepMask)_mm_movemask_epi8(ha) | (StepMask)_mm_movemask_epi8(hb) << 16;
+}
+static inline unsigned step_first(StepMask m) { return (unsigned)__builtin_ctz(m); }
+static inline bool step_high(__m128i high) { return _mm_movemask_epi8(high) != 0; }
+#else
+typedef struct StepMask { ScanMask a, b; } StepMask;
+static inline StepMask copy_scan_step(char *o, const unsigned char *p, ScanMask *high) {
+    memcpy(o, p, 2 * SCAN_BYTES);
+    *high |= scan_high(p) | scan_high(p + SCAN_BYTES);
+    StepMask m = {scan_block(p, SCAN_PLAIN), scan_block(p + SCAN_BYTES, SCAN_PLAIN)};
+    return m;
+}
+static inline bool step_any(StepMask m) { return (m.a | m.b) != 0; }
+static inline unsigned step_first(StepMask m) { return m.a ? scan_first(m.a) : SCAN_BYTES + scan_first(m.b); }
+static inline bool step_high(ScanMask high) { return high != 0; }
+#endif
+
+/* The string of plain content from run (no escape, at most COPY_SCAN_MAX
+ * bytes, ending before the last COPY_SCAN_STEP bytes of the document),
+ * carved while scanned: true, its Str in *out and ps->end past its closing
+ * quote. Else false, and nothing is kept. */
+static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
+    StrCarver *c = &ps->carver;
+    size_t n = ps->n;
+    if ((size_t)(c->end - c->at) < COPY_SCAN_ROOM || n - run < COPY_SCAN_STEP) return false;
+    const unsigned char *s = ps->s;
+    size_t i = run, last = n - COPY_SCAN_STEP;   /* the last step's start */
+    if (last > run + COPY_SCAN_MAX) last = run + COPY_SCAN_MAX;
+    Str *str = (Str *)(void *)c->at;
+    char *o = str->data;
+#if SCAN_BYTES == 16
+    __m128i high = _mm_setzero_si128();
+    StepMask m;
+    for (;;) {
+        m = copy_scan_step(o, s + i, &high);
+        if (m) break;
+        i += COPY_SCAN_STEP;
+        o += COPY_SCAN_STEP;
+        if (i > last) return false;
+    }
+#else
+    ScanMask high = 0;
+    StepMask m;
+    for (;;) {
+        m = copy_scan_step(o, s + i, &high);
+        if (step_any(m)) break;
+        i += COPY_SCAN_STEP;
+        o += COPY_SCAN_STEP;
+        if (i > last) return false;
+    }
+#endif
+    i += step_first(m);
+    size_t len = i - run;
+    if (s[i] != '"' || len > COPY_SCAN_MAX || len > ps->rt->lim.max_string) return false;
+    size_t chars = len;
+    if (step_high(high)) {   /* (high bits of bytes past the quote too: then only a wasted check) */
+        check_utf8(ps, run, i);
+        chars = utf8_count(str->data, len);
+    }
+    str->len = len;
+    str->nchars = (int64_t)chars;
+    str->hash = 0;
+    str->data[len] = '\0';
+    c->at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    ps->end = i + 1;
+    *out = v_str_of(str);
+    return true;
+}
+
 /* A string the first block did not finish (long, non-ASCII or escaped):
  * from its opening quote at begin; sets ps->end. */
 static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
     const unsigned char *s = ps->s;
     size_t n = ps->n, run = begin + 1;
+    Value v;
+    if (copy_scan_string(ps, run, &v)) return v;
     ScanMask high = 0;
     size_t i = scan_run(s, n, run, &high);
     if (i < n && s[i] == '"') {
@@ -478,7 +573,6 @@ static NOINLINE Value parse_string_slow(Parser *ps, size_t begin) {
         str->nchars = (int64_t)chars;
         return v_str_of(str);
     }
-    Value v;
     if (i < n && s[i] == '\\' && parse_escaped(ps, run, i, high, &v)) return v;
     return parse_string_checked(ps, begin);
 }
@@ -511,11 +605,10 @@ static NOINLINE Str *resolve_key(Str *key) {
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table (keys: the keys' table) or
  * carved, inline. */
-static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
-    const unsigned char *s = ps->s;
+static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key) {
     size_t run = *pos + 1, len;
     ScanMask m;
-    if (run + 16 > ps->n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
+    if (run + 16 > n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
         len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
@@ -570,7 +663,6 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, size_t *pos, bool key) {
     return v_str_of(str);
 }
 
-static ALWAYS_INLINE Value parse_string(Parser *ps, size_t *pos) { return parse_string_as(ps, pos, false); }
 
 /* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
  * writes for its value? Conservatively: no exponent, at most 15 significant
@@ -598,7 +690,7 @@ static bool float_token_verbatim(const unsigned char *t, size_t len) {
 
 /* Python's NUMBER_RE: -?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)? — a '.' or 'e'
  * not followed by digits is left for the caller ("Extra data"). */
-static Value parse_number(Parser *ps, size_t start) {
+static NOINLINE Value parse_number(Parser *ps, size_t start) {
     const unsigned char *s = ps->s;
     size_t n = ps->n, i = start;
     if (s[i] == '-') i++;
@@ -705,6 +797,63 @@ static const JsonSource *container_source(Parser *ps, const Opened *o, size_t en
     return js;
 }
 
+/* The JsonSource of a container (as container_source) written at js, which
+ * has room for one, or NULL. */
+static inline const JsonSource *container_source_at(Parser *ps, JsonSource *js, const Opened *o, size_t end,
+                                                    size_t items, size_t own, size_t deepest) {
+    if (!ps->kept_text || ps->not_verbatim != o->mark) return NULL;
+    js->text = ps->kept_text + o->start;
+    js->len = end - o->start;
+    js->steps = items - o->items;
+    js->height = (uint32_t)(deepest - own);
+    return js;
+}
+
+/* The dict of the npairs (key, value) pairs at kv, as dict_from_resolved_pairs
+ * makes it (a repeated key keeps its first position and takes the last
+ * value), and its JsonSource: a small one (most of a document's) is one
+ * allocation with its entries and its JsonSource, filled here. */
+static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const Opened *o, size_t end,
+                               size_t items, size_t own, size_t deepest) {
+    Rt *rt = ps->rt;
+    if (npairs > DICT_LINEAR_MAX || npairs > rt->lim.max_items) {   /* (the limit throws there) */
+        Dict *d = dict_from_resolved_pairs(rt, kv, npairs);
+        if (d->len != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
+        dict_set_json_source(d, container_source(ps, o, end, items, own, deepest));
+        return d;
+    }
+    Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry) + sizeof(JsonSource));
+    DictEntry *entries = (DictEntry *)(void *)(d + 1);
+    size_t len = 0;
+    uint64_t seen = 0;   /* a bit of each key's hash: a key whose bit is new is new */
+    for (size_t k = 0; k < npairs; k++) {
+        Str *key = kv[2 * k].u.s;   /* (resolved: a known key, or its own Str) */
+        uint32_t h = key->hash ? key->hash : str_hash(key);
+        uint64_t bit = (uint64_t)1 << (h & 63);
+        size_t j = len;
+        if (seen & bit) {
+            j = 0;
+            while (j < len && !(entries[j].hash == h && str_eq(entries[j].key.u.s, key))) j++;
+        }
+        seen |= bit;
+        if (j == len) {
+            entries[len].key = kv[2 * k];
+            entries[len].hash = h;
+            len++;
+        }
+        entries[j].val = kv[2 * k + 1];
+    }
+    if (len != npairs) ps->not_verbatim++;
+    d->len = len;
+    d->cap = npairs;
+    d->entries = npairs ? entries : NULL;
+    d->index = NULL;
+    d->index_mask = 0;
+    d->json = container_source_at(ps, (JsonSource *)(void *)(entries + npairs), o, end, items, own, deepest);
+    d->tail_owner = NULL;
+    return d;
+}
+
 /* Whitespace from `from` to `to` inside a container where json.dumps
  * writes `spaces` (1 after ',' and ':', else 0). */
 #define VERBATIM_WS(from, to, spaces) \
@@ -715,7 +864,7 @@ static const JsonSource *container_source(Parser *ps, const Opened *o, size_t en
  * else false, and ps->watch set to remember them. A shared value is spliced
  * in as if read here, which needs the row's text kept (JsonSource): a row
  * too big to keep reads its members as text. */
-static bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
+static NOINLINE bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v) {
     ReuseSlot *slot = json_reuse_slot(ps->reuse, key->data, key->len);
     ps->watch = NULL;
     if (!slot) return false;
@@ -757,7 +906,7 @@ static Value parse_tree(Parser *ps, size_t i) {
 value:
     if (i >= n) json_fail(ps, i, "Expecting value");
     if (s[i] == '"') {   /* the commonest value */
-        v = parse_string(ps, &i);
+        v = parse_string_as(ps, s, n, &i, false);
         goto item;
     }
     switch (s[i]) {
@@ -844,7 +993,7 @@ item:
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
-    v = parse_string_as(ps, &i, true);
+    v = parse_string_as(ps, s, n, &i, true);
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
@@ -877,11 +1026,7 @@ member:
 close: {
     const Opened *o = &ps->opened[depth];
     if (in == IN_OBJECT) {
-        size_t npairs = (top - base) / 2;   /* repeated keys: last value, first position */
-        Dict *d = dict_from_resolved_pairs(ps->rt, npairs ? stack + base : NULL, npairs);
-        if (dict_len(d) != npairs) ps->not_verbatim++;   /* a repeated key: dumps writes it once */
-        dict_set_json_source(d, container_source(ps, o, i, items, depth - 1, deepest));
-        v = v_dict_of(d);
+        v = v_dict_of(close_dict(ps, stack + base, (top - base) / 2, o, i, items, depth - 1, deepest));
     } else {
         size_t len = top - base;
         List *l = list_new(ps->rt, len);

@@ -1,7 +1,7 @@
 /* json_reuse.c — cf_json_cache: repeated large member values parsed once
  * (json_reuse.h). A slot watches one top-level member name: the bytes of
- * its last value, and once the same bytes come again, the value parsed from
- * them, which the next documents with those bytes share. */
+ * its last few distinct values, and once the same bytes come again, the
+ * value parsed from them, which the next documents with those bytes share. */
 #include "json_reuse.h"
 #include "context.h"
 #include "json.h"
@@ -15,19 +15,34 @@ struct ReusedValue {
     ReuseHit hit;      /* (held unused) */
 };
 
-struct ReuseSlot {
-    char key[JSON_REUSE_KEY_MAX];
-    size_t key_len;     /* 0: free */
-    char *text;         /* the last value's bytes (malloc), or NULL */
+/* One value a slot remembers: its bytes, and once they came twice, the
+ * value parsed from them. */
+typedef struct ReuseEntry {
+    char *text;         /* the value's bytes (malloc), or NULL: unused */
     size_t len;
     bool seen_twice;    /* to be parsed after the document */
     bool unparsable;    /* these bytes failed alone: do not try again */
     ReusedValue *parsed;
-    unsigned misses;    /* values in a row that differed from the last */
+    unsigned last_use;  /* the slot's clock when last stored or matched */
+} ReuseEntry;
+
+/* A member name's last few distinct values: a dataset may interleave a few
+ * tool lists (agents of different kinds), each repeating every few rows,
+ * and one remembered value would be replaced by the other before it came
+ * again. */
+struct ReuseSlot {
+    char key[JSON_REUSE_KEY_MAX];
+    size_t key_len;     /* 0: free */
+    ReuseEntry entries[JSON_REUSE_WAYS];
+    unsigned clock;
+    unsigned misses;    /* values in a row that matched none */
+    cf_json_cache *cache;
 };
 
 struct cf_json_cache {
     ReuseSlot slots[JSON_REUSE_SLOTS];
+    bool to_parse;      /* some entry is seen_twice */
+    size_t text_bytes;  /* the entries' bytes, at most JSON_REUSE_BUDGET */
     cf_limits lim;      /* resolved; what the values were parsed under */
     bool have_lim;
 };
@@ -38,13 +53,19 @@ void json_reused_release(ReusedValue *r) {
     free(r);
 }
 
+static void entry_forget(ReuseSlot *s, ReuseEntry *e) {
+    if (e->text) s->cache->text_bytes -= e->len;
+    free(e->text);
+    e->text = NULL;
+    e->len = 0;
+    e->seen_twice = e->unparsable = false;
+    json_reused_release(e->parsed);
+    e->parsed = NULL;
+}
+
 static void slot_forget(ReuseSlot *s) {
-    free(s->text);
-    s->text = NULL;
-    s->len = 0;
-    s->seen_twice = s->unparsable = false;
-    json_reused_release(s->parsed);
-    s->parsed = NULL;
+    if (!s->key_len) return;   /* (never claimed: nothing held) */
+    for (int w = 0; w < JSON_REUSE_WAYS; w++) entry_forget(s, &s->entries[w]);
 }
 
 void json_reuse_begin(cf_json_cache *c, const cf_limits *lim) {
@@ -65,6 +86,7 @@ ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
         if (!s->key_len) {
             memcpy(s->key, key, key_len);
             s->key_len = key_len;
+            s->cache = c;
             return s;
         }
     }
@@ -73,17 +95,27 @@ ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
 
 bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, ReuseHit *hit, bool *same_bytes) {
     *same_bytes = false;
-    if (!s->text || s->len > avail || memcmp(p, s->text, s->len) != 0) return false;
-    *same_bytes = true;
-    s->misses = 0;
-    if (!s->parsed) {
-        s->seen_twice = !s->unparsable;
-        return false;
+    for (int w = 0; w < JSON_REUSE_WAYS; w++) {
+        ReuseEntry *e = &s->entries[w];
+        /* (a changed value most often differs at its end, and shares a long
+         * start with the remembered one: its last bytes are compared first) */
+        if (!e->text || e->len > avail || !mem_equal(p + e->len - 16, e->text + e->len - 16, 16) ||
+            memcmp(p, e->text, e->len) != 0)
+            continue;
+        *same_bytes = true;
+        s->misses = 0;
+        e->last_use = ++s->clock;
+        if (!e->parsed) {
+            e->seen_twice = !e->unparsable;
+            s->cache->to_parse |= e->seen_twice;
+            return false;
+        }
+        *hit = e->parsed->hit;
+        atomic_fetch_add(&e->parsed->refs, 1);
+        hit->held = e->parsed;
+        return true;
     }
-    *hit = s->parsed->hit;
-    atomic_fetch_add(&s->parsed->refs, 1);
-    hit->held = s->parsed;
-    return true;
+    return false;
 }
 
 void json_reuse_remember(ReuseSlot *s, const char *p, size_t len) {
@@ -91,16 +123,22 @@ void json_reuse_remember(ReuseSlot *s, const char *p, size_t len) {
      * only, so that a new repeating value is still found soon. */
     unsigned misses = s->misses++;
     if (len < JSON_REUSE_MIN_BYTES || (misses >= 4 && misses % 16 != 0)) return;
-    slot_forget(s);
-    s->text = malloc(len);
-    if (!s->text) return;   /* (an optimisation only: nothing is lost) */
-    memcpy(s->text, p, len);
-    s->len = len;
+    ReuseEntry *e = &s->entries[0];   /* a free entry, else the least recently used */
+    for (int w = 1; w < JSON_REUSE_WAYS && e->text; w++)
+        if (!s->entries[w].text || s->entries[w].last_use < e->last_use) e = &s->entries[w];
+    entry_forget(s, e);
+    if (len > JSON_REUSE_BUDGET - s->cache->text_bytes) return;   /* (an optimisation only: nothing is lost) */
+    e->text = malloc(len);
+    if (!e->text) return;
+    memcpy(e->text, p, len);
+    e->len = len;
+    s->cache->text_bytes += len;
+    e->last_use = ++s->clock;
 }
 
 /* Parse a slot's bytes alone, one nesting level shallower than the limits
  * say (in a document they sit one level down). */
-static ReusedValue *parse_alone(const ReuseSlot *s, const cf_limits *lim) {
+static ReusedValue *parse_alone(const ReuseEntry *s, const cf_limits *lim) {
     if (lim->max_json_depth < 2) return NULL;
     ReusedValue *volatile r = malloc(sizeof *r);
     if (!r) return NULL;
@@ -126,12 +164,16 @@ static ReusedValue *parse_alone(const ReuseSlot *s, const cf_limits *lim) {
 }
 
 void json_reuse_finish(cf_json_cache *c) {
+    if (!c->to_parse) return;
+    c->to_parse = false;
     for (int k = 0; k < JSON_REUSE_SLOTS; k++) {
-        ReuseSlot *s = &c->slots[k];
-        if (!s->seen_twice) continue;
-        s->seen_twice = false;
-        s->parsed = parse_alone(s, &c->lim);
-        s->unparsable = !s->parsed;
+        for (int w = 0; w < JSON_REUSE_WAYS; w++) {
+            ReuseEntry *e = &c->slots[k].entries[w];
+            if (!e->seen_twice) continue;
+            e->seen_twice = false;
+            e->parsed = parse_alone(e, &c->lim);
+            e->unparsable = !e->parsed;
+        }
     }
 }
 

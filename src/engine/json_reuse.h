@@ -13,7 +13,13 @@
 
 enum {
     JSON_REUSE_SLOTS = 4,           /* member names watched at once */
-    JSON_REUSE_MIN_BYTES = 1024,    /* smaller values parse faster than they compare and copy */
+    JSON_REUSE_WAYS = 4,            /* distinct values remembered for each */
+    /* smaller values parse faster than they compare and copy (a byte read
+     * costs about 10 instructions, a byte compared a tenth of one) */
+    JSON_REUSE_MIN_BYTES = 256,
+    /* the bytes a cache remembers at most (the values parsed from them take
+     * a few times that): beyond, a new value is not remembered */
+    JSON_REUSE_BUDGET = 4 << 20,
     JSON_REUSE_KEY_MAX = 64
 };
 
@@ -38,12 +44,13 @@ typedef struct ReuseSlot ReuseSlot;
 void json_reuse_begin(cf_json_cache *c, const cf_limits *limits);
 /* The slot watching member `key` (claimed if free), or NULL. */
 ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len);
-/* Do s[0..avail) start with the slot's bytes? With a parsed value: true and
+/* Do s[0..avail) start with one of the slot's values' bytes? With a parsed value: true and
  * *hit filled. Seen before but not parsed yet: marked to be parsed after this
  * document (json_reuse_finish), false. */
 bool json_reuse_match(ReuseSlot *slot, const char *s, size_t avail, ReuseHit *hit, bool *same_bytes);
-/* The member's value (s, len) did not match: remember its bytes (when large,
- * and not on every row for a member that never repeats). */
+/* The member's value (s, len) did not match: remember its bytes in place of
+ * the least recently used value's (when large, and not on every row for a
+ * member that never repeats). */
 void json_reuse_remember(ReuseSlot *slot, const char *s, size_t len);
 /* After a document: parse the values seen twice, each into its own arena. */
 void json_reuse_finish(cf_json_cache *c);
