@@ -142,13 +142,10 @@ static Value input_value(Interp *I, int sym) {
     Value v;
     if (sym == t->sym_self)   /* Jinja2 binds `self` itself, over any variable of that name */
         return v_object(I->rt, VT_OBJECT, &TEMPLATE_REF_TYPE, NULL);
-    if (in->chat_mode) {
-        for (int k = 0; k < CHAT_NVARS; k++) {
-            if (t->sym_chat[k] != sym) continue;
-            v = in->chat[k];
-            if (v.type == VT_MISSING) goto builtin;   /* hidden */
-            return v;
-        }
+    if (in->chat_mode && t->sym_chat[sym] >= 0) {
+        v = in->chat[t->sym_chat[sym]];
+        if (v.type == VT_MISSING) goto builtin;   /* hidden */
+        return v;
     }
     /* symbol names are frozen (hash cached): the keyed lookup only reads them */
     if (in->vars && dict_get_key(in->vars, name, &v)) return v;
