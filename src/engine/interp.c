@@ -1998,6 +1998,14 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     return CTL_NONE;
 }
 
+/* An empty interpreter state: all zero but the attribute cache, where an
+ * entry whose dict is NULL is empty whatever its other fields hold (every
+ * reader compares the dict first): 16 stores instead of its 640 bytes. */
+static void interp_init(Interp *I) {
+    memset(I, 0, offsetof(Interp, attr_cache));
+    for (int k = 0; k < ATTR_CACHE_SIZE; k++) I->attr_cache[k].dict = NULL;
+}
+
 bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Value *out) {
     Interp I = {0};
     I.rt = rt;
@@ -2027,7 +2035,8 @@ bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Va
 }
 
 void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
-    Interp I = {0};
+    Interp I;
+    interp_init(&I);
     I.rt = rt;
     I.t = in->t;
     I.out = I.root = out;
