@@ -20,6 +20,9 @@ what the random differential found with them.
   times a non-int, unhashable tuples, autoescape around a {% block %}.
 - scope-loopfilter-NNN: `for x in xs if test`, whose tests run as the loop
   reaches each item (a generator in Jinja2).
+- scope-chatvar-NNN: chat mode's own variables (messages, tools, documents,
+  add_generation_prompt, continue_final_message) where a template reads,
+  sets, shadows or lacks them, and names that are none of them.
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so ids
@@ -260,6 +263,35 @@ LOOP_FILTERS = [
 ]
 
 
+# Chat mode: the five names apply_chat_template passes (messages, tools,
+# documents, add_generation_prompt, continue_final_message) read at the top
+# level, in a macro, in a loop; set before they are read (the top level then
+# never looks outside); absent from the call (tools and documents are None);
+# the same names as keys of a message; and names that are none of the five,
+# which come from the other variables or are undefined. Each template runs
+# on every context of CHAT_CONTEXTS.
+CHAT_VARS = [
+    "{{ messages|length }}|{{ tools }}|{{ documents }}|{{ add_generation_prompt }}|{{ continue_final_message is defined }}",
+    "{% macro m() %}{{ messages[0].content }}{{ tools|length if tools else 'no tools' }}{{ add_generation_prompt }}{% endmacro %}{{ m() }}",
+    "{% for x in messages %}{{ x.role }}:{{ x.content }}{{ documents is none }}{% endfor %}{{ add_generation_prompt }}",
+    "{% set tools = ['t'] %}{{ tools }}{% set add_generation_prompt = 7 %}{{ add_generation_prompt }}{{ messages|length }}",
+    "{{ tools }}{% set tools = ['t'] %}{{ tools }}",
+    "{% if add_generation_prompt %}G{% endif %}{{ reasoning if reasoning is defined else 'r?' }}{{ bos_token }}{{ messages[-1].content }}",
+    "{{ message is defined }}{{ tool is defined }}{{ document }}{{ message.content }}",
+    "{% for messages in [[1]] %}{{ messages }}{% endfor %}{{ messages|length }}",
+    "{% macro m(messages) %}{{ messages }}{% endmacro %}{{ m(3) }}{{ m() }}{{ messages[0].role }}",
+    "{{ messages[-1].content }}{% if continue_final_message is defined %}C{% endif %}{{ documents|length if documents else 0 }}",
+]
+CHAT_CONTEXTS = [
+    {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]},
+    {"messages": [{"role": "user", "content": "hi", "tools": "k", "messages": 2}], "add_generation_prompt": True,
+     "tools": [{"type": "function", "function": {"name": "f"}}], "documents": [{"title": "d", "text": "t"}],
+     "reasoning": False, "bos_token": "<s>", "message": "m", "document": "D"},
+    {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "par"}],
+     "continue_final_message": True},
+]
+
+
 def base_context(template):
     return {k: v for k, v in BASE.items() if re.search(r"(?<![\w.'\"])" + k + r"\b", template)}
 
@@ -273,6 +305,11 @@ def main():
         for k, template in enumerate(templates, 1):
             rows.append({"id": f"scope-{section}-{k:03d}", "template_text": template,
                          "context": base_context(template), "raw": True})
+    k = 0
+    for template in CHAT_VARS:
+        for context in CHAT_CONTEXTS:
+            k += 1
+            rows.append({"id": f"scope-chatvar-{k:03d}", "template_text": template, "context": context, "raw": False})
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "scope.jsonl")
     with open(path, "w", encoding="utf-8") as f:
         for row in rows:

@@ -213,7 +213,7 @@ struct cf_template {
     Value *sym_builtin;     /* per symbol: builtin global, or VT_MISSING */
     Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
     uint8_t *sym_starts_undef; /* per symbol: the top level holds its Undefined until a set (scope.c) */
-    int sym_chat[CHAT_NVARS];  /* symbol of each chat variable, -1 if unused */
+    int8_t *sym_chat;       /* per symbol: the chat variable it names (CHAT_MESSAGES...), or -1 */
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     int sym_self, sym_super;                            /* -1 if unused */

@@ -63,7 +63,6 @@ typedef struct Interp {
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
-    AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
     FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
     struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
     unsigned acc_next;         /* the entry the next new accumulator takes */
@@ -72,6 +71,10 @@ typedef struct Interp {
      * output_tojson): one buffer for the render instead of a str each */
     StrBuf json_scratch;       /* p NULL until the first use */
     bool json_scratch_busy;
+    /* Last, so that a render zeroes what comes before it and only the
+     * entries' dict pointers here (interp_init): an entry is read only
+     * after its dict matches, and no dict is at NULL. */
+    AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {

@@ -1492,8 +1492,8 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
     int n = t->nsyms ? t->nsyms : 1;
     t->sym_builtin = rt_alloc0(rt, (size_t)n * sizeof(Value));
     t->sym_undef = rt_alloc0(rt, (size_t)n * sizeof(Value));
+    t->sym_chat = rt_alloc(rt, (size_t)n);
     for (int k = 0; k < CHAT_NVARS; k++) {
-        t->sym_chat[k] = -1;
         t->chat_key[k] = str_new(rt, chat_names[k], strlen(chat_names[k]));
         freeze_str(t->chat_key[k]);
         Str *known = known_key(t->chat_key[k], t->chat_key[k]->hash);   /* found by pointer */
@@ -1506,8 +1506,9 @@ static void resolve_symbols(Rt *rt, struct cf_template *t) {
         global_lookup(name->data, name->len, &t->sym_builtin[i]);
         t->sym_undef[i] = v_undef_msg(rt, "'%s' is undefined", name->data);
         freeze_str(t->sym_undef[i].u.s);
+        t->sym_chat[i] = -1;
         for (int k = 0; k < CHAT_NVARS; k++)
-            if (str_eqz(name, chat_names[k])) t->sym_chat[k] = i;
+            if (str_eqz(name, chat_names[k])) t->sym_chat[i] = (int8_t)k;
         if (str_eqz(name, "loop")) t->sym_loop = i;
         else if (str_eqz(name, "caller")) t->sym_caller = i;
         else if (str_eqz(name, "varargs")) t->sym_varargs = i;
