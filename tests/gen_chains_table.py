@@ -31,8 +31,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids cited in tests/KNOWN_DIFFERENCES.md stay stable. Regenerate with:
     python3 tests/gen_chains_table.py
 """
-import json
-import os
+from unit_table import write_table
 
 CHAIN = ("{% for m in ms %}"
          "{% if m.role|lower == 'system' and not loop.first %}S"
@@ -176,10 +175,7 @@ def rows():
 
 
 def main():
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "chains.jsonl")
-    with open(out, "w", encoding="utf-8") as f:
-        for r in rows():
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_table("chains", rows())
 
 
 if __name__ == "__main__":

@@ -18,8 +18,7 @@ reference and with chatfmt and compares. Add rows at the END so ids stay
 stable. Regenerate with:
     python3 tests/gen_tojson_output_table.py
 """
-import json
-import os
+from unit_table import write_table
 
 BIG = {"name": "tool_" + "x" * 40, "description": "d" * 1500, "parameters": {
     "type": "object", "properties": {"k%d" % i: {"type": "string", "enum": ["a", "b"]} for i in range(30)}}}
@@ -76,10 +75,7 @@ def rows():
 
 
 def main():
-    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "tojson_output.jsonl")
-    with open(out, "w", encoding="utf-8") as f:
-        for r in rows():
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_table("tojson_output", rows())
 
 
 if __name__ == "__main__":

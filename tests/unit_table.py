@@ -1,0 +1,11 @@
+"""write_table(name, rows): a generated unit table, tests/unit/NAME.jsonl, one row a line
+(the format tests/unit/README.md describes), for the gen_*_table.py scripts."""
+import json
+import os
+
+
+def write_table(name, rows):
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", name + ".jsonl")
+    with open(out, "w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
