@@ -2001,6 +2001,8 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
 /* An empty interpreter state: all zero but the attribute cache, where an
  * entry whose dict is NULL is empty whatever its other fields hold (every
  * reader compares the dict first): 16 stores instead of its 640 bytes. */
+_Static_assert(offsetof(Interp, attr_cache) + sizeof(((Interp *)0)->attr_cache) == sizeof(Interp),
+               "interp_init zeroes what precedes attr_cache: it must be the state's last field");
 static void interp_init(Interp *I) {
     memset(I, 0, offsetof(Interp, attr_cache));
     for (int k = 0; k < ATTR_CACHE_SIZE; k++) I->attr_cache[k].dict = NULL;

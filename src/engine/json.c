@@ -824,6 +824,7 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     }
     Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry) + sizeof(JsonSource));
     DictEntry *entries = (DictEntry *)(void *)(d + 1);
+    dict_init_small(d, entries, npairs);
     size_t len = 0;
     uint64_t seen = 0;   /* a bit of each key's hash: a key whose bit is new is new */
     for (size_t k = 0; k < npairs; k++) {
@@ -845,12 +846,7 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     }
     if (len != npairs) ps->not_verbatim++;
     d->len = len;
-    d->cap = npairs;
-    d->entries = npairs ? entries : NULL;
-    d->index = NULL;
-    d->index_mask = 0;
     d->json = container_source_at(ps, (JsonSource *)(void *)(entries + npairs), o, end, items, own, deepest);
-    d->tail_owner = NULL;
     return d;
 }
 

@@ -415,13 +415,7 @@ Dict *dict_from_resolved_pairs(Rt *rt, const Value *kv, size_t npairs) { return 
 Dict *dict_new_str_pairs(Rt *rt, size_t npairs) {
     if (npairs > DICT_LINEAR_MAX) return dict_new(rt, npairs);
     Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry));
-    d->len = 0;
-    d->cap = npairs;
-    d->entries = npairs ? (DictEntry *)(void *)(d + 1) : NULL;
-    d->index = NULL;
-    d->index_mask = 0;
-    d->json = NULL;
-    d->tail_owner = NULL;
+    dict_init_small(d, (DictEntry *)(void *)(d + 1), npairs);
     return d;
 }
 

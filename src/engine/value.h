@@ -231,6 +231,19 @@ struct Dict {
     const void *tail_owner;
 };
 
+/* An empty dict without an index over room for cap (<= DICT_LINEAR_MAX)
+ * entries at entries: a small dict laid out in one allocation with them
+ * (dict_new_str_pairs, the JSON reader's dicts). */
+static inline void dict_init_small(Dict *d, DictEntry *entries, size_t cap) {
+    d->len = 0;
+    d->cap = cap;
+    d->entries = cap ? entries : NULL;
+    d->index = NULL;
+    d->index_mask = 0;
+    d->json = NULL;
+    d->tail_owner = NULL;
+}
+
 /* known_keys.c (generated): the shared Str of a key chat data uses (role,
  * content, tool_calls, ...) equal to s, whose hash is given, or NULL. Every
  * dict stores such a key as that Str (dict_set, dict_str_slot,
