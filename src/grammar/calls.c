@@ -119,6 +119,29 @@ enum { UNTIL_MAX = 64 };   /* code points of a delimiter (markers are under 32 b
 
 enum { UNTIL_KEY_BYTES = 80 };   /* of the delimiter, in its memo key */
 
+/* The rule of state s of a delimiter automaton (call_until, call_until_either):
+ * next[d] is the state after the code point distinct[d] (0: the root;
+ * UNTIL_COMPLETE: a delimiter would be complete). Only the code points that
+ * keep part of a match need their own branch; any other goes back to the root. */
+enum { UNTIL_COMPLETE = (size_t)-1 };
+
+static void until_state_rule(Gram *g, const uint32_t *lv, size_t s, const uint32_t *distinct, const size_t *next,
+                             size_t nd) {
+    GRange keep[2 * UNTIL_MAX + 1];
+    size_t nk = 0;
+    GList alts = {0};
+    for (size_t d = 0; d < nd; d++) {
+        if (!next[d]) continue;
+        keep[nk++] = (GRange){distinct[d], distinct[d]};
+        if (next[d] == UNTIL_COMPLETE) continue;
+        char u[4];
+        int ul = utf8_encode(distinct[d], u);
+        gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[next[d]]))));
+    }
+    gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
+    gram_rule_set(g, lv[s], gl_alt(g, &alts));
+}
+
 GExpr *call_until(Gram *g, const char *delim) {
     for (uint32_t i = 0; i < g->nuntil_seen; i++)
         if (strncmp(g->until_seen[i].delim, delim, UNTIL_KEY_BYTES) == 0) return gx_opt(g, gx_ref(g, g->until_seen[i].rule));
@@ -160,24 +183,14 @@ GExpr *call_until(Gram *g, const char *delim) {
         g->until_seen[g->nuntil_seen++].rule = lv[0];
     }
     for (size_t k = 0; k < L; k++) {
-        /* only the code points that keep part of a match need their own
-         * branch; any other goes back to level 0 */
-        GRange keep[UNTIL_MAX];
-        size_t nk = 0;
-        GList alts = {0};
+        size_t next[UNTIL_MAX];
         for (size_t d = 0; d < nd; d++) {
             size_t j = k;   /* the next level after distinct[d] */
             while (j && cp[j] != distinct[d]) j = fail[j - 1];
             if (cp[j] == distinct[d]) j++;
-            if (!j) continue;
-            keep[nk++] = (GRange){distinct[d], distinct[d]};
-            if (j == L) continue;   /* the delimiter would be complete */
-            char u[4];
-            int ul = utf8_encode(distinct[d], u);
-            gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[j]))));
+            next[d] = j == L ? UNTIL_COMPLETE : j;
         }
-        gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
-        gram_rule_set(g, lv[k], gl_alt(g, &alts));
+        until_state_rule(g, lv, k, distinct, next, nd);
     }
     return gx_opt(g, gx_ref(g, lv[0]));
 }
@@ -260,22 +273,12 @@ GExpr *call_until_either(Gram *g, const char *a, const char *b) {
     gram_memo_put(g, key, lv[0]);
     for (size_t s = 0; s < t.n; s++) {
         if (t.dead[s]) continue;
-        /* as call_until: the code points that keep part of a match have
-         * their own branch; any other goes back to the root */
-        GRange keep[UNTIL_ANY_STATES];
-        size_t nk = 0;
-        GList alts = {0};
+        size_t next[UNTIL_ANY_STATES];
         for (size_t d = 0; d < nd; d++) {
-            size_t next = trie_move(&t, s, distinct[d]);
-            if (!next) continue;
-            keep[nk++] = (GRange){distinct[d], distinct[d]};
-            if (t.dead[next]) continue;   /* a delimiter would be complete */
-            char u[4];
-            int ul = utf8_encode(distinct[d], u);
-            gl_push(g, &alts, gx_seq(g, gx_lit(g, u, (size_t)ul), gx_opt(g, gx_ref(g, lv[next]))));
+            size_t k = trie_move(&t, s, distinct[d]);
+            next[d] = k && t.dead[k] ? UNTIL_COMPLETE : k;   /* (dead: a delimiter would be complete) */
         }
-        gl_push(g, &alts, gx_seq(g, gx_class(g, true, keep, nk), gx_opt(g, gx_ref(g, lv[0]))));
-        gram_rule_set(g, lv[s], gl_alt(g, &alts));
+        until_state_rule(g, lv, s, distinct, next, nd);
     }
     return gx_opt(g, gx_ref(g, lv[0]));
 }
