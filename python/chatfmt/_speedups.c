@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include "chatfmt.h"
 
@@ -821,10 +822,13 @@ typedef void (*RowFn)(Window *win, size_t i);
 
 struct Window {
     RowFn row;
-    void (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows) */
+    size_t (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows);
+                                   * returns how many pieces it did */
     void *job;
     size_t nrows;
-    atomic_size_t next, done;   /* rows claimed, rows finished */
+    /* written by every thread at every row: a cache line apart from the
+     * fields above, which they only read */
+    _Alignas(64) atomic_size_t next, done;   /* rows claimed, rows finished */
     atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
 };
 
@@ -837,6 +841,58 @@ struct Window {
  * only for a sleeper. */
 enum { SPIN_NS = 50000 };
 
+/* What each thread of a render_batch call did, gathered only when
+ * batch_stats(True) asks for it (bench/bench_python_batch.py): CPU time
+ * and page faults per thread, which a loaded machine leaves as they are
+ * where it halves wall-clock scaling, and where the time between rows
+ * went. Each thread writes only its own record (cache lines of its own). */
+typedef struct ThreadFigures {
+    _Alignas(64) long long cpu_ns;   /* CPU time, user + system */
+    long long render_cpu_ns;         /* of it, claiming and rendering rows and copying texts (run_rows) */
+    long long wait_ns, sleep_ns;     /* wall time waiting for another thread: in all, and of it asleep */
+    long long wait_cpu_ns;           /* CPU time waiting (watching, yielding, waking) */
+    long minor_faults, switches;     /* page faults; context switches (voluntary or not) */
+    unsigned long rows, copies;      /* rows rendered; texts copied into their str */
+    unsigned long waits, yields, sleeps;   /* waits; of them, yields of the processor and sleeps */
+} ThreadFigures;
+
+/* Add this thread's CPU time, faults and switches so far times sign. */
+static void thread_usage(ThreadFigures *f, int sign) {
+#ifdef RUSAGE_THREAD
+    struct rusage u;
+    if (getrusage(RUSAGE_THREAD, &u) != 0) return;
+    f->cpu_ns += sign * ((u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000000000LL +
+                         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1000LL);
+    f->minor_faults += sign * u.ru_minflt;
+    f->switches += sign * (u.ru_nvcsw + u.ru_nivcsw);
+#else
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return;
+    f->cpu_ns += sign * (t.tv_sec * 1000000000LL + t.tv_nsec);
+#endif
+}
+
+static long long thread_cpu_ns(void) {
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0;
+    return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void figures_add(ThreadFigures *to, const ThreadFigures *f) {
+    to->cpu_ns += f->cpu_ns;
+    to->render_cpu_ns += f->render_cpu_ns;
+    to->wait_cpu_ns += f->wait_cpu_ns;
+    to->wait_ns += f->wait_ns;
+    to->sleep_ns += f->sleep_ns;
+    to->minor_faults += f->minor_faults;
+    to->switches += f->switches;
+    to->rows += f->rows;
+    to->copies += f->copies;
+    to->waits += f->waits;
+    to->yields += f->yields;
+    to->sleeps += f->sleeps;
+}
+
 typedef struct Pool {
     pthread_t *threads;
     unsigned nthreads;          /* workers besides the caller */
@@ -847,6 +903,8 @@ typedef struct Pool {
     bool quit;
     unsigned asleep;            /* workers waiting on `work` (mu) */
     bool caller_asleep;         /* the caller waiting on `done` (mu) */
+    ThreadFigures *fig;         /* or NULL: each thread's figures, [0] the caller's */
+    atomic_uint started;        /* workers started (each takes the next record) */
 } Pool;
 
 static inline void cpu_relax(void) {
@@ -869,31 +927,63 @@ static inline long long monotonic_ns(void) {
  * thread it waits for may be the one waiting for a processor. */
 enum { SPIN_QUIET_NS = 5000 };
 
-static bool spin_until(bool (*ready)(void *), void *arg) {
+static bool spin_until(bool (*ready)(void *), void *arg, ThreadFigures *f) {
     long long start = 0;
     for (unsigned k = 0;; k++) {
         if (ready(arg)) return true;
         if ((k & 63) == 63) {   /* (the clock read now and then) */
             long long t = monotonic_ns();
-            if (!start) start = t;
-            else if (t - start >= SPIN_NS) return false;
-            else if (t - start >= SPIN_QUIET_NS) sched_yield();
+            if (!start) {
+                start = t;
+            } else if (t - start >= SPIN_NS) {
+                return false;
+            } else if (t - start >= SPIN_QUIET_NS) {
+                sched_yield();
+                if (f) f->yields++;
+            }
         }
         cpu_relax();
     }
 }
 
+/* A wait's start, when figures are gathered (else 0). */
+static inline long long wait_begin(ThreadFigures *f) {
+    if (!f) return 0;
+    f->waits++;
+    f->wait_cpu_ns -= thread_cpu_ns();
+    return monotonic_ns();
+}
+
+static inline void wait_end(ThreadFigures *f, long long since, bool slept, long long slept_since) {
+    if (!f) return;
+    f->wait_cpu_ns += thread_cpu_ns();
+    long long now = monotonic_ns();
+    f->wait_ns += now - since;
+    if (slept) {
+        f->sleeps++;
+        f->sleep_ns += now - slept_since;
+    }
+}
+
 /* Claim and run rows of win until none is left, and the side work ready
  * before each row and at the end. */
-static void run_rows(Window *win) {
+static void run_rows(Window *win, ThreadFigures *f) {
+    size_t rows = 0, side = 0;
+    long long cpu = f ? thread_cpu_ns() : 0;
     for (;;) {
-        if (win->side) win->side(win);
+        if (win->side) side += win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
         if (i >= win->nrows) break;
         win->row(win, i);
         atomic_fetch_add(&win->done, 1);
+        rows++;
     }
-    if (win->side) win->side(win);
+    if (win->side) side += win->side(win);
+    if (f) {
+        f->rows += rows;
+        f->copies += side;
+        f->render_cpu_ns += thread_cpu_ns() - cpu;
+    }
 }
 
 typedef struct WorkerWait { Pool *p; unsigned long seen; } WorkerWait;
@@ -906,51 +996,65 @@ static bool work_published(void *arg) {
 
 static void *worker_main(void *arg) {
     Pool *p = arg;
+    ThreadFigures *f = p->fig ? &p->fig[atomic_fetch_add(&p->started, 1) + 1] : NULL;
+    if (f) thread_usage(f, -1);
     WorkerWait wait = {p, 0};
     for (;;) {
-        bool seen_new = spin_until(work_published, &wait);
+        long long since = wait_begin(f), slept_since = 0;
+        bool seen_new = spin_until(work_published, &wait, f);
         pthread_mutex_lock(&p->mu);
         if (!seen_new) {
+            if (f) slept_since = monotonic_ns();
             p->asleep++;
             while (atomic_load(&p->generation) == wait.seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
             p->asleep--;
         }
+        wait_end(f, since, !seen_new, slept_since);
         if (p->quit) break;
         wait.seen = atomic_load(&p->generation);
         Window *win = p->current;
         atomic_fetch_add(&win->users, 1);
         pthread_mutex_unlock(&p->mu);
-        run_rows(win);
+        run_rows(win, f);
         pthread_mutex_lock(&p->mu);
         atomic_fetch_sub(&win->users, 1);
         if (p->caller_asleep) pthread_cond_broadcast(&p->done);
         pthread_mutex_unlock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
+    if (f) thread_usage(f, +1);
     return NULL;
 }
 
 /* Start up to `threads` - 1 workers (fewer when threads cannot start:
- * the caller renders alone, the result is the same). */
-static void pool_start(Pool *p, unsigned threads) {
+ * the caller renders alone, the result is the same); with figures, each
+ * thread's are kept in p->fig (none when that memory is not there). */
+static void pool_start(Pool *p, unsigned threads, bool figures) {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->work, NULL);
     pthread_cond_init(&p->done, NULL);
     atomic_init(&p->generation, 0);
+    atomic_init(&p->started, 0);
+    if (figures && (p->fig = aligned_alloc(_Alignof(ThreadFigures), threads * sizeof *p->fig)))
+        memset(p->fig, 0, threads * sizeof *p->fig);
     if (threads > 1 && (p->threads = calloc(threads - 1, sizeof *p->threads))) {
         while (p->nthreads < threads - 1 && pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
             p->nthreads++;
     }
 }
 
-static void pool_stop(Pool *p) {
+/* Stop the workers; their figures and the caller's added to into[0..n)
+ * (when gathered and into is not NULL). */
+static void pool_stop(Pool *p, ThreadFigures *into, unsigned n) {
     pthread_mutex_lock(&p->mu);
     __atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+    for (unsigned i = 0; p->fig && into && i <= p->nthreads && i < n; i++) figures_add(&into[i], &p->fig[i]);
     free(p->threads);
+    free(p->fig);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
@@ -977,18 +1081,25 @@ static bool window_unused(void *arg) { return !atomic_load(&((Window *)arg)->use
 
 /* Wait until ready(win), watching a while before sleeping on `done`. */
 static void pool_wait(Pool *p, Window *win, bool (*ready)(void *)) {
-    if (spin_until(ready, win)) return;
-    pthread_mutex_lock(&p->mu);
-    p->caller_asleep = true;
-    while (!ready(win)) pthread_cond_wait(&p->done, &p->mu);
-    p->caller_asleep = false;
-    pthread_mutex_unlock(&p->mu);
+    if (ready(win)) return;
+    ThreadFigures *f = p->fig;
+    long long since = wait_begin(f), slept_since = 0;
+    bool seen = spin_until(ready, win, f);
+    if (!seen) {
+        if (f) slept_since = monotonic_ns();
+        pthread_mutex_lock(&p->mu);
+        p->caller_asleep = true;
+        while (!ready(win)) pthread_cond_wait(&p->done, &p->mu);
+        p->caller_asleep = false;
+        pthread_mutex_unlock(&p->mu);
+    }
+    wait_end(f, since, !seen, slept_since);
 }
 
 /* Render win's rows beside the workers until all are done and no worker
  * holds it. Called without the GIL. */
 static void pool_finish(Pool *p, Window *win) {
-    run_rows(win);
+    run_rows(win, p->fig);
     pool_wait(p, win, window_finished);
 }
 
@@ -997,6 +1108,28 @@ static void pool_finish(Pool *p, Window *win) {
 static void pool_quiesce(Pool *p, Window *win) { pool_wait(p, win, window_unused); }
 
 /* -- render_batch -- */
+
+/* The figures of the last render_batch call made while batch_stats was on
+ * (touched only with the GIL held). */
+enum { FIGURE_THREADS = 16 };
+static struct {
+    bool on;
+    bool have;                 /* a call was measured */
+    unsigned threads;          /* threads the call asked for */
+    ThreadFigures thread[FIGURE_THREADS];   /* [0]: the calling thread (its CPU: the whole call) */
+    long long wall_ns;         /* the whole call */
+    /* the calling thread's CPU time in the work only it does (a loaded
+     * machine changes these little, where it changes wall time a lot): */
+    long long fill_ns;         /* rows looked up or walked into windows */
+    long long drain_ns;        /* the str objects and results of finished windows made (not its waits) */
+    long long complete_ns;     /* after the pass: results deferred, rows walked under the GIL */
+    unsigned long windows;
+} figures;
+
+static inline long long phase_begin(void) { return figures.on ? thread_cpu_ns() : 0; }
+static inline void phase_end(long long *total, long long since) {
+    if (figures.on) *total += thread_cpu_ns() - since;
+}
 
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
        ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
@@ -1007,8 +1140,12 @@ enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
  * memory with 512 rows of 6.6 KB). */
 enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_ITEMS = 1 << 16 };
 
+/* A window's rows are claimed one by one by whichever thread comes, so
+ * neighbours are written by different threads: each row has cache lines
+ * of its own. */
 typedef struct BatchRow {
-    size_t first, count;      /* its items in the window's array */
+    _Alignas(64) size_t first, count;   /* its items in the window's array */
+    atomic_bool finished;     /* rendered (release): the drain may read it */
     const cf_template *t;
     int state;
     cf_result res;            /* ROW_OK: the output as rendered */
@@ -1030,6 +1167,10 @@ typedef struct BatchRow {
      * before the slot renders again, which gives the buffer back to that
      * thread's cache for the render to take (no buffer allocated a row). */
     cf_result spent;
+    /* spent's text is in its str: its copy is queued for the threads of the
+     * next window, which may still be making it when a thread takes this
+     * slot's next row (in the window after: see batch_pass) */
+    atomic_bool spent_copied;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
     PyObject *row;
@@ -1265,6 +1406,7 @@ typedef struct TextCopy {
     size_t len, ascii_prefix;
     void *to;
     int kind;
+    atomic_bool *copied;      /* set once copied (a queued copy: see BatchRow.spent_copied) */
 } TextCopy;
 
 static void copy_text(const TextCopy *c) {
@@ -1277,7 +1419,8 @@ static void copy_text(const TextCopy *c) {
 }
 
 static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
-    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind};
+    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
+                      NULL};
 }
 
 /* The converted output as a str: one allocation and one write. */
@@ -1446,7 +1589,7 @@ typedef struct BatchWindow {
      * thread makes for them (copies[0..copies_ready) are made) by the
      * threads rendering this window: see batch_drain. */
     TextCopy copies[WINDOW_ROWS];
-    atomic_size_t copies_ready, copies_claimed;
+    _Alignas(64) atomic_size_t copies_ready, copies_claimed;
     Walk walk;                /* items (a growing array) and the strings they point into */
     Held held;
     BatchRow rows[WINDOW_ROWS];
@@ -1468,27 +1611,36 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
  * window is finished, for those no worker took): the copy into a fresh
  * str faults its pages in, at microseconds a page on a virtual machine,
  * which on the calling thread alone was serial work of every row. */
-static void copy_texts(Window *win) {
+static size_t copy_texts(Window *win) {
     BatchWindow *bw = (BatchWindow *)win;
-    size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    size_t done = 0, j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
         if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
         copy_text(&bw->copies[j]);
+        atomic_store_explicit(bw->copies[j].copied, true, memory_order_release);
+        done++;
         j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     }
+    return done;
+}
+
+static bool spent_copied(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->spent_copied, memory_order_acquire);
 }
 
 /* Render row r from ctx and turn its output into its str's form. */
 static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
-    if (r->spent.text) lib.result_free(&r->spent);   /* (into this thread's cache: see spent) */
+    if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
+        while (!spin_until(spent_copied, r, NULL)) {
+        }
+        lib.result_free(&r->spent);
+    }
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     if (ok) convert_output(r);
 }
 
-static void batch_row(Window *win, size_t i) {
-    BatchWindow *bw = (BatchWindow *)win;
-    BatchRow *r = &bw->rows[i];
+static void batch_row_body(BatchWindow *bw, BatchRow *r) {
     if (r->state != ROW_PENDING) return;
     if (r->shared) {   /* a row object seen before: its context is built */
         render_row(bw, r, r->ctx);
@@ -1509,6 +1661,12 @@ static void batch_row(Window *win, size_t i) {
         lib.feed(b, bw->walk.items + r->first, r->count);
     }
     render_built(bw, r, b);
+}
+
+static void batch_row(Window *win, size_t i) {
+    BatchWindow *bw = (BatchWindow *)win;
+    batch_row_body(bw, &bw->rows[i]);
+    atomic_store_explicit(&bw->rows[i].finished, true, memory_order_release);
 }
 
 /* Finish the row's builder and render it. */
@@ -1746,6 +1904,7 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
         BatchRow *r = &bw->rows[k];
         r->first = w->n;
         r->state = ROW_PENDING;
+        atomic_store_explicit(&r->finished, false, memory_order_relaxed);   /* (published with the window) */
         r->row = row;
         if (repeat_lookup(&a->repeat, bw, r, row) || a->read_on_workers) {   /* (no Python code runs here) */
             r->count = 0;
@@ -1808,13 +1967,44 @@ static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
     return true;
 }
 
+static bool row_finished(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->finished, memory_order_acquire);
+}
+
+/* pool_wait with the GIL let go when the workers do not read rows. */
+static void caller_wait(Pool *p, BatchWindow *bw, bool (*ready)(void *), const BatchArgs *a) {
+    if (a->read_on_workers) {
+        pool_wait(p, &bw->win, ready);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        pool_wait(p, &bw->win, ready);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* Wait until row r of bw is rendered: the drain follows the rendering
+ * threads row by row, so that none waits for a window's last rows (the
+ * threads go on to the next window meanwhile). A long row is waited for
+ * asleep, until the window is finished, with the GIL let go when the
+ * workers do not read rows. */
+static void wait_row(Pool *p, BatchWindow *bw, BatchRow *r, const BatchArgs *a) {
+    if (row_finished(r)) return;
+    ThreadFigures *f = p->fig;
+    long long since = wait_begin(f);
+    bool seen = spin_until(row_finished, r, f);
+    wait_end(f, since, false, 0);
+    if (!seen) caller_wait(p, bw, window_finished, a);
+}
+
 /* copier: the window the threads render meanwhile, or NULL: they copy the
- * converted texts into the str objects made here (see copy_texts). */
-static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
+ * converted texts into the str objects made here (see copy_texts). The
+ * rows are taken as they finish (see wait_row). */
+static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
     bool ok = true;
     size_t text_bytes = 0, ncopies = 0;
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
+        wait_row(pool, bw, r, a);
         repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
         PyObject *o = NULL;
         if (a->read_on_workers && (r->state == ROW_UNREAD || r->state == ROW_ERROR ||
@@ -1834,12 +2024,15 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindo
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
                     copier->copies[ncopies] = text_copy_of(r, o);
+                    copier->copies[ncopies].copied = &r->spent_copied;
+                    atomic_store_explicit(&r->spent_copied, false, memory_order_relaxed);   /* (published below) */
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
                 o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             }
-            if (r->converted) {   /* (read by the copy until the window is finished) */
+            if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
+                if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
                 r->spent = r->res;
                 memset(&r->res, 0, sizeof r->res);
             } else {
@@ -1900,7 +2093,9 @@ static BatchWindow *batch_window_take(void) {
             return bw;
         }
     }
-    return calloc(1, sizeof(BatchWindow));
+    BatchWindow *bw = aligned_alloc(_Alignof(BatchWindow), sizeof(BatchWindow));   /* (its rows: cache lines of their own) */
+    if (bw) memset(bw, 0, sizeof *bw);
+    return bw;
 }
 
 static void batch_window_give_back(BatchWindow *bw) {
@@ -1939,18 +2134,26 @@ static bool pause_due(const struct timespec *since) {
     return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec) >= PAUSE_NS;
 }
 
-/* Wait for win's rows beside the workers: with the GIL let go when the
- * caller walked the rows, held when the workers read them (see
- * READ_ON_WORKERS: holding it is what keeps the rows as they are). */
-static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+/* Render win's rows beside the workers until none is left to claim: with
+ * the GIL let go when the caller walked the rows, held when the workers
+ * read them (see READ_ON_WORKERS: holding it is what keeps the rows as
+ * they are). The texts queued for win's threads to copy were all queued
+ * before (by the drain of the window before), so the copies no worker took
+ * are made here. */
+static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
     if (a->read_on_workers) {
-        pool_finish(pool, &bw->win);
+        run_rows(&bw->win, pool->fig);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        pool_finish(pool, &bw->win);
+        run_rows(&bw->win, pool->fig);
         Py_END_ALLOW_THREADS
     }
-    copy_texts(&bw->win);   /* (those no worker took: every text is in its str before anything reads it) */
+}
+
+/* ... and until every row is rendered and no worker holds it. */
+static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+    batch_join(pool, bw, a);
+    caller_wait(pool, bw, window_finished, a);
 }
 
 /* Render a->rows into out (a list of their length) on `threads` threads:
@@ -1972,10 +2175,12 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
     Pool pool;
-    pool_start(&pool, (unsigned)threads);
+    pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
+    long long t0 = phase_begin();
     size_t at = batch_fill(bw[0], a, 0, (size_t)n);
+    phase_end(&figures.fill_ns, t0);
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
     int c = 0;
@@ -1983,16 +2188,26 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     clock_gettime(CLOCK_MONOTONIC, &last_pause);
     while (ok && bw[c]->win.nrows) {
         BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
-        /* the workers render cur meanwhile */
+        /* the workers render cur meanwhile; nxt is handed to them once
+         * filled, which they take when no row of cur is left to claim, so
+         * that no thread waits at the end of a window */
         bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
+        long long t = phase_begin();
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
+        phase_end(&figures.fill_ns, t);
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
-        batch_finish(&pool, cur, a);
-        published = NULL;
-        if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
-        if (!batch_drain(cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
+        published = nxt->win.nrows ? nxt : NULL;
+        batch_join(&pool, cur, a);
+        t = phase_begin();
+        long long waited = pool.fig ? pool.fig[0].wait_cpu_ns : 0;
+        if (!batch_drain(&pool, cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        phase_end(&figures.drain_ns, t);
+        if (pool.fig) figures.drain_ns -= pool.fig[0].wait_cpu_ns - waited;
+        if (figures.on) figures.windows++;
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
+            pool_wait(&pool, &cur->win, window_finished);   /* (a worker may still be leaving it) */
             Py_BEGIN_ALLOW_THREADS
             Py_END_ALLOW_THREADS
             clock_gettime(CLOCK_MONOTONIC, &last_pause);
@@ -2016,7 +2231,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
             repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(published->start + i)));
         }
     }
-    pool_stop(&pool);
+    pool_stop(&pool, figures.on ? figures.thread : NULL, FIGURE_THREADS);
 fail_early:
     repeat_free(&a->repeat);
     batch_window_give_back(bw[0]);
@@ -2107,11 +2322,26 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_ValueError, "render_batch: no template, or threads outside 1..256");
         return NULL;
     }
+    long long call_start = 0;
+    if (figures.on) {
+        bool on = figures.on;
+        memset(&figures, 0, sizeof figures);
+        figures.on = figures.have = on;
+        figures.threads = (unsigned)threads;
+        thread_usage(&figures.thread[0], -1);
+        call_start = monotonic_ns();
+    }
     a.tools_key = PyUnicode_InternFromString("tools");
     a.messages_key = PyUnicode_InternFromString("messages");
     PyObject *out = PyList_New(PyList_GET_SIZE(a.rows));
     bool ok = a.tools_key && a.messages_key && out && batch_pass(&a, out, opt, chat != 0, threads);
+    long long t = phase_begin();
     ok = batch_complete(&a, out, opt, chat != 0, threads, ok);   /* (after a failed pass: frees what was deferred) */
+    phase_end(&figures.complete_ns, t);
+    if (figures.on) {
+        thread_usage(&figures.thread[0], +1);
+        figures.wall_ns = monotonic_ns() - call_start;
+    }
     free(a.deferred);
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);
@@ -2138,6 +2368,40 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
     Py_DECREF(out);
     Py_XDECREF(declined_at);
     return both;
+}
+
+/* batch_stats(on) -> the figures of the last render_batch call made while
+ * on (None if there is none), and gathers them from now on or not: a dict
+ * of the call's figures with "per_thread", a dict a thread (the calling
+ * thread first). */
+static PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    PyObject *result = NULL;
+    if (figures.have) {
+        unsigned n = figures.threads < FIGURE_THREADS ? figures.threads : FIGURE_THREADS;
+        PyObject *per = PyList_New(0);
+        for (unsigned k = 0; per && k < n; k++) {
+            const ThreadFigures *f = &figures.thread[k];
+            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
+                                        f->render_cpu_ns, "wait_cpu_ns", f->wait_cpu_ns, "wait_ns", f->wait_ns,
+                                        "sleep_ns", f->sleep_ns, "minor_faults", f->minor_faults, "switches",
+                                        f->switches, "rows", f->rows, "copies", f->copies, "waits", f->waits,
+                                        "yields", f->yields, "sleeps", f->sleeps);
+            if (!d || PyList_Append(per, d) < 0) Py_CLEAR(per);
+            Py_XDECREF(d);
+        }
+        if (!per) return NULL;
+        result = Py_BuildValue("{sIsLsLsLsLsksN}", "threads", figures.threads, "wall_ns", figures.wall_ns,
+                               "fill_ns", figures.fill_ns, "drain_ns", figures.drain_ns,
+                               "complete_ns", figures.complete_ns, "windows", figures.windows,
+                               "per_thread", per);
+        if (!result) return NULL;
+    } else {
+        result = new_ref(Py_None);
+    }
+    figures.on = on != 0;
+    return result;
 }
 
 /* -- format_jsonl: dataset mode's rows (cli/cmd_dataset.c), same bytes -- */
@@ -2334,10 +2598,10 @@ static PyObject *sp_format_rows(PyObject *self, PyObject *const *args, Py_ssize_
     /* the bytes object is held by the caller; the rows point into it */
     Py_BEGIN_ALLOW_THREADS
     Pool pool;
-    pool_start(&pool, (unsigned)threads);
+    pool_start(&pool, (unsigned)threads, false);
     pool_publish(&pool, &jw.win);
     pool_finish(&pool, &jw.win);
-    pool_stop(&pool);
+    pool_stop(&pool, NULL, 0);
     Py_END_ALLOW_THREADS
     size_t total = 0, errors = 0;
     Py_ssize_t first_error = -1;
@@ -2386,6 +2650,8 @@ static PyMethodDef methods[] = {
      "patched(tokenizer, general, tokenize_default) -> the patched apply_chat_template (chatfmt.patch)"},
     {"render_batch", (PyCFunction)(void (*)(void))sp_render_batch, METH_FASTCALL,
      "render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads, make_error) -> list"},
+    {"batch_stats", sp_batch_stats, METH_O,
+     "batch_stats(on) -> figures of the last render_batch call measured (or None); measure the next calls or not"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},
