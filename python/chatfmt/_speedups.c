@@ -773,13 +773,16 @@ static PyObject *sp_patched(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 /* ---- batches on threads (Template.render_batch, format_jsonl) ----
- * The rows of a batch are rendered on N threads with the GIL let go: the
- * calling thread (holding the GIL) walks a window of rows into builder
- * items, then renders beside N - 1 workers; while they render one window it
- * walks the next and makes the previous one's str objects, which the
- * threads rendering the next fill with the texts already in their form
- * (see copy_texts), so only the making of Python objects is serial. A
- * window is reused only when no worker holds it. */
+ * The rows of a batch are rendered on N threads: the calling thread
+ * (holding the GIL) sets up a window of rows, hands it to N - 1 workers
+ * and renders beside them. While they render one window it sets up the
+ * next and hands it over at once (a thread that finds no row left to
+ * claim goes on to it), then makes the str objects of the rows finished,
+ * following the rendering threads row by row; the threads rendering the
+ * next window fill those str objects with the texts already in their form
+ * (see copy_texts), so only the making of Python objects is serial and no
+ * thread waits for a window's last rows. A window is set up again only
+ * when no worker holds it. */
 typedef struct Held { PyObject **o; size_t n, cap; } Held;
 
 static bool hold(Walk *w, PyObject *o) {
