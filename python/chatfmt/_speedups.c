@@ -1003,8 +1003,9 @@ static void *worker_main(void *arg) {
     if (f) thread_usage(f, -1);
     WorkerWait wait = {p, 0};
     for (;;) {
-        long long since = wait_begin(f), slept_since = 0;
-        bool seen_new = spin_until(work_published, &wait, f);
+        bool waited = !work_published(&wait);   /* (a window already there is no wait) */
+        long long since = waited ? wait_begin(f) : 0, slept_since = 0;
+        bool seen_new = !waited || spin_until(work_published, &wait, f);
         pthread_mutex_lock(&p->mu);
         if (!seen_new) {
             if (f) slept_since = monotonic_ns();
@@ -1012,7 +1013,7 @@ static void *worker_main(void *arg) {
             while (atomic_load(&p->generation) == wait.seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
             p->asleep--;
         }
-        wait_end(f, since, !seen_new, slept_since);
+        if (waited) wait_end(f, since, !seen_new, slept_since);
         if (p->quit) break;
         wait.seen = atomic_load(&p->generation);
         Window *win = p->current;
@@ -1171,8 +1172,9 @@ typedef struct BatchRow {
      * thread's cache for the render to take (no buffer allocated a row). */
     cf_result spent;
     /* spent's text is in its str: its copy is queued for the threads of the
-     * next window, which may still be making it when a thread takes this
-     * slot's next row (in the window after: see batch_pass) */
+     * next window; all of that window's copies are taken before the window
+     * after it (this slot's next row) is handed over (see batch_pass), but
+     * one may still be in the making on another thread */
     atomic_bool spent_copied;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
@@ -2200,6 +2202,11 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
         phase_end(&figures.fill_ns, t);
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
+        /* the texts queued for cur's threads (all queued: by the drain of
+         * the window before) are taken before nxt's rows render in their
+         * slots: a worker that ran out of cur's rows left some */
+        size_t copied = copy_texts(&cur->win);
+        if (pool.fig) pool.fig[0].copies += copied;
         if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
         published = nxt->win.nrows ? nxt : NULL;
         batch_join(&pool, cur, a);
