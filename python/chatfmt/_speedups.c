@@ -1912,8 +1912,12 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         /* the texts queued for cur's threads (all queued: by the drain of
          * the window before) are taken before nxt's rows render in their
          * slots: a worker that ran out of cur's rows left some */
+        long long copy_cpu = pool.fig ? thread_cpu_ns() : 0;
         size_t copied = copy_texts(&cur->win);
-        if (pool.fig) pool.fig[0].copies += copied;
+        if (pool.fig) {   /* (work beside the workers, as in run_rows) */
+            pool.fig[0].copies += copied;
+            pool.fig[0].render_cpu_ns += thread_cpu_ns() - copy_cpu;
+        }
         if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
         published = nxt->win.nrows ? nxt : NULL;
         batch_join(&pool, cur, a);
