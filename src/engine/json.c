@@ -1311,32 +1311,88 @@ __attribute__((target("ssse3"))) static char *quote_body_shuffle(char *o, const 
     return o;
 }
 
-/* The same, with AVX2 where the CPU has it: 32 clean bytes (most of a
- * prompt's text: escapes come every few dozen bytes) are checked and
- * stored in one step; a block with an escape goes as two blocks of 16
- * bytes. */
+/* With AVX2 where the CPU has it, text with few escapes (most of a
+ * prompt: a newline or a quote every few dozen bytes) goes 64 bytes a
+ * step: a clean step is two stores. A 32-byte half with one escape is
+ * stored as it is, the escape written where the output has got to and the
+ * input after it stored again behind it: a dozen instructions, where
+ * shuffling the half as 8-byte groups takes some eighty. A half with more
+ * goes through the shuffles (a loop over its escapes would mispredict its
+ * exit on dense text: embedded JSON), or, holding a \u00XX control, through
+ * that loop. Reads stay below i + WIDE_READ, and each store has room: the
+ * output so far is at most 6 bytes a byte read, and 6 * n reserved. */
 static bool avx2_quote_usable(void) { return __builtin_cpu_supports("avx2"); }
 
-__attribute__((target("avx2"))) static char *quote_body_shuffle_wide(char *o, const unsigned char *u, size_t n, size_t *pi) {
+enum { WIDE_READ = 96 };   /* input bytes a step may read from its start */
+
+/* The special bytes ('"', '\\', controls) of x, bit k for byte k. */
+__attribute__((target("avx2"))) static inline uint32_t special_mask32(__m256i x) {
     const __m256i x1f = _mm256_set1_epi8(0x1F), quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\');
+    __m256i special = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f),
+                                      _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, backslash)));
+    return (uint32_t)_mm256_movemask_epi8(special);
+}
+
+/* The width (16 or 32) bytes at u, their escapes' bits m (nonzero), quoted
+ * at o escape by escape; returns the output's end. Reads up to u + 64. */
+__attribute__((target("avx2"))) static inline char *quote_escapes(char *o, const unsigned char *u, uint32_t m,
+                                                                  unsigned width) {
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_loadu_si256((const __m256i *)(const void *)u));
+    unsigned pos = 0;
+    do {
+        unsigned k = (unsigned)__builtin_ctz(m);
+        o += k - pos;
+        unsigned char c = u[k];
+        char esc = ESCAPE_UTF8[c];
+        if (esc != 'u') {
+            o[0] = '\\';
+            o[1] = esc;
+            o += 2;
+        } else {
+            o += u_escape(c, o);
+        }
+        pos = k + 1;
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_loadu_si256((const __m256i *)(const void *)(u + pos)));
+        m &= m - 1;
+    } while (m);
+    return o + (width - pos);
+}
+
+/* The 32 bytes at u, their escapes' bits m (nonzero), quoted at o. */
+__attribute__((target("avx2"))) static inline char *quote_half(char *o, const unsigned char *u, uint32_t m) {
+    if (!(m & (m - 1))) return quote_escapes(o, u, m, 32);
+    if (!quote_block16(&o, u)) return quote_escapes(o, u, m, 32);
+    if (!quote_block16(&o, u + 16)) return quote_escapes(o, u + 16, m >> 16, 16);
+    return o;
+}
+
+__attribute__((target("avx2"))) static char *quote_body_wide(char *o, const unsigned char *u, size_t n, size_t *pi) {
     size_t i = *pi;
-    while (i + 40 <= n) {   /* (the 16-byte step at i + 16 keeps the 24 bytes above) */
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
-        __m256i special = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f),
-                                          _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, backslash)));
-        if (!_mm256_movemask_epi8(special)) {
-            _mm256_storeu_si256((__m256i *)(void *)o, x);
-            o += 32;
-            i += 32;
+    for (; i + WIDE_READ <= n; i += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(u + i + 32));
+        uint32_t ma = special_mask32(a), mb = special_mask32(b);
+        if (!(ma | mb)) {   /* the common step in prose: a branch seldom mispredicted */
+            _mm256_storeu_si256((__m256i *)(void *)o, a);
+            _mm256_storeu_si256((__m256i *)(void *)(o + 32), b);
+            o += 64;
             continue;
         }
-        if (!quote_block16(&o, u + i)) break;
-        i += 16;
-        if (!quote_block16(&o, u + i)) break;
-        i += 16;
+        if (ma) {
+            o = quote_half(o, u + i, ma);
+        } else {
+            _mm256_storeu_si256((__m256i *)(void *)o, a);
+            o += 32;
+        }
+        if (mb) {
+            o = quote_half(o, u + i + 32, mb);
+        } else {
+            _mm256_storeu_si256((__m256i *)(void *)o, b);
+            o += 32;
+        }
     }
     *pi = i;
-    return i + 40 <= n ? o : quote_body_shuffle(o, u, n, pi);
+    return o;
 }
 #endif
 
@@ -1347,9 +1403,9 @@ static char *quote_body(char *o, const unsigned char *u, size_t n, bool ensure_a
     size_t i = 0;
 #ifdef HAVE_SHUFFLE_QUOTE
     if (!ensure_ascii && n >= 24 && shuffle_quote_usable()) {
-        bool wide = n >= 40 && avx2_quote_usable();
+        if (n >= WIDE_READ && avx2_quote_usable()) o = quote_body_wide(o, u, n, &i);   /* (all but the last bytes) */
         for (;;) {   /* a block with a \u00XX escape goes through the scan below */
-            o = wide ? quote_body_shuffle_wide(o, u, n, &i) : quote_body_shuffle(o, u, n, &i);
+            o = quote_body_shuffle(o, u, n, &i);
             if (i + 24 > n) break;
             size_t stop = i + 16;
             while (i < stop) {
