@@ -1325,12 +1325,16 @@ static bool avx2_quote_usable(void) { return __builtin_cpu_supports("avx2"); }
 
 enum { WIDE_READ = 96 };   /* input bytes a step may read from its start */
 
-/* The special bytes ('"', '\\', controls) of x, bit k for byte k. */
-__attribute__((target("avx2"))) static inline uint32_t special_mask32(__m256i x) {
-    const __m256i x1f = _mm256_set1_epi8(0x1F), quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\');
-    __m256i special = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f),
-                                      _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, backslash)));
-    return (uint32_t)_mm256_movemask_epi8(special);
+/* The special bytes ('"', '\\', controls) of x, as 0xFF bytes: a quote or
+ * a backslash is the byte a table by its low nibble gives for it (bytes
+ * >= 0x80 get 0 from the shuffle, and the table's other entries, 0xFF,
+ * no byte below 0x80 can equal); a control is at most 0x1F. */
+__attribute__((target("avx2"))) static inline __m256i special_bytes(__m256i x) {
+    const __m256i by_low_nibble = _mm256_setr_epi8(-1, -1, '"', -1, -1, -1, -1, -1, -1, -1, -1, -1, '\\', -1, -1, -1,
+                                                   -1, -1, '"', -1, -1, -1, -1, -1, -1, -1, -1, -1, '\\', -1, -1, -1);
+    const __m256i x1f = _mm256_set1_epi8(0x1F);
+    return _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(by_low_nibble, x), x),
+                           _mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f));
 }
 
 /* The width (16 or 32) bytes at u, their escapes' bits m (nonzero), quoted
@@ -1345,8 +1349,8 @@ __attribute__((target("avx2"))) static inline char *quote_escapes(char *o, const
         unsigned char c = u[k];
         char esc = ESCAPE_UTF8[c];
         if (esc != 'u') {
-            o[0] = '\\';
-            o[1] = esc;
+            uint16_t pair = (uint16_t)('\\' | (unsigned char)esc << 8);   /* (little-endian: x86) */
+            memcpy(o, &pair, 2);
             o += 2;
         } else {
             o += u_escape(c, o);
@@ -1367,31 +1371,31 @@ __attribute__((target("avx2"))) static inline char *quote_half(char *o, const un
 }
 
 __attribute__((target("avx2"))) static char *quote_body_wide(char *o, const unsigned char *u, size_t n, size_t *pi) {
-    size_t i = *pi;
-    for (; i + WIDE_READ <= n; i += 64) {
-        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
-        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(u + i + 32));
-        uint32_t ma = special_mask32(a), mb = special_mask32(b);
-        if (!(ma | mb)) {   /* the common step in prose: a branch seldom mispredicted */
-            _mm256_storeu_si256((__m256i *)(void *)o, a);
-            _mm256_storeu_si256((__m256i *)(void *)(o + 32), b);
+    const unsigned char *p = u + *pi, *last = u + n - WIDE_READ;   /* (n >= WIDE_READ) */
+    for (; p <= last; p += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+        _mm256_storeu_si256((__m256i *)(void *)o, a);
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32), b);
+        __m256i sa = special_bytes(a), sb = special_bytes(b), any = _mm256_or_si256(sa, sb);
+        if (_mm256_testz_si256(any, any)) {   /* the common step in prose: a branch seldom mispredicted */
             o += 64;
             continue;
         }
+        uint32_t ma = (uint32_t)_mm256_movemask_epi8(sa), mb = (uint32_t)_mm256_movemask_epi8(sb);
         if (ma) {
-            o = quote_half(o, u + i, ma);
+            o = quote_half(o, p, ma);
         } else {
-            _mm256_storeu_si256((__m256i *)(void *)o, a);
             o += 32;
         }
         if (mb) {
-            o = quote_half(o, u + i + 32, mb);
+            o = quote_half(o, p + 32, mb);
         } else {
             _mm256_storeu_si256((__m256i *)(void *)o, b);
             o += 32;
         }
     }
-    *pi = i;
+    *pi = (size_t)(p - u);
     return o;
 }
 #endif
