@@ -58,7 +58,12 @@ typedef struct Parser {
     int *nheld;
     ReuseSlot *watch;
     bool text_outlives;       /* s stays unchanged while the values live: JsonSource points into it */
+    /* json_parse_line_reusing: a '\n' is no whitespace but where the
+     * document's line ends, and any error is only "not this way" (the
+     * caller reads the line again as a document of its own) */
+    bool line_mode;
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
+    size_t line_end;          /* line_mode: where the '\n' after the document is */
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
@@ -90,11 +95,12 @@ static const unsigned char STRING_BYTE[256] = {
 static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
+/* newline_ws false: a '\n' ends the whitespace (a JSON Lines row's end). */
+static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i, bool newline_ws) {
     /* the usual cases: no whitespace, or the one space of ", " and ": " */
     if (i < n && s[i] > ' ') return i;
     if (i + 1 < n && s[i] == ' ' && s[i + 1] > ' ') return i + 1;
-    while (i < n && is_ws(s[i])) i++;
+    while (i < n && is_ws(s[i]) && (newline_ws || s[i] != '\n')) i++;
     return i;
 }
 
@@ -135,6 +141,7 @@ static void check_utf8(Parser *ps, size_t start, size_t end) {
 /* JSONDecodeError "msg: line L column C (char N)", positions in code points
  * as Python counts them. */
 static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
+    if (ps->line_mode) rt_throw(ps->rt, CF_ERR_JSON, "not one JSON document on the line");   /* (read again) */
     check_utf8(ps, 0, ps->n);
     const char *s = (const char *)ps->s;
     size_t line = 1, line_start = 0;
@@ -869,7 +876,7 @@ static NOINLINE bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v
     if (!ps->kept_text || *ps->nheld >= JSON_REUSE_SLOTS) return false;
     ReuseHit hit;
     bool same = false;
-    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, &hit, &same)) {
+    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, ps->line_mode, &hit, &same)) {
         ps->held[(*ps->nheld)++] = hit.held;
         if (!hit.verbatim) ps->not_verbatim++;
         *v = hit.value;
@@ -897,6 +904,7 @@ static Value parse_tree(Parser *ps, size_t i) {
     size_t depth = 0;
     size_t max_depth = ps->rt->lim.max_json_depth;
     size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
+    const bool newline_ws = !ps->line_mode;
     Value v;
 
 value:
@@ -921,7 +929,7 @@ value:
         stack[top++] = mark;
         base = top;
         in = object ? IN_OBJECT : IN_ARRAY;
-        i = skip_ws(s, n, i + 1);
+        i = skip_ws(s, n, i + 1, newline_ws);
         VERBATIM_WS(ps->opened[depth].start + 1, i, 0);
         if (i < n && s[i] == (object ? '}' : ']')) {
             i++;
@@ -974,7 +982,7 @@ item:
         goto key;
     }
     size_t at = i;
-    i = skip_ws(s, n, i);
+    i = skip_ws(s, n, i, newline_ws);
     VERBATIM_WS(at, i, 0);
     if (i < n && s[i] == (in == IN_OBJECT ? '}' : ']')) {
         i++;
@@ -982,7 +990,7 @@ item:
     }
     if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
     at = i + 1;
-    i = skip_ws(s, n, at);
+    i = skip_ws(s, n, at, newline_ws);
     VERBATIM_WS(at, i, 1);
     if (in == IN_OBJECT) goto key;
     goto value;
@@ -998,11 +1006,11 @@ key:
         goto member;
     }
     size_t key_end = i;
-    i = skip_ws(s, n, i);
+    i = skip_ws(s, n, i, newline_ws);
     VERBATIM_WS(key_end, i, 0);
     if (i >= n || s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
     key_end = i + 1;
-    i = skip_ws(s, n, key_end);
+    i = skip_ws(s, n, key_end, newline_ws);
     VERBATIM_WS(key_end, i, 1);
     goto member;
 
@@ -1074,6 +1082,25 @@ Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, 
     return parse_document(rt, s, n, &ps);
 }
 
+Value json_parse_line_reusing(Rt *rt, const char *s, size_t avail, size_t *line_end, cf_json_cache *cache,
+                              ReusedValue **held, int *nheld) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.reuse = cache;
+    ps.text_outlives = true;
+    ps.held = held;
+    ps.nheld = nheld;
+    ps.line_mode = true;
+    /* A line longer than a document may be, or than the text JsonSources
+     * keep, is not read this way: its reading would differ. */
+    size_t n = avail;
+    if (n > rt->lim.max_json_bytes) n = rt->lim.max_json_bytes;
+    if (n > JSON_SOURCE_MAX) n = JSON_SOURCE_MAX;
+    Value v = parse_document(rt, s, n, &ps);
+    *line_end = ps.line_end;
+    return v;
+}
+
 /* The document in s, read with ps (zeroed, its reuse fields set). */
 static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
     if (n > rt->lim.max_json_bytes) {
@@ -1098,9 +1125,15 @@ static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
         ps->base = 3;
     }
     if (n <= JSON_SOURCE_MAX) ps->kept_text = (const char *)ps->s;
-    Value v = parse_tree(ps, skip_ws(ps->s, ps->n, 0));
-    size_t i = skip_ws(ps->s, ps->n, ps->end);
-    if (i != ps->n) json_fail(ps, i, "Extra data");
+    bool newline_ws = !ps->line_mode;
+    Value v = parse_tree(ps, skip_ws(ps->s, ps->n, 0, newline_ws));
+    size_t i = skip_ws(ps->s, ps->n, ps->end, newline_ws);
+    if (ps->line_mode) {   /* the line ends here, or this is not its reading */
+        if (i >= ps->n || ps->s[i] != '\n') json_fail(ps, i, "Extra data");
+        ps->line_end = ps->base + i;
+    } else if (i != ps->n) {
+        json_fail(ps, i, "Extra data");
+    }
     if (ps->unpaired_at != SIZE_MAX) json_fail(ps, ps->unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;
 }
