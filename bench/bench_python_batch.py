@@ -17,6 +17,26 @@ Jinja2 in the same process (a benchmark for `make bench`, not a test).
                  file are), which are read in full. Each side's page faults
                  a row (its texts' fresh memory; the same per byte on both
                  sides) are printed beside its time.
+  threads        under each render_batch line, the figures the extension
+                 gathers per thread (_speedups.batch_stats) on 1 and 2
+                 threads, which a loaded machine leaves much as they are
+                 where it halves wall-clock scaling: each thread's CPU time
+                 (ns a row), of it rendering (R: rows and the texts' copies
+                 into their str), the calling thread's serial work (S: rows
+                 looked up and str objects made, beside the rendering; X:
+                 results made after the last window, with no other thread
+                 at work), waiting (counts: watching, yields, sleeps), page
+                 faults a thread. "work" is the CPU time of R + S + X on 2
+                 threads against 1 (what running on two costs more: shared
+                 cache lines, memory, malloc). "scaling from CPU" is the
+                 time 2 threads would take on an idle machine from these
+                 figures, against 1 thread's CPU time:
+                     C1 / (X2 + other2 + max(S2, (R2 + S2) / 2))
+                 (the calling thread renders only when its serial work
+                 leaves it time; other: starting and stopping the threads,
+                 the call itself). The calls measured run with Python's
+                 cyclic GC off (a collection falls on one call or another
+                 and would be counted as serial work).
   patch          chatfmt.patch on the stand-in tokenizer
                  (python/tests/standin_tokenizer.py: transformers'
                  apply_chat_template on Jinja2) with tokenize=False, against
@@ -30,6 +50,7 @@ and after: on a shared machine the ratios of one run are what compare.
 Environment: BUILD (the library is BUILD/libchatfmt.so unless
 CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
 """
+import gc
 import glob
 import json
 import os
@@ -89,6 +110,63 @@ def faults_per_row(k, nrows):
     return statistics.median(FAULTS[k]) / nrows
 
 
+def thread_figures(t, rows):
+    """batch_stats figures of render_batch(rows) on 1 and 2 threads: of
+    BENCH_ROUNDS calls each (in turn, results held as in rounds()), the
+    one of least CPU time. (A call whose texts go to memory the heap had
+    given back faults every page in again, microseconds a page here: which
+    call does depends on where the results before it lie, not on the
+    threads.)"""
+    speedups = chatfmt.template._native
+    if speedups is None or not hasattr(speedups, "batch_stats"):
+        return None
+    speedups.batch_stats(True)
+    figures, held = {}, [None, None]
+    gc.disable()
+    try:
+        for threads in (1, 2) * max(ROUNDS, 2):
+            out = t.render_batch(rows, threads=threads)
+            f = speedups.batch_stats(True)
+            if threads not in figures or figure_parts(f)[0] < figure_parts(figures[threads])[0]:
+                figures[threads] = f
+            held[threads - 1] = out
+            del out
+    finally:
+        gc.enable()
+        speedups.batch_stats(False)
+    return figures
+
+
+def figure_parts(f):
+    """(C, R, W, S, X, other) of a call's figures, ns in all."""
+    per = f["per_thread"]
+    c = sum(t["cpu_ns"] for t in per)
+    r = sum(t["render_cpu_ns"] for t in per)
+    w = sum(t["wait_cpu_ns"] for t in per)
+    s, x = f["fill_ns"] + f["drain_ns"], f["complete_ns"]
+    return c, r, w, s, x, c - r - w - s - x
+
+
+def print_thread_figures(figures, nrows):
+    """Two lines of per-thread figures; returns the scaling from CPU."""
+    c1, r1, _, s1, x1, _ = figure_parts(figures[1])
+    c2, r2, w2, s2, x2, o2 = figure_parts(figures[2])
+    scaling = c1 / (x2 + o2 + max(s2, (r2 + s2) / 2))
+    per = figures[2]["per_thread"]
+    us = 1e3 * nrows
+    threads = " + ".join(f"t{k} {t['cpu_ns'] / us:.3f}" for k, t in enumerate(per))
+    print(f"  {'':28s}   CPU us/row, 1 thread: {c1 / us:.3f} (R {r1 / us:.3f}, S {s1 / us:.3f}, X {x1 / us:.3f}); "
+          f"2 threads: {threads} = {c2 / us:.3f} (R {r2 / us:.3f}, S {s2 / us:.3f}, X {x2 / us:.3f}, waiting "
+          f"{w2 / us:.3f}, other {o2 / us:.3f})")
+    print(f"  {'':28s}   page faults a row: 1 thread {figures[1]['per_thread'][0]['minor_faults'] / nrows:.2f}, "
+          f"2 threads " + " + ".join(f"{t['minor_faults'] / nrows:.2f}" for t in per))
+    waits = ", ".join(f"t{k} {t['rows']} rows, {t['waits']} waits ({t['yields']} yields, {t['sleeps']} sleeps)"
+                      for k, t in enumerate(per))
+    print(f"  {'':28s}   work 2/1 threads {(r2 + s2 + x2) / (r1 + s1 + x1):.3f}; serial share {(s2 + x2 + o2) / c2:.3f}; "
+          f"scaling from CPU {scaling:.2f}x; {waits}")
+    return scaling
+
+
 def load():
     return "load %.1f %.1f %.1f" % os.getloadavg()
 
@@ -120,6 +198,7 @@ def main():
     tunables = os.environ.get("GLIBC_TUNABLES")
     print(f"  ({load()}; best and median of {ROUNDS} rounds{'; GLIBC_TUNABLES=' + tunables if tunables else ''})")
     ratios, medians, scalings, distinct_ratios, distinct_scalings = [], [], [], [], []
+    cpu_scalings, distinct_cpu_scalings = [], []   # from per-thread CPU figures (see thread_figures)
     for path in seeds:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -141,6 +220,9 @@ def main():
               f"2 threads {min(two):6.3f} us/row (scaling {min(one) / min(two):.2f}x; medians "
               f"{statistics.median(one) / statistics.median(two):.2f}x); page faults a row: jinja2 {jinja_faults:.2f}, "
               f"render_batch {cpu_faults:.2f}")
+        figures = thread_figures(t, rows)
+        if figures:
+            cpu_scalings.append(print_thread_figures(figures, nrows))
         dcpu, = rounds(lambda: t.render_batch(distinct, threads=1), clock=time.process_time)
         dcpu = [x / nrows * 1e6 for x in dcpu]
         dfaults = faults_per_row(0, nrows)
@@ -151,12 +233,19 @@ def main():
         print(f"  {'':28s} distinct row objects:            render_batch 1 thread {min(dcpu):6.3f} us/row "
               f"CPU ({jinja_us / min(dcpu):6.1f}x)   wall: 1 thread {min(done):6.3f}, 2 threads {min(dtwo):6.3f} us/row "
               f"(scaling {min(done) / min(dtwo):.2f}x); page faults a row {dfaults:.2f}")
+        figures = thread_figures(t, distinct)
+        if figures:
+            distinct_cpu_scalings.append(print_thread_figures(figures, nrows))
     print(f"render_batch_speedup_min {min(ratios):.1f}x   (1 thread vs the Jinja2 loop, CPU time, best rounds; "
           f"of the medians {min(medians):.1f}x; target >= 50x)")
     print(f"render_batch_scaling_2_threads min {min(scalings):.2f}x  max {max(scalings):.2f}x   (target ~1.8x; "
           f"{os.cpu_count()} CPUs, wall clock: a loaded machine scales less; {load()})")
     print(f"render_batch_distinct_speedup_min {min(distinct_ratios):.1f}x   scaling min {min(distinct_scalings):.2f}x  "
           f"max {max(distinct_scalings):.2f}x   (rows as separate objects: each read in full)")
+    if cpu_scalings:
+        print(f"render_batch_scaling_from_cpu min {min(cpu_scalings):.2f}x  max {max(cpu_scalings):.2f}x   distinct rows "
+              f"min {min(distinct_cpu_scalings):.2f}x  max {max(distinct_cpu_scalings):.2f}x   (2 threads on an idle "
+              f"machine from per-thread CPU time, which load changes little; target ~1.8x)")
 
     from standin_tokenizer import StandInTokenizer
     special = {"bos_token": "<s>", "eos_token": "</s>"}

@@ -11,13 +11,12 @@
 #include <Python.h>
 #include <dlfcn.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "chatfmt.h"
+#include "_batch_pool.h"
 
 static struct {
     cf_builder *(*builder_new)(const cf_limits *);
@@ -772,13 +771,16 @@ static PyObject *sp_patched(PyObject *self, PyObject *const *args, Py_ssize_t na
 }
 
 /* ---- batches on threads (Template.render_batch, format_jsonl) ----
- * The rows of a batch are rendered on N threads with the GIL let go: the
- * calling thread (holding the GIL) walks a window of rows into builder
- * items, then renders beside N - 1 workers; while they render one window it
- * walks the next and makes the previous one's str objects, which the
- * threads rendering the next fill with the texts already in their form
- * (see copy_texts), so only the making of Python objects is serial. A
- * window is reused only when no worker holds it. */
+ * The rows of a batch are rendered on N threads: the calling thread
+ * (holding the GIL) sets up a window of rows, hands it to N - 1 workers
+ * and renders beside them. While they render one window it sets up the
+ * next and hands it over at once (a thread that finds no row left to
+ * claim goes on to it), then makes the str objects of the rows finished,
+ * following the rendering threads row by row; the threads rendering the
+ * next window fill those str objects with the texts already in their form
+ * (see copy_texts), so only the making of Python objects is serial and no
+ * thread waits for a window's last rows. A window is set up again only
+ * when no worker holds it. */
 typedef struct Held { PyObject **o; size_t n, cap; } Held;
 
 static bool hold(Walk *w, PyObject *o) {
@@ -816,187 +818,29 @@ static cf_builder_item *grow_items(Walk *w) {
     return &w->items[w->n++];
 }
 
-typedef struct Window Window;
-typedef void (*RowFn)(Window *win, size_t i);
-
-struct Window {
-    RowFn row;
-    void (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows) */
-    void *job;
-    size_t nrows;
-    atomic_size_t next, done;   /* rows claimed, rows finished */
-    atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
-};
-
-/* Handing a window over costs a wake-up when the thread waits asleep: a
- * futex call on the waker's side, and tens of microseconds on a loaded
- * machine before the sleeper runs, against windows of a few hundred
- * microseconds of rendering. So a thread that waits for the next window,
- * or for the last rows of one, first watches for it a while (SPIN_NS, a
- * few rows' time), and only then sleeps; the other side calls the futex
- * only for a sleeper. */
-enum { SPIN_NS = 50000 };
-
-typedef struct Pool {
-    pthread_t *threads;
-    unsigned nthreads;          /* workers besides the caller */
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    atomic_ulong generation;    /* bumped when `current` is published (under mu) */
-    Window *current;
-    bool quit;
-    unsigned asleep;            /* workers waiting on `work` (mu) */
-    bool caller_asleep;         /* the caller waiting on `done` (mu) */
-} Pool;
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
-static inline long long monotonic_ns(void) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-/* Watch until ready(arg) or SPIN_NS pass; whether it became ready. Past
- * the first few microseconds the watcher yields its processor between
- * looks: on a machine with more runnable threads than processors the
- * thread it waits for may be the one waiting for a processor. */
-enum { SPIN_QUIET_NS = 5000 };
-
-static bool spin_until(bool (*ready)(void *), void *arg) {
-    long long start = 0;
-    for (unsigned k = 0;; k++) {
-        if (ready(arg)) return true;
-        if ((k & 63) == 63) {   /* (the clock read now and then) */
-            long long t = monotonic_ns();
-            if (!start) start = t;
-            else if (t - start >= SPIN_NS) return false;
-            else if (t - start >= SPIN_QUIET_NS) sched_yield();
-        }
-        cpu_relax();
-    }
-}
-
-/* Claim and run rows of win until none is left, and the side work ready
- * before each row and at the end. */
-static void run_rows(Window *win) {
-    for (;;) {
-        if (win->side) win->side(win);
-        size_t i = atomic_fetch_add(&win->next, 1);
-        if (i >= win->nrows) break;
-        win->row(win, i);
-        atomic_fetch_add(&win->done, 1);
-    }
-    if (win->side) win->side(win);
-}
-
-typedef struct WorkerWait { Pool *p; unsigned long seen; } WorkerWait;
-
-static bool work_published(void *arg) {
-    WorkerWait *w = arg;
-    return atomic_load_explicit(&w->p->generation, memory_order_acquire) != w->seen ||
-           __atomic_load_n(&w->p->quit, __ATOMIC_ACQUIRE);
-}
-
-static void *worker_main(void *arg) {
-    Pool *p = arg;
-    WorkerWait wait = {p, 0};
-    for (;;) {
-        bool seen_new = spin_until(work_published, &wait);
-        pthread_mutex_lock(&p->mu);
-        if (!seen_new) {
-            p->asleep++;
-            while (atomic_load(&p->generation) == wait.seen && !p->quit) pthread_cond_wait(&p->work, &p->mu);
-            p->asleep--;
-        }
-        if (p->quit) break;
-        wait.seen = atomic_load(&p->generation);
-        Window *win = p->current;
-        atomic_fetch_add(&win->users, 1);
-        pthread_mutex_unlock(&p->mu);
-        run_rows(win);
-        pthread_mutex_lock(&p->mu);
-        atomic_fetch_sub(&win->users, 1);
-        if (p->caller_asleep) pthread_cond_broadcast(&p->done);
-        pthread_mutex_unlock(&p->mu);
-    }
-    pthread_mutex_unlock(&p->mu);
-    return NULL;
-}
-
-/* Start up to `threads` - 1 workers (fewer when threads cannot start:
- * the caller renders alone, the result is the same). */
-static void pool_start(Pool *p, unsigned threads) {
-    memset(p, 0, sizeof *p);
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_cond_init(&p->work, NULL);
-    pthread_cond_init(&p->done, NULL);
-    atomic_init(&p->generation, 0);
-    if (threads > 1 && (p->threads = calloc(threads - 1, sizeof *p->threads))) {
-        while (p->nthreads < threads - 1 && pthread_create(&p->threads[p->nthreads], NULL, worker_main, p) == 0)
-            p->nthreads++;
-    }
-}
-
-static void pool_stop(Pool *p) {
-    pthread_mutex_lock(&p->mu);
-    __atomic_store_n(&p->quit, true, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->mu);
-    for (unsigned i = 0; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
-    free(p->threads);
-    pthread_cond_destroy(&p->work);
-    pthread_cond_destroy(&p->done);
-    pthread_mutex_destroy(&p->mu);
-}
-
-/* Hand win to the workers (its rows set up; the caller then joins in with
- * pool_finish). */
-static void pool_publish(Pool *p, Window *win) {
-    atomic_store(&win->next, 0);
-    atomic_store(&win->done, 0);
-    pthread_mutex_lock(&p->mu);
-    p->current = win;
-    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
-    if (p->asleep) pthread_cond_broadcast(&p->work);
-    pthread_mutex_unlock(&p->mu);
-}
-
-static bool window_finished(void *arg) {
-    Window *win = arg;
-    return atomic_load(&win->done) >= win->nrows && !atomic_load(&win->users);
-}
-
-static bool window_unused(void *arg) { return !atomic_load(&((Window *)arg)->users); }
-
-/* Wait until ready(win), watching a while before sleeping on `done`. */
-static void pool_wait(Pool *p, Window *win, bool (*ready)(void *)) {
-    if (spin_until(ready, win)) return;
-    pthread_mutex_lock(&p->mu);
-    p->caller_asleep = true;
-    while (!ready(win)) pthread_cond_wait(&p->done, &p->mu);
-    p->caller_asleep = false;
-    pthread_mutex_unlock(&p->mu);
-}
-
-/* Render win's rows beside the workers until all are done and no worker
- * holds it. Called without the GIL. */
-static void pool_finish(Pool *p, Window *win) {
-    run_rows(win);
-    pool_wait(p, win, window_finished);
-}
-
-/* Wait until no worker holds win (one that woke late may still be leaving
- * it): only then may the caller write its rows again. */
-static void pool_quiesce(Pool *p, Window *win) { pool_wait(p, win, window_unused); }
-
 /* -- render_batch -- */
+
+/* The figures of the last render_batch call made while batch_stats was on
+ * (touched only with the GIL held). */
+enum { FIGURE_THREADS = 16 };
+static struct {
+    bool on;
+    bool have;                 /* a call was measured */
+    unsigned threads;          /* threads the call asked for */
+    ThreadFigures thread[FIGURE_THREADS];   /* [0]: the calling thread (its CPU: the whole call) */
+    long long wall_ns;         /* the whole call */
+    /* the calling thread's CPU time in the work only it does (a loaded
+     * machine changes these little, where it changes wall time a lot): */
+    long long fill_ns;         /* rows looked up or walked into windows */
+    long long drain_ns;        /* the str objects and results of finished windows made (not its waits) */
+    long long complete_ns;     /* after the pass: results deferred, rows walked under the GIL */
+    unsigned long windows;
+} figures;
+
+static inline long long phase_begin(void) { return figures.on ? thread_cpu_ns() : 0; }
+static inline void phase_end(long long *total, long long since) {
+    if (figures.on) *total += thread_cpu_ns() - since;
+}
 
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
        ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
@@ -1007,8 +851,12 @@ enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
  * memory with 512 rows of 6.6 KB). */
 enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_ITEMS = 1 << 16 };
 
+/* A window's rows are claimed one by one by whichever thread comes, so
+ * neighbours are written by different threads: each row has cache lines
+ * of its own. */
 typedef struct BatchRow {
-    size_t first, count;      /* its items in the window's array */
+    _Alignas(64) size_t first, count;   /* its items in the window's array */
+    atomic_bool finished;     /* rendered (release): the drain may read it */
     const cf_template *t;
     int state;
     cf_result res;            /* ROW_OK: the output as rendered */
@@ -1030,6 +878,11 @@ typedef struct BatchRow {
      * before the slot renders again, which gives the buffer back to that
      * thread's cache for the render to take (no buffer allocated a row). */
     cf_result spent;
+    /* spent's text is in its str: its copy is queued for the threads of the
+     * next window; all of that window's copies are taken before the window
+     * after it (this slot's next row) is handed over (see batch_pass), but
+     * one may still be in the making on another thread */
+    atomic_bool spent_copied;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
     PyObject *row;
@@ -1265,6 +1118,7 @@ typedef struct TextCopy {
     size_t len, ascii_prefix;
     void *to;
     int kind;
+    atomic_bool *copied;      /* set once copied (a queued copy: see BatchRow.spent_copied) */
 } TextCopy;
 
 static void copy_text(const TextCopy *c) {
@@ -1277,7 +1131,8 @@ static void copy_text(const TextCopy *c) {
 }
 
 static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
-    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind};
+    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
+                      NULL};
 }
 
 /* The converted output as a str: one allocation and one write. */
@@ -1446,7 +1301,7 @@ typedef struct BatchWindow {
      * thread makes for them (copies[0..copies_ready) are made) by the
      * threads rendering this window: see batch_drain. */
     TextCopy copies[WINDOW_ROWS];
-    atomic_size_t copies_ready, copies_claimed;
+    _Alignas(64) atomic_size_t copies_ready, copies_claimed;
     Walk walk;                /* items (a growing array) and the strings they point into */
     Held held;
     BatchRow rows[WINDOW_ROWS];
@@ -1468,27 +1323,36 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
  * window is finished, for those no worker took): the copy into a fresh
  * str faults its pages in, at microseconds a page on a virtual machine,
  * which on the calling thread alone was serial work of every row. */
-static void copy_texts(Window *win) {
+static size_t copy_texts(Window *win) {
     BatchWindow *bw = (BatchWindow *)win;
-    size_t j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    size_t done = 0, j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
         if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
         copy_text(&bw->copies[j]);
+        atomic_store_explicit(bw->copies[j].copied, true, memory_order_release);
+        done++;
         j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
     }
+    return done;
+}
+
+static bool spent_copied(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->spent_copied, memory_order_acquire);
 }
 
 /* Render row r from ctx and turn its output into its str's form. */
 static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
-    if (r->spent.text) lib.result_free(&r->spent);   /* (into this thread's cache: see spent) */
+    if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
+        while (!spin_until(spent_copied, r, NULL)) {
+        }
+        lib.result_free(&r->spent);
+    }
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     if (ok) convert_output(r);
 }
 
-static void batch_row(Window *win, size_t i) {
-    BatchWindow *bw = (BatchWindow *)win;
-    BatchRow *r = &bw->rows[i];
+static void batch_row_body(BatchWindow *bw, BatchRow *r) {
     if (r->state != ROW_PENDING) return;
     if (r->shared) {   /* a row object seen before: its context is built */
         render_row(bw, r, r->ctx);
@@ -1509,6 +1373,12 @@ static void batch_row(Window *win, size_t i) {
         lib.feed(b, bw->walk.items + r->first, r->count);
     }
     render_built(bw, r, b);
+}
+
+static void batch_row(Window *win, size_t i) {
+    BatchWindow *bw = (BatchWindow *)win;
+    batch_row_body(bw, &bw->rows[i]);
+    atomic_store_explicit(&bw->rows[i].finished, true, memory_order_release);
 }
 
 /* Finish the row's builder and render it. */
@@ -1746,6 +1616,7 @@ static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end
         BatchRow *r = &bw->rows[k];
         r->first = w->n;
         r->state = ROW_PENDING;
+        atomic_store_explicit(&r->finished, false, memory_order_relaxed);   /* (published with the window) */
         r->row = row;
         if (repeat_lookup(&a->repeat, bw, r, row) || a->read_on_workers) {   /* (no Python code runs here) */
             r->count = 0;
@@ -1808,13 +1679,44 @@ static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
     return true;
 }
 
+static bool row_finished(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->finished, memory_order_acquire);
+}
+
+/* pool_wait with the GIL let go when the workers do not read rows. */
+static void caller_wait(Pool *p, BatchWindow *bw, bool (*ready)(void *), const BatchArgs *a) {
+    if (a->read_on_workers) {
+        pool_wait(p, &bw->win, ready);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        pool_wait(p, &bw->win, ready);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* Wait until row r of bw is rendered: the drain follows the rendering
+ * threads row by row, so that none waits for a window's last rows (the
+ * threads go on to the next window meanwhile). A long row is waited for
+ * asleep, until the window is finished, with the GIL let go when the
+ * workers do not read rows. */
+static void wait_row(Pool *p, BatchWindow *bw, BatchRow *r, const BatchArgs *a) {
+    if (row_finished(r)) return;
+    ThreadFigures *f = p->fig;
+    long long since = wait_begin(f);
+    bool seen = spin_until(row_finished, r, f);
+    wait_end(f, since, false, 0);
+    if (!seen) caller_wait(p, bw, window_finished, a);
+}
+
 /* copier: the window the threads render meanwhile, or NULL: they copy the
- * converted texts into the str objects made here (see copy_texts). */
-static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
+ * converted texts into the str objects made here (see copy_texts). The
+ * rows are taken as they finish (see wait_row). */
+static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
     bool ok = true;
     size_t text_bytes = 0, ncopies = 0;
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
+        wait_row(pool, bw, r, a);
         repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
         PyObject *o = NULL;
         if (a->read_on_workers && (r->state == ROW_UNREAD || r->state == ROW_ERROR ||
@@ -1834,12 +1736,15 @@ static bool batch_drain(BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindo
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
                     copier->copies[ncopies] = text_copy_of(r, o);
+                    copier->copies[ncopies].copied = &r->spent_copied;
+                    atomic_store_explicit(&r->spent_copied, false, memory_order_relaxed);   /* (published below) */
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
                 o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
             }
-            if (r->converted) {   /* (read by the copy until the window is finished) */
+            if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
+                if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
                 r->spent = r->res;
                 memset(&r->res, 0, sizeof r->res);
             } else {
@@ -1900,7 +1805,9 @@ static BatchWindow *batch_window_take(void) {
             return bw;
         }
     }
-    return calloc(1, sizeof(BatchWindow));
+    BatchWindow *bw = aligned_alloc(_Alignof(BatchWindow), sizeof(BatchWindow));   /* (its rows: cache lines of their own) */
+    if (bw) memset(bw, 0, sizeof *bw);
+    return bw;
 }
 
 static void batch_window_give_back(BatchWindow *bw) {
@@ -1939,18 +1846,26 @@ static bool pause_due(const struct timespec *since) {
     return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec) >= PAUSE_NS;
 }
 
-/* Wait for win's rows beside the workers: with the GIL let go when the
- * caller walked the rows, held when the workers read them (see
- * READ_ON_WORKERS: holding it is what keeps the rows as they are). */
-static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+/* Render win's rows beside the workers until none is left to claim: with
+ * the GIL let go when the caller walked the rows, held when the workers
+ * read them (see READ_ON_WORKERS: holding it is what keeps the rows as
+ * they are). The texts queued for win's threads to copy were all queued
+ * before (by the drain of the window before), so the copies no worker took
+ * are made here. */
+static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
     if (a->read_on_workers) {
-        pool_finish(pool, &bw->win);
+        run_rows(&bw->win, pool->fig);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        pool_finish(pool, &bw->win);
+        run_rows(&bw->win, pool->fig);
         Py_END_ALLOW_THREADS
     }
-    copy_texts(&bw->win);   /* (those no worker took: every text is in its str before anything reads it) */
+}
+
+/* ... and until every row is rendered and no worker holds it. */
+static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+    batch_join(pool, bw, a);
+    caller_wait(pool, bw, window_finished, a);
 }
 
 /* Render a->rows into out (a list of their length) on `threads` threads:
@@ -1972,10 +1887,12 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
     Pool pool;
-    pool_start(&pool, (unsigned)threads);
+    pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
+    long long t0 = phase_begin();
     size_t at = batch_fill(bw[0], a, 0, (size_t)n);
+    phase_end(&figures.fill_ns, t0);
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
     int c = 0;
@@ -1983,16 +1900,35 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     clock_gettime(CLOCK_MONOTONIC, &last_pause);
     while (ok && bw[c]->win.nrows) {
         BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
-        /* the workers render cur meanwhile */
+        /* the workers render cur meanwhile; nxt is handed to them once
+         * filled, which they take when no row of cur is left to claim, so
+         * that no thread waits at the end of a window */
         bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
+        long long t = phase_begin();
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
+        phase_end(&figures.fill_ns, t);
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
-        batch_finish(&pool, cur, a);
-        published = NULL;
-        if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
-        if (!batch_drain(cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        /* the texts queued for cur's threads (all queued: by the drain of
+         * the window before) are taken before nxt's rows render in their
+         * slots: a worker that ran out of cur's rows left some */
+        long long copy_cpu = pool.fig ? thread_cpu_ns() : 0;
+        size_t copied = copy_texts(&cur->win);
+        if (pool.fig) {   /* (work beside the workers, as in run_rows) */
+            pool.fig[0].copies += copied;
+            pool.fig[0].render_cpu_ns += thread_cpu_ns() - copy_cpu;
+        }
+        if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
+        published = nxt->win.nrows ? nxt : NULL;
+        batch_join(&pool, cur, a);
+        t = phase_begin();
+        long long waited = pool.fig ? pool.fig[0].wait_cpu_ns : 0;
+        if (!batch_drain(&pool, cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        phase_end(&figures.drain_ns, t);
+        if (pool.fig) figures.drain_ns -= pool.fig[0].wait_cpu_ns - waited;
+        if (figures.on) figures.windows++;
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
+            pool_wait(&pool, &cur->win, window_finished);   /* (a worker may still be leaving it) */
             Py_BEGIN_ALLOW_THREADS
             Py_END_ALLOW_THREADS
             clock_gettime(CLOCK_MONOTONIC, &last_pause);
@@ -2016,7 +1952,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
             repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(published->start + i)));
         }
     }
-    pool_stop(&pool);
+    pool_stop(&pool, figures.on ? figures.thread : NULL, FIGURE_THREADS);
 fail_early:
     repeat_free(&a->repeat);
     batch_window_give_back(bw[0]);
@@ -2107,11 +2043,26 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         PyErr_SetString(PyExc_ValueError, "render_batch: no template, or threads outside 1..256");
         return NULL;
     }
+    long long call_start = 0;
+    if (figures.on) {
+        bool on = figures.on;
+        memset(&figures, 0, sizeof figures);
+        figures.on = figures.have = on;
+        figures.threads = (unsigned)threads;
+        thread_usage(&figures.thread[0], -1);
+        call_start = monotonic_ns();
+    }
     a.tools_key = PyUnicode_InternFromString("tools");
     a.messages_key = PyUnicode_InternFromString("messages");
     PyObject *out = PyList_New(PyList_GET_SIZE(a.rows));
     bool ok = a.tools_key && a.messages_key && out && batch_pass(&a, out, opt, chat != 0, threads);
+    long long t = phase_begin();
     ok = batch_complete(&a, out, opt, chat != 0, threads, ok);   /* (after a failed pass: frees what was deferred) */
+    phase_end(&figures.complete_ns, t);
+    if (figures.on) {
+        thread_usage(&figures.thread[0], +1);
+        figures.wall_ns = monotonic_ns() - call_start;
+    }
     free(a.deferred);
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);
@@ -2138,6 +2089,40 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
     Py_DECREF(out);
     Py_XDECREF(declined_at);
     return both;
+}
+
+/* batch_stats(on) -> the figures of the last render_batch call made while
+ * on (None if there is none), and gathers them from now on or not: a dict
+ * of the call's figures with "per_thread", a dict a thread (the calling
+ * thread first). */
+static PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    PyObject *result = NULL;
+    if (figures.have) {
+        unsigned n = figures.threads < FIGURE_THREADS ? figures.threads : FIGURE_THREADS;
+        PyObject *per = PyList_New(0);
+        for (unsigned k = 0; per && k < n; k++) {
+            const ThreadFigures *f = &figures.thread[k];
+            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
+                                        f->render_cpu_ns, "wait_cpu_ns", f->wait_cpu_ns, "wait_ns", f->wait_ns,
+                                        "sleep_ns", f->sleep_ns, "minor_faults", f->minor_faults, "switches",
+                                        f->switches, "rows", f->rows, "copies", f->copies, "waits", f->waits,
+                                        "yields", f->yields, "sleeps", f->sleeps);
+            if (!d || PyList_Append(per, d) < 0) Py_CLEAR(per);
+            Py_XDECREF(d);
+        }
+        if (!per) return NULL;
+        result = Py_BuildValue("{sIsLsLsLsLsksN}", "threads", figures.threads, "wall_ns", figures.wall_ns,
+                               "fill_ns", figures.fill_ns, "drain_ns", figures.drain_ns,
+                               "complete_ns", figures.complete_ns, "windows", figures.windows,
+                               "per_thread", per);
+        if (!result) return NULL;
+    } else {
+        result = new_ref(Py_None);
+    }
+    figures.on = on != 0;
+    return result;
 }
 
 /* -- format_jsonl: dataset mode's rows (cli/cmd_dataset.c), same bytes -- */
@@ -2334,10 +2319,10 @@ static PyObject *sp_format_rows(PyObject *self, PyObject *const *args, Py_ssize_
     /* the bytes object is held by the caller; the rows point into it */
     Py_BEGIN_ALLOW_THREADS
     Pool pool;
-    pool_start(&pool, (unsigned)threads);
+    pool_start(&pool, (unsigned)threads, false);
     pool_publish(&pool, &jw.win);
     pool_finish(&pool, &jw.win);
-    pool_stop(&pool);
+    pool_stop(&pool, NULL, 0);
     Py_END_ALLOW_THREADS
     size_t total = 0, errors = 0;
     Py_ssize_t first_error = -1;
@@ -2386,6 +2371,8 @@ static PyMethodDef methods[] = {
      "patched(tokenizer, general, tokenize_default) -> the patched apply_chat_template (chatfmt.patch)"},
     {"render_batch", (PyCFunction)(void (*)(void))sp_render_batch, METH_FASTCALL,
      "render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads, make_error) -> list"},
+    {"batch_stats", sp_batch_stats, METH_O,
+     "batch_stats(on) -> figures of the last render_batch call measured (or None); measure the next calls or not"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

@@ -397,6 +397,39 @@ class NativeOnly(unittest.TestCase):
         self.assertTrue(hasattr(template_module._native, "render_batch"))
         self.assertTrue(hasattr(template_module._native, "format_rows"))
 
+    def test_batch_figures_account_for_every_row_and_thread(self):
+        """batch_stats (the bench's per-thread figures): a measured call has
+        a record per thread it asked for, the threads' rendered rows add up
+        to the batch (rows repeated or distinct, some failing, some walked
+        under the GIL in a second pass), the texts copied by the threads
+        are at most the rows, and the results are render()'s; off again,
+        a call is not measured (the last measured call's figures stay)."""
+        native = template_module._native
+        rows = [ctx for _, ctx in conversations()]
+        rows += [json.loads(json.dumps(r)) for r in rows] + [{"messages": [{"role": "user", "content": "\ud800"}]}]
+        rows = rows * 40
+        t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "glm45.jinja")))
+        want = [outcome(lambda: t.render(**r)) for r in rows]
+        native.batch_stats(True)
+        try:
+            for threads in (1, 2, 3):
+                got = t.render_batch(rows, threads=threads)
+                figures = native.batch_stats(True)
+                self.assertEqual([as_outcome(x) for x in got], want)
+                per = figures["per_thread"]
+                self.assertEqual((figures["threads"], len(per)), (threads, threads))
+                unread = sum(1 for r in rows if "\ud800" in json.dumps(r, ensure_ascii=False))
+                # every row once, and each row walked under the GIL once more in the second pass
+                self.assertEqual(sum(t["rows"] for t in per), len(rows) + unread)
+                self.assertLessEqual(sum(t["copies"] for t in per), len(rows))
+                self.assertGreater(sum(t["copies"] for t in per), 0)
+                self.assertGreater(per[0]["cpu_ns"], 0)
+                self.assertGreater(figures["windows"], 1)
+        finally:
+            native.batch_stats(False)
+        t.render_batch(rows[:10], threads=2)
+        self.assertEqual(native.batch_stats(False)["per_thread"], per)
+
 
 if __name__ == "__main__":
     unittest.main()
