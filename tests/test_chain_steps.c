@@ -3,7 +3,9 @@
  * the steps running them would: for each template, the least max_steps it
  * renders under equals that of a twin whose first test is wrapped in
  * `not not (...)`, which takes no guard (so its tests all run) and costs no
- * step of its own. Both must also give the same text. */
+ * step of its own. Both must also give the same text. The items repeat
+ * their values, so that a value's second run takes the tests it leaves from
+ * the pure filter's memo (interp.c: chain_candidates_run). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +14,8 @@
 
 static const char CONTEXT[] =
     "{\"ms\": [{\"r\": \"A\"}, {\"r\": \"b\"}, {\"r\": \"C\"}, {\"r\": \"d\"}, {\"r\": \"\"}, {},"
-    " {\"r\": null}, {\"r\": \"B\"}, {\"r\": \"a\", \"x\": 1}]}";
+    " {\"r\": null}, {\"r\": \"B\"}, {\"r\": \"a\", \"x\": 1}, {\"r\": \"A\"}, {\"r\": \"b\"},"
+    " {\"r\": \"C\"}, {\"r\": \"A\"}, {\"r\": \"zz\"}, {\"r\": \"b\"}, {\"r\": \"zz\"}]}";
 
 /* Each as "FIRST_TEST|REST": the chain is {% if FIRST_TEST %}...REST */
 static const char *const CHAINS[][2] = {
@@ -24,6 +27,13 @@ static const char *const CHAINS[][2] = {
     {"m.r|lower == 'q' or m.r|lower == 'a'",
      "1{% elif m.r|lower == 'b' and (m.r|length) in [1, 2] %}2{% elif m.r|lower == 'c' %}3"
      "{% elif m.r|lower == 'd' %}4{% elif m.r|lower == 'e' %}5{% endif %}"},
+    /* repeated values (the memo's candidates), long jumps, an unguarded test, the else after all */
+    {"m.r|lower == 'q'",
+     "1{% elif m.r|lower == 'w' %}2{% elif m.r|lower == 'e' %}3{% elif m.x == 5 %}4{% elif m.r|lower == 'r' %}5"
+     "{% elif m.r|lower == 't' %}6{% elif m.r|lower == 'c' %}7{% elif m.r|lower == 'y' %}8{% else %}9{% endif %}"},
+    {"m.r|lower == 'q'",
+     "1{% elif m.r|lower == 'w' %}2{% elif m.r|lower == 'e' %}3{% elif m.r|lower == 'b' %}4{% elif m.r|lower == 'r' %}5"
+     "{% elif m.r|lower == 't' %}6{% elif m.r|lower == 'y' %}7{% endif %}"},
 };
 
 /* The least max_steps that renders t (the render's own count), and its text. */

@@ -1340,6 +1340,7 @@ static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
         m->type = v.type;
         m->v = r;
         m->steps = rt->steps - before;
+        m->chain = NULL;
     }
     return r;
 }
@@ -1897,6 +1898,51 @@ static bool str_among(const Str *s, const Str *const *set) {
     return false;
 }
 
+/* filter_pure's memo entry for n's filter on v, if it holds one (what
+ * filter_pure would return at the cost of the entry's steps), else NULL. */
+static ALWAYS_INLINE FilterMemo *filter_memo_hit(Interp *I, const Node *n, Value v) {
+    if (v.flags || v.iter || I->autoescape || !I->filter_memo ||
+        !(v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
+        return NULL;
+    FilterMemo *m = &I->filter_memo[((uintptr_t)v.u.s >> 4) & (FILTER_MEMO_SIZE - 1)];
+    return m->operand == v.u.s && m->filter == n->filter && m->type == v.type ? m : NULL;
+}
+
+/* Which of chain n's tests E (a str, m's result) leaves to run: bit k for
+ * a test without a guard or whose guard lists E. */
+static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
+    uint32_t bits = 0;
+    for (int k = 0; k < g->ntests; k++)
+        if (!g->consts[k] || str_among(e.u.s, g->consts[k])) bits |= (uint32_t)1 << k;
+    return bits;
+}
+
+/* chain_dispatch's walk of the tests once E's memo entry m is known: the
+ * tests E's value rules out are passed over in one step charge (the same
+ * one elif step each; nothing runs between them, so a limit reached there
+ * stops the render at the same point), the others run as in the walk. */
+static NOINLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
+    const ChainGuards *g = n->guards;
+    if (m->chain != n) {
+        m->candidates = chain_candidates(g, e);
+        m->chain = n;
+    }
+    uint32_t left = m->candidates;
+    int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
+    while (left) {
+        int k = __builtin_ctz(left);
+        left &= left - 1;
+        if (k > reached) rt_step(I->rt, (uint64_t)(k - reached));
+        reached = k;
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        uint8_t then = g->consts[k] ? g->then[k] : GUARD_TEST;
+        if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+    }
+    if (g->ntests - 1 > reached) rt_step(I->rt, (uint64_t)(g->ntests - 1 - reached));
+    return &n->alt;
+}
+
 /* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
  * test would (cond_equality_chained), and into the memo on the same terms;
  * then each test E's value rules out is passed over (its elif step still
@@ -1908,10 +1954,19 @@ static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *
     if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
     Value e = getattr_of(I, ga, obj);
     set_pos(I, a);
-    e = filter_pure(I, a, e);
+    FilterMemo *m = filter_memo_hit(I, a, e);
+    if (m) {   /* filter_pure's hit, without the call */
+        rt_step(I->rt, m->steps);
+        e = m->v;
+    } else {
+        Value raw = e;
+        e = filter_pure(I, a, raw);
+        m = filter_memo_hit(I, a, raw);   /* the entry filter_pure just filled, if it kept the result */
+    }
     memo->v = e;
     memo->set = true;
     if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
+    if (m && g->ntests <= 32) return chain_candidates_run(I, n, f, m, e);
     for (int k = 0; k < g->ntests; k++) {
         if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
         const Node *test = k ? n->items.v[k - 1]->a : n->a;

@@ -35,9 +35,20 @@ typedef struct AttrCacheEntry {
     FilterFn filter;    /* d.attr|filter's filter */
 } AttrCacheEntry;
 
-/* Recent results of pure filters (filter_pure). */
+/* Recent results of pure filters (filter_pure). An entry whose result is
+ * an elif chain's shared operand also keeps which of that chain's tests
+ * the result leaves to run (interp.c: chain_dispatch): `chain` NULL until
+ * then, and again whenever the entry takes another operand. */
 #define FILTER_MEMO_SIZE 8
-typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
+typedef struct FilterMemo {
+    const void *operand;
+    FilterFn filter;
+    Value v;
+    uint64_t steps;
+    uint8_t type;
+    const void *chain;     /* the N_IF_CHAIN `candidates` is for, or NULL */
+    uint32_t candidates;   /* bit k: test k is unguarded, or its guard lists v */
+} FilterMemo;
 
 /* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
  * the chain's tests run: its value once evaluated, for the run of `owner`
