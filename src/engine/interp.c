@@ -1323,7 +1323,6 @@ static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
     FilterMemo *m = NULL;
     if (!v.flags && !v.iter && !I->autoescape &&
         (v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {
-        if (!I->filter_memo) I->filter_memo = rt_alloc0(rt, FILTER_MEMO_SIZE * sizeof(FilterMemo));
         uintptr_t h = (uintptr_t)v.u.s >> 4;
         m = &I->filter_memo[h & (FILTER_MEMO_SIZE - 1)];
         if (m->operand == v.u.s && m->filter == n->filter && m->type == v.type) {
@@ -1901,7 +1900,7 @@ static bool str_among(const Str *s, const Str *const *set) {
 /* filter_pure's memo entry for n's filter on v, if it holds one (what
  * filter_pure would return at the cost of the entry's steps), else NULL. */
 static ALWAYS_INLINE FilterMemo *filter_memo_hit(Interp *I, const Node *n, Value v) {
-    if (v.flags || v.iter || I->autoescape || !I->filter_memo ||
+    if (v.flags || v.iter || I->autoescape ||
         !(v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
         return NULL;
     FilterMemo *m = &I->filter_memo[((uintptr_t)v.u.s >> 4) & (FILTER_MEMO_SIZE - 1)];
@@ -2053,14 +2052,17 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     return CTL_NONE;
 }
 
-/* An empty interpreter state: all zero but the attribute cache, where an
- * entry whose dict is NULL is empty whatever its other fields hold (every
- * reader compares the dict first): 16 stores instead of its 640 bytes. */
-_Static_assert(offsetof(Interp, attr_cache) + sizeof(((Interp *)0)->attr_cache) == sizeof(Interp),
-               "interp_init zeroes what precedes attr_cache: it must be the state's last field");
+/* An empty interpreter state: all zero but the two caches, where an
+ * entry whose dict (operand) is NULL is empty whatever its other fields
+ * hold (every reader compares that first): 24 stores instead of their
+ * 1 KiB. */
+_Static_assert(offsetof(Interp, filter_memo) + sizeof(((Interp *)0)->filter_memo) == sizeof(Interp) &&
+                   offsetof(Interp, attr_cache) + sizeof(((Interp *)0)->attr_cache) == offsetof(Interp, filter_memo),
+               "interp_init zeroes what precedes attr_cache: it and filter_memo must be the state's last fields");
 static void interp_init(Interp *I) {
     memset(I, 0, offsetof(Interp, attr_cache));
     for (int k = 0; k < ATTR_CACHE_SIZE; k++) I->attr_cache[k].dict = NULL;
+    for (int k = 0; k < FILTER_MEMO_SIZE; k++) I->filter_memo[k].operand = NULL;
 }
 
 bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Value *out) {
