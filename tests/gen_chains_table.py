@@ -33,6 +33,10 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   a side effect between guarded ones; a raise in an `and` rest on a repeat;
   a chain of more than 32 tests (walked as before); values that stop being
   strs or dicts part way; filters whose result is a new str each time.
+- chains-tail-NNN: a chain that is its body's last statement, whose branch
+  then runs in the body's place (interp.c: exec_body): break and continue in
+  its branches, a chain last in a branch of a chain last, last in a macro,
+  a call block's caller and a block, sets in a branch read after it.
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so
@@ -215,10 +219,32 @@ MEMO_ROWS = [
 ]
 
 
+TAIL_ROWS = [
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}{% continue %}{% elif m.r|lower == 'other' %}{% break %}"
+     "{% else %}{{ m.r }},{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'tool' %}{% break %}"
+     "{% elif m.r|lower == 'user' %}u{% endif %}{% else %}all{% endfor %}", REPEAT_MS),
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}U{% if m.r|upper == 'USER' %}{% if m.r|lower == 'user' %}!"
+     "{% elif m.r|lower == 'x' %}?{% endif %}{% elif m.r|upper == 'X' %}x{% endif %}{% elif m.r|lower == 'tool' %}T"
+     "{% endif %}{% endfor %}", REPEAT_MS),
+    ("{% macro f(m) %}{% if m.r|lower == 'user' %}U{{ caller() if caller is defined else '' }}"
+     "{% elif m.r|lower == 'tool' %}T{% endif %}{% endmacro %}{% for m in ms %}{{ f(m) }}{% endfor %}"
+     "{% call f({'r': 'USER'}) %}c{% if ms[0].r|lower == 'user' %}1{% elif ms[0].r|lower == 'x' %}2{% endif %}{% endcall %}"
+     "{% block b %}{% for m in ms %}{% if m.r|lower == 'system' %}S{% elif m.r|lower == 'user' %}u{% endif %}"
+     "{% endfor %}{% endblock %}", REPEAT_MS),
+    ("{% set ns = namespace(n=0) %}{% for m in ms %}{% if m.r|lower == 'user' %}{% set x = 1 %}"
+     "{% set ns.n = ns.n + 1 %}{% elif m.r|lower == 'tool' %}{% set x = 2 %}{% endif %}{% endfor %}"
+     "{{ x is defined }}{{ ns.n }}{% if ms[1].r|lower == 'assistant' %}{% set y = 3 %}{% elif ms[1].r|lower == 'x' %}"
+     "{% set y = 4 %}{% endif %}{{ y }}", REPEAT_MS),
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}{% elif m.r|lower == 'tool' %}{% else %}{% endif %}{% endfor %}."
+     "{% for m in ms %}{% if m.r|lower == 'tool' and (1 / 0) %}T{% elif m.r|lower == 'user' %}U{% endif %}{% endfor %}",
+     REPEAT_MS),
+]
+
+
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
                           ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
-                          ("memo", MEMO_ROWS)):
+                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 

@@ -5,7 +5,9 @@
  * `not not (...)`, which takes no guard (so its tests all run) and costs no
  * step of its own. Both must also give the same text. The items repeat
  * their values, so that a value's second run takes the tests it leaves from
- * the pure filter's memo (interp.c: chain_candidates_run). */
+ * the pure filter's memo (interp.c: chain_candidates_run); each chain is
+ * checked followed by text and as its loop body's last statement (whose
+ * branch then runs in the body's place). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +67,13 @@ int main(void) {
     cf_context *ctx = cf_context_from_json(CONTEXT, strlen(CONTEXT), &err);
     if (!check(ctx != NULL, "context: %s", ctx ? "" : err.message)) return check_summary();
     for (size_t i = 0; i < sizeof CHAINS / sizeof CHAINS[0]; i++) {
+      for (int last = 0; last < 2; last++) {   /* the chain followed by text, or last in the loop's body */
         char src[2][1024];
-        snprintf(src[0], sizeof src[0], "{%% for m in ms %%}{%% if %s %%}%s;{%% endfor %%}", CHAINS[i][0], CHAINS[i][1]);
-        snprintf(src[1], sizeof src[1], "{%% for m in ms %%}{%% if not not (%s) %%}%s;{%% endfor %%}", CHAINS[i][0],
-                 CHAINS[i][1]);
+        const char *after = last ? "" : ";";
+        snprintf(src[0], sizeof src[0], "{%% for m in ms %%}{%% if %s %%}%s%s{%% endfor %%}", CHAINS[i][0], CHAINS[i][1],
+                 after);
+        snprintf(src[1], sizeof src[1], "{%% for m in ms %%}{%% if not not (%s) %%}%s%s{%% endfor %%}", CHAINS[i][0],
+                 CHAINS[i][1], after);
         unsigned long long steps[2] = {0, 0};
         char *text[2] = {NULL, NULL};
         for (int k = 0; k < 2; k++) {
@@ -83,6 +88,7 @@ int main(void) {
               steps[0], steps[1]);
         free(text[0]);
         free(text[1]);
+      }
     }
     cf_context_free(ctx);
     return check_summary();

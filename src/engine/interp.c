@@ -1993,8 +1993,11 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
     return branch;
 }
 
+/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
+static NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+
 static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
-    const NodeList *branch = chain_branch(I, n, f);
+    const NodeList *branch = chain_pick(I, n, f);
     return branch->n ? exec_body(I, branch, f) : CTL_NONE;
 }
 
@@ -2044,6 +2047,14 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
+            if (n->kind == N_IF_CHAIN && i + 1 == count) {   /* as an N_IF last (a loop's body is often one chain) */
+                const NodeList *branch = chain_pick(I, n, f);
+                stmts = branch->v;
+                count = branch->n;
+                i = -1;
+                rt_step(I->rt, (uint64_t)count);
+                continue;
+            }
             c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
             break;
         }
