@@ -1957,10 +1957,8 @@ static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *
     if (m) {   /* filter_pure's hit, without the call */
         rt_step(I->rt, m->steps);
         e = m->v;
-    } else {
-        Value raw = e;
-        e = filter_pure(I, a, raw);
-        m = filter_memo_hit(I, a, raw);   /* the entry filter_pure just filled, if it kept the result */
+    } else {   /* (a value's first run walks the tests: most values of a render's chain come once) */
+        e = filter_pure(I, a, e);
     }
     memo->v = e;
     memo->set = true;
