@@ -1359,6 +1359,10 @@ static NOINLINE Value eval_getitem(Interp *I, const Node *n, Frame *f) {
     if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
         Value v;
         if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
+    } else if ((obj.type == VT_LIST || obj.type == VT_TUPLE) && key.type == VT_INT && key.u.i >= 0 &&
+               (uint64_t)key.u.i < obj.u.list->len &&
+               !(obj.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR))) {
+        return obj.u.list->items[key.u.i];   /* messages[0]: as v_getitem finds it (negative, views, generators: there) */
     }
     return eval_getitem_slow(I, n, obj, key);
 }
