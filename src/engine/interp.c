@@ -1924,7 +1924,7 @@ static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
  * tests E's value rules out are passed over in one step charge (the same
  * one elif step each; nothing runs between them, so a limit reached there
  * stops the render at the same point), the others run as in the walk. */
-static NOINLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
+static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
     const ChainGuards *g = n->guards;
     if (m->chain != n) {
         m->candidates = chain_candidates(g, e);
