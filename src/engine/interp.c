@@ -1950,7 +1950,7 @@ static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node 
  * test would (cond_equality_chained), and into the memo on the same terms;
  * then each test E's value rules out is passed over (its elif step still
  * charged), and a test E's value decides is not run. */
-static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
+static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
     const ChainGuards *g = n->guards;
     const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
     Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
