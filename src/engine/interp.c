@@ -1276,7 +1276,7 @@ static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     return n->test(I->rt, v, &no_args);
 }
 
-static NOINLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
+static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
     Value v = operand(I, n, f);
     switch (v.type) {   /* the usual `if x`, without a call */
     case VT_STR: return v.u.s->len != 0;
