@@ -25,6 +25,18 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   is not a str (int, None, a list) or whose name is not a dict, autoescape,
   a first test that does not start with the operand (no dispatch), nested
   guarded chains, empty and repeated constants, markup operands.
+- chains-memo-NNN: guarded chains over many items whose operand repeats, so
+  that the pure filter's remembered result also carries which tests the
+  value leaves to run (interp.c: chain_candidates_run): two chains sharing
+  the operand and filter with different constants, in turn on the same
+  values; more distinct values than the memo holds; an unguarded test with
+  a side effect between guarded ones; a raise in an `and` rest on a repeat;
+  a chain of more than 32 tests (walked as before); values that stop being
+  strs or dicts part way; filters whose result is a new str each time.
+- chains-tail-NNN: a chain that is its body's last statement, whose branch
+  then runs in the body's place (interp.c: exec_body): break and continue in
+  its branches, a chain last in a branch of a chain last, last in a macro,
+  a call block's caller and a block, sets in a branch read after it.
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so
@@ -167,9 +179,72 @@ GUARD_ROWS = [
 ]
 
 
+REPEAT_MS = {"ms": [{"r": r} for r in ["User", "assistant", "User", "tool", "assistant", "User", "system", "tool",
+                                         "User", "assistant", "other", "User", "system", "assistant"]]}
+MANY_MS = {"ms": [{"r": chr(ord("a") + i % 20)} for i in range(60)]}
+FORTY = "".join("{%% elif m.r|lower == 'x%d' %%}%d" % (i, i) for i in range(38))
+
+MEMO_ROWS = [
+    # two chains on the same operand and filter, different constants, in turn on repeated values
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}U{% elif m.r|lower == 'assistant' %}A{% else %}-{% endif %}"
+     "{% if m.r|lower == 'tool' %}t{% elif m.r|lower == 'system' or m.r|lower == 'user' %}su"
+     "{% elif m.r|lower == 'assistant' %}a{% endif %};{% endfor %}", REPEAT_MS),
+    # more distinct values than the filter memo holds, each repeated
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}A{% elif m.r|lower == 'e' or m.r|lower == 'q' %}EQ"
+     "{% elif m.r|lower == 't' %}T{% else %}{{ m.r }}{% endif %}{% endfor %}", MANY_MS),
+    # an unguarded test with a side effect between guarded ones, on repeats
+    ("{% set ns = namespace(n=0) %}{% macro bump() %}{% set ns.n = ns.n + 1 %}{{ ns.n }}{% endmacro %}"
+     "{% for m in ms %}{% if m.r|lower == 'system' %}S{% elif bump() == '0' %}never"
+     "{% elif m.r|lower == 'user' and bump() %}U{% elif m.r|lower == 'assistant' %}A{% endif %}{% endfor %}{{ ns.n }}",
+     REPEAT_MS),
+    # a raise in an `and` rest, reached on the value's second time only
+    ("{% for m in ms %}{% if m.r|lower == 'user' and loop.index0 > 3 and (1 / 0) %}U"
+     "{% elif m.r|lower == 'user' %}u{% elif m.r|lower == 'tool' %}t{% endif %}{% endfor %}", REPEAT_MS),
+    # more than 32 tests: walked one by one, as before
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}U" + FORTY + "{% elif m.r|lower == 'tool' %}T"
+     "{% elif m.r|lower == 'assistant' %}A{% else %}-{% endif %}{% endfor %}", REPEAT_MS),
+    # values that stop being strs (and items that are no dicts) part way
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'none' %}n{% elif m.r|lower == '3' %}3"
+     "{% else %}-{% endif %}{% endfor %}",
+     {"ms": [{"r": "A"}, {"r": "A"}, {"r": None}, {"r": "a"}, {"r": 3}, "A", {"r": "A"}, {"r": ["a"]}, {"r": "A"}]}),
+    # a filter whose result is a new str each time (trim, title), and one that keeps its operand (upper of upper)
+    ("{% for m in ms %}{% if m.r|trim == 'user' %}U{% elif m.r|trim == 'tool' %}T{% else %}-{% endif %}"
+     "{% if m.r|title == 'User' %}u{% elif m.r|title == 'Assistant' or m.r|title == 'Tool' %}x{% endif %}"
+     "{% if m.r|upper == 'USER' %}!{% elif m.r|upper == 'SYSTEM' %}?{% endif %};{% endfor %}",
+     {"ms": [{"r": " user "}, {"r": " user "}, {"r": "tool"}, {"r": "TOOL"}, {"r": "tool"}, {"r": "USER"},
+             {"r": "system"}, {"r": "assistant"}, {"r": "USER"}]}),
+    # a chain whose every test is guarded and none matches, on repeats (the else after all the tests)
+    ("{% for m in ms %}{% if m.r|lower == 'p' %}p{% elif m.r|lower == 'q' %}q{% elif m.r|lower == 'r' %}r"
+     "{% else %}[{{ m.r }}]{% endif %}{% endfor %}", REPEAT_MS),
+]
+
+
+TAIL_ROWS = [
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}{% continue %}{% elif m.r|lower == 'other' %}{% break %}"
+     "{% else %}{{ m.r }},{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'tool' %}{% break %}"
+     "{% elif m.r|lower == 'user' %}u{% endif %}{% else %}all{% endfor %}", REPEAT_MS),
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}U{% if m.r|upper == 'USER' %}{% if m.r|lower == 'user' %}!"
+     "{% elif m.r|lower == 'x' %}?{% endif %}{% elif m.r|upper == 'X' %}x{% endif %}{% elif m.r|lower == 'tool' %}T"
+     "{% endif %}{% endfor %}", REPEAT_MS),
+    ("{% macro f(m) %}{% if m.r|lower == 'user' %}U{{ caller() if caller is defined else '' }}"
+     "{% elif m.r|lower == 'tool' %}T{% endif %}{% endmacro %}{% for m in ms %}{{ f(m) }}{% endfor %}"
+     "{% call f({'r': 'USER'}) %}c{% if ms[0].r|lower == 'user' %}1{% elif ms[0].r|lower == 'x' %}2{% endif %}{% endcall %}"
+     "{% block b %}{% for m in ms %}{% if m.r|lower == 'system' %}S{% elif m.r|lower == 'user' %}u{% endif %}"
+     "{% endfor %}{% endblock %}", REPEAT_MS),
+    ("{% set ns = namespace(n=0) %}{% for m in ms %}{% if m.r|lower == 'user' %}{% set x = 1 %}"
+     "{% set ns.n = ns.n + 1 %}{% elif m.r|lower == 'tool' %}{% set x = 2 %}{% endif %}{% endfor %}"
+     "{{ x is defined }}{{ ns.n }}{% if ms[1].r|lower == 'assistant' %}{% set y = 3 %}{% elif ms[1].r|lower == 'x' %}"
+     "{% set y = 4 %}{% endif %}{{ y }}", REPEAT_MS),
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}{% elif m.r|lower == 'tool' %}{% else %}{% endif %}{% endfor %}."
+     "{% for m in ms %}{% if m.r|lower == 'tool' and (1 / 0) %}T{% elif m.r|lower == 'user' %}U{% endif %}{% endfor %}",
+     REPEAT_MS),
+]
+
+
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
-                          ("error", ERROR_ROWS), ("guard", GUARD_ROWS)):
+                          ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
+                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 

@@ -1082,6 +1082,37 @@ add_all("filterjoin", [
 ])
 
 
+# ---- subscripts: x[i] on lists and tuples (interp.c: eval_getitem answers a
+# plain list's in-range index in place), and every case it leaves to v_getitem
+add_all("subscript", [
+    "{{ xs[0] }}{{ xs[2] }}{{ xs[-1] }}{{ xs[-3] }}",
+    "{{ xs[3] }}|{{ xs[-4] }}|{{ xs[3] is defined }}",
+    "{{ xs[True] }}{{ xs[False] }}",
+    "{{ msgs[0]['role'] }}{{ msgs[0].role }}{{ msgs[2]['tool_calls'][0]['arguments'] }}{{ msgs[3].content[0].text }}",
+    "{{ msgs[0]['role']|lower == 'system' }}{{ msgs[4] is defined }}",
+    "{{ (1, 2, 3)[1] }}{{ (1, 2, 3)[-1] }}{{ (1,)[1] is defined }}",
+    "{{ range(5)[2] }}{{ range(2, 10, 3)[1] }}{{ range(3)[5] is defined }}",
+    "{{ d.items()[0] }}",
+    "{{ d.keys()[0] }}",
+    "{{ (d.items()|list)[0] }}{{ (d.values()|list)[1] }}",
+    "{{ (xs|select)[0] }}",
+    "{{ (xs|map('string'))[0] }}",
+    "{{ (xs|map('string')|list)[0] }}",
+    "{{ s[0] }}{{ s[1] }}{{ s[-1] }}{{ s[100] is defined }}",
+    "{{ nil[0] }}",
+    "{{ undefined_name[0] }}",
+    "{{ xs[1.0] }}",
+    "{{ xs['0'] }}",
+    "{{ xs[big] is defined }}{{ xs[-big] is defined }}",
+    "{{ el[0] is defined }}{{ pairs[1][1] }}{{ pairs[1][-2] }}",
+    "{% set ys = xs + [9] %}{{ ys[3] }}{% set ns = namespace(l=[4, 5]) %}{{ ns.l[1] }}",
+    "{% for x in xs %}{{ xs[loop.index0] }}{{ loop.cycle('a', 'b') }}{% endfor %}",
+    "{% autoescape true %}{{ ['<a>', '<b>'][0] }}{{ ['<a>'|safe][0] }}{% endautoescape %}",
+    "{{ (xs|batch(2))[0] is defined }}{{ (xs|batch(2)|list)[1] }}",
+    "{{ xs[n - 6] }}{{ xs[z] }}{{ xs[neg] }}",
+])
+
+
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")
     os.makedirs(os.path.dirname(out), exist_ok=True)

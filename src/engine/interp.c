@@ -1276,7 +1276,7 @@ static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     return n->test(I->rt, v, &no_args);
 }
 
-static NOINLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
+static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
     Value v = operand(I, n, f);
     switch (v.type) {   /* the usual `if x`, without a call */
     case VT_STR: return v.u.s->len != 0;
@@ -1323,7 +1323,6 @@ static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
     FilterMemo *m = NULL;
     if (!v.flags && !v.iter && !I->autoescape &&
         (v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {
-        if (!I->filter_memo) I->filter_memo = rt_alloc0(rt, FILTER_MEMO_SIZE * sizeof(FilterMemo));
         uintptr_t h = (uintptr_t)v.u.s >> 4;
         m = &I->filter_memo[h & (FILTER_MEMO_SIZE - 1)];
         if (m->operand == v.u.s && m->filter == n->filter && m->type == v.type) {
@@ -1340,6 +1339,7 @@ static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
         m->type = v.type;
         m->v = r;
         m->steps = rt->steps - before;
+        m->chain = NULL;
     }
     return r;
 }
@@ -1359,6 +1359,10 @@ static NOINLINE Value eval_getitem(Interp *I, const Node *n, Frame *f) {
     if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */
         Value v;
         if (dict_get_key(obj.u.dict, key.u.s, &v)) return v;
+    } else if ((obj.type == VT_LIST || obj.type == VT_TUPLE) && key.type == VT_INT && key.u.i >= 0 &&
+               (uint64_t)key.u.i < obj.u.list->len &&
+               !(obj.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR))) {
+        return obj.u.list->items[key.u.i];   /* messages[0]: as v_getitem finds it (negative, views, generators: there) */
     }
     return eval_getitem_slow(I, n, obj, key);
 }
@@ -1897,21 +1901,73 @@ static bool str_among(const Str *s, const Str *const *set) {
     return false;
 }
 
+/* filter_pure's memo entry for n's filter on v, if it holds one (what
+ * filter_pure would return at the cost of the entry's steps), else NULL. */
+static ALWAYS_INLINE FilterMemo *filter_memo_hit(Interp *I, const Node *n, Value v) {
+    if (v.flags || v.iter || I->autoescape ||
+        !(v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
+        return NULL;
+    FilterMemo *m = &I->filter_memo[((uintptr_t)v.u.s >> 4) & (FILTER_MEMO_SIZE - 1)];
+    return m->operand == v.u.s && m->filter == n->filter && m->type == v.type ? m : NULL;
+}
+
+/* Which of chain n's tests E (a str, m's result) leaves to run: bit k for
+ * a test without a guard or whose guard lists E. */
+static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
+    uint32_t bits = 0;
+    for (int k = 0; k < g->ntests; k++)
+        if (!g->consts[k] || str_among(e.u.s, g->consts[k])) bits |= (uint32_t)1 << k;
+    return bits;
+}
+
+/* chain_dispatch's walk of the tests once E's memo entry m is known: the
+ * tests E's value rules out are passed over in one step charge (the same
+ * one elif step each; nothing runs between them, so a limit reached there
+ * stops the render at the same point), the others run as in the walk. */
+static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
+    const ChainGuards *g = n->guards;
+    if (m->chain != n) {
+        m->candidates = chain_candidates(g, e);
+        m->chain = n;
+    }
+    uint32_t left = m->candidates;
+    int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
+    while (left) {
+        int k = __builtin_ctz(left);
+        left &= left - 1;
+        if (k > reached) rt_step(I->rt, (uint64_t)(k - reached));
+        reached = k;
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        uint8_t then = g->consts[k] ? g->then[k] : GUARD_TEST;
+        if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+    }
+    if (g->ntests - 1 > reached) rt_step(I->rt, (uint64_t)(g->ntests - 1 - reached));
+    return &n->alt;
+}
+
 /* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
  * test would (cond_equality_chained), and into the memo on the same terms;
  * then each test E's value rules out is passed over (its elif step still
  * charged), and a test E's value decides is not run. */
-static NOINLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
+static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
     const ChainGuards *g = n->guards;
     const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
     Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
     if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
     Value e = getattr_of(I, ga, obj);
     set_pos(I, a);
-    e = filter_pure(I, a, e);
+    FilterMemo *m = filter_memo_hit(I, a, e);
+    if (m) {   /* filter_pure's hit, without the call */
+        rt_step(I->rt, m->steps);
+        e = m->v;
+    } else {   /* (a value's first run walks the tests: most values of a render's chain come once) */
+        e = filter_pure(I, a, e);
+    }
     memo->v = e;
     memo->set = true;
     if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
+    if (m && g->ntests <= 32) return chain_candidates_run(I, n, f, m, e);
     for (int k = 0; k < g->ntests; k++) {
         if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
         const Node *test = k ? n->items.v[k - 1]->a : n->a;
@@ -1939,8 +1995,11 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
     return branch;
 }
 
+/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
+static NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+
 static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
-    const NodeList *branch = chain_branch(I, n, f);
+    const NodeList *branch = chain_pick(I, n, f);
     return branch->n ? exec_body(I, branch, f) : CTL_NONE;
 }
 
@@ -1990,6 +2049,14 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
+            if (n->kind == N_IF_CHAIN && i + 1 == count) {   /* as an N_IF last (a loop's body is often one chain) */
+                const NodeList *branch = chain_pick(I, n, f);
+                stmts = branch->v;
+                count = branch->n;
+                i = -1;
+                rt_step(I->rt, (uint64_t)count);
+                continue;
+            }
             c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
             break;
         }
@@ -1998,14 +2065,17 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     return CTL_NONE;
 }
 
-/* An empty interpreter state: all zero but the attribute cache, where an
- * entry whose dict is NULL is empty whatever its other fields hold (every
- * reader compares the dict first): 16 stores instead of its 640 bytes. */
-_Static_assert(offsetof(Interp, attr_cache) + sizeof(((Interp *)0)->attr_cache) == sizeof(Interp),
-               "interp_init zeroes what precedes attr_cache: it must be the state's last field");
+/* An empty interpreter state: all zero but the two caches, where an
+ * entry whose dict (operand) is NULL is empty whatever its other fields
+ * hold (every reader compares that first): 24 stores instead of their
+ * 1 KiB. */
+_Static_assert(offsetof(Interp, filter_memo) + sizeof(((Interp *)0)->filter_memo) == sizeof(Interp) &&
+                   offsetof(Interp, attr_cache) + sizeof(((Interp *)0)->attr_cache) == offsetof(Interp, filter_memo),
+               "interp_init zeroes what precedes attr_cache: it and filter_memo must be the state's last fields");
 static void interp_init(Interp *I) {
     memset(I, 0, offsetof(Interp, attr_cache));
     for (int k = 0; k < ATTR_CACHE_SIZE; k++) I->attr_cache[k].dict = NULL;
+    for (int k = 0; k < FILTER_MEMO_SIZE; k++) I->filter_memo[k].operand = NULL;
 }
 
 bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Value *out) {

@@ -35,9 +35,20 @@ typedef struct AttrCacheEntry {
     FilterFn filter;    /* d.attr|filter's filter */
 } AttrCacheEntry;
 
-/* Recent results of pure filters (filter_pure). */
+/* Recent results of pure filters (filter_pure). An entry whose result is
+ * an elif chain's shared operand also keeps which of that chain's tests
+ * the result leaves to run (interp.c: chain_dispatch): `chain` NULL until
+ * then, and again whenever the entry takes another operand. */
 #define FILTER_MEMO_SIZE 8
-typedef struct FilterMemo { const void *operand; FilterFn filter; Value v; uint64_t steps; uint8_t type; } FilterMemo;
+typedef struct FilterMemo {
+    const void *operand;
+    FilterFn filter;
+    Value v;
+    uint64_t steps;
+    uint8_t type;
+    const void *chain;     /* the N_IF_CHAIN `candidates` is for, or NULL */
+    uint32_t candidates;   /* bit k: test k is unguarded, or its guard lists v */
+} FilterMemo;
 
 /* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
  * the chain's tests run: its value once evaluated, for the run of `owner`
@@ -63,7 +74,6 @@ typedef struct Interp {
     const char *now;
     bool autoescape;         /* inside {% autoescape true %} */
     size_t root_counted, root_chars;  /* bytes of root already counted, their code points */
-    FilterMemo *filter_memo;   /* FILTER_MEMO_SIZE, allocated at the first pure filter */
     struct Accumulator *acc;   /* ACCUMULATORS, allocated at the first accumulate */
     unsigned acc_next;         /* the entry the next new accumulator takes */
     IfMemo *if_memo;           /* the innermost chain whose tests are running, or NULL */
@@ -71,10 +81,12 @@ typedef struct Interp {
      * output_tojson): one buffer for the render instead of a str each */
     StrBuf json_scratch;       /* p NULL until the first use */
     bool json_scratch_busy;
-    /* Last, so that a render zeroes what comes before it and only the
-     * entries' dict pointers here (interp_init): an entry is read only
-     * after its dict matches, and no dict is at NULL. */
+    /* Last, so that a render zeroes what comes before them and only the
+     * key each entry is found by (interp_init): an attribute entry is read
+     * only after its dict matches, a filter entry after its operand does,
+     * and neither is ever NULL. */
     AttrCacheEntry attr_cache[ATTR_CACHE_SIZE];
+    FilterMemo filter_memo[FILTER_MEMO_SIZE];
 } Interp;
 
 static inline AttrCacheEntry *attr_slot(Interp *I, const Dict *d, const Str *attr) {
