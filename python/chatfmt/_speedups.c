@@ -1437,39 +1437,48 @@ static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf
 }
 
 /* A row's read: the walk (a builder fed a chunk at a time) and the row
- * slot's UTF-8 buffer for strings that are not ASCII. */
+ * slot's UTF-8 buffer for strings that are not ASCII, filled up to
+ * utf8_used since the walk's last feed. */
 typedef struct RowRead {
     Walk w;
     unsigned char **utf8;
     size_t *utf8_cap;
+    size_t utf8_used;
 } RowRead;
 
-/* A str that is not ASCII, converted into the slot's buffer after the
- * items before it are fed (they may point into the buffer's last
- * contents); false when it is not a compact str, holds a lone surrogate,
- * or no memory is left. */
+enum { UTF8_BUFFER_MIN = 1024 };
+
+/* A str that is not ASCII, converted into the slot's buffer after those
+ * before it (a text of strings that are not ASCII costs no feed each); when
+ * the buffer is full, the items pointing into it are fed first (the builder
+ * copies them) and it starts again. False when it is not a compact str,
+ * holds a lone surrogate, or no memory is left. */
 static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
     Walk *w = &rr->w;
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
     if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
-    if (n * 4 > *rr->utf8_cap) {
-        size_t cap = n * 4 < 256 ? 256 : n * 4;
-        unsigned char *p = malloc(cap);   /* (no copy: the items pointing in were fed below) */
-        if (!p) return false;
-        lib.feed(w->b, w->items, w->n);
-        w->n = 0;
-        free(*rr->utf8);
-        *rr->utf8 = p;
-        *rr->utf8_cap = cap;
-    } else if (w->n) {
-        lib.feed(w->b, w->items, w->n);
-        w->n = 0;
+    if (n * 4 > *rr->utf8_cap - rr->utf8_used) {
+        if (w->n) {
+            lib.feed(w->b, w->items, w->n);
+            w->n = 0;
+        }
+        rr->utf8_used = 0;
+        if (n * 4 > *rr->utf8_cap) {
+            size_t cap = n * 4 < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : n * 4;
+            unsigned char *p = malloc(cap);   /* (no copy: nothing points in now) */
+            if (!p) return false;
+            free(*rr->utf8);
+            *rr->utf8 = p;
+            *rr->utf8_cap = cap;
+        }
     }
+    unsigned char *at = *rr->utf8 + rr->utf8_used;
     size_t len;
-    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, *rr->utf8, &len)) return false;
+    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, at, &len)) return false;
+    rr->utf8_used += len;
     cf_builder_item *it = next_item(w, CF_ITEM_STR);
     it->n = len;
-    it->u.s = (const char *)*rr->utf8;
+    it->u.s = (const char *)at;
     return true;
 }
 
@@ -1878,6 +1887,7 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     rr.w.failed = false;
     rr.utf8 = &r->utf8;
     rr.utf8_cap = &r->utf8_cap;
+    rr.utf8_used = 0;
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;
