@@ -39,6 +39,65 @@ static struct {
     const char *(*error_kind_name)(cf_error_kind);
 } lib;
 
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && \
+    defined(__has_include)
+#if __has_include("internal/pycore_dict.h")
+#define READ_DICT_TABLE 1   /* (see Pairs) */
+#endif
+#endif
+#ifndef READ_DICT_TABLE
+#define READ_DICT_TABLE 0
+#endif
+
+/* A dict's pairs, in order, for the walks. On CPython 3.11 with the GIL, a
+ * dict whose keys are all str in one table (every dict json.loads or a
+ * literal makes) is read straight from its entries, as PyDict_Next reads
+ * them (a call and its checks a pair were a sixth of a row's read); any
+ * other layout or version goes through PyDict_Next. Fields only read. */
+#if READ_DICT_TABLE
+#define Py_BUILD_CORE 1
+#include "internal/pycore_dict.h"
+#undef Py_BUILD_CORE
+#endif
+
+typedef struct Pairs {
+    PyObject *d;
+    Py_ssize_t pos;           /* PyDict_Next's */
+#if READ_DICT_TABLE
+    const PyDictUnicodeEntry *e, *end;   /* the table's entries left; e NULL: PyDict_Next */
+#endif
+} Pairs;
+
+static inline void pairs_start(Pairs *p, PyObject *d) {
+    p->d = d;
+    p->pos = 0;
+#if READ_DICT_TABLE
+    PyDictKeysObject *keys = ((PyDictObject *)d)->ma_keys;
+    if (!((PyDictObject *)d)->ma_values && keys->dk_kind == DICT_KEYS_UNICODE) {
+        p->e = DK_UNICODE_ENTRIES(keys);
+        p->end = p->e + keys->dk_nentries;
+    } else {
+        p->e = NULL;
+    }
+#endif
+}
+
+static inline bool pairs_next(Pairs *p, PyObject **k, PyObject **v) {
+#if READ_DICT_TABLE
+    if (p->e) {
+        for (; p->e < p->end; p->e++)
+            if (p->e->me_value) {   /* (NULL: a deleted entry) */
+                *k = p->e->me_key;
+                *v = p->e->me_value;
+                p->e++;
+                return true;
+            }
+        return false;
+    }
+#endif
+    return PyDict_Next(p->d, &p->pos, k, v);
+}
+
 static PyObject *declined;   /* returned when the data is outside the subset */
 
 /* The item kind of a compact ASCII str: CF_ITEM_ASCII (not scanned, keys
@@ -165,9 +224,10 @@ static bool walk_other(Walk *w, PyObject *o, int depth) {
     if (t == &PyDict_Type) {
         if (depth >= MAX_DEPTH) return false;
         next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
-        Py_ssize_t pos = 0;
+        Pairs pairs;
+        pairs_start(&pairs, o);
         PyObject *k, *v;
-        while (PyDict_Next(o, &pos, &k, &v)) {
+        while (pairs_next(&pairs, &k, &v)) {
             if (Py_TYPE(k) != &PyUnicode_Type || !push_dict_key(w, k) || !walk(w, v, depth + 1)) return false;
         }
         return true;
@@ -1348,65 +1408,6 @@ enum { READ_ON_WORKERS = 0 };
 #else
 enum { READ_ON_WORKERS = 1 };
 #endif
-#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && \
-    defined(__has_include)
-#if __has_include("internal/pycore_dict.h")
-#define READ_DICT_TABLE 1   /* (see Pairs) */
-#endif
-#endif
-#ifndef READ_DICT_TABLE
-#define READ_DICT_TABLE 0
-#endif
-
-/* A dict's pairs, in order, for the read. On CPython 3.11 with the GIL, a
- * dict whose keys are all str in one table (every dict json.loads or a
- * literal makes) is read straight from its entries, as PyDict_Next reads
- * them (a call and its checks a pair were a sixth of a row's read); any
- * other layout or version goes through PyDict_Next. Fields only read. */
-#if READ_DICT_TABLE
-#define Py_BUILD_CORE 1
-#include "internal/pycore_dict.h"
-#undef Py_BUILD_CORE
-#endif
-
-typedef struct Pairs {
-    PyObject *d;
-    Py_ssize_t pos;           /* PyDict_Next's */
-#if READ_DICT_TABLE
-    const PyDictUnicodeEntry *e, *end;   /* the table's entries left; e NULL: PyDict_Next */
-#endif
-} Pairs;
-
-static inline void pairs_start(Pairs *p, PyObject *d) {
-    p->d = d;
-    p->pos = 0;
-#if READ_DICT_TABLE
-    PyDictKeysObject *keys = ((PyDictObject *)d)->ma_keys;
-    if (!((PyDictObject *)d)->ma_values && keys->dk_kind == DICT_KEYS_UNICODE) {
-        p->e = DK_UNICODE_ENTRIES(keys);
-        p->end = p->e + keys->dk_nentries;
-    } else {
-        p->e = NULL;
-    }
-#endif
-}
-
-static inline bool pairs_next(Pairs *p, PyObject **k, PyObject **v) {
-#if READ_DICT_TABLE
-    if (p->e) {
-        for (; p->e < p->end; p->e++)
-            if (p->e->me_value) {   /* (NULL: a deleted entry) */
-                *k = p->e->me_key;
-                *v = p->e->me_value;
-                p->e++;
-                return true;
-            }
-        return false;
-    }
-#endif
-    return PyDict_Next(p->d, &p->pos, k, v);
-}
-
 /* A compact str's characters as UTF-8 in buf (size >= 4 a character);
  * false for a lone surrogate (no UTF-8). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
@@ -1920,9 +1921,10 @@ static PyObject *row_tools(const BatchArgs *a, PyObject *row) {
 
 /* A dict's pairs, without a header (the caller counted them). */
 static bool walk_pairs(Walk *w, PyObject *d) {
-    Py_ssize_t pos = 0;
+    Pairs pairs;
+    pairs_start(&pairs, d);
     PyObject *k, *v;
-    while (PyDict_Next(d, &pos, &k, &v))
+    while (pairs_next(&pairs, &k, &v))
         if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, 1)) return false;
     return true;
 }
