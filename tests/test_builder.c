@@ -568,6 +568,8 @@ static void unique_keys(void) {
         cf_context_free(c);
     }
     CHECK(!cf_builder_failed(b), "the kept builder is empty again after a failed value");
+    CHECK(!cf_builder_take(b, &err) && err.kind == CF_ERR_USAGE && strstr(err.message, "cf_builder_take: no value was built"),
+          "a take with nothing built: %s", err.message);
     cf_builder_feed(b, items, n);
     cf_context *again = cf_builder_take(b, &err);
     CHECK(again && from_json && same_value(v_dict_of(from_json->vars), v_dict_of(again->vars), 0),

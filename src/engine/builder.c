@@ -390,11 +390,12 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
 
 CF_API bool cf_builder_failed(const cf_builder *b) { return !b || b->failed; }
 
-/* The value built, as a context (b's, handed over), or NULL + b->err. */
-static cf_context *built_context(cf_builder *b) {
+/* The value built, as a context (b's, handed over), or NULL + b->err
+ * (caller: the entry point's name, for a usage error). */
+static cf_context *built_context(cf_builder *b, const char *caller) {
     if (b->failed) return NULL;
     if (b->depth || !b->have_root)
-        error_set(&b->err, CF_ERR_USAGE, 0, 0, "cf_builder_finish: %s",
+        error_set(&b->err, CF_ERR_USAGE, 0, 0, "%s: %s", caller,
                   b->depth ? "a list or dict is still open" : "no value was built");
     else if (b->root.type != VT_DICT)
         error_set(&b->err, CF_ERR_TYPE, 0, 0, "context must be a JSON object, not %s", v_type_name(b->root));
@@ -414,7 +415,7 @@ CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
         error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
     }
-    cf_context *ctx = built_context(b);
+    cf_context *ctx = built_context(b, "cf_builder_finish");
     if (!ctx) {
         *err = b->err;
         err->offset = 0;
@@ -430,7 +431,7 @@ CF_API cf_context *cf_builder_take(cf_builder *b, cf_error *err) {
         error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
     }
-    cf_context *ctx = b->ctx ? built_context(b) : NULL;
+    cf_context *ctx = b->ctx ? built_context(b, "cf_builder_take") : NULL;
     if (!ctx) {
         *err = b->err;
         err->offset = 0;
