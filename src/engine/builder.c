@@ -372,9 +372,17 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
     if (!items && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: NULL items");
     for (size_t i = 0; i < n; i++) {
         const cf_builder_item *it = &items[i];
+        /* a binding's commonest items by direct branches (a jump on the
+         * kind is an indirect one, which these items make hard to predict) */
+        if (it->kind == CF_ITEM_ASCII) {
+            push_str(b, it->u.s, it->n, true, false);
+            continue;
+        }
+        if (it->kind == CF_ITEM_KEY) {
+            push_str(b, it->u.s, it->n, true, true);
+            continue;
+        }
         switch (it->kind) {
-        case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, true, false); break;
-        case CF_ITEM_KEY: push_str(b, it->u.s, it->n, true, true); break;
         case CF_ITEM_STR: push_str(b, it->u.s, it->n, false, false); break;
         case CF_ITEM_DICT: push_dict(b, it->n); break;
         case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
