@@ -5,9 +5,12 @@
 # summed into
 #   read     the kernel giving the input: mapping the file's pages (or
 #            copying them into block buffers when the input is a pipe)
-#   split    finding each row's end (memchr): with a mapped file, the first
-#            touch of the input bytes, so the memory traffic of reading is here
-#   json     reading each row's JSON into values (cf_context_from_json_cached)
+#   split    finding a row's end with memchr: only rows the reader does not
+#            read before their end is known (errors, rows over 1 MiB); the
+#            others' end is the '\n' after their document
+#   json     reading each row's JSON into values (cf_context_from_jsonl_cached):
+#            with a mapped file, the first touch of the input bytes, so the
+#            memory traffic of reading is here and in compare
 #   compare  the JSON cache's comparison of repeated member bytes (memcmp)
 #   render   running the template (the interpreter, filters, tojson)
 #   quote    writing each output as a JSON string ({"text": ...})

@@ -83,33 +83,28 @@ static bool apply_defines(const Dataset *d, cf_context *ctx, cf_error *err) {
     return !d->agp || cf_context_set_bool(ctx, "add_generation_prompt", true);
 }
 
-/* Render one input row, appending its output line to b; false when it is
- * an error row. */
-static bool render_row(void *job, unsigned worker, const char *line, size_t len, OutBuf *b) {
-    const Dataset *d = job;
-    cf_error err;
-    err.kind = CF_OK;
-    err.message[0] = 0;
+/* Render one input row read into ctx (NULL: not read, err says why),
+ * appending its output line to b; false when it is an error row. */
+static bool render_context(const Dataset *d, unsigned worker, cf_context *ctx, cf_error *err, OutBuf *b) {
     cf_result res;
-    cf_context *ctx = cf_context_from_json_cached(line, len, d->lim, d->caches[worker], &err);
-    bool ok = ctx && apply_defines(d, ctx, &err);
+    bool ok = ctx && apply_defines(d, ctx, err);
     if (ok) {
         bool tools = (d->with_tools || d->tools_error) && cf_context_has_value(ctx, "tools");
         const cf_template *t = tools && d->with_tools ? d->with_tools : d->plain;
         if (tools && d->tools_error) {
-            err = *d->tools_error;
+            *err = *d->tools_error;
             ok = false;
         } else {
-            ok = d->raw ? cf_render(t, ctx, &d->ro, &res, &err) : cf_render_chat(t, ctx, &d->ro, &res, &err);
+            ok = d->raw ? cf_render(t, ctx, &d->ro, &res, err) : cf_render_chat(t, ctx, &d->ro, &res, err);
         }
     }
     cf_context_free(ctx);
-    if (!ok && err.kind == CF_OK) {   /* a context setter failed without saying why */
-        err.kind = CF_ERR_MEMORY;
-        strcpy(err.message, "out of memory");
+    if (!ok && err->kind == CF_OK) {   /* a context setter failed without saying why */
+        err->kind = CF_ERR_MEMORY;
+        strcpy(err->message, "out of memory");
     }
     if (!ok) {
-        error_row(b, cf_error_kind_name(err.kind), err.message);
+        error_row(b, cf_error_kind_name(err->kind), err->message);
         ob_put(b, "\n", 1);
         return false;
     }
@@ -128,6 +123,28 @@ static bool render_row(void *job, unsigned worker, const char *line, size_t len,
     ob_puts(b, "}\n");
     cf_result_free(&res);
     return true;
+}
+
+static bool render_row(void *job, unsigned worker, const char *line, size_t len, OutBuf *b) {
+    const Dataset *d = job;
+    cf_error err;
+    err.kind = CF_OK;
+    err.message[0] = 0;
+    cf_context *ctx = cf_context_from_json_cached(line, len, d->lim, d->caches[worker], &err);
+    return render_context(d, worker, ctx, &err, b);
+}
+
+/* A row read where it lies, its line's end found by the reader (the usual
+ * row: one JSON object); else *line_len = SIZE_MAX and render_row gets it. */
+static bool render_row_in_place(void *job, unsigned worker, const char *text, size_t avail, OutBuf *b,
+                                size_t *line_len) {
+    const Dataset *d = job;
+    cf_context *ctx = cf_context_from_jsonl_cached(text, avail, line_len, d->lim, d->caches[worker]);
+    if (!ctx) return false;
+    cf_error err;
+    err.kind = CF_OK;
+    err.message[0] = 0;
+    return render_context(d, worker, ctx, &err, b);
 }
 
 /* ---- options and setup ---- */
@@ -295,6 +312,7 @@ int cmd_dataset(int argc, char **argv) {
     }
     Pipeline p = {0};
     p.row = render_row;
+    p.row_in_place = render_row_in_place;
     p.job = &d;
     p.threads = a.threads ? (unsigned)a.threads : pipeline_default_threads();
     p.oom_row = "{\"error\": {\"type\": \"MemoryError\", \"message\": \"out of memory\"}}\n";

@@ -518,11 +518,18 @@ static void process_block(const Pipeline *p, Worker *w, Block *blk) {
     size_t first = at;
     size_t oom_len = strlen(p->oom_row);
     while (at < blk->to) {
-        const char *nl = memchr(base + at, '\n', end - at);
-        size_t e = nl ? (size_t)(nl - base) : end, len = e;
-        while (len > at && base[len - 1] == '\r') len--;   /* CRLF files, as getline-based readers took them */
-        size_t start = b->len;
-        bool ok = p->row(p->job, w->index, base + at, len - at, b);
+        size_t start = b->len, found = SIZE_MAX;
+        bool ok = p->row_in_place && p->row_in_place(p->job, w->index, base + at, end - at, b, &found);
+        const char *nl = found != SIZE_MAX ? base + at + found : NULL;
+        size_t e = nl ? at + found : end;
+        if (found == SIZE_MAX) {
+            b->len = start;   /* (nothing was appended) */
+            nl = memchr(base + at, '\n', end - at);
+            e = nl ? (size_t)(nl - base) : end;
+            size_t len = e;
+            while (len > at && base[len - 1] == '\r') len--;   /* CRLF files, as getline-based readers took them */
+            ok = p->row(p->job, w->index, base + at, len - at, b);
+        }
         bool oom = b->failed;
         if (oom) {   /* drop the partial line; its error row goes there */
             b->failed = false;

@@ -26,10 +26,19 @@ void ob_json_string(OutBuf *b, const char *s, size_t n);   /* json.dumps(s, ensu
  * (they are counted). */
 typedef bool (*PipelineRow)(void *job, unsigned worker, const char *line, size_t len, OutBuf *out);
 
+/* Optionally, the same for a row whose end is not yet found: the input from
+ * its start, avail bytes of it (its line and more). When it finds the row's
+ * '\n' itself (reading the row), *line_len is its offset and the output is
+ * as row() would give; else *line_len = SIZE_MAX, nothing is appended, and
+ * row() gets the line. Spares the separate scan for the line's end. */
+typedef bool (*PipelineRowInPlace)(void *job, unsigned worker, const char *text, size_t avail, OutBuf *out,
+                                   size_t *line_len);
+
 enum { PIPELINE_ERROR_TEXT = 240 };
 
 typedef struct Pipeline {
     PipelineRow row;
+    PipelineRowInPlace row_in_place;   /* NULL: row() on every line */
     void *job;
     unsigned threads;       /* 1..PIPELINE_MAX_THREADS */
     const char *oom_row;    /* written for a row whose output ran out of memory (ends in '\n') */

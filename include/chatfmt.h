@@ -807,6 +807,17 @@ CF_API void cf_json_cache_free(cf_json_cache *c);
  * once): keep it unchanged until the context is freed. */
 CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,
                                                cf_json_cache *cache, cf_error *err);
+/* The same for a JSON Lines row at text whose end is not yet found: when
+ * the row is one JSON object followed by optional spaces, tabs and carriage
+ * returns and a '\n' within the first avail bytes, its context (as
+ * cf_context_from_json_cached reads the line without its line ending) and
+ * *line_len = the offset of that '\n'. Otherwise NULL and *line_len =
+ * SIZE_MAX, for any reason (not such a row, a row too long, no cache, out of
+ * memory): find the line's end and call cf_context_from_json_cached, which
+ * reports any error. Spares a separate pass for the line's end over bytes
+ * the reader reads anyway. */
+CF_API cf_context *cf_context_from_jsonl_cached(const char *text, size_t avail, size_t *line_len,
+                                                const cf_limits *limits, cf_json_cache *cache);
 
 /* s[0..n) as a JSON string literal, quotes included, spelled as Python's
  * json.dumps(s, ensure_ascii=False) spells it (for writing outputs into JSON

@@ -100,6 +100,86 @@ static int compare(cf_json_cache *cache, const char *doc, const cf_limits *lim, 
     return held;
 }
 
+/* cf_context_from_jsonl_cached on text (its line and what follows) against
+ * reading the line alone, as dataset mode does without it (up to the first
+ * '\n', trailing '\r's dropped): a context read in place has the line's end
+ * right and equals the line's; else it must say to read the line
+ * (SIZE_MAX). in_place: whether the row must be read in place (a usual
+ * row), so that a reader that never is could not pass. Returns the in-place
+ * context's shared values, or -1 when it was not read in place. */
+static int compare_line(cf_json_cache *cache, const char *text, size_t avail, const cf_limits *lim, bool in_place,
+                        const char *what) {
+    const char *nl = memchr(text, '\n', avail);
+    size_t len = nl ? (size_t)(nl - text) : avail;
+    while (len > 0 && text[len - 1] == '\r') len--;
+    cf_error e;
+    memset(&e, 0, sizeof e);
+    cf_context *ref = cf_context_from_json_limits(text, len, lim, &e);
+    size_t line_len = 0;
+    cf_context *got = cf_context_from_jsonl_cached(text, avail, &line_len, lim, cache);
+    int held = -1;
+    if (got) {
+        held = got->nheld;
+        check(nl && line_len == (size_t)(nl - text), "%s: the line's end at %zu, not %zu", what, line_len,
+              nl ? (size_t)(nl - text) : avail);
+        check(ref && same_value(v_dict_of(ref->vars), v_dict_of(got->vars)), "%s: the contexts differ", what);
+    } else {
+        check(line_len == SIZE_MAX, "%s: not read in place, yet a line length %zu", what, line_len);
+    }
+    check(!in_place || got, "%s: not read in place (%s)", what, ref ? "a good row" : e.message);
+    cf_context_free(ref);
+    cf_context_free(got);
+    return held;
+}
+
+static void compare_lines(const cf_limits *lim, const char *tools) {
+    cf_json_cache *cache = cf_json_cache_new();
+    static const struct { const char *text; bool in_place; const char *what; } rows[] = {
+        {"{\"a\": 1}\n{\"b\": 2}\n", true, "a row, another after it"},
+        {"{\"a\": [1, {\"b\": \"x\\ny\"}]}\r\n{}", true, "CRLF"},
+        {"  {\"a\": 1} \t \r \n", true, "spaces around the document"},
+        {"\xEF\xBB\xBF{\"a\": \"\xC3\xA9\"}\n", true, "a BOM and non-ASCII"},
+        {"\n{\"a\": 1}\n", false, "an empty line"},
+        {"\r\n", false, "a CR alone"},
+        {"{\"a\":\n 1}\n", false, "a document over two lines"},
+        {"{\"a\": [1,\n2]}\n", false, "an array over two lines"},
+        {"{\"a\": 1} {\"b\": 2}\n", false, "two documents on a line"},
+        {"{\"a\": 1}\r{\"b\": 2}\n", false, "a CR inside the line"},
+        {"{\"a\": \"x\ny\"}\n", false, "a newline inside a string"},
+        {"[1, 2]\n", false, "an array"},
+        {"{\"a\": \"\\ud800\"}\n", false, "a lone surrogate"},
+        {"{\"a\": 1}", false, "no newline"},
+        {"{\"a\": 1", false, "cut short"},
+        {"{\"a\": \"\xFF\"}\n", false, "bad UTF-8"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof *rows; k++)
+        compare_line(cache, rows[k].text, strlen(rows[k].text), lim, rows[k].in_place, rows[k].what);
+    /* the line's end beyond what may be read: the line is read as a document */
+    compare_line(cache, "{\"a\": 1}\n", 8, lim, false, "the newline past avail");
+    cf_limits small = *lim;
+    small.max_json_bytes = 12;
+    compare_line(cache, "{\"a\": \"0123456789\"}\n", 22, &small, false, "a line over max_json_bytes");
+    /* a request's tools, repeated: read in place and shared from the cache */
+    Buf b = {0};
+    put(&b, "{\"tools\": ");
+    put(&b, tools);
+    put(&b, ", \"messages\": []}\n{\"next\": 1}\n");
+    int held = 0;
+    for (int r = 0; r < 4; r++) held = compare_line(cache, b.p, b.len, lim, true, "repeated tools");
+    check(held == 1, "repeated tools read in place share the cache's value (%d)", held);
+    /* a value spread over lines, read as a document: never matched past a
+     * row's end (the text here as JSON Lines: its first line is cut short) */
+    Buf ml = {0};
+    put(&ml, "{\"tools\": [");
+    for (int k = 0; k < 40; k++) put(&ml, k ? ",\n\"a longer item to pass the cache's minimum\"" : "\"first\"");
+    put(&ml, "]}\n");
+    for (int r = 0; r < 4; r++) compare(cache, ml.p, lim, "tools over lines, as documents");
+    compare_line(cache, ml.p, ml.len, lim, false, "tools over lines, as JSON Lines");
+    free(ml.p);
+    free(b.p);
+    cf_json_cache_free(cache);
+}
+
 static char *doc_with(const char *before, const char *tools, const char *after) {
     Buf b = {0};
     put(&b, before);
@@ -244,6 +324,10 @@ int main(void) {
     cf_context_free(kept);
     cf_context_free(ref);
     compare(NULL, "{\"a\": [1, {\"b\": 2}]}", &lim, "no cache: as uncached");
+    compare_lines(&lim, t1);
+    size_t no_cache_len = 0;
+    check(!cf_context_from_jsonl_cached("{}\n", 3, &no_cache_len, &lim, NULL) && no_cache_len == SIZE_MAX,
+          "no cache: the line is read as a document");
     free(doc);
     free(t1);
     free(t1b);

@@ -190,6 +190,30 @@ int main(void) {
         arena_release(&arena);
         arena_init(&arena, 0);
     }
+    /* sparse text (prompts: an escape every few dozen bytes), where the
+     * writer steps 64 bytes: a quote, a newline and a \u00XX control at
+     * every position of 200 bytes (across both 32-byte halves of a step and
+     * the tail after the last step), then a few escapes at random places */
+    static const char sparse[] = {'"', '\n', '\x01', '\\'};
+    for (size_t c = 0; c < sizeof sparse; c++) {
+        for (size_t at = 0; at < 200; at++) {
+            memset(s, 'x', 200);
+            s[at] = sparse[c];
+            check_string(&rt, s, 200);
+        }
+        arena_release(&arena);
+        arena_init(&arena, 0);
+    }
+    for (int k = 0; k < 3000; k++) {
+        size_t n = 96 + next_rand(400), escapes = 1 + next_rand(6);
+        memset(s, 'y', n);
+        for (size_t e = 0; e < escapes; e++) s[next_rand((unsigned)n)] = sparse[next_rand(sizeof sparse)];
+        check_string(&rt, s + k % 3, n - k % 3);
+        if (k % 100 == 99) {
+            arena_release(&arena);
+            arena_init(&arena, 0);
+        }
+    }
     arena_release(&arena);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -58,7 +58,12 @@ typedef struct Parser {
     int *nheld;
     ReuseSlot *watch;
     bool text_outlives;       /* s stays unchanged while the values live: JsonSource points into it */
+    /* json_parse_line_reusing: a '\n' is no whitespace but where the
+     * document's line ends, and any error is only "not this way" (the
+     * caller reads the line again as a document of its own) */
+    bool line_mode;
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
+    size_t line_end;          /* line_mode: where the '\n' after the document is */
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
@@ -90,11 +95,12 @@ static const unsigned char STRING_BYTE[256] = {
 static bool is_ws(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 static bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
-static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i) {
+/* newline_ws false: a '\n' ends the whitespace (a JSON Lines row's end). */
+static inline size_t skip_ws(const unsigned char *s, size_t n, size_t i, bool newline_ws) {
     /* the usual cases: no whitespace, or the one space of ", " and ": " */
     if (i < n && s[i] > ' ') return i;
     if (i + 1 < n && s[i] == ' ' && s[i + 1] > ' ') return i + 1;
-    while (i < n && is_ws(s[i])) i++;
+    while (i < n && is_ws(s[i]) && (newline_ws || s[i] != '\n')) i++;
     return i;
 }
 
@@ -135,6 +141,7 @@ static void check_utf8(Parser *ps, size_t start, size_t end) {
 /* JSONDecodeError "msg: line L column C (char N)", positions in code points
  * as Python counts them. */
 static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
+    if (ps->line_mode) rt_throw(ps->rt, CF_ERR_JSON, "not one JSON document on the line");   /* (read again) */
     check_utf8(ps, 0, ps->n);
     const char *s = (const char *)ps->s;
     size_t line = 1, line_start = 0;
@@ -869,7 +876,7 @@ static NOINLINE bool reuse_member(Parser *ps, const Str *key, size_t i, Value *v
     if (!ps->kept_text || *ps->nheld >= JSON_REUSE_SLOTS) return false;
     ReuseHit hit;
     bool same = false;
-    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, &hit, &same)) {
+    if (json_reuse_match(slot, (const char *)ps->s + i, ps->n - i, ps->line_mode, &hit, &same)) {
         ps->held[(*ps->nheld)++] = hit.held;
         if (!hit.verbatim) ps->not_verbatim++;
         *v = hit.value;
@@ -897,6 +904,7 @@ static Value parse_tree(Parser *ps, size_t i) {
     size_t depth = 0;
     size_t max_depth = ps->rt->lim.max_json_depth;
     size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
+    const bool newline_ws = !ps->line_mode;
     Value v;
 
 value:
@@ -921,7 +929,7 @@ value:
         stack[top++] = mark;
         base = top;
         in = object ? IN_OBJECT : IN_ARRAY;
-        i = skip_ws(s, n, i + 1);
+        i = skip_ws(s, n, i + 1, newline_ws);
         VERBATIM_WS(ps->opened[depth].start + 1, i, 0);
         if (i < n && s[i] == (object ? '}' : ']')) {
             i++;
@@ -974,7 +982,7 @@ item:
         goto key;
     }
     size_t at = i;
-    i = skip_ws(s, n, i);
+    i = skip_ws(s, n, i, newline_ws);
     VERBATIM_WS(at, i, 0);
     if (i < n && s[i] == (in == IN_OBJECT ? '}' : ']')) {
         i++;
@@ -982,7 +990,7 @@ item:
     }
     if (i >= n || s[i] != ',') json_fail(ps, i, "Expecting ',' delimiter");
     at = i + 1;
-    i = skip_ws(s, n, at);
+    i = skip_ws(s, n, at, newline_ws);
     VERBATIM_WS(at, i, 1);
     if (in == IN_OBJECT) goto key;
     goto value;
@@ -998,11 +1006,11 @@ key:
         goto member;
     }
     size_t key_end = i;
-    i = skip_ws(s, n, i);
+    i = skip_ws(s, n, i, newline_ws);
     VERBATIM_WS(key_end, i, 0);
     if (i >= n || s[i] != ':') json_fail(ps, i, "Expecting ':' delimiter");
     key_end = i + 1;
-    i = skip_ws(s, n, key_end);
+    i = skip_ws(s, n, key_end, newline_ws);
     VERBATIM_WS(key_end, i, 1);
     goto member;
 
@@ -1074,6 +1082,25 @@ Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, 
     return parse_document(rt, s, n, &ps);
 }
 
+Value json_parse_line_reusing(Rt *rt, const char *s, size_t avail, size_t *line_end, cf_json_cache *cache,
+                              ReusedValue **held, int *nheld) {
+    Parser ps;
+    memset(&ps, 0, sizeof ps);
+    ps.reuse = cache;
+    ps.text_outlives = true;
+    ps.held = held;
+    ps.nheld = nheld;
+    ps.line_mode = true;
+    /* A line longer than a document may be, or than the text JsonSources
+     * keep, is not read this way: its reading would differ. */
+    size_t n = avail;
+    if (n > rt->lim.max_json_bytes) n = rt->lim.max_json_bytes;
+    if (n > JSON_SOURCE_MAX) n = JSON_SOURCE_MAX;
+    Value v = parse_document(rt, s, n, &ps);
+    *line_end = ps.line_end;
+    return v;
+}
+
 /* The document in s, read with ps (zeroed, its reuse fields set). */
 static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
     if (n > rt->lim.max_json_bytes) {
@@ -1098,9 +1125,15 @@ static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps) {
         ps->base = 3;
     }
     if (n <= JSON_SOURCE_MAX) ps->kept_text = (const char *)ps->s;
-    Value v = parse_tree(ps, skip_ws(ps->s, ps->n, 0));
-    size_t i = skip_ws(ps->s, ps->n, ps->end);
-    if (i != ps->n) json_fail(ps, i, "Extra data");
+    bool newline_ws = !ps->line_mode;
+    Value v = parse_tree(ps, skip_ws(ps->s, ps->n, 0, newline_ws));
+    size_t i = skip_ws(ps->s, ps->n, ps->end, newline_ws);
+    if (ps->line_mode) {   /* the line ends here, or this is not its reading */
+        if (i >= ps->n || ps->s[i] != '\n') json_fail(ps, i, "Extra data");
+        ps->line_end = ps->base + i;
+    } else if (i != ps->n) {
+        json_fail(ps, i, "Extra data");
+    }
     if (ps->unpaired_at != SIZE_MAX) json_fail(ps, ps->unpaired_at, "Unpaired surrogate in \\uXXXX escape");
     return v;
 }
@@ -1311,32 +1344,92 @@ __attribute__((target("ssse3"))) static char *quote_body_shuffle(char *o, const 
     return o;
 }
 
-/* The same, with AVX2 where the CPU has it: 32 clean bytes (most of a
- * prompt's text: escapes come every few dozen bytes) are checked and
- * stored in one step; a block with an escape goes as two blocks of 16
- * bytes. */
+/* With AVX2 where the CPU has it, text with few escapes (most of a
+ * prompt: a newline or a quote every few dozen bytes) goes 64 bytes a
+ * step: a clean step is two stores. A 32-byte half with one escape is
+ * stored as it is, the escape written where the output has got to and the
+ * input after it stored again behind it: a dozen instructions, where
+ * shuffling the half as 8-byte groups takes some eighty. A half with more
+ * goes through the shuffles (a loop over its escapes would mispredict its
+ * exit on dense text: embedded JSON), or, holding a \u00XX control, through
+ * that loop. Reads stay below i + WIDE_READ, and each store has room: the
+ * output so far is at most 6 bytes a byte read, and 6 * n reserved. */
 static bool avx2_quote_usable(void) { return __builtin_cpu_supports("avx2"); }
 
-__attribute__((target("avx2"))) static char *quote_body_shuffle_wide(char *o, const unsigned char *u, size_t n, size_t *pi) {
-    const __m256i x1f = _mm256_set1_epi8(0x1F), quote = _mm256_set1_epi8('"'), backslash = _mm256_set1_epi8('\\');
-    size_t i = *pi;
-    while (i + 40 <= n) {   /* (the 16-byte step at i + 16 keeps the 24 bytes above) */
-        __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(u + i));
-        __m256i special = _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f),
-                                          _mm256_or_si256(_mm256_cmpeq_epi8(x, quote), _mm256_cmpeq_epi8(x, backslash)));
-        if (!_mm256_movemask_epi8(special)) {
-            _mm256_storeu_si256((__m256i *)(void *)o, x);
-            o += 32;
-            i += 32;
+enum { WIDE_READ = 96 };   /* input bytes a step may read from its start */
+
+/* The special bytes ('"', '\\', controls) of x, as 0xFF bytes: a quote or
+ * a backslash is the byte a table by its low nibble gives for it (bytes
+ * >= 0x80 get 0 from the shuffle, and the table's other entries, 0xFF,
+ * no byte below 0x80 can equal); a control is at most 0x1F. */
+__attribute__((target("avx2"))) static inline __m256i special_bytes(__m256i x) {
+    const __m256i by_low_nibble = _mm256_setr_epi8(-1, -1, '"', -1, -1, -1, -1, -1, -1, -1, -1, -1, '\\', -1, -1, -1,
+                                                   -1, -1, '"', -1, -1, -1, -1, -1, -1, -1, -1, -1, '\\', -1, -1, -1);
+    const __m256i x1f = _mm256_set1_epi8(0x1F);
+    return _mm256_or_si256(_mm256_cmpeq_epi8(_mm256_shuffle_epi8(by_low_nibble, x), x),
+                           _mm256_cmpeq_epi8(_mm256_max_epu8(x, x1f), x1f));
+}
+
+/* The width (16 or 32) bytes at u, their escapes' bits m (nonzero), quoted
+ * at o escape by escape; returns the output's end. Reads up to u + 64. */
+__attribute__((target("avx2"))) static inline char *quote_escapes(char *o, const unsigned char *u, uint32_t m,
+                                                                  unsigned width) {
+    _mm256_storeu_si256((__m256i *)(void *)o, _mm256_loadu_si256((const __m256i *)(const void *)u));
+    unsigned pos = 0;
+    do {
+        unsigned k = (unsigned)__builtin_ctz(m);
+        o += k - pos;
+        unsigned char c = u[k];
+        char esc = ESCAPE_UTF8[c];
+        if (esc != 'u') {
+            uint16_t pair = (uint16_t)('\\' | (unsigned char)esc << 8);   /* (little-endian: x86) */
+            memcpy(o, &pair, 2);
+            o += 2;
+        } else {
+            o += u_escape(c, o);
+        }
+        pos = k + 1;
+        _mm256_storeu_si256((__m256i *)(void *)o, _mm256_loadu_si256((const __m256i *)(const void *)(u + pos)));
+        m &= m - 1;
+    } while (m);
+    return o + (width - pos);
+}
+
+/* The 32 bytes at u, their escapes' bits m (nonzero), quoted at o. */
+__attribute__((target("avx2"))) static inline char *quote_half(char *o, const unsigned char *u, uint32_t m) {
+    if (!(m & (m - 1))) return quote_escapes(o, u, m, 32);
+    if (!quote_block16(&o, u)) return quote_escapes(o, u, m, 32);
+    if (!quote_block16(&o, u + 16)) return quote_escapes(o, u + 16, m >> 16, 16);
+    return o;
+}
+
+__attribute__((target("avx2"))) static char *quote_body_wide(char *o, const unsigned char *u, size_t n, size_t *pi) {
+    const unsigned char *p = u + *pi, *last = u + n - WIDE_READ;   /* (n >= WIDE_READ) */
+    for (; p <= last; p += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+        _mm256_storeu_si256((__m256i *)(void *)o, a);
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32), b);
+        __m256i sa = special_bytes(a), sb = special_bytes(b), any = _mm256_or_si256(sa, sb);
+        if (_mm256_testz_si256(any, any)) {   /* the common step in prose: a branch seldom mispredicted */
+            o += 64;
             continue;
         }
-        if (!quote_block16(&o, u + i)) break;
-        i += 16;
-        if (!quote_block16(&o, u + i)) break;
-        i += 16;
+        uint32_t ma = (uint32_t)_mm256_movemask_epi8(sa), mb = (uint32_t)_mm256_movemask_epi8(sb);
+        if (ma) {
+            o = quote_half(o, p, ma);
+        } else {
+            o += 32;
+        }
+        if (mb) {
+            o = quote_half(o, p + 32, mb);
+        } else {
+            _mm256_storeu_si256((__m256i *)(void *)o, b);
+            o += 32;
+        }
     }
-    *pi = i;
-    return i + 40 <= n ? o : quote_body_shuffle(o, u, n, pi);
+    *pi = (size_t)(p - u);
+    return o;
 }
 #endif
 
@@ -1347,9 +1440,9 @@ static char *quote_body(char *o, const unsigned char *u, size_t n, bool ensure_a
     size_t i = 0;
 #ifdef HAVE_SHUFFLE_QUOTE
     if (!ensure_ascii && n >= 24 && shuffle_quote_usable()) {
-        bool wide = n >= 40 && avx2_quote_usable();
+        if (n >= WIDE_READ && avx2_quote_usable()) o = quote_body_wide(o, u, n, &i);   /* (all but the last bytes) */
         for (;;) {   /* a block with a \u00XX escape goes through the scan below */
-            o = wide ? quote_body_shuffle_wide(o, u, n, &i) : quote_body_shuffle(o, u, n, &i);
+            o = quote_body_shuffle(o, u, n, &i);
             if (i + 24 > n) break;
             size_t stop = i + 16;
             while (i < stop) {

@@ -31,6 +31,16 @@ Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m);
 Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, ReusedValue **held,
                          int *nheld);
 
+/* json_parse_reusing of the JSON Lines row at s, whose end is not yet
+ * known: the document, then optional spaces, tabs and carriage returns, then
+ * a '\n' within the first avail bytes, whose offset goes to *line_end. A
+ * '\n' is no whitespace here. Anything else (a line that is not one such
+ * document, or is longer than max_json_bytes or JSON_SOURCE_MAX) throws
+ * CF_ERR_JSON without a useful message: the caller finds the line's end and
+ * reads it with json_parse_reusing, which reports it as Python would. */
+Value json_parse_line_reusing(Rt *rt, const char *s, size_t avail, size_t *line_end, cf_json_cache *cache,
+                              ReusedValue **held, int *nheld);
+
 /* A copy of p[0..len) as a Str (nchars and hash not computed). Readers make
  * dozens of short strings per document: they are carved from arena blocks
  * instead of allocated one by one (long ones still are; max_string applies). */

@@ -22,6 +22,7 @@ typedef struct ReuseEntry {
     size_t len;
     bool seen_twice;    /* to be parsed after the document */
     bool unparsable;    /* these bytes failed alone: do not try again */
+    bool multiline;     /* they hold a '\n': no JSON Lines row read in place has them */
     ReusedValue *parsed;
     unsigned last_use;  /* the slot's clock when last stored or matched */
 } ReuseEntry;
@@ -93,10 +94,11 @@ ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
     return NULL;
 }
 
-bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, ReuseHit *hit, bool *same_bytes) {
+bool json_reuse_match(ReuseSlot *s, const char *p, size_t avail, bool one_line, ReuseHit *hit, bool *same_bytes) {
     *same_bytes = false;
     for (int w = 0; w < JSON_REUSE_WAYS; w++) {
         ReuseEntry *e = &s->entries[w];
+        if (one_line && e->multiline) continue;   /* (it would run past the row's '\n') */
         /* (a changed value most often differs at its end, and shares a long
          * start with the remembered one: its last bytes are compared first) */
         if (!e->text || e->len > avail || !mem_equal(p + e->len - 16, e->text + e->len - 16, 16) ||
@@ -132,6 +134,7 @@ void json_reuse_remember(ReuseSlot *s, const char *p, size_t len) {
     if (!e->text) return;
     memcpy(e->text, p, len);
     e->len = len;
+    e->multiline = memchr(p, '\n', len) != NULL;
     s->cache->text_bytes += len;
     e->last_use = ++s->clock;
 }
@@ -183,6 +186,29 @@ CF_API void cf_json_cache_free(cf_json_cache *c) {
     if (!c) return;
     for (int k = 0; k < JSON_REUSE_SLOTS; k++) slot_forget(&c->slots[k]);
     free(c);
+}
+
+CF_API cf_context *cf_context_from_jsonl_cached(const char *text, size_t avail, size_t *line_len,
+                                                const cf_limits *limits, cf_json_cache *cache) {
+    *line_len = SIZE_MAX;
+    if (!cache) return NULL;
+    cf_context *volatile c = context_alloc(0);
+    if (!c) return NULL;
+    RT_PROTECTED(rt, &c->arena, NULL, limits);   /* (any failure reads the line again, which reports it) */
+    if (setjmp(jb_rt)) {
+        cf_context_free(c);
+        json_reuse_finish(cache);
+        *line_len = SIZE_MAX;
+        return NULL;
+    }
+    json_reuse_begin(cache, &rt.lim);
+    size_t end;
+    Value v = json_parse_line_reusing(&rt, text, avail, &end, cache, c->held, &c->nheld);
+    if (v.type != VT_DICT) rt_throw(&rt, CF_ERR_TYPE, "context must be a JSON object");
+    c->vars = v.u.dict;
+    json_reuse_finish(cache);
+    *line_len = end;
+    return c;
 }
 
 CF_API cf_context *cf_context_from_json_cached(const char *json, size_t len, const cf_limits *limits,

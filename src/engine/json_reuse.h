@@ -46,8 +46,9 @@ void json_reuse_begin(cf_json_cache *c, const cf_limits *limits);
 ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len);
 /* Do s[0..avail) start with one of the slot's values' bytes? With a parsed value: true and
  * *hit filled. Seen before but not parsed yet: marked to be parsed after this
- * document (json_reuse_finish), false. */
-bool json_reuse_match(ReuseSlot *slot, const char *s, size_t avail, ReuseHit *hit, bool *same_bytes);
+ * document (json_reuse_finish), false. one_line: only values without a '\n'
+ * (a JSON Lines row read before its end is known). */
+bool json_reuse_match(ReuseSlot *slot, const char *s, size_t avail, bool one_line, ReuseHit *hit, bool *same_bytes);
 /* The member's value (s, len) did not match: remember its bytes in place of
  * the least recently used value's (when large, and not on every row for a
  * member that never repeats). */
