@@ -716,11 +716,16 @@ CF_API void cf_builder_tuple(cf_builder *b, size_t n);   /* a Python tuple: prin
  * object's): it is not scanned, and a dict key pushed again from the same
  * address is recognised without reading it. Bytes that break this promise
  * make string values whose character counts are wrong (renders stay
- * memory-safe, their text is unspecified). Libraries older than ASCII
- * reject it as an unknown kind (cf_builder_failed): a binding can probe. */
+ * memory-safe, their text is unspecified). KEY is an ASCII item that is
+ * a key of the innermost dict (a usage error elsewhere) and that equals
+ * none of that dict's keys before it (as a Python dict's keys): it is
+ * placed without looking among them (keys that break this promise make a
+ * dict holding both, memory-safe, its lookups unspecified). Libraries
+ * older than ASCII (or KEY) reject it as an unknown kind
+ * (cf_builder_failed): a binding can probe. */
 typedef enum {
     CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT,
-    CF_ITEM_TUPLE, CF_ITEM_ASCII
+    CF_ITEM_TUPLE, CF_ITEM_ASCII, CF_ITEM_KEY
 } cf_builder_item_kind;
 typedef struct cf_builder_item {
     cf_builder_item_kind kind;
@@ -732,6 +737,11 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
 CF_API bool cf_builder_failed(const cf_builder *b);
 /* The context (free with cf_context_free), or NULL + err. Frees b either way. */
 CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err);
+/* As cf_builder_finish, but b stays, empty, to build the next context with
+ * the same limits (a thread building many saves an allocation and setup
+ * each); cf_builder_free it at the end. An error (a failed build, or no
+ * memory for the next context) is reported here or by the next take. */
+CF_API cf_context *cf_builder_take(cf_builder *b, cf_error *err);
 /* Drop a builder without finishing it. */
 CF_API void cf_builder_free(cf_builder *b);
 

@@ -80,6 +80,7 @@ typedef struct Feeder {
     cf_builder_item items[FEED_CHUNK];
     size_t n;
     bool ascii;   /* ASCII strings go as CF_ITEM_ASCII (keys repeat by address) */
+    bool keys;    /* and ASCII dict keys as CF_ITEM_KEY (a dict's keys are distinct) */
 } Feeder;
 
 static bool all_ascii(const char *s, size_t n) {
@@ -118,7 +119,14 @@ static void push_fed(Feeder *fd, Value v) {
     case VT_DICT:
         feeder_next(fd, CF_ITEM_DICT)->n = dict_len(v.u.dict);
         for (size_t i = 0; i < dict_len(v.u.dict); i++) {
-            push_fed(fd, dict_key_at(v.u.dict, i));
+            Value k = dict_key_at(v.u.dict, i);
+            if (fd->keys && k.type == VT_STR && all_ascii(k.u.s->data, k.u.s->len)) {
+                it = feeder_next(fd, CF_ITEM_KEY);
+                it->u.s = k.u.s->data;
+                it->n = k.u.s->len;
+            } else {
+                push_fed(fd, k);
+            }
             push_fed(fd, dict_val_at(v.u.dict, i));
         }
         break;
@@ -131,9 +139,22 @@ static cf_context *build_fed(Value v, bool ascii, cf_error *err) {
     fd.b = cf_builder_new(NULL);
     fd.n = 0;
     fd.ascii = ascii;
+    fd.keys = false;
     push_fed(&fd, v);
     cf_builder_feed(fd.b, fd.items, fd.n);
     return cf_builder_finish(fd.b, err);
+}
+
+/* The same with keys as CF_ITEM_KEY, on a builder kept between values
+ * (cf_builder_take). */
+static cf_context *build_fed_keys(cf_builder *kept, Value v, cf_error *err) {
+    Feeder fd;
+    fd.b = kept;
+    fd.n = 0;
+    fd.ascii = fd.keys = true;
+    push_fed(&fd, v);
+    cf_builder_feed(fd.b, fd.items, fd.n);
+    return cf_builder_take(fd.b, err);
 }
 
 /* Are a (the JSON reader's) and b (the builder's) the same values, down
@@ -194,6 +215,7 @@ static void same_renders(const char *shared) {
     static const char *const seeds[] = {"glm45", "toolcall-qwen3", "command-a-reasoning", "nanbeige",
                                         "reasoning-qwen25"};
     int compared = 0;
+    cf_builder *kept = cf_builder_new(NULL);   /* every conversation's KEY build, one after another */
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t nl = strlen(e->d_name);
@@ -214,9 +236,12 @@ static void same_renders(const char *shared) {
         CHECK(fed != NULL, "%s: builder feed: %s", e->d_name, err.message);
         cf_context *fed_ascii = build_fed(v_dict_of(from_json->vars), true, &err);
         CHECK(fed_ascii != NULL, "%s: builder feed (ASCII items): %s", e->d_name, err.message);
-        if (fed && fed_ascii)
+        cf_context *fed_keys = build_fed_keys(kept, v_dict_of(from_json->vars), &err);
+        CHECK(fed_keys != NULL, "%s: builder feed (KEY items, kept builder): %s", e->d_name, err.message);
+        if (fed && fed_ascii && fed_keys)
             CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0) &&
-                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_ascii->vars), 0),
+                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_ascii->vars), 0) &&
+                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_keys->vars), 0),
                   "%s: fed values differ from the JSON reader's", e->d_name);
         for (size_t k = 0; built && k < sizeof seeds / sizeof *seeds; k++) {
             cf_source src;
@@ -245,6 +270,9 @@ static void same_renders(const char *shared) {
                 if (t && fed_ascii)
                     CHECK(same_result(t, from_json, fed_ascii, &ro), "%s x %s: ASCII-fed context renders differently",
                           seeds[k], e->d_name);
+                if (t && fed_keys)
+                    CHECK(same_result(t, from_json, fed_keys, &ro), "%s x %s: KEY-fed context renders differently",
+                          seeds[k], e->d_name);
                 compared++;
                 cf_template_free(t);
                 cf_source_free(&src);
@@ -255,10 +283,12 @@ static void same_renders(const char *shared) {
         cf_context_free(built);
         cf_context_free(fed);
         cf_context_free(fed_ascii);
+        cf_context_free(fed_keys);
         cf_context_free(from_json);
         free(json);
     }
     closedir(d);
+    cf_builder_free(kept);
     CHECK(compared >= 50, "only %d renders compared", compared);
     printf("seeds x conversations: %d renders compared\n", compared);
 }
@@ -482,6 +512,73 @@ static void ascii_keys(void) {
     cf_context_free(from_json);
 }
 
+/* CF_ITEM_KEY: keys placed without a look at those before them, in a
+ * small dict and in one past DICT_LINEAR_MAX (hash index), known and not,
+ * one repeated from an address within another dict; a KEY where no key is
+ * due is a usage error; a kept builder reports its failed value at the
+ * take and then builds the next one. */
+static void unique_keys(void) {
+    static const char role[] = "role", mine[] = "my_key";
+    static const char *const many[] = {"a", "b", "content", "d", "e", "name", "g", "h", "i", "type", "k", "l"};
+    enum { MANY = sizeof many / sizeof *many };
+    cf_builder_item items[64];
+    size_t n = 0;
+    items[n++] = (cf_builder_item){CF_ITEM_DICT, 3, {0}};
+    items[n++] = (cf_builder_item){CF_ITEM_KEY, 6, {.s = mine}};
+    items[n++] = (cf_builder_item){CF_ITEM_DICT, 2, {0}};
+    items[n++] = (cf_builder_item){CF_ITEM_KEY, 4, {.s = role}};
+    items[n++] = (cf_builder_item){CF_ITEM_ASCII, 4, {.s = "user"}};
+    items[n++] = (cf_builder_item){CF_ITEM_KEY, 6, {.s = mine}};
+    items[n++] = (cf_builder_item){CF_ITEM_INT, 0, {.i = 7}};
+    items[n++] = (cf_builder_item){CF_ITEM_KEY, 4, {.s = role}};
+    items[n++] = (cf_builder_item){CF_ITEM_NULL, 0, {0}};
+    items[n++] = (cf_builder_item){CF_ITEM_KEY, 4, {.s = "many"}};
+    items[n++] = (cf_builder_item){CF_ITEM_DICT, MANY, {0}};
+    for (size_t i = 0; i < MANY; i++) {
+        items[n++] = (cf_builder_item){CF_ITEM_KEY, strlen(many[i]), {.s = many[i]}};
+        items[n++] = (cf_builder_item){CF_ITEM_INT, 0, {.i = (int64_t)i}};
+    }
+    static const char want[] = "{\"my_key\": {\"role\": \"user\", \"my_key\": 7}, \"role\": null, \"many\": "
+                               "{\"a\": 0, \"b\": 1, \"content\": 2, \"d\": 3, \"e\": 4, \"name\": 5, \"g\": 6, "
+                               "\"h\": 7, \"i\": 8, \"type\": 9, \"k\": 10, \"l\": 11}}";
+    cf_error err;
+    cf_context *from_json = cf_context_from_json(want, strlen(want), &err);
+    CHECK(from_json != NULL, "KEY items: JSON: %s", err.message);
+    cf_builder *b = cf_builder_new(NULL);
+    for (int round = 0; round < 2; round++) {   /* the second on the kept builder */
+        cf_builder_feed(b, items, n);
+        cf_context *built = cf_builder_take(b, &err);
+        CHECK(built != NULL, "KEY items (round %d): %s", round, err.message);
+        if (from_json && built) {
+            CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(built->vars), 0), "KEY items: values differ");
+            check_render(built, "{{ my_key.role }}{{ my_key.my_key }}{{ many.type }}{{ many['l'] }}{{ many|length }}",
+                         "user791112", "KEY items render");
+        }
+        cf_context_free(built);
+    }
+    /* a KEY as a value, and as a list item: the take reports it */
+    const cf_builder_item misplaced[][3] = {{{CF_ITEM_DICT, 1, {0}}, {CF_ITEM_KEY, 1, {.s = "a"}}, {CF_ITEM_KEY, 1, {.s = "b"}}},
+                                           {{CF_ITEM_LIST, 1, {0}}, {CF_ITEM_KEY, 1, {.s = "a"}}, {CF_ITEM_NULL, 0, {0}}}};
+    for (int k = 0; k < 2; k++) {
+        cf_builder_feed(b, misplaced[k], 3);
+        CHECK(cf_builder_failed(b), "misplaced KEY %d: failed", k);
+        cf_context *c = cf_builder_take(b, &err);
+        CHECK(!c && err.kind == CF_ERR_USAGE && strstr(err.message, "KEY item"), "misplaced KEY %d: %s", k,
+              c ? "built" : err.message);
+        cf_context_free(c);
+    }
+    CHECK(!cf_builder_failed(b), "the kept builder is empty again after a failed value");
+    CHECK(!cf_builder_take(b, &err) && err.kind == CF_ERR_USAGE && strstr(err.message, "cf_builder_take: no value was built"),
+          "a take with nothing built: %s", err.message);
+    cf_builder_feed(b, items, n);
+    cf_context *again = cf_builder_take(b, &err);
+    CHECK(again && from_json && same_value(v_dict_of(from_json->vars), v_dict_of(again->vars), 0),
+          "KEY items after a failed value: %s", again ? "values differ" : err.message);
+    cf_context_free(again);
+    cf_builder_free(b);
+    cf_context_free(from_json);
+}
+
 /* Nesting past the open containers kept inline (the stack grows), each
  * level a dict or a list in turn, pushed one call a value and fed. */
 static void deep_nesting(void) {
@@ -512,6 +609,7 @@ int main(void) {
     const char *shared = getenv("CHATFMT_SHARED");
     errors();
     ascii_keys();
+    unique_keys();
     deep_nesting();
     same_renders(shared && *shared ? shared : "../shared");
     printf("%d passed, %d failed\n", passed, failed);

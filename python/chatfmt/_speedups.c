@@ -23,6 +23,7 @@ static struct {
     void (*feed)(cf_builder *, const cf_builder_item *, size_t);
     bool (*failed)(const cf_builder *);
     cf_context *(*finish)(cf_builder *, cf_error *);
+    cf_context *(*take)(cf_builder *, cf_error *);   /* NULL: a library without cf_builder_take */
     void (*builder_free)(cf_builder *);
     bool (*render_chat)(const cf_template *, const cf_context *, const cf_render_options *, cf_result *, cf_error *);
     bool (*render)(const cf_template *, const cf_context *, const cf_render_options *, cf_result *, cf_error *);
@@ -37,12 +38,75 @@ static struct {
     const char *(*error_kind_name)(cf_error_kind);
 } lib;
 
+#if !defined(Py_GIL_DISABLED) && PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && \
+    defined(__has_include)
+#if __has_include("internal/pycore_dict.h")
+#define READ_DICT_TABLE 1   /* (see Pairs) */
+#endif
+#endif
+#ifndef READ_DICT_TABLE
+#define READ_DICT_TABLE 0
+#endif
+
+/* A dict's pairs, in order, for the walks. On CPython 3.11 with the GIL, a
+ * dict whose keys are all str in one table (every dict json.loads or a
+ * literal makes) is read straight from its entries, as PyDict_Next reads
+ * them (a call and its checks a pair were a sixth of a row's read); any
+ * other layout or version goes through PyDict_Next. Fields only read. */
+#if READ_DICT_TABLE
+#define Py_BUILD_CORE 1
+#include "internal/pycore_dict.h"
+#undef Py_BUILD_CORE
+#endif
+
+typedef struct Pairs {
+    PyObject *d;
+    Py_ssize_t pos;           /* PyDict_Next's */
+#if READ_DICT_TABLE
+    const PyDictUnicodeEntry *e, *end;   /* the table's entries left; e NULL: PyDict_Next */
+#endif
+} Pairs;
+
+static inline void pairs_start(Pairs *p, PyObject *d) {
+    p->d = d;
+    p->pos = 0;
+#if READ_DICT_TABLE
+    PyDictKeysObject *keys = ((PyDictObject *)d)->ma_keys;
+    if (!((PyDictObject *)d)->ma_values && keys->dk_kind == DICT_KEYS_UNICODE) {
+        p->e = DK_UNICODE_ENTRIES(keys);
+        p->end = p->e + keys->dk_nentries;
+    } else {
+        p->e = NULL;
+    }
+#endif
+}
+
+static inline bool pairs_next(Pairs *p, PyObject **k, PyObject **v) {
+#if READ_DICT_TABLE
+    if (p->e) {
+        for (; p->e < p->end; p->e++)
+            if (p->e->me_value) {   /* (NULL: a deleted entry) */
+                *k = p->e->me_key;
+                *v = p->e->me_value;
+                p->e++;
+                return true;
+            }
+        return false;
+    }
+#endif
+    return PyDict_Next(p->d, &p->pos, k, v);
+}
+
 static PyObject *declined;   /* returned when the data is outside the subset */
 
 /* The item kind of a compact ASCII str: CF_ITEM_ASCII (not scanned, keys
  * known again by address: a str's bytes never move or change), or
  * CF_ITEM_STR from a library that predates it (see sp_init). */
 static cf_builder_item_kind ascii_kind = CF_ITEM_STR;
+/* The kind of a compact ASCII key of a Python dict (its keys are distinct):
+ * CF_ITEM_KEY (placed without a look at the keys before it), or ascii_kind
+ * from a library that predates it (see sp_init). */
+static cf_builder_item_kind key_kind = CF_ITEM_STR;
 
 static PyObject *new_ref(PyObject *o) {   /* Py_NewRef, before Python 3.10 */
     Py_INCREF(o);
@@ -106,6 +170,17 @@ static inline bool push_unicode(Walk *w, PyObject *o) {
     return true;
 }
 
+/* Push a key of a Python dict (an exact str): as push_unicode, an ASCII
+ * one as a KEY. */
+static inline bool push_dict_key(Walk *w, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return push_unicode(w, o);
+    if (w->held && !hold(w, o)) return false;
+    cf_builder_item *it = next_item(w, key_kind);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
 /* None, a bool, an exact int within int64 or a finite float; false for
  * anything else (nothing raised: an exact int's digits are only read, so
  * this is also safe on a thread reading rows while the caller holds the GIL). */
@@ -148,10 +223,11 @@ static bool walk_other(Walk *w, PyObject *o, int depth) {
     if (t == &PyDict_Type) {
         if (depth >= MAX_DEPTH) return false;
         next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
-        Py_ssize_t pos = 0;
+        Pairs pairs;
+        pairs_start(&pairs, o);
         PyObject *k, *v;
-        while (PyDict_Next(o, &pos, &k, &v)) {
-            if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, depth + 1)) return false;
+        while (pairs_next(&pairs, &k, &v)) {
+            if (Py_TYPE(k) != &PyUnicode_Type || !push_dict_key(w, k) || !walk(w, v, depth + 1)) return false;
         }
         return true;
     }
@@ -168,6 +244,22 @@ static bool walk_other(Walk *w, PyObject *o, int depth) {
 }
 
 static void pick_text_kernels(void);
+static void thread_builder_setup(void);
+
+/* Does the library build {"a": None} with the key pushed as `kind`? (false
+ * with MemoryError set when no builder could be made) */
+static bool probe_kind(cf_builder_item_kind kind) {
+    cf_builder *b = lib.builder_new(NULL);
+    if (!b) {
+        PyErr_NoMemory();
+        return false;
+    }
+    const cf_builder_item probe[] = {{CF_ITEM_DICT, 1, {0}}, {kind, 1, {.s = "a"}}, {CF_ITEM_NULL, 0, {0}}};
+    lib.feed(b, probe, 3);
+    bool known = !lib.failed(b);
+    lib.builder_free(b);
+    return known;
+}
 
 /* init(library_path) -> bool: resolve the library ctypes already loaded. */
 static PyObject *sp_init(PyObject *self, PyObject *arg) {
@@ -185,6 +277,7 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     SYM(failed, "cf_builder_failed");
     SYM(finish, "cf_builder_finish");
     SYM(builder_free, "cf_builder_free");
+    *(void **)(&lib.take) = dlsym(h, "cf_builder_take");   /* (optional) */
     SYM(render_chat, "cf_render_chat");
     SYM(render, "cf_render");
     SYM(result_free, "cf_result_free");
@@ -196,13 +289,12 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     SYM(json_quote, "cf_json_quote");
     SYM(error_kind_name, "cf_error_kind_name");
 #undef SYM
-    /* A library that knows CF_ITEM_ASCII builds this; an older one fails it. */
-    cf_builder *b = lib.builder_new(NULL);
-    if (!b) return PyErr_NoMemory();
-    const cf_builder_item probe[] = {{CF_ITEM_DICT, 1, {0}}, {CF_ITEM_ASCII, 1, {.s = "a"}}, {CF_ITEM_NULL, 0, {0}}};
-    lib.feed(b, probe, 3);
-    ascii_kind = lib.failed(b) ? CF_ITEM_STR : CF_ITEM_ASCII;
-    lib.builder_free(b);
+    /* A library that knows CF_ITEM_ASCII (CF_ITEM_KEY) builds this; an
+     * older one fails it. */
+    ascii_kind = probe_kind(CF_ITEM_ASCII) ? CF_ITEM_ASCII : CF_ITEM_STR;
+    key_kind = probe_kind(CF_ITEM_KEY) ? CF_ITEM_KEY : ascii_kind;
+    if (PyErr_Occurred()) return NULL;
+    thread_builder_setup();
     pick_text_kernels();
     Py_RETURN_TRUE;
 }
@@ -1171,7 +1263,6 @@ enum { READ_ON_WORKERS = 0 };
 #else
 enum { READ_ON_WORKERS = 1 };
 #endif
-
 /* A compact str's characters as UTF-8 in buf (size >= 4 a character);
  * false for a lone surrogate (no UTF-8). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
@@ -1202,39 +1293,48 @@ static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf
 }
 
 /* A row's read: the walk (a builder fed a chunk at a time) and the row
- * slot's UTF-8 buffer for strings that are not ASCII. */
+ * slot's UTF-8 buffer for strings that are not ASCII, filled up to
+ * utf8_used since the walk's last feed. */
 typedef struct RowRead {
     Walk w;
     unsigned char **utf8;
     size_t *utf8_cap;
+    size_t utf8_used;
 } RowRead;
 
-/* A str that is not ASCII, converted into the slot's buffer after the
- * items before it are fed (they may point into the buffer's last
- * contents); false when it is not a compact str, holds a lone surrogate,
- * or no memory is left. */
+enum { UTF8_BUFFER_MIN = 1024 };
+
+/* A str that is not ASCII, converted into the slot's buffer after those
+ * before it (a text of strings that are not ASCII costs no feed each); when
+ * the buffer is full, the items pointing into it are fed first (the builder
+ * copies them) and it starts again. False when it is not a compact str,
+ * holds a lone surrogate, or no memory is left. */
 static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
     Walk *w = &rr->w;
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
     if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
-    if (n * 4 > *rr->utf8_cap) {
-        size_t cap = n * 4 < 256 ? 256 : n * 4;
-        unsigned char *p = malloc(cap);   /* (no copy: the items pointing in were fed below) */
-        if (!p) return false;
-        lib.feed(w->b, w->items, w->n);
-        w->n = 0;
-        free(*rr->utf8);
-        *rr->utf8 = p;
-        *rr->utf8_cap = cap;
-    } else if (w->n) {
-        lib.feed(w->b, w->items, w->n);
-        w->n = 0;
+    if (n * 4 > *rr->utf8_cap - rr->utf8_used) {
+        if (w->n) {
+            lib.feed(w->b, w->items, w->n);
+            w->n = 0;
+        }
+        rr->utf8_used = 0;
+        if (n * 4 > *rr->utf8_cap) {
+            size_t cap = n * 4 < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : n * 4;
+            unsigned char *p = malloc(cap);   /* (no copy: nothing points in now) */
+            if (!p) return false;
+            free(*rr->utf8);
+            *rr->utf8 = p;
+            *rr->utf8_cap = cap;
+        }
     }
+    unsigned char *at = *rr->utf8 + rr->utf8_used;
     size_t len;
-    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, *rr->utf8, &len)) return false;
+    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, at, &len)) return false;
+    rr->utf8_used += len;
     cf_builder_item *it = next_item(w, CF_ITEM_STR);
     it->n = len;
-    it->u.s = (const char *)*rr->utf8;
+    it->u.s = (const char *)at;
     return true;
 }
 
@@ -1244,6 +1344,16 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
 static inline bool read_push_str(RowRead *rr, PyObject *o) {
     if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
     cf_builder_item *it = next_item(&rr->w, ascii_kind);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
+/* Push a key of a Python dict read in place: as read_push_str, an ASCII
+ * one as a KEY. */
+static inline bool read_push_key(RowRead *rr, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    cf_builder_item *it = next_item(&rr->w, key_kind);
     it->n = (size_t)PyUnicode_GET_LENGTH(o);
     it->u.s = (const char *)PyUnicode_DATA(o);
     return true;
@@ -1264,10 +1374,11 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
     if (t == &PyDict_Type) {
         if (depth >= MAX_DEPTH) return false;
         next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
-        Py_ssize_t pos = 0;
+        Pairs pairs;
+        pairs_start(&pairs, o);
         PyObject *k, *v;
-        while (PyDict_Next(o, &pos, &k, &v))
-            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, depth + 1)) return false;
+        while (pairs_next(&pairs, &k, &v))
+            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_key(rr, k) || !read_item(rr, v, depth + 1)) return false;
         return true;
     }
     if (t == &PyList_Type || t == &PyTuple_Type) {
@@ -1285,9 +1396,10 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
 /* A dict's pairs without a header; *tools set to the value of a "tools"
  * key when one is there. */
 static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
-    Py_ssize_t pos = 0;
+    Pairs pairs;
+    pairs_start(&pairs, d);
     PyObject *k, *v;
-    while (PyDict_Next(d, &pos, &k, &v)) {
+    while (pairs_next(&pairs, &k, &v)) {
         if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
         if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
@@ -1318,6 +1430,92 @@ typedef struct BatchWindow {
 
 static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b);
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
+
+/* ---- a rendering thread's builder ----
+ * With cf_builder_take, a thread builds its rows' contexts with one
+ * builder, left empty by each take for the next row (no builder made and
+ * freed a row). It is made for one set of limits, and freed when its
+ * thread ends (the pool's workers end with each call) or, the calling
+ * thread's, at the end of the call (thread_builder_drop). */
+typedef struct ThreadBuilder {
+    cf_builder *b;
+    bool defaults;            /* made for the default limits (lim unused) */
+    cf_limits lim;
+} ThreadBuilder;
+
+static pthread_key_t thread_builder_key;
+static bool thread_builder_keyed;   /* the key exists (made once, at init) */
+
+static void thread_builder_free(void *p) {
+    ThreadBuilder *tb = p;
+    lib.builder_free(tb->b);
+    free(tb);
+}
+
+/* (at init, under the GIL; without the key each row makes its builder) */
+static void thread_builder_setup(void) {
+    if (!thread_builder_keyed) thread_builder_keyed = pthread_key_create(&thread_builder_key, thread_builder_free) == 0;
+}
+
+static bool limits_same(const cf_limits *a, const cf_limits *b) {
+    return a->max_steps == b->max_steps && a->max_recursion == b->max_recursion &&
+           a->max_parse_depth == b->max_parse_depth && a->max_output == b->max_output &&
+           a->max_string == b->max_string && a->max_items == b->max_items && a->max_memory == b->max_memory &&
+           a->max_range == b->max_range && a->max_json_depth == b->max_json_depth &&
+           a->max_json_bytes == b->max_json_bytes;
+}
+
+/* A builder for a row under these limits (NULL: the defaults): this
+ * thread's, or a new one when the library has no take (NULL: no memory). */
+static cf_builder *row_builder(const cf_limits *lim) {
+    if (!lib.take || !thread_builder_keyed) return lib.builder_new(lim);
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    if (tb && (lim ? !tb->defaults && limits_same(&tb->lim, lim) : tb->defaults)) return tb->b;
+    if (tb) {   /* other limits: this call's builder replaces the last one's */
+        pthread_setspecific(thread_builder_key, NULL);
+        thread_builder_free(tb);
+    }
+    if (!(tb = malloc(sizeof *tb))) return NULL;
+    if (!(tb->b = lib.builder_new(lim))) {
+        free(tb);
+        return NULL;
+    }
+    tb->defaults = !lim;
+    if (lim) tb->lim = *lim;
+    if (pthread_setspecific(thread_builder_key, tb) != 0) {
+        thread_builder_free(tb);
+        return lib.builder_new(lim);
+    }
+    return tb->b;
+}
+
+/* Is b this thread's kept builder (else the row's own, to free)? */
+static bool is_thread_builder(cf_builder *b) {
+    if (!lib.take || !thread_builder_keyed) return false;
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    return tb && tb->b == b;
+}
+
+/* A row's builder after a read that is not rendered: emptied for the next
+ * row, or freed. */
+static void row_builder_drop(cf_builder *b) {
+    if (is_thread_builder(b)) {
+        cf_error ignored;
+        lib.take(b, &ignored);
+    } else {
+        lib.builder_free(b);
+    }
+}
+
+/* At the end of a call, the calling thread's builder (the workers' go with
+ * their threads). */
+static void thread_builder_drop(void) {
+    if (!thread_builder_keyed) return;
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    if (!tb) return;
+    pthread_setspecific(thread_builder_key, NULL);
+    thread_builder_free(tb);
+}
 
 /* Copy the texts ready so far (any thread; the caller also after the
  * window is finished, for those no worker took): the copy into a fresh
@@ -1358,14 +1556,14 @@ static void batch_row_body(BatchWindow *bw, BatchRow *r) {
         render_row(bw, r, r->ctx);
         return;
     }
-    cf_builder *b = lib.builder_new(bw->opt ? bw->opt->limits : NULL);
+    cf_builder *b = row_builder(bw->opt ? bw->opt->limits : NULL);
     if (!b) {
         r->state = ROW_DECLINED;   /* out of memory: the general path reports it */
         return;
     }
     if (bw->args) {
         if (!read_row(bw, r, b)) {
-            lib.builder_free(b);
+            row_builder_drop(b);
             if (r->state == ROW_PENDING) r->state = ROW_UNREAD;
             return;
         }
@@ -1384,11 +1582,11 @@ static void batch_row(Window *win, size_t i) {
 /* Finish the row's builder and render it. */
 static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     if (lib.failed(b)) {
-        lib.builder_free(b);
+        row_builder_drop(b);
         r->state = ROW_DECLINED;
         return;
     }
-    cf_context *ctx = lib.finish(b, &r->err);
+    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &r->err) : lib.finish(b, &r->err);
     if (!ctx) {
         r->state = ROW_DECLINED;
         return;
@@ -1560,6 +1758,7 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     rr.w.failed = false;
     rr.utf8 = &r->utf8;
     rr.utf8_cap = &r->utf8_cap;
+    rr.utf8_used = 0;
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;
@@ -1592,9 +1791,10 @@ static PyObject *row_tools(const BatchArgs *a, PyObject *row) {
 
 /* A dict's pairs, without a header (the caller counted them). */
 static bool walk_pairs(Walk *w, PyObject *d) {
-    Py_ssize_t pos = 0;
+    Pairs pairs;
+    pairs_start(&pairs, d);
     PyObject *k, *v;
-    while (PyDict_Next(d, &pos, &k, &v))
+    while (pairs_next(&pairs, &k, &v))
         if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, 1)) return false;
     return true;
 }
@@ -2064,6 +2264,7 @@ static PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize
         figures.wall_ns = monotonic_ns() - call_start;
     }
     free(a.deferred);
+    thread_builder_drop();
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);
     if (!ok) {

@@ -200,6 +200,66 @@ class RenderBatch(unittest.TestCase):
         self.assertEqual(got, [type(e) for e in (self.raised(lambda: t.render(**rows[0])),) * 2 +
                                (self.raised(lambda: t.render(rows[2])),)])
 
+    def test_many_texts_that_are_not_ascii_in_one_row(self):
+        """Rows of many strings that are not ASCII (UCS-1, 2 and 4, short and
+        long, between ASCII ones): their UTF-8 fills a row's buffer, which is
+        fed and started again; each row's result is what Template.render
+        gives, on 1 and 2 threads."""
+        import copy
+        t = chatfmt.compile("{% for m in messages %}{{ m.role }}:{{ m.content }}|{{ m.content | length }};{% endfor %}")
+        pieces = ["caf\u00e9", "\u4e2d\u6587", "\U0001F600", "\u00ff" * 300, "\u4e2d" * 257, "\U0001F600" * 129, "ascii"]
+        rows = []
+        for i in range(60):
+            msgs = [{"role": "r\u00f4le" if (i + j) % 3 == 0 else "user",
+                     "content": pieces[(i + j) % len(pieces)] * (1 + (i * j) % 5) + str(j)} for j in range(i % 40 + 1)]
+            rows.append({"messages": msgs})
+        rows = [copy.deepcopy(r) for r in rows]
+        want = [outcome(lambda: t.render(**r)) for r in rows]
+        self.assertTrue(all(w[0] == "ok" for w in want))
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
+
+    def test_dicts_of_every_table_layout(self):
+        """Dicts as CPython lays them out: keys deleted (holes in the table),
+        deleted and set again (moved to the end), an object's attribute dict
+        (values apart from the keys), a dict that once held a non-str key,
+        one grown past its first table, and keys of UCS-1/2/4 text: each row's
+        result is what Template.render gives for a compact copy of the row,
+        through Template.render and render_batch on 1 and 2 threads."""
+        import copy
+
+        class Message:
+            def __init__(self, role, content):
+                self.role = role
+                self.content = content
+
+        t = chatfmt.compile("{% for m in messages %}{% for k, v in m.items() %}{{ k }}={{ v }};{% endfor %}|"
+                            "{% endfor %}{{ extra | default('') }}")
+        rows = []
+        for i in range(40):
+            holes = {"role": "user", "gone": 1, "content": "c%d" % i, "also gone": 2, "name": "n"}
+            del holes["gone"], holes["also gone"]
+            moved = {"role": "assistant", "content": "x", "name": "m"}
+            del moved["role"]
+            moved["role"] = "assistant"
+            attrs = vars(Message("user", "from attributes %d" % i))
+            was_general = {1: "int", "role": "user", "content": "was general"}
+            del was_general[1]
+            grown = {"role": "user", "content": "grown"}
+            grown.update(("k%d" % j, j) for j in range(i))
+            other_keys = {"r\u00f4le": "user", "\u4e2d": "x", "\U0001F600": "y", "content": "z"}
+            rows.append({"messages": [holes, moved, attrs, was_general, grown, other_keys], "extra": i})
+        rows = [copy.deepcopy(r) for r in rows] + rows   # (deepcopy rebuilds each dict compact)
+        # expected from compact copies (json.loads makes every dict anew): the
+        # layouts under test are not what the expected results are read from
+        want = [outcome(lambda: t.render(**json.loads(json.dumps(r)))) for r in rows]
+        self.assertEqual(want, [outcome(lambda: t.render(**r)) for r in rows])   # (Template.render's walk)
+        self.assertTrue(all(w[0] == "ok" for w in want))
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
+
     @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
     def test_other_python_threads_run_during_a_long_call(self):
         """The calling thread holds the GIL while the rendering threads read

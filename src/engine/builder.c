@@ -64,31 +64,39 @@ struct cf_builder {
         return;                                        \
     }
 
+/* The builder empty, as new, over a fresh context (false: no memory).
+ * The caches are cleared: their Strs lived in the last context, and the
+ * addresses they remember were the last value's. */
+static bool builder_clear(cf_builder *b) {
+    b->failed = b->have_root = false;
+    b->bytes = b->depth = 0;
+    b->carver.at = b->carver.end = NULL;
+    memset(b->recent, 0, sizeof b->recent);
+    memset(b->seen, 0, sizeof b->seen);
+    b->err.kind = CF_OK;
+    b->err.message[0] = 0;
+    b->ctx = context_alloc(b->rt.lim.max_memory);
+    if (!b->ctx) return false;
+    b->rt.arena = &b->ctx->arena;
+    return true;
+}
+
 CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     /* not calloc: the error record and jmp_buf need no clearing (2 KiB) */
     cf_builder *b = malloc(sizeof *b);
     if (!b) return NULL;
-    b->failed = b->have_root = false;
-    b->bytes = b->depth = 0;
     b->open = b->open_inline;
     b->open_cap = OPEN_INLINE;
     b->open[0].v = v_missing();
-    b->carver.at = b->carver.end = NULL;
-    memset(b->recent, 0, sizeof b->recent);
-    memset(b->seen, 0, sizeof b->seen);
     memset(&b->rt, 0, sizeof b->rt);
-    b->err.kind = CF_OK;
-    b->err.message[0] = 0;
     if (limits) b->rt.lim = *limits;
     limits_resolve(&b->rt.lim);
-    b->ctx = context_alloc(b->rt.lim.max_memory);
-    if (!b->ctx) {
+    b->rt.jb = &b->jb;
+    b->rt.err = &b->err;
+    if (!builder_clear(b)) {
         free(b);
         return NULL;
     }
-    b->rt.arena = &b->ctx->arena;
-    b->rt.jb = &b->jb;
-    b->rt.err = &b->err;
     return b;
 }
 
@@ -212,11 +220,13 @@ static inline void load_padded16(const char *s, size_t n, uint64_t k[2]) {
 }
 #endif
 
-/* The slot of a dict key whose Str is made (c: the dict, at a key). */
-static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bool known) {
+/* The slot of a dict key whose Str is made (c: the dict, at a key).
+ * unique: the host says no key before it in this dict equals it (a
+ * CF_ITEM_KEY): a small dict appends it without looking. */
+static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bool known, bool unique) {
     Dict *d = c->v.u.dict;
     c->remaining--;   /* (a value follows: never the last item) */
-    if (!known || d->index) {
+    if (d->index || (!known && !unique)) {
         c->slot = known ? dict_known_key_slot(&b->rt, d, key) : dict_str_slot(&b->rt, d, v_str_of(key));
         return;
     }
@@ -224,19 +234,28 @@ static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bo
      * no hash index, no JSON source): a known key is in a dict exactly
      * when its Str is, so a repeat is found by pointer. */
     DictEntry *e = d->entries, *end = e + d->len;
-    while (e < end && !(e->key.type == VT_STR && e->key.u.s == key)) e++;
+    if (!unique)
+        while (e < end && !(e->key.type == VT_STR && e->key.u.s == key)) e++;
+    else
+        e = end;
     if (e == end) {
-        e->key = v_str_of(key);
-        e->hash = key->hash;
+        uint32_t h = known ? key->hash : str_hash(key);
+        Str *shared = known ? key : known_key(key, h);   /* (as dict_str_slot) */
+        e->key = v_str_of(shared ? shared : key);
+        e->hash = h;
         d->len++;
     }
     c->slot = &e->val;
 }
 
+static COLD _Noreturn void key_misplaced(cf_builder *b) {
+    rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: a KEY item where no dict key is due");
+}
+
 /* ascii: the host says the bytes are ASCII and stay at s until the
  * finish (CF_ITEM_ASCII): not scanned, and a dict key is remembered by
- * its address. */
-static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool ascii) {
+ * its address. unique_key: also a key its dict has not had (CF_ITEM_KEY). */
+static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool ascii, bool unique_key) {
     if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
     b->bytes += n;
     if (b->bytes > b->rt.lim.max_json_bytes)
@@ -245,11 +264,12 @@ static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool 
                  b->rt.lim.max_json_bytes);
     OpenContainer *c = &b->open[b->depth];
     bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
+    if (unique_key && !is_key) key_misplaced(b);
     SeenKey *seen = NULL;
     if (ascii && is_key && n) {
         seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
         if (seen->at == s && seen->len == n) {
-            key_slot(b, c, seen->str, seen->known);
+            key_slot(b, c, seen->str, seen->known, unique_key);
             return;
         }
     }
@@ -262,7 +282,7 @@ static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool 
         Str *known = known_short_key(k[0], k[1]);
         if (known && known->len == n) {   /* ("role\0" pads to the words of "role") */
             if (seen) *seen = (SeenKey){s, n, known, true};
-            key_slot(b, c, known, true);
+            key_slot(b, c, known, true, unique_key);
             return;
         }
     }
@@ -289,7 +309,7 @@ static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool 
     }
     if (seen) {
         *seen = (SeenKey){s, n, str, false};
-        key_slot(b, c, str, false);
+        key_slot(b, c, str, false, unique_key);
         return;
     }
     place(b, v_str_of(str));
@@ -300,7 +320,7 @@ static void push_float(cf_builder *b, double v) {
     place(b, v_float(v));
 }
 
-static void push_dict(cf_builder *b, size_t npairs) {
+static ALWAYS_INLINE void push_dict(cf_builder *b, size_t npairs) {
     if (npairs > SIZE_MAX / 2) rt_throw(&b->rt, CF_ERR_LIMIT, "cf_builder_dict: too many pairs");
     open_container(b, OPEN_DICT, npairs);
 }
@@ -327,7 +347,7 @@ CF_API void cf_builder_float(cf_builder *b, double v) {
 
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
     GUARDED(b);
-    push_str(b, s, n, false);
+    push_str(b, s, n, false, false);
 }
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
@@ -352,9 +372,18 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
     if (!items && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: NULL items");
     for (size_t i = 0; i < n; i++) {
         const cf_builder_item *it = &items[i];
+        /* a binding's commonest items by direct branches (a jump on the
+         * kind is an indirect one, which these items make hard to predict) */
+        if (it->kind == CF_ITEM_ASCII) {
+            push_str(b, it->u.s, it->n, true, false);
+            continue;
+        }
+        if (it->kind == CF_ITEM_KEY) {
+            push_str(b, it->u.s, it->n, true, true);
+            continue;
+        }
         switch (it->kind) {
-        case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, true); break;
-        case CF_ITEM_STR: push_str(b, it->u.s, it->n, false); break;
+        case CF_ITEM_STR: push_str(b, it->u.s, it->n, false, false); break;
         case CF_ITEM_DICT: push_dict(b, it->n); break;
         case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
         case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
@@ -369,6 +398,24 @@ CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t 
 
 CF_API bool cf_builder_failed(const cf_builder *b) { return !b || b->failed; }
 
+/* The value built, as a context (b's, handed over), or NULL + b->err
+ * (caller: the entry point's name, for a usage error). */
+static cf_context *built_context(cf_builder *b, const char *caller) {
+    if (b->failed) return NULL;
+    if (b->depth || !b->have_root)
+        error_set(&b->err, CF_ERR_USAGE, 0, 0, "%s: %s", caller,
+                  b->depth ? "a list or dict is still open" : "no value was built");
+    else if (b->root.type != VT_DICT)
+        error_set(&b->err, CF_ERR_TYPE, 0, 0, "context must be a JSON object, not %s", v_type_name(b->root));
+    else {
+        cf_context *ctx = b->ctx;
+        ctx->vars = b->root.u.dict;
+        b->ctx = NULL;
+        return ctx;
+    }
+    return NULL;
+}
+
 CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
     cf_error scratch;
     if (!err) err = &scratch;
@@ -376,22 +423,33 @@ CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
         error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
     }
-    if (!b->failed) {
-        if (b->depth || !b->have_root)
-            error_set(&b->err, CF_ERR_USAGE, 0, 0, "cf_builder_finish: %s",
-                      b->depth ? "a list or dict is still open" : "no value was built");
-        else if (b->root.type != VT_DICT)
-            error_set(&b->err, CF_ERR_TYPE, 0, 0, "context must be a JSON object, not %s", v_type_name(b->root));
-        else {
-            cf_context *ctx = b->ctx;
-            ctx->vars = b->root.u.dict;
-            b->ctx = NULL;
-            cf_builder_free(b);
-            return ctx;
-        }
+    cf_context *ctx = built_context(b, "cf_builder_finish");
+    if (!ctx) {
+        *err = b->err;
+        err->offset = 0;
     }
-    *err = b->err;
-    err->offset = 0;
     cf_builder_free(b);
-    return NULL;
+    return ctx;
+}
+
+CF_API cf_context *cf_builder_take(cf_builder *b, cf_error *err) {
+    cf_error scratch;
+    if (!err) err = &scratch;
+    if (!b) {
+        error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
+        return NULL;
+    }
+    cf_context *ctx = b->ctx ? built_context(b, "cf_builder_take") : NULL;
+    if (!ctx) {
+        *err = b->err;
+        err->offset = 0;
+    }
+    /* the next value's start: the last one's context (a failed one's) goes */
+    if (b->ctx) cf_context_free(b->ctx);
+    b->ctx = NULL;
+    if (!builder_clear(b)) {   /* (a deep value's open stack stays, grown) */
+        b->failed = true;
+        error_set(&b->err, CF_ERR_MEMORY, 0, 0, "out of memory");
+    }
+    return ctx;
 }
