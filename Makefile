@@ -78,8 +78,8 @@ python-ext:
 	    $(MAKE) --no-print-directory $(PY_EXT); \
 	else echo "python-ext: no Python.h for python3: the binding uses its ctypes path only"; fi
 
-PY_EXT_SRCS   := python/chatfmt/_speedups.c python/chatfmt/_batch_pool.c
-$(PY_EXT): $(PY_EXT_SRCS) python/chatfmt/_batch_pool.h include/chatfmt.h
+PY_EXT_SRCS   := python/chatfmt/_speedups.c python/chatfmt/_render_batch.c python/chatfmt/_batch_pool.c python/chatfmt/_text_out.c
+$(PY_EXT): $(PY_EXT_SRCS) python/chatfmt/_speedups.h python/chatfmt/_batch_pool.h python/chatfmt/_text_out.h include/chatfmt.h
 	$(CC) $(WARN) -O2 -g -DNDEBUG -fPIC -shared -D_POSIX_C_SOURCE=200809L -Iinclude -I$(PY_INCLUDE) $(PY_EXT_SRCS) \
 	    -ldl -lpthread -o $@
 

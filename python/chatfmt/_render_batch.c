@@ -1,0 +1,1266 @@
+/* _render_batch.c — Template.render_batch: a list of rows rendered on N
+ * threads (see "batches on threads" below), the rows read on those threads
+ * where the GIL build allows it, rows that repeat rendered from one
+ * context, and the figures batch_stats reports. The walk and the library
+ * it shares with _speedups.c are in _speedups.h. */
+#include "_speedups.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
+#include "_batch_pool.h"
+#include "_text_out.h"
+
+/* ---- batches on threads (Template.render_batch, format_jsonl) ----
+ * The rows of a batch are rendered on N threads: the calling thread
+ * (holding the GIL) sets up a window of rows, hands it to N - 1 workers
+ * and renders beside them. While they render one window it sets up the
+ * next and hands it over at once (a thread that finds no row left to
+ * claim goes on to it), then makes the str objects of the rows finished,
+ * following the rendering threads row by row; the threads rendering the
+ * next window fill those str objects with the texts already in their form
+ * (see copy_texts), so only the making of Python objects is serial and no
+ * thread waits for a window's last rows. A window is set up again only
+ * when no worker holds it. */
+typedef struct Held { PyObject **o; size_t n, cap; } Held;
+
+bool hold(Walk *w, PyObject *o) {
+    Held *h = w->held;
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 1024;
+        PyObject **p = realloc(h->o, cap * sizeof *p);
+        if (!p) {
+            w->failed = true;
+            return false;
+        }
+        h->o = p;
+        h->cap = cap;
+    }
+    Py_INCREF(o);
+    h->o[h->n++] = o;
+    return true;
+}
+
+static void release_held(Held *h) {
+    for (size_t i = 0; i < h->n; i++) Py_DECREF(h->o[i]);
+    h->n = 0;
+}
+
+cf_builder_item *grow_items(Walk *w) {
+    static cf_builder_item scratch;   /* written after a failure, never read */
+    size_t cap = w->cap ? 2 * w->cap : 4096;
+    cf_builder_item *p = w->failed ? NULL : realloc(w->items, cap * sizeof *p);
+    if (!p) {
+        w->failed = true;
+        return &scratch;
+    }
+    w->items = p;
+    w->cap = cap;
+    return &w->items[w->n++];
+}
+
+/* -- render_batch -- */
+
+/* The figures of the last render_batch call made while batch_stats was on
+ * (touched only with the GIL held). */
+enum { FIGURE_THREADS = 16 };
+static struct {
+    bool on;
+    bool have;                 /* a call was measured */
+    unsigned threads;          /* threads the call asked for */
+    ThreadFigures thread[FIGURE_THREADS];   /* [0]: the calling thread (its CPU: the whole call) */
+    long long wall_ns;         /* the whole call */
+    /* the calling thread's CPU time in the work only it does (a loaded
+     * machine changes these little, where it changes wall time a lot): */
+    long long fill_ns;         /* rows looked up or walked into windows */
+    long long drain_ns;        /* the str objects and results of finished windows made (not its waits) */
+    long long complete_ns;     /* after the pass: results deferred, rows walked under the GIL */
+    unsigned long windows;
+} figures;
+
+static inline long long phase_begin(void) { return figures.on ? thread_cpu_ns() : 0; }
+static inline void phase_end(long long *total, long long since) {
+    if (figures.on) *total += thread_cpu_ns() - since;
+}
+
+enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
+       ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
+/* A window holds up to WINDOW_ROWS rows, fewer when their outputs would
+ * pass WINDOW_TEXT bytes (as long as the last window's were): the texts
+ * are read back under the GIL a window later, from the cache when the
+ * window's texts fit in it (about a third of a long row's time went to
+ * memory with 512 rows of 6.6 KB). */
+enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_ITEMS = 1 << 16 };
+
+/* A window's rows are claimed one by one by whichever thread comes, so
+ * neighbours are written by different threads: each row has cache lines
+ * of its own. */
+typedef struct BatchRow {
+    _Alignas(64) size_t first, count;   /* its items in the window's array */
+    atomic_bool finished;     /* rendered (release): the drain may read it */
+    const cf_template *t;
+    int state;
+    cf_result res;            /* ROW_OK: the output as rendered */
+    cf_error err;
+    /* ROW_OK and `converted`: the output measured for its str (nchars
+     * characters, the largest maxchar: `kind` bytes a character), which is
+     * written once, straight from res (see copy_text). Otherwise the output
+     * is decoded under the GIL. */
+    bool converted;
+    /* The row's context: another row's, shared (a repeated row object), or
+     * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
+    cf_context *ctx;
+    bool shared, keep;
+    unsigned char kind;       /* bytes a character: 1, 2, 4 */
+    uint32_t maxchar;
+    size_t nchars;
+    size_t ascii_prefix;      /* bytes before the first that is not ASCII */
+    /* The render buffer of the slot's last output: its text is in its str
+     * before the slot renders again, which gives the buffer back to that
+     * thread's cache for the render to take (no buffer allocated a row). */
+    cf_result spent;
+    /* spent's text is in its str: its copy is queued for the threads of the
+     * next window; all of that window's copies are taken before the window
+     * after it (this slot's next row) is handed over (see batch_pass), but
+     * one may still be in the making on another thread */
+    atomic_bool spent_copied;
+    /* rows read on the rendering threads: the row object (borrowed: the
+     * list holds it) and a buffer for its strings that are not ASCII */
+    PyObject *row;
+    unsigned char *utf8;
+    size_t utf8_cap;
+} BatchRow;
+
+/* Outputs up to this size are measured and copied into their str by the
+ * rendering threads (a window's rows then hold at most WINDOW_ROWS times
+ * it); a bigger one is decoded under the GIL. */
+enum { SLOT_TEXT_MAX = 32 << 10 };
+
+/* Measure a row's fresh output for its str (on the rendering thread,
+ * without the GIL): ASCII (most prompts) or the count and the largest of
+ * its code points. The text stays in the render's buffer, from which the
+ * rendering threads write it into its str in the str's form (copy_text).
+ * Output too big or not valid UTF-8 stays unconverted. */
+static void convert_output(BatchRow *r) {
+    const unsigned char *s = (const unsigned char *)r->res.text;
+    size_t n = r->res.len;
+    r->converted = false;
+    if (n > SLOT_TEXT_MAX) return;
+    r->ascii_prefix = ascii_prefix_len(s, n);
+    if (r->ascii_prefix == n) {
+        r->kind = 1;
+        r->maxchar = 127;
+        r->nchars = n;
+    } else {
+        size_t nchars;
+        uint32_t maxchar;
+        if (!utf8_measure(s, n, r->ascii_prefix, &nchars, &maxchar)) return;
+        r->kind = maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4;
+        r->maxchar = maxchar;
+        r->nchars = nchars;
+    }
+    r->converted = true;
+}
+
+static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
+    return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
+                      NULL};
+}
+
+/* The converted output as a str: one allocation and one write. */
+static PyObject *converted_to_str(const BatchRow *r) {
+    PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+    if (u) {
+        TextCopy c = text_copy_of(r, u);
+        copy_text(&c);
+    }
+    return u;
+}
+
+/* ---- the rows read on the rendering threads ----
+ * In a build with the GIL, render_batch's workers read the row objects
+ * themselves (the walk was a third of a row's time, all of it serial under
+ * the GIL): the calling thread holds the GIL while they read and only
+ * waits, reads rows itself, or makes str objects, running no Python code,
+ * so no other thread can run Python code and change the rows, and no
+ * object is freed (the list holds every row). It lets the GIL go only
+ * between two windows, when no worker reads (see PAUSE_NS). The walk
+ * here only READS: exact dict/list/tuple/str/int/float/bool/None, through
+ * macros and calls that read fields (PyDict_Next, PyLong_AsLongLongAndOverflow
+ * on an exact int); no reference count changes, no error indicator, no
+ * allocation by Python's allocators, and strings that are not ASCII are
+ * turned into UTF-8 here (PyUnicode_AsUTF8AndSize would write a cache into
+ * the object). Anything else (a subclass, a non-str key, an int beyond
+ * int64, a lone surrogate, a string not in the compact form, data nested
+ * deeper than MAX_DEPTH) makes the row go back to the walk under the GIL
+ * after the fast pass, which decides as before. This stops being safe in
+ * a free-threaded build (Py_GIL_DISABLED: holding no GIL stops nothing
+ * there), which keeps the walk under the GIL; and for code that would run
+ * Python while workers read: error objects and outputs that need decoding
+ * are made after the last window is rendered. */
+#ifdef Py_GIL_DISABLED
+enum { READ_ON_WORKERS = 0 };
+#else
+enum { READ_ON_WORKERS = 1 };
+#endif
+/* A compact str's characters as UTF-8 in buf (size >= 4 a character);
+ * false for a lone surrogate (no UTF-8). */
+static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
+    unsigned char *o = buf;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t c = kind == PyUnicode_1BYTE_KIND   ? ((const Py_UCS1 *)data)[i]
+                     : kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i]
+                                                    : ((const Py_UCS4 *)data)[i];
+        if (c < 0x80) {
+            *o++ = (unsigned char)c;
+        } else if (c < 0x800) {
+            *o++ = (unsigned char)(0xC0 | (c >> 6));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            if (c >= 0xD800 && c <= 0xDFFF) return false;
+            *o++ = (unsigned char)(0xE0 | (c >> 12));
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        } else {
+            *o++ = (unsigned char)(0xF0 | (c >> 18));
+            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    *len = (size_t)(o - buf);
+    return true;
+}
+
+/* A row's read: the walk (a builder fed a chunk at a time) and the row
+ * slot's UTF-8 buffer for strings that are not ASCII, filled up to
+ * utf8_used since the walk's last feed. */
+typedef struct RowRead {
+    Walk w;
+    unsigned char **utf8;
+    size_t *utf8_cap;
+    size_t utf8_used;
+} RowRead;
+
+enum { UTF8_BUFFER_MIN = 1024 };
+
+/* A str that is not ASCII, converted into the slot's buffer after those
+ * before it (a text of strings that are not ASCII costs no feed each); when
+ * the buffer is full, the items pointing into it are fed first (the builder
+ * copies them) and it starts again. False when it is not a compact str,
+ * holds a lone surrogate, or no memory is left. */
+static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
+    Walk *w = &rr->w;
+    size_t n = (size_t)PyUnicode_GET_LENGTH(o);
+    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
+    if (n * 4 > *rr->utf8_cap - rr->utf8_used) {
+        if (w->n) {
+            lib.feed(w->b, w->items, w->n);
+            w->n = 0;
+        }
+        rr->utf8_used = 0;
+        if (n * 4 > *rr->utf8_cap) {
+            size_t cap = n * 4 < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : n * 4;
+            unsigned char *p = malloc(cap);   /* (no copy: nothing points in now) */
+            if (!p) return false;
+            free(*rr->utf8);
+            *rr->utf8 = p;
+            *rr->utf8_cap = cap;
+        }
+    }
+    unsigned char *at = *rr->utf8 + rr->utf8_used;
+    size_t len;
+    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, at, &len)) return false;
+    rr->utf8_used += len;
+    cf_builder_item *it = next_item(w, CF_ITEM_STR);
+    it->n = len;
+    it->u.s = (const char *)at;
+    return true;
+}
+
+/* Push a str read in place (an ASCII one, the commonest value and every
+ * key of chat data, points into the object); false as
+ * read_push_other_str. */
+static inline bool read_push_str(RowRead *rr, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    cf_builder_item *it = next_item(&rr->w, ascii_kind);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
+/* Push a key of a Python dict read in place: as read_push_str, an ASCII
+ * one as a KEY. */
+static inline bool read_push_key(RowRead *rr, PyObject *o) {
+    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    cf_builder_item *it = next_item(&rr->w, key_kind);
+    it->n = (size_t)PyUnicode_GET_LENGTH(o);
+    it->u.s = (const char *)PyUnicode_DATA(o);
+    return true;
+}
+
+static bool read_value(RowRead *rr, PyObject *o, int depth);
+
+/* A str in place (most values: no call), else read_value. */
+static inline bool read_item(RowRead *rr, PyObject *o, int depth) {
+    if (Py_TYPE(o) == &PyUnicode_Type) return read_push_str(rr, o);
+    return read_value(rr, o, depth);
+}
+
+static bool read_value(RowRead *rr, PyObject *o, int depth) {
+    PyTypeObject *t = Py_TYPE(o);
+    Walk *w = &rr->w;
+    if (t == &PyUnicode_Type) return read_push_str(rr, o);
+    if (t == &PyDict_Type) {
+        if (depth >= MAX_DEPTH) return false;
+        next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
+        Pairs pairs;
+        pairs_start(&pairs, o);
+        PyObject *k, *v;
+        while (pairs_next(&pairs, &k, &v))
+            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_key(rr, k) || !read_item(rr, v, depth + 1)) return false;
+        return true;
+    }
+    if (t == &PyList_Type || t == &PyTuple_Type) {
+        if (depth >= MAX_DEPTH) return false;
+        Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
+        PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
+        next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (!read_item(rr, items[i], depth + 1)) return false;
+        return true;
+    }
+    return push_scalar(w, o, t);
+}
+
+/* A dict's pairs without a header; *tools set to the value of a "tools"
+ * key when one is there. */
+static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
+    Pairs pairs;
+    pairs_start(&pairs, d);
+    PyObject *k, *v;
+    while (pairs_next(&pairs, &k, &v)) {
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
+        if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
+            *tools = v;
+    }
+    return true;
+}
+
+typedef struct BatchWindow {
+    Window win;
+    /* The window before's texts, copied into the str objects the calling
+     * thread makes for them (copies[0..copies_ready) are made) by the
+     * threads rendering this window: see batch_drain. */
+    TextCopy copies[WINDOW_ROWS];
+    _Alignas(64) atomic_size_t copies_ready, copies_claimed;
+    Walk walk;                /* items (a growing array) and the strings they point into */
+    Held held;
+    BatchRow rows[WINDOW_ROWS];
+    size_t start;             /* index of its first row in the batch */
+    unsigned long gen;        /* which fill of the batch this is */
+    const cf_render_options *opt;
+    bool chat;
+    /* contexts dropped from the repeat cache while rows of this window
+     * may render them: freed once the window is finished */
+    cf_context **retired;
+    size_t nretired, retired_cap;
+    const struct BatchArgs *args;   /* rows read on the workers: what the row reads need */
+} BatchWindow;
+
+static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b);
+static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b);
+
+/* ---- a rendering thread's builder ----
+ * With cf_builder_take, a thread builds its rows' contexts with one
+ * builder, left empty by each take for the next row (no builder made and
+ * freed a row). It is made for one set of limits, and freed when its
+ * thread ends (the pool's workers end with each call) or, the calling
+ * thread's, at the end of the call (thread_builder_drop). */
+typedef struct ThreadBuilder {
+    cf_builder *b;
+    bool defaults;            /* made for the default limits (lim unused) */
+    cf_limits lim;
+} ThreadBuilder;
+
+static pthread_key_t thread_builder_key;
+static bool thread_builder_keyed;   /* the key exists (made once, at init) */
+
+static void thread_builder_free(void *p) {
+    ThreadBuilder *tb = p;
+    lib.builder_free(tb->b);
+    free(tb);
+}
+
+/* (at init, under the GIL; without the key each row makes its builder) */
+void thread_builder_setup(void) {
+    if (!thread_builder_keyed) thread_builder_keyed = pthread_key_create(&thread_builder_key, thread_builder_free) == 0;
+}
+
+static bool limits_same(const cf_limits *a, const cf_limits *b) {
+    return a->max_steps == b->max_steps && a->max_recursion == b->max_recursion &&
+           a->max_parse_depth == b->max_parse_depth && a->max_output == b->max_output &&
+           a->max_string == b->max_string && a->max_items == b->max_items && a->max_memory == b->max_memory &&
+           a->max_range == b->max_range && a->max_json_depth == b->max_json_depth &&
+           a->max_json_bytes == b->max_json_bytes;
+}
+
+/* A builder for a row under these limits (NULL: the defaults): this
+ * thread's, or a new one when the library has no take (NULL: no memory). */
+static cf_builder *row_builder(const cf_limits *lim) {
+    if (!lib.take || !thread_builder_keyed) return lib.builder_new(lim);
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    if (tb && (lim ? !tb->defaults && limits_same(&tb->lim, lim) : tb->defaults)) return tb->b;
+    if (tb) {   /* other limits: this call's builder replaces the last one's */
+        pthread_setspecific(thread_builder_key, NULL);
+        thread_builder_free(tb);
+    }
+    if (!(tb = malloc(sizeof *tb))) return NULL;
+    if (!(tb->b = lib.builder_new(lim))) {
+        free(tb);
+        return NULL;
+    }
+    tb->defaults = !lim;
+    if (lim) tb->lim = *lim;
+    if (pthread_setspecific(thread_builder_key, tb) != 0) {
+        thread_builder_free(tb);
+        return lib.builder_new(lim);
+    }
+    return tb->b;
+}
+
+/* Is b this thread's kept builder (else the row's own, to free)? */
+static bool is_thread_builder(cf_builder *b) {
+    if (!lib.take || !thread_builder_keyed) return false;
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    return tb && tb->b == b;
+}
+
+/* A row's builder after a read that is not rendered: emptied for the next
+ * row, or freed. */
+static void row_builder_drop(cf_builder *b) {
+    if (is_thread_builder(b)) {
+        cf_error ignored;
+        lib.take(b, &ignored);
+    } else {
+        lib.builder_free(b);
+    }
+}
+
+/* At the end of a call, the calling thread's builder (the workers' go with
+ * their threads). */
+static void thread_builder_drop(void) {
+    if (!thread_builder_keyed) return;
+    ThreadBuilder *tb = pthread_getspecific(thread_builder_key);
+    if (!tb) return;
+    pthread_setspecific(thread_builder_key, NULL);
+    thread_builder_free(tb);
+}
+
+/* Copy the texts ready so far (any thread; the caller also after the
+ * window is finished, for those no worker took): the copy into a fresh
+ * str faults its pages in, at microseconds a page on a virtual machine,
+ * which on the calling thread alone was serial work of every row. */
+static size_t copy_texts(Window *win) {
+    BatchWindow *bw = (BatchWindow *)win;
+    size_t done = 0, j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    while (j < atomic_load_explicit(&bw->copies_ready, memory_order_acquire)) {
+        if (!atomic_compare_exchange_weak(&bw->copies_claimed, &j, j + 1)) continue;   /* (j reloaded) */
+        copy_text(&bw->copies[j]);
+        atomic_store_explicit(bw->copies[j].copied, true, memory_order_release);
+        done++;
+        j = atomic_load_explicit(&bw->copies_claimed, memory_order_relaxed);
+    }
+    return done;
+}
+
+static bool spent_copied(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->spent_copied, memory_order_acquire);
+}
+
+/* Render row r from ctx and turn its output into its str's form. */
+static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
+    if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
+        while (!spin_until(spent_copied, r, NULL)) {
+        }
+        lib.result_free(&r->spent);
+    }
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    r->state = ok ? ROW_OK : ROW_ERROR;
+    if (ok) convert_output(r);
+}
+
+static void batch_row_body(BatchWindow *bw, BatchRow *r) {
+    if (r->state != ROW_PENDING) return;
+    if (r->shared) {   /* a row object seen before: its context is built */
+        render_row(bw, r, r->ctx);
+        return;
+    }
+    cf_builder *b = row_builder(bw->opt ? bw->opt->limits : NULL);
+    if (!b) {
+        r->state = ROW_DECLINED;   /* out of memory: the general path reports it */
+        return;
+    }
+    if (bw->args) {
+        if (!read_row(bw, r, b)) {
+            row_builder_drop(b);
+            if (r->state == ROW_PENDING) r->state = ROW_UNREAD;
+            return;
+        }
+    } else {
+        lib.feed(b, bw->walk.items + r->first, r->count);
+    }
+    render_built(bw, r, b);
+}
+
+static void batch_row(Window *win, size_t i) {
+    BatchWindow *bw = (BatchWindow *)win;
+    batch_row_body(bw, &bw->rows[i]);
+    atomic_store_explicit(&bw->rows[i].finished, true, memory_order_release);
+}
+
+/* Finish the row's builder and render it. */
+static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
+    if (lib.failed(b)) {
+        row_builder_drop(b);
+        r->state = ROW_DECLINED;
+        return;
+    }
+    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &r->err) : lib.finish(b, &r->err);
+    if (!ctx) {
+        r->state = ROW_DECLINED;
+        return;
+    }
+    render_row(bw, r, ctx);
+    if (r->keep) r->ctx = ctx;   /* (the drain caches it) */
+    else lib.context_free(ctx);
+}
+
+/* ---- rows that repeat ----
+ * A batch often holds the same row object many times (a list built as
+ * [conversation] * n, or rows cycled from a few): its variables are the
+ * same, so its context is built once and shared by the later rows (a
+ * context renders from many threads at once). Keyed by object identity
+ * within one call: a row is read once, where it first repeats, and the
+ * rows are not expected to change while the call reads them (as any
+ * reader of them on other threads). The cache holds each row object it
+ * keys (its address is then not reused). Only a row seen a second time
+ * keeps its context, so a batch of distinct rows builds and frees each
+ * context on its rendering thread as before. */
+typedef struct RepeatEntry {
+    PyObject *row;            /* held; NULL: empty */
+    cf_context *ctx;          /* built, or NULL */
+    const cf_template *t;
+    unsigned long used;       /* the last window that renders ctx */
+    bool pending;             /* a row in flight is to bring ctx */
+} RepeatEntry;
+
+typedef struct RepeatCache {
+    RepeatEntry *e;
+    size_t mask;              /* entries - 1 (a power of two) */
+    unsigned long gen;        /* fills so far */
+} RepeatCache;
+
+enum { REPEAT_MAX = 4096 };
+
+static bool repeat_init(RepeatCache *c, size_t nrows) {
+    size_t n = 16;
+    while (n < nrows && n < REPEAT_MAX) n *= 2;
+    c->e = calloc(n, sizeof *c->e);
+    c->mask = n - 1;
+    c->gen = 0;
+    return c->e != NULL;
+}
+
+static RepeatEntry *repeat_slot(RepeatCache *c, PyObject *row) {
+    uint64_t h = (uint64_t)(uintptr_t)row * 0x9E3779B97F4A7C15ull;
+    return &c->e[(h >> 32) & c->mask];
+}
+
+static bool retire(BatchWindow *bw, cf_context *ctx) {
+    if (bw->nretired == bw->retired_cap) {
+        size_t cap = bw->retired_cap ? 2 * bw->retired_cap : 64;
+        cf_context **p = realloc(bw->retired, cap * sizeof *p);
+        if (!p) return false;
+        bw->retired = p;
+        bw->retired_cap = cap;
+    }
+    bw->retired[bw->nretired++] = ctx;
+    return true;
+}
+
+static void free_retired(BatchWindow *bw) {
+    for (size_t i = 0; i < bw->nretired; i++) lib.context_free(bw->retired[i]);
+    bw->nretired = 0;
+}
+
+/* Set row r of the window being filled (bw) from the cache: true when its
+ * context is there (shared: nothing to walk). Otherwise r->keep says
+ * whether to keep the context it builds. False + r->shared false when
+ * memory for the bookkeeping runs out (the row is then built as usual). */
+static bool repeat_lookup(RepeatCache *c, BatchWindow *bw, BatchRow *r, PyObject *row) {
+    RepeatEntry *e = repeat_slot(c, row);
+    r->shared = r->keep = false;
+    r->ctx = NULL;
+    if (e->row == row) {
+        if (e->ctx) {
+            r->ctx = e->ctx;
+            r->t = e->t;
+            r->shared = true;
+            e->used = bw->gen;
+            return true;
+        }
+        if (!e->pending) r->keep = e->pending = true;   /* seen twice: keep this one's context */
+        return false;
+    }
+    /* another object's entry, or none: this row takes it; a context rows in
+     * flight may render (this window's or the one before) waits for the
+     * end of this window, which finishes last */
+    if (e->ctx) {
+        if (e->used + 1 >= bw->gen) {
+            if (!retire(bw, e->ctx)) return false;   /* (the entry stays as it was) */
+        } else {
+            lib.context_free(e->ctx);
+        }
+    }
+    Py_XDECREF(e->row);
+    e->row = new_ref(row);
+    e->ctx = NULL;
+    e->pending = false;
+    return false;
+}
+
+/* A drained row's kept context into the cache, or freed when its entry
+ * went to another row meanwhile. */
+static void repeat_store(RepeatCache *c, BatchRow *r, PyObject *row) {
+    if (!r->keep) return;
+    RepeatEntry *e = repeat_slot(c, row);
+    bool mine = e->row == row && e->pending && !e->ctx;
+    if (mine) e->pending = false;
+    if (r->ctx) {
+        if (mine) {
+            e->ctx = r->ctx;
+            e->t = r->t;
+            e->used = 0;   /* (no window renders it yet) */
+        } else {
+            lib.context_free(r->ctx);
+        }
+    }
+    r->ctx = NULL;
+    r->keep = false;
+}
+
+/* After the last window: every context and row the cache holds. */
+static void repeat_free(RepeatCache *c) {
+    if (!c->e) return;
+    for (size_t i = 0; i <= c->mask; i++) {
+        if (c->e[i].ctx) lib.context_free(c->e[i].ctx);
+        Py_XDECREF(c->e[i].row);
+    }
+    free(c->e);
+    c->e = NULL;
+}
+
+/* A row whose result is made after the last window (making it could run
+ * Python code while workers read rows): an output to decode, an error, or
+ * a row to walk under the GIL (ROW_UNREAD). */
+typedef struct Deferred {
+    size_t index;
+    int state;
+    cf_result res;            /* ROW_OK */
+    cf_error_kind kind;       /* ROW_ERROR: the error, its message copied */
+    int line, column;
+    size_t offset;
+    char *message;
+} Deferred;
+
+typedef struct BatchArgs {
+    PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
+    const cf_template *plain, *with_tools;
+    RepeatCache repeat;
+    size_t window_rows;       /* rows a window takes (see WINDOW_TEXT) */
+    bool read_on_workers;     /* this pass's rows are read by the rendering threads */
+    Deferred *deferred;
+    size_t ndeferred, deferred_cap;
+} BatchArgs;
+
+/* Read row r into b on a rendering thread (see READ_ON_WORKERS): false
+ * when the row is outside what is read here (or memory ran out), or for a
+ * tools error (r->state set). */
+static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
+    const BatchArgs *a = bw->args;
+    RowRead rr;   /* (fields one by one: an initializer would clear the chunk, 6 KiB a row) */
+    rr.w.b = b;
+    rr.w.n = 0;
+    rr.w.cap = CHUNK;
+    rr.w.items = rr.w.chunk;
+    rr.w.held = NULL;
+    rr.w.failed = false;
+    rr.utf8 = &r->utf8;
+    rr.utf8_cap = &r->utf8_cap;
+    rr.utf8_used = 0;
+    PyObject *row = r->row, *tools = NULL;
+    PyTypeObject *t = Py_TYPE(row);
+    bool read;
+    if (t == &PyDict_Type) {
+        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
+        read = read_pairs(&rr, a->common, &tools) && read_pairs(&rr, row, &tools);
+    } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
+        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
+        read = read_pairs(&rr, a->common, &tools) && read_push_str(&rr, a->messages_key) && read_value(&rr, row, 1);
+    } else {
+        read = false;
+    }
+    if (!read) return false;
+    bool with_tools = tools && tools != Py_None;
+    if (with_tools && a->tools_error != Py_None) {
+        r->state = ROW_TOOLS_ERROR;
+        return false;
+    }
+    r->t = with_tools && a->with_tools ? a->with_tools : a->plain;
+    if (rr.w.n) lib.feed(b, rr.w.items, rr.w.n);
+    return true;
+}
+
+/* The value `tools` has for this row (borrowed; NULL when absent). */
+static PyObject *row_tools(const BatchArgs *a, PyObject *row) {
+    PyObject *v = PyDict_CheckExact(row) ? PyDict_GetItemWithError(row, a->tools_key) : NULL;
+    if (!v && !PyErr_Occurred()) v = PyDict_GetItemWithError(a->common, a->tools_key);
+    return v;
+}
+
+/* A dict's pairs, without a header (the caller counted them). */
+static bool walk_pairs(Walk *w, PyObject *d) {
+    Pairs pairs;
+    pairs_start(&pairs, d);
+    PyObject *k, *v;
+    while (pairs_next(&pairs, &k, &v))
+        if (Py_TYPE(k) != &PyUnicode_Type || !push_unicode(w, k) || !walk(w, v, 1)) return false;
+    return true;
+}
+
+/* Walk rows [start, end) of the batch into bw, as many as fit; returns the
+ * end of what was walked, or (size_t)-1 with an exception set. */
+static size_t batch_fill(BatchWindow *bw, BatchArgs *a, size_t start, size_t end) {
+    Walk *w = &bw->walk;
+    w->n = 0;
+    w->failed = false;
+    bw->start = start;
+    bw->gen = ++a->repeat.gen;
+    bw->args = a->read_on_workers ? a : NULL;
+    atomic_store(&bw->copies_ready, 0);   /* (the last fill's were copied when it was finished) */
+    atomic_store(&bw->copies_claimed, 0);
+    size_t k = 0;
+    for (; start + k < end && k < a->window_rows && w->n < WINDOW_ITEMS; k++) {
+        PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(start + k));
+        BatchRow *r = &bw->rows[k];
+        r->first = w->n;
+        r->state = ROW_PENDING;
+        atomic_store_explicit(&r->finished, false, memory_order_relaxed);   /* (published with the window) */
+        r->row = row;
+        if (repeat_lookup(&a->repeat, bw, r, row) || a->read_on_workers) {   /* (no Python code runs here) */
+            r->count = 0;
+            continue;
+        }
+        PyObject *tools = row_tools(a, row);
+        if (PyErr_Occurred()) return (size_t)-1;
+        bool with_tools = tools && tools != Py_None;
+        r->t = with_tools && a->with_tools ? a->with_tools : a->plain;
+        bool walked;
+        if (with_tools && a->tools_error != Py_None) {
+            r->state = ROW_TOOLS_ERROR;
+            walked = true;
+        } else if (PyDict_CheckExact(row)) {
+            next_item(w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
+            walked = walk_pairs(w, a->common) && walk_pairs(w, row);
+        } else if (PyList_CheckExact(row) || PyTuple_CheckExact(row)) {   /* a conversation */
+            next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
+            walked = walk_pairs(w, a->common) && push_unicode(w, a->messages_key) && walk(w, row, 1);
+        } else {
+            walked = false;
+        }
+        if (w->failed) {
+            PyErr_NoMemory();
+            return (size_t)-1;
+        }
+        if (!walked) r->state = ROW_DECLINED;
+        r->count = w->n - r->first;
+    }
+    bw->win.nrows = k;
+    return start + k;
+}
+
+/* The window's results into out[start...], as str, error objects (made by
+ * make_error(kind, message, line, column, offset)), the tools error, or
+ * DECLINED; frees the outputs. False with an exception set. */
+static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
+    if (a->ndeferred == a->deferred_cap) {
+        size_t cap = a->deferred_cap ? 2 * a->deferred_cap : 64;
+        Deferred *p = realloc(a->deferred, cap * sizeof *p);
+        if (!p) return false;
+        a->deferred = p;
+        a->deferred_cap = cap;
+    }
+    Deferred *d = &a->deferred[a->ndeferred];
+    memset(d, 0, sizeof *d);
+    d->index = index;
+    d->state = r->state;
+    if (r->state == ROW_ERROR) {
+        if (!(d->message = strdup(r->err.message))) return false;
+        d->kind = r->err.kind;
+        d->line = r->err.line;
+        d->column = r->err.column;
+        d->offset = r->err.offset;
+    } else if (r->state == ROW_OK) {
+        d->res = r->res;   /* (taken over) */
+        memset(&r->res, 0, sizeof r->res);
+    }
+    a->ndeferred++;
+    return true;
+}
+
+static bool row_finished(void *arg) {
+    return atomic_load_explicit(&((BatchRow *)arg)->finished, memory_order_acquire);
+}
+
+/* pool_wait with the GIL let go when the workers do not read rows. */
+static void caller_wait(Pool *p, BatchWindow *bw, bool (*ready)(void *), const BatchArgs *a) {
+    if (a->read_on_workers) {
+        pool_wait(p, &bw->win, ready);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        pool_wait(p, &bw->win, ready);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* Wait until row r of bw is rendered: the drain follows the rendering
+ * threads row by row, so that none waits for a window's last rows (the
+ * threads go on to the next window meanwhile). A long row is waited for
+ * asleep, until the window is finished, with the GIL let go when the
+ * workers do not read rows. */
+static void wait_row(Pool *p, BatchWindow *bw, BatchRow *r, const BatchArgs *a) {
+    if (row_finished(r)) return;
+    ThreadFigures *f = p->fig;
+    long long since = wait_begin(f);
+    bool seen = spin_until(row_finished, r, f);
+    wait_end(f, since, false, 0);
+    if (!seen) caller_wait(p, bw, window_finished, a);
+}
+
+/* copier: the window the threads render meanwhile, or NULL: they copy the
+ * converted texts into the str objects made here (see copy_texts). The
+ * rows are taken as they finish (see wait_row). */
+static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out, BatchWindow *copier) {
+    bool ok = true;
+    size_t text_bytes = 0, ncopies = 0;
+    for (size_t i = 0; i < bw->win.nrows; i++) {
+        BatchRow *r = &bw->rows[i];
+        wait_row(pool, bw, r, a);
+        repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
+        PyObject *o = NULL;
+        if (a->read_on_workers && (r->state == ROW_UNREAD || r->state == ROW_ERROR ||
+                                   (r->state == ROW_OK && !r->converted))) {
+            /* workers may be reading the next window's rows: made after the pass */
+            if (r->state == ROW_OK) text_bytes += r->res.len;
+            if (ok && !defer_row(a, r, bw->start + i)) {
+                PyErr_NoMemory();
+                ok = false;
+            }
+            if (r->state == ROW_OK) lib.result_free(&r->res);   /* (NULL once taken over) */
+            continue;
+        }
+        if (r->state == ROW_OK) {
+            text_bytes += r->res.len;
+            if (ok && r->converted && copier) {
+                o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
+                if (o) {
+                    copier->copies[ncopies] = text_copy_of(r, o);
+                    copier->copies[ncopies].copied = &r->spent_copied;
+                    atomic_store_explicit(&r->spent_copied, false, memory_order_relaxed);   /* (published below) */
+                    atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
+                }
+            } else if (ok) {
+                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+            }
+            if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
+                if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
+                r->spent = r->res;
+                memset(&r->res, 0, sizeof r->res);
+            } else {
+                lib.result_free(&r->res);
+            }
+        } else if (!ok) {
+            continue;
+        } else if (r->state == ROW_ERROR) {
+            PyObject *t = error_tuple(&r->err);
+            if (t) {
+                o = PyObject_CallObject(a->make_error, t);
+                Py_DECREF(t);
+            }
+        } else {
+            o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
+        }
+        if (!o) {
+            ok = false;
+            continue;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)(bw->start + i), o);
+    }
+    release_held(&bw->held);
+    free_retired(bw);
+    size_t per_row = text_bytes / (bw->win.nrows ? bw->win.nrows : 1) + 1;
+    size_t rows = WINDOW_TEXT / per_row;
+    a->window_rows = rows < WINDOW_MIN_ROWS ? WINDOW_MIN_ROWS : rows > WINDOW_ROWS ? WINDOW_ROWS : rows;
+    return ok;
+}
+
+static void batch_window_free(BatchWindow *bw) {
+    if (!bw) return;
+    release_held(&bw->held);
+    free(bw->held.o);
+    free_retired(bw);
+    free(bw->retired);
+    free(bw->walk.items);
+    for (size_t i = 0; i < WINDOW_ROWS; i++) {
+        free(bw->rows[i].utf8);
+        lib.result_free(&bw->rows[i].spent);
+    }
+    free(bw);
+}
+
+/* Windows kept between calls (touched only with the GIL held): a window
+ * with its item array is a few MiB, which malloc maps and unmaps on every
+ * call otherwise; fresh pages cost several microseconds each on a loaded
+ * machine, which made a call of 1000 rows pay more for its windows than
+ * for its renders. A call made while another holds them allocates its own. */
+enum { SPARE_WINDOWS = 2 };
+static BatchWindow *spare_windows[SPARE_WINDOWS];
+
+static BatchWindow *batch_window_take(void) {
+    for (int k = 0; k < SPARE_WINDOWS; k++) {
+        BatchWindow *bw = spare_windows[k];
+        if (bw) {
+            spare_windows[k] = NULL;
+            return bw;
+        }
+    }
+    BatchWindow *bw = aligned_alloc(_Alignof(BatchWindow), sizeof(BatchWindow));   /* (its rows: cache lines of their own) */
+    if (bw) memset(bw, 0, sizeof *bw);
+    return bw;
+}
+
+static void batch_window_give_back(BatchWindow *bw) {
+    if (!bw) return;
+    release_held(&bw->held);
+    free_retired(bw);
+    if (bw->walk.cap > 4 * WINDOW_ITEMS) {   /* grown by one huge row: not kept at that size */
+        free(bw->walk.items);
+        bw->walk.items = NULL;
+        bw->walk.cap = 0;
+    }
+    for (size_t i = 0; i < WINDOW_ROWS; i++) {   /* likewise a buffer grown by one huge string */
+        if (bw->rows[i].utf8_cap > SLOT_TEXT_MAX) {
+            free(bw->rows[i].utf8);
+            bw->rows[i].utf8 = NULL;
+            bw->rows[i].utf8_cap = 0;
+        }
+    }
+    for (int k = 0; k < SPARE_WINDOWS; k++) {
+        if (!spare_windows[k]) {
+            spare_windows[k] = bw;
+            return;
+        }
+    }
+    batch_window_free(bw);
+}
+
+/* While the workers read rows the calling thread holds the GIL; every
+ * PAUSE_NS it lets other Python threads run (as the interpreter's own
+ * switch interval would), at a moment when no worker reads a row. */
+enum { PAUSE_NS = 5000000 };
+
+static bool pause_due(const struct timespec *since) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - since->tv_sec) * 1000000000LL + (now.tv_nsec - since->tv_nsec) >= PAUSE_NS;
+}
+
+/* Render win's rows beside the workers until none is left to claim: with
+ * the GIL let go when the caller walked the rows, held when the workers
+ * read them (see READ_ON_WORKERS: holding it is what keeps the rows as
+ * they are). The texts queued for win's threads to copy were all queued
+ * before (by the drain of the window before), so the copies no worker took
+ * are made here. */
+static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+    if (a->read_on_workers) {
+        run_rows(&bw->win, pool->fig);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        run_rows(&bw->win, pool->fig);
+        Py_END_ALLOW_THREADS
+    }
+}
+
+/* ... and until every row is rendered and no worker holds it. */
+static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+    batch_join(pool, bw, a);
+    caller_wait(pool, bw, window_finished, a);
+}
+
+/* Render a->rows into out (a list of their length) on `threads` threads:
+ * false with an exception set. Results the pass defers (a->deferred) are
+ * made by batch_complete. */
+static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads) {
+    Py_ssize_t n = PyList_GET_SIZE(a->rows);
+    BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
+    if (!bw[0] || !bw[1] || !repeat_init(&a->repeat, (size_t)n)) {
+        PyErr_NoMemory();
+        goto fail_early;
+    }
+    for (int k = 0; k < 2; k++) {
+        bw[k]->win.row = batch_row;
+        bw[k]->win.side = copy_texts;
+        bw[k]->walk.held = &bw[k]->held;
+        bw[k]->opt = opt;
+        bw[k]->chat = chat;
+    }
+    if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
+    Pool pool;
+    pool_start(&pool, (unsigned)threads, figures.on);
+    bool ok = true;
+    BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
+    long long t0 = phase_begin();
+    size_t at = batch_fill(bw[0], a, 0, (size_t)n);
+    phase_end(&figures.fill_ns, t0);
+    if (at == (size_t)-1) ok = false;
+    else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
+    int c = 0;
+    struct timespec last_pause;
+    clock_gettime(CLOCK_MONOTONIC, &last_pause);
+    while (ok && bw[c]->win.nrows) {
+        BatchWindow *cur = bw[c], *nxt = bw[c ^ 1];
+        /* the workers render cur meanwhile; nxt is handed to them once
+         * filled, which they take when no row of cur is left to claim, so
+         * that no thread waits at the end of a window */
+        bool pause = a->read_on_workers && pause_due(&last_pause);
+        pool_quiesce(&pool, &nxt->win);
+        long long t = phase_begin();
+        size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
+        phase_end(&figures.fill_ns, t);
+        if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
+        /* the texts queued for cur's threads (all queued: by the drain of
+         * the window before) are taken before nxt's rows render in their
+         * slots: a worker that ran out of cur's rows left some */
+        long long copy_cpu = pool.fig ? thread_cpu_ns() : 0;
+        size_t copied = copy_texts(&cur->win);
+        if (pool.fig) {   /* (work beside the workers, as in run_rows) */
+            pool.fig[0].copies += copied;
+            pool.fig[0].render_cpu_ns += thread_cpu_ns() - copy_cpu;
+        }
+        if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
+        published = nxt->win.nrows ? nxt : NULL;
+        batch_join(&pool, cur, a);
+        t = phase_begin();
+        long long waited = pool.fig ? pool.fig[0].wait_cpu_ns : 0;
+        if (!batch_drain(&pool, cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
+        phase_end(&figures.drain_ns, t);
+        if (pool.fig) figures.drain_ns -= pool.fig[0].wait_cpu_ns - waited;
+        if (figures.on) figures.windows++;
+        if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
+            pool_wait(&pool, &cur->win, window_finished);   /* (a worker may still be leaving it) */
+            Py_BEGIN_ALLOW_THREADS
+            Py_END_ALLOW_THREADS
+            clock_gettime(CLOCK_MONOTONIC, &last_pause);
+            if (PyList_GET_SIZE(a->rows) != n) {
+                PyErr_SetString(PyExc_RuntimeError, "render_batch: the list of rows changed size during the call");
+                ok = false;
+            } else if (at < (size_t)n) {
+                next_at = batch_fill(nxt, a, at, (size_t)n);
+                if (next_at == (size_t)-1) ok = false;
+                else if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+            }
+        }
+        at = next_at;
+        c ^= 1;
+    }
+    if (published) {   /* stopped by an exception: let the workers finish, drop the outputs */
+        batch_finish(&pool, published, a);
+        for (size_t i = 0; i < published->win.nrows; i++) {
+            BatchRow *r = &published->rows[i];
+            if (r->state == ROW_OK) lib.result_free(&r->res);
+            repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(published->start + i)));
+        }
+    }
+    pool_stop(&pool, figures.on ? figures.thread : NULL, FIGURE_THREADS);
+fail_early:
+    repeat_free(&a->repeat);
+    batch_window_give_back(bw[0]);
+    batch_window_give_back(bw[1]);
+    return !PyErr_Occurred();
+}
+
+/* The deferred results into out, Python code allowed again (no worker
+ * runs): decoded outputs, error objects, and the rows the workers did not
+ * read, walked under the GIL in a second pass. False with an exception set
+ * (with ok false, as after a failed pass: only frees them). */
+static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads,
+                           bool ok) {
+    size_t unread = 0;
+    for (size_t k = 0; k < a->ndeferred; k++) {
+        Deferred *d = &a->deferred[k];
+        PyObject *o = NULL;
+        if (d->state == ROW_UNREAD) {
+            a->deferred[unread++] = *d;   /* (kept, in order, for the second pass) */
+            continue;
+        }
+        if (!ok) {
+        } else if (d->state == ROW_OK) {
+            o = text_to_str(d->res.text, d->res.len);
+        } else {
+            PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
+            PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)
+                              : NULL;
+            if (t) {
+                o = PyObject_CallObject(a->make_error, t);
+                Py_DECREF(t);
+            }
+        }
+        if (d->state == ROW_OK) lib.result_free(&d->res);
+        free(d->message);
+        if (!o) {
+            ok = false;
+            continue;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)d->index, o);
+    }
+    a->ndeferred = unread;
+    if (!ok || !unread) return ok;
+    /* the unread rows, walked under the GIL (which decides what they become) */
+    PyObject *rows = PyList_New((Py_ssize_t)unread), *sub = PyList_New((Py_ssize_t)unread);
+    if (!rows || !sub) {
+        Py_XDECREF(rows);
+        Py_XDECREF(sub);
+        return false;
+    }
+    for (size_t k = 0; k < unread; k++)
+        PyList_SET_ITEM(rows, (Py_ssize_t)k, new_ref(PyList_GET_ITEM(a->rows, (Py_ssize_t)a->deferred[k].index)));
+    BatchArgs second = *a;
+    second.rows = rows;
+    second.read_on_workers = false;
+    second.deferred = NULL;
+    second.ndeferred = second.deferred_cap = 0;
+    second.window_rows = WINDOW_MIN_ROWS;
+    ok = batch_pass(&second, sub, opt, chat, threads);
+    for (size_t k = 0; ok && k < unread; k++)
+        PyList_SET_ITEM(out, (Py_ssize_t)a->deferred[k].index, new_ref(PyList_GET_ITEM(sub, (Py_ssize_t)k)));
+    Py_DECREF(rows);
+    Py_DECREF(sub);
+    return ok;
+}
+
+/* render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads,
+ *              make_error) -> (list, indices of its DECLINED items or None)
+ * rows: a list of dicts (variables) or conversations (lists of messages);
+ * common: variables every row has (a row's own keys win). Each result is a
+ * str, an error object, tools_error (a row with tools when the tool_use
+ * template did not compile; None: no such error), or DECLINED (data
+ * outside the subset: the caller renders that row the general way). */
+PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 9 || !PyList_CheckExact(args[0]) || !PyDict_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "render_batch(rows: list, common: dict, plain, with_tools, tools_error, "
+                                         "options, chat, threads, make_error)");
+        return NULL;
+    }
+    BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0};
+    a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
+    const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
+    int chat = PyObject_IsTrue(args[6]);
+    long threads = PyLong_AsLong(args[7]);
+    if (PyErr_Occurred()) return NULL;
+    if (!a.plain || threads < 1 || threads > 256) {
+        PyErr_SetString(PyExc_ValueError, "render_batch: no template, or threads outside 1..256");
+        return NULL;
+    }
+    long long call_start = 0;
+    if (figures.on) {
+        bool on = figures.on;
+        memset(&figures, 0, sizeof figures);
+        figures.on = figures.have = on;
+        figures.threads = (unsigned)threads;
+        thread_usage(&figures.thread[0], -1);
+        call_start = monotonic_ns();
+    }
+    a.tools_key = PyUnicode_InternFromString("tools");
+    a.messages_key = PyUnicode_InternFromString("messages");
+    PyObject *out = PyList_New(PyList_GET_SIZE(a.rows));
+    bool ok = a.tools_key && a.messages_key && out && batch_pass(&a, out, opt, chat != 0, threads);
+    long long t = phase_begin();
+    ok = batch_complete(&a, out, opt, chat != 0, threads, ok);   /* (after a failed pass: frees what was deferred) */
+    phase_end(&figures.complete_ns, t);
+    if (figures.on) {
+        thread_usage(&figures.thread[0], +1);
+        figures.wall_ns = monotonic_ns() - call_start;
+    }
+    free(a.deferred);
+    thread_builder_drop();
+    Py_XDECREF(a.tools_key);
+    Py_XDECREF(a.messages_key);
+    if (!ok) {
+        Py_XDECREF(out);
+        return NULL;
+    }
+    /* The DECLINED rows' indices, found by address here: a loop over the
+     * results in Python touches each str, which a big batch has long
+     * evicted from the cache (a memory access a row). */
+    PyObject *declined_at = NULL;
+    for (Py_ssize_t i = 0, n = PyList_GET_SIZE(out); i < n; i++) {
+        if (PyList_GET_ITEM(out, i) != declined) continue;
+        PyObject *index = (declined_at || (declined_at = PyList_New(0))) ? PyLong_FromSsize_t(i) : NULL;
+        if (!index || PyList_Append(declined_at, index) < 0) {
+            Py_XDECREF(index);
+            Py_XDECREF(declined_at);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(index);
+    }
+    PyObject *both = PyTuple_Pack(2, out, declined_at ? declined_at : Py_None);
+    Py_DECREF(out);
+    Py_XDECREF(declined_at);
+    return both;
+}
+
+/* batch_stats(on) -> the figures of the last render_batch call made while
+ * on (None if there is none), and gathers them from now on or not: a dict
+ * of the call's figures with "per_thread", a dict a thread (the calling
+ * thread first). */
+PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    PyObject *result = NULL;
+    if (figures.have) {
+        unsigned n = figures.threads < FIGURE_THREADS ? figures.threads : FIGURE_THREADS;
+        PyObject *per = PyList_New(0);
+        for (unsigned k = 0; per && k < n; k++) {
+            const ThreadFigures *f = &figures.thread[k];
+            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
+                                        f->render_cpu_ns, "wait_cpu_ns", f->wait_cpu_ns, "wait_ns", f->wait_ns,
+                                        "sleep_ns", f->sleep_ns, "minor_faults", f->minor_faults, "switches",
+                                        f->switches, "rows", f->rows, "copies", f->copies, "waits", f->waits,
+                                        "yields", f->yields, "sleeps", f->sleeps);
+            if (!d || PyList_Append(per, d) < 0) Py_CLEAR(per);
+            Py_XDECREF(d);
+        }
+        if (!per) return NULL;
+        result = Py_BuildValue("{sIsLsLsLsLsksN}", "threads", figures.threads, "wall_ns", figures.wall_ns,
+                               "fill_ns", figures.fill_ns, "drain_ns", figures.drain_ns,
+                               "complete_ns", figures.complete_ns, "windows", figures.windows,
+                               "per_thread", per);
+        if (!result) return NULL;
+    } else {
+        result = new_ref(Py_None);
+    }
+    figures.on = on != 0;
+    return result;
+}

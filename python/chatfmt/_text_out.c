@@ -1,0 +1,205 @@
+/* _text_out.c — a rendered output turned into a Python str's form (see
+ * _text_out.h): UTF-8 measured and widened 16 bytes a step over ASCII
+ * stretches (gcc and clang vector types), the ASCII prefix found with
+ * the processor's widest registers (AVX2 when it has them). Runs on the
+ * rendering threads of render_batch; no Python here. */
+#include <string.h>
+#include "_text_out.h"
+
+/* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
+ * words elsewhere), and whether they are all ASCII. */
+typedef unsigned char u8x16 __attribute__((vector_size(16)));
+
+static inline bool ascii16(const unsigned char *p, u8x16 *v) {
+    uint64_t h[2];
+    memcpy(v, p, 16);
+    memcpy(h, v, 16);
+    return !((h[0] | h[1]) & 0x8080808080808080ULL);
+}
+
+/* Widening 16 ASCII bytes to 2- or 4-byte code units: one vector
+ * conversion where the compiler has it (the unpack instructions), else a
+ * loop. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_convertvector)
+#define HAVE_CONVERTVECTOR 1
+#endif
+#endif
+
+static inline __attribute__((always_inline)) void widen16(const u8x16 *v, int kind, unsigned char *out) {
+#ifdef HAVE_CONVERTVECTOR
+    typedef uint16_t u16x16 __attribute__((vector_size(32)));
+    typedef uint32_t u32x16 __attribute__((vector_size(64)));
+    if (kind == 2) {
+        u16x16 w = __builtin_convertvector(*v, u16x16);
+        memcpy(out, &w, sizeof w);
+    } else {
+        u32x16 w = __builtin_convertvector(*v, u32x16);
+        memcpy(out, &w, sizeof w);
+    }
+#else
+    unsigned char b[16];
+    memcpy(b, v, 16);
+    for (int j = 0; j < 16; j++) {
+        if (kind == 2) {
+            uint16_t c = b[j];
+            memcpy(out + 2 * j, &c, 2);
+        } else {
+            uint32_t c = b[j];
+            memcpy(out + 4 * j, &c, 4);
+        }
+    }
+#endif
+}
+
+/* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
+ * (from included) and largest; false for bytes that are not valid UTF-8
+ * (then decoded under the GIL, as before). ASCII stretches go 16 bytes a
+ * step: prompts are mostly ASCII with a few other characters. */
+bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars, uint32_t *maxchar) {
+    size_t count = from;
+    uint32_t top = 0;
+    for (size_t i = from; i < n; count++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {
+            i += 16;
+            count += 15;
+            continue;
+        }
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c >= 0xC2 && c < 0xE0) {
+            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c >= 0xE0 && c < 0xF0) {
+            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return false;
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) return false;   /* overlong, surrogate */
+            i += 3;
+        } else if (c >= 0xF0 && c < 0xF5) {
+            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return false;
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            if (cp < 0x10000 || cp > 0x10FFFF) return false;
+            i += 4;
+        } else {
+            return false;
+        }
+        if (cp > top) top = cp;
+    }
+    *nchars = count;
+    *maxchar = top;
+    return true;
+}
+
+/* Valid UTF-8 s[from..n) into `kind`-byte code units at out, from code
+ * unit `from` on (s[0..from) is ASCII, already written when kind is 1;
+ * kind a constant at each call below: the compiler makes one loop per
+ * kind). */
+static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, size_t from, int kind,
+                                                           unsigned char *out) {
+    size_t k = from;
+    for (size_t i = from; i < n; k++) {
+        u8x16 v;
+        if (i + 16 <= n && ascii16(s + i, &v)) {   /* an ASCII stretch */
+            if (kind == 1) memcpy(out + k, &v, 16);
+            else widen16(&v, kind, out + k * (size_t)kind);
+            i += 16;
+            k += 15;
+            continue;
+        }
+        unsigned char c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i++;
+        } else if (c < 0xE0) {
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c < 0xF0) {
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            i += 3;
+        } else {
+            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
+                 (s[i + 3] & 0x3F);
+            i += 4;
+        }
+        if (kind == 1) {
+            out[k] = (unsigned char)cp;
+        } else if (kind == 2) {
+            uint16_t u = (uint16_t)cp;
+            memcpy(out + 2 * k, &u, 2);
+        } else {
+            memcpy(out + 4 * k, &cp, 4);
+        }
+    }
+}
+
+static void utf8_widen(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
+    if (kind == 1) widen_as(s, n, from, 1, out);
+    else if (kind == 2) widen_as(s, n, 0, 2, out);   /* (the ASCII prefix widens too) */
+    else widen_as(s, n, 0, 4, out);
+}
+
+/* Where the first byte that is not ASCII is in s[0..n), or n. The render
+ * just wrote s (it is in the cache): 128 bytes a step, or-ed in vector
+ * registers and tested once a step. */
+typedef unsigned char u8x32 __attribute__((vector_size(32)));
+
+static inline __attribute__((always_inline)) size_t ascii_prefix_as(const unsigned char *s, size_t n) {
+    size_t i = 0;
+    for (; i + 128 <= n; i += 128) {
+        u8x32 a, b, c, d;
+        memcpy(&a, s + i, 32);
+        memcpy(&b, s + i + 32, 32);
+        memcpy(&c, s + i + 64, 32);
+        memcpy(&d, s + i + 96, 32);
+        u8x32 all = (a | b) | (c | d);
+        uint64_t w[4];
+        memcpy(w, &all, 32);
+        if ((w[0] | w[1] | w[2] | w[3]) & 0x8080808080808080ULL) break;
+    }
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w & 0x8080808080808080ULL) break;
+    }
+    while (i < n && s[i] < 0x80) i++;
+    return i;
+}
+
+/* As compiled for the baseline instruction set, and on x86-64 also for
+ * AVX2 (32-byte registers: half the instructions a byte), taken when the
+ * processor has it (pick_text_kernels, from sp_init in _speedups.c). */
+static size_t ascii_prefix_base(const unsigned char *s, size_t n) { return ascii_prefix_as(s, n); }
+size_t (*ascii_prefix_len)(const unsigned char *s, size_t n) = ascii_prefix_base;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_PATH 1
+__attribute__((target("avx2"))) static size_t ascii_prefix_avx2(const unsigned char *s, size_t n) {
+    return ascii_prefix_as(s, n);
+}
+#endif
+
+void pick_text_kernels(void) {
+#ifdef HAVE_AVX2_PATH
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) {
+        ascii_prefix_len = ascii_prefix_avx2;
+    }
+#endif
+}
+
+void copy_text(const TextCopy *c) {
+    if (c->kind == 1) {
+        memcpy(c->to, c->from, c->ascii_prefix);
+        if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, c->to);
+    } else {
+        utf8_widen(c->from, c->len, c->ascii_prefix, c->kind, c->to);
+    }
+}

@@ -1,0 +1,42 @@
+/* _text_out.h — a rendered output turned into a Python str's form, for
+ * render_batch in _speedups.c: the UTF-8 measured (ASCII prefix, character
+ * count, largest code point) and written as 1-, 2- or 4-byte code units
+ * straight into the str's memory, on the rendering threads. No Python
+ * here: the caller makes the str and says where its characters go. */
+#ifndef CHATFMT_TEXT_OUT_H
+#define CHATFMT_TEXT_OUT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* (internal to the extension: not resolved through the process's symbols) */
+#define TEXT_API __attribute__((visibility("hidden")))
+
+/* Where the first byte that is not ASCII is in s[0..n), or n: the kernel
+ * for this processor (pick_text_kernels). */
+TEXT_API extern size_t (*ascii_prefix_len)(const unsigned char *s, size_t n);
+
+/* Choose the kernels this processor runs best (once, at init). */
+TEXT_API void pick_text_kernels(void);
+
+/* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
+ * (from included) and largest; false for bytes that are not valid UTF-8. */
+TEXT_API bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars, uint32_t *maxchar);
+
+/* A converted output's text into its str (made for r->nchars characters
+ * up to r->maxchar): one write of the str's memory, from the UTF-8 as
+ * rendered. */
+typedef struct TextCopy {
+    const unsigned char *from;
+    size_t len, ascii_prefix;
+    void *to;
+    int kind;
+    atomic_bool *copied;      /* set once copied (a queued copy: see BatchRow.spent_copied) */
+} TextCopy;
+
+/* Write c->from as c->kind-byte code units at c->to (see TextCopy). */
+TEXT_API void copy_text(const TextCopy *c);
+
+#endif
