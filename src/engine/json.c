@@ -1071,25 +1071,26 @@ Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
     return v;
 }
 
+/* A parser that reuses values through cache (the text outlives them). */
+static void reusing_parser(Parser *ps, cf_json_cache *cache, ReusedValue **held, int *nheld) {
+    memset(ps, 0, sizeof *ps);
+    ps->reuse = cache;
+    ps->text_outlives = true;
+    ps->held = held;
+    ps->nheld = nheld;
+}
+
 Value json_parse_reusing(Rt *rt, const char *s, size_t n, cf_json_cache *cache, ReusedValue **held,
                          int *nheld) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.reuse = cache;
-    ps.text_outlives = true;
-    ps.held = held;
-    ps.nheld = nheld;
+    reusing_parser(&ps, cache, held, nheld);
     return parse_document(rt, s, n, &ps);
 }
 
 Value json_parse_line_reusing(Rt *rt, const char *s, size_t avail, size_t *line_end, cf_json_cache *cache,
                               ReusedValue **held, int *nheld) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
-    ps.reuse = cache;
-    ps.text_outlives = true;
-    ps.held = held;
-    ps.nheld = nheld;
+    reusing_parser(&ps, cache, held, nheld);
     ps.line_mode = true;
     /* A line longer than a document may be, or than the text JsonSources
      * keep, is not read this way: its reading would differ. */
