@@ -416,34 +416,32 @@ static cf_context *built_context(cf_builder *b, const char *caller) {
     return NULL;
 }
 
-CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
+/* finish's and take's common part: the context built, or NULL + *err
+ * (b NULL: out of memory, as cf_builder_new failed). */
+static cf_context *hand_over(cf_builder *b, cf_error *err, const char *caller) {
     cf_error scratch;
     if (!err) err = &scratch;
     if (!b) {
         error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
         return NULL;
     }
-    cf_context *ctx = built_context(b, "cf_builder_finish");
+    cf_context *ctx = b->ctx ? built_context(b, caller) : NULL;
     if (!ctx) {
         *err = b->err;
         err->offset = 0;
     }
+    return ctx;
+}
+
+CF_API cf_context *cf_builder_finish(cf_builder *b, cf_error *err) {
+    cf_context *ctx = hand_over(b, err, "cf_builder_finish");
     cf_builder_free(b);
     return ctx;
 }
 
 CF_API cf_context *cf_builder_take(cf_builder *b, cf_error *err) {
-    cf_error scratch;
-    if (!err) err = &scratch;
-    if (!b) {
-        error_set(err, CF_ERR_MEMORY, 0, 0, "out of memory");
-        return NULL;
-    }
-    cf_context *ctx = b->ctx ? built_context(b, "cf_builder_take") : NULL;
-    if (!ctx) {
-        *err = b->err;
-        err->offset = 0;
-    }
+    cf_context *ctx = hand_over(b, err, "cf_builder_take");
+    if (!b) return NULL;
     /* the next value's start: the last one's context (a failed one's) goes */
     if (b->ctx) cf_context_free(b->ctx);
     b->ctx = NULL;
