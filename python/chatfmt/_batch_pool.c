@@ -45,8 +45,6 @@ void figures_add(ThreadFigures *to, const ThreadFigures *f) {
     to->sleeps += f->sleeps;
 }
 
-
-
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();

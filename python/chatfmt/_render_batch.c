@@ -278,25 +278,19 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
 }
 
 /* Push a str read in place (an ASCII one, the commonest value and every
- * key of chat data, points into the object); false as
+ * key of chat data, points into the object) as an item of kind
+ * ascii_kind, or of key_kind for a key of a Python dict; false as
  * read_push_other_str. */
-static inline bool read_push_str(RowRead *rr, PyObject *o) {
+static inline bool read_push_ascii_as(RowRead *rr, PyObject *o, cf_builder_item_kind kind) {
     if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
-    cf_builder_item *it = next_item(&rr->w, ascii_kind);
+    cf_builder_item *it = next_item(&rr->w, kind);
     it->n = (size_t)PyUnicode_GET_LENGTH(o);
     it->u.s = (const char *)PyUnicode_DATA(o);
     return true;
 }
 
-/* Push a key of a Python dict read in place: as read_push_str, an ASCII
- * one as a KEY. */
-static inline bool read_push_key(RowRead *rr, PyObject *o) {
-    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
-    cf_builder_item *it = next_item(&rr->w, key_kind);
-    it->n = (size_t)PyUnicode_GET_LENGTH(o);
-    it->u.s = (const char *)PyUnicode_DATA(o);
-    return true;
-}
+static inline bool read_push_str(RowRead *rr, PyObject *o) { return read_push_ascii_as(rr, o, ascii_kind); }
+static inline bool read_push_key(RowRead *rr, PyObject *o) { return read_push_ascii_as(rr, o, key_kind); }
 
 static bool read_value(RowRead *rr, PyObject *o, int depth);
 
