@@ -20,7 +20,10 @@ Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len) {
     return json_str_carve(rt, c, p, len);
 }
 
-enum { RECENT_BITS = 7 };
+enum { RECENT_BITS = 7, STACK_INLINE = 128, OPENED_INLINE = 16 };
+
+/* What a container's JsonSource needs from when it opened. */
+typedef struct Opened { size_t start, mark, items; size_t deepest; } Opened;
 
 typedef struct Parser {
     Rt *rt;
@@ -64,15 +67,22 @@ typedef struct Parser {
     bool line_mode;
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
     size_t line_end;          /* line_mode: where the '\n' after the document is */
+    /* Which key came after each key (by its Str), for the next key to be
+     * matched by its bytes rather than looked up: documents repeat their
+     * objects' shapes. Holds known keys only (they live for good): the
+     * cache's table, kept across documents, or own_guesses. */
+    Str **key_guesses;
+    /* Not zeroed: the first items and containers of a document are held
+     * here, not in a buffer allocated for each document. */
+    Str *own_guesses[JSON_KEY_GUESS_WAYS << JSON_KEY_GUESS_BITS];
+    Value stack_inline[STACK_INLINE];
+    struct Opened opened_inline[OPENED_INLINE];
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
  * dataset rows are a few KB; the copy costs a memcpy, and no more than the
  * document again in memory). */
 #define JSON_SOURCE_MAX ((size_t)1 << 20)
-
-/* What a container's JsonSource needs from when it opened. */
-typedef struct Opened { size_t start, mark, items; size_t deepest; } Opened;
 
 /* \uXXXX (at u_pos, the 'u') for code point cp: json.dumps(ensure_ascii=
  * False) spells only the controls without a short escape this way, in
@@ -155,8 +165,13 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
 
 /* Room for at least one more item at top. */
 static NOINLINE Value *stack_grow(Parser *ps) {
-    size_t cap = ps->cap ? ps->cap * 2 : 256;
-    ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+    size_t cap = ps->cap * 2;
+    if (ps->stack == ps->stack_inline) {
+        ps->stack = rt_alloc(ps->rt, cap * sizeof(Value));
+        memcpy(ps->stack, ps->stack_inline, sizeof ps->stack_inline);
+    } else {
+        ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+    }
     ps->cap = cap;
     return ps->stack;
 }
@@ -671,6 +686,71 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, s
 }
 
 
+/* ---- guessing keys ----
+ * A document's objects repeat a few shapes (a message's role, then content
+ * or reasoning_content; a tool's type, function, name...), so the key after
+ * a given key is most often one of the few that came after it before. Those
+ * guesses are checked by comparing their bytes with the text and the closing
+ * quote after them, without finding the string's end first or looking it
+ * up. Exact: a guess is a known key, whose bytes hold no quote, backslash or
+ * control byte, so text matching them and then a quote is that very string;
+ * and it was read before under the same limits (no longer than a string may
+ * be). Keys of 32 bytes or more are not guessed. */
+enum { KEY_GUESS_MAX = 31 };
+
+static inline Str **key_guess_ways(Str **table, const Str *prev) {
+    return table + JSON_KEY_GUESS_WAYS *
+                       (size_t)(((uint64_t)(uintptr_t)prev * 0x9E3779B97F4A7C15ULL) >> (64 - JSON_KEY_GUESS_BITS));
+}
+
+/* The guess among ways that the string at run (after its opening quote)
+ * is, moved up one way; or NULL. */
+static ALWAYS_INLINE Str *key_guessed(Str **ways, const unsigned char *s, size_t n, size_t run) {
+    if (n - run < 2 * 16) return NULL;   /* (then any guess's bytes and quote are in the text) */
+#if SCAN_BYTES == 16
+    __m128i text = _mm_loadu_si128((const __m128i *)(const void *)(s + run));
+#endif
+    for (int w = 0; w < JSON_KEY_GUESS_WAYS; w++) {
+        Str *guess = ways[w];
+        if (!guess) return NULL;
+        size_t len = guess->len;
+        if (s[run + len] != '"') continue;
+#if SCAN_BYTES == 16
+        /* (a known key's data is zero-padded to 16 bytes: the load stays in it) */
+        unsigned same = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(text, _mm_loadu_si128((const __m128i *)(const void *)guess->data)));
+        if (len < 16) {
+            if (~same & ((1u << len) - 1)) continue;
+        } else {
+            if (same != 0xFFFF) continue;
+            __m128i tail = _mm_loadu_si128((const __m128i *)(const void *)(s + run + len - 16));
+            __m128i key_tail = _mm_loadu_si128((const __m128i *)(const void *)(guess->data + len - 16));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(tail, key_tail)) != 0xFFFF) continue;
+        }
+#else
+        if (memcmp(s + run, guess->data, len) != 0) continue;
+#endif
+        if (w) {
+            ways[w] = ways[w - 1];
+            ways[w - 1] = guess;
+        }
+        return guess;
+    }
+    return NULL;
+}
+
+/* After a key that was not guessed: a known key becomes the first guess
+ * after prev (the table outlives the document's own Strs). */
+static NOINLINE void key_learn(Str **ways, Str *key) {
+    if (key->len > KEY_GUESS_MAX) return;
+    for (int w = 0; w < JSON_KEY_GUESS_WAYS; w++)
+        if (ways[w] == key) return;   /* (the text was too near its end to guess) */
+    Str *known = key->len > 15 ? known_long_key(key->data, key->len) : known_key(key, str_hash(key));
+    if (known != key) return;
+    memmove(ways + 1, ways, (JSON_KEY_GUESS_WAYS - 1) * sizeof *ways);
+    ways[0] = key;
+}
+
 /* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
  * writes for its value? Conservatively: no exponent, at most 15 significant
  * digits (so no shorter string reads back as the same double: DBL_DIG),
@@ -784,8 +864,13 @@ static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
 enum { IN_TOP, IN_ARRAY, IN_OBJECT };
 
 static NOINLINE void opened_grow(Parser *ps) {
-    size_t cap = ps->opened_cap ? ps->opened_cap * 2 : 16;
-    ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
+    size_t cap = ps->opened_cap * 2;
+    if (ps->opened == ps->opened_inline) {
+        ps->opened = rt_alloc(ps->rt, cap * sizeof(Opened));
+        memcpy(ps->opened, ps->opened_inline, sizeof ps->opened_inline);
+    } else {
+        ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
+    }
     ps->opened_cap = cap;
 }
 
@@ -905,6 +990,8 @@ static Value parse_tree(Parser *ps, size_t i) {
     size_t max_depth = ps->rt->lim.max_json_depth;
     size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
     const bool newline_ws = !ps->line_mode;
+    Str **key_guesses = ps->key_guesses;
+    const Str *prev_key = NULL;   /* the last key read, at any depth */
     Value v;
 
 value:
@@ -997,7 +1084,18 @@ item:
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
-    v = parse_string_as(ps, s, n, &i, true);
+    {
+        Str **ways = key_guess_ways(key_guesses, prev_key);
+        Str *guess = key_guessed(ways, s, n, i + 1);
+        if (guess) {
+            v = v_str_of(guess);
+            i += guess->len + 2;
+        } else {
+            v = parse_string_as(ps, s, n, &i, true);
+            key_learn(ways, v.u.s);
+        }
+        prev_key = v.u.s;
+    }
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
@@ -1055,15 +1153,32 @@ close: {
 
 static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps);
 
+/* A parser with nothing read (its buffers not cleared: they are written
+ * before read), guessing keys with the cache's table, else its own. */
+static void parser_init(Parser *ps, cf_json_cache *cache) {
+    memset(ps, 0, offsetof(Parser, own_guesses));
+    ps->stack = ps->stack_inline;
+    ps->cap = STACK_INLINE;
+    ps->opened = ps->opened_inline;
+    ps->opened_cap = OPENED_INLINE;
+    ps->reuse = cache;
+    if (cache) {
+        ps->key_guesses = json_reuse_key_guesses(cache);
+    } else {
+        memset(ps->own_guesses, 0, sizeof ps->own_guesses);
+        ps->key_guesses = ps->own_guesses;
+    }
+}
+
 Value json_parse(Rt *rt, const char *s, size_t n) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
+    parser_init(&ps, NULL);
     return parse_document(rt, s, n, &ps);
 }
 
 Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
+    parser_init(&ps, NULL);
     Value v = parse_document(rt, s, n, &ps);
     m->items = ps.top_items;
     m->deepest = ps.top_deepest;
@@ -1073,8 +1188,7 @@ Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
 
 /* A parser that reuses values through cache (the text outlives them). */
 static void reusing_parser(Parser *ps, cf_json_cache *cache, ReusedValue **held, int *nheld) {
-    memset(ps, 0, sizeof *ps);
-    ps->reuse = cache;
+    parser_init(ps, cache);
     ps->text_outlives = true;
     ps->held = held;
     ps->nheld = nheld;
