@@ -523,10 +523,48 @@ static inline unsigned step_first(StepMask m) { return m.a ? scan_first(m.a) : S
 static inline bool step_high(ScanMask high) { return high != 0; }
 #endif
 
-/* The string of plain content from run (no escape, at most COPY_SCAN_MAX
- * bytes, ending before the last COPY_SCAN_STEP bytes of the document),
- * carved while scanned: true, its Str in *out and ps->end past its closing
- * quote. Else false, and nothing is kept. */
+/* The escape whose backslash is at i, inside a string copied while scanned
+ * (copy_scan_string), decoded at *o: the position after it, or 0 when it is
+ * anything the checked path must report (and nothing is kept). Counts what
+ * json.dumps would write otherwise in *not_verbatim and notes a lone
+ * surrogate's position in *unpaired, as parse_escaped does. */
+static inline size_t copy_scan_escape(const unsigned char *s, size_t n, size_t i, char **o, size_t *not_verbatim,
+                                      size_t *unpaired, bool *wide) {
+    if (i + 1 >= n) return 0;
+    unsigned char e = s[i + 1];
+    if (e != 'u') {
+        if (!ESCAPED[e]) return 0;
+        *(*o)++ = ESCAPED[e];
+        *not_verbatim += e == '/';   /* json.dumps leaves '/' as it is */
+        return i + 2;
+    }
+    if (i + 6 >= n || !is_hex4(s + i + 2)) return 0;
+    uint32_t cp = hex4(s + i + 2);
+    if (!verbatim_u_escape(s + i + 1, cp)) (*not_verbatim)++;
+    size_t next = i + 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF && next + 6 < n && s[next] == '\\' && s[next + 1] == 'u') {
+        if (!is_hex4(s + next + 2)) return 0;
+        uint32_t low = hex4(s + next + 2);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            next += 6;
+        }
+    }
+    if (cp >= 0xD800 && cp <= 0xDFFF) {   /* lone: as parse_escape */
+        if (*unpaired == SIZE_MAX) *unpaired = i;
+        cp = 0xFFFD;
+    }
+    *o += utf8_encode(cp, *o);
+    *wide = true;
+    return next;
+}
+
+/* The string from run (at most COPY_SCAN_MAX bytes of text, ending before
+ * the last COPY_SCAN_STEP bytes of the document), carved while scanned, its
+ * escapes decoded on the way (the decoded string is never longer than its
+ * text, so the stores stay in the room checked first): true, its Str in
+ * *out and ps->end past its closing quote. Else false, and nothing is kept
+ * (a control byte, a bad escape, a string too long: the checked path). */
 static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
     StrCarver *c = &ps->carver;
     size_t n = ps->n;
@@ -536,40 +574,45 @@ static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
     if (last > run + COPY_SCAN_MAX) last = run + COPY_SCAN_MAX;
     Str *str = (Str *)(void *)c->at;
     char *o = str->data;
+    size_t not_verbatim = 0, unpaired = SIZE_MAX;
+    bool wide = false;   /* a \u escape: may write non-ASCII */
 #if SCAN_BYTES == 16
     __m128i high = _mm_setzero_si128();
-    StepMask m;
-    for (;;) {
-        m = copy_scan_step(o, s + i, &high);
-        if (m) break;
-        i += COPY_SCAN_STEP;
-        o += COPY_SCAN_STEP;
-        if (i > last) return false;
-    }
 #else
     ScanMask high = 0;
-    StepMask m;
-    for (;;) {
-        m = copy_scan_step(o, s + i, &high);
-        if (step_any(m)) break;
-        i += COPY_SCAN_STEP;
-        o += COPY_SCAN_STEP;
-        if (i > last) return false;
-    }
 #endif
-    i += step_first(m);
-    size_t len = i - run;
-    if (s[i] != '"' || len > COPY_SCAN_MAX || len > ps->rt->lim.max_string) return false;
-    size_t chars = len;
-    if (step_high(high)) {   /* (high bits of bytes past the quote too: then only a wasted check) */
-        check_utf8(ps, run, i);
-        chars = utf8_count(str->data, len);
+    for (;;) {
+        StepMask m = copy_scan_step(o, s + i, &high);
+#if SCAN_BYTES == 16
+        if (!m) {
+#else
+        if (!step_any(m)) {
+#endif
+            i += COPY_SCAN_STEP;
+            o += COPY_SCAN_STEP;
+            if (i > last) return false;
+            continue;
+        }
+        unsigned k = step_first(m);
+        i += k;
+        o += k;
+        if (s[i] == '"') break;
+        if (s[i] != '\\') return false;
+        i = copy_scan_escape(s, n, i, &o, &not_verbatim, &unpaired, &wide);
+        if (!i || i > last) return false;
     }
+    size_t raw = i - run, len = (size_t)(o - str->data);
+    if (raw > COPY_SCAN_MAX || raw > ps->rt->lim.max_string) return false;
+    size_t chars = len;
+    if (step_high(high)) check_utf8(ps, run, i);   /* (high bits of bytes past the quote too: then only a wasted check) */
+    if (step_high(high) || wide) chars = utf8_count(str->data, len);
     str->len = len;
     str->nchars = (int64_t)chars;
     str->hash = 0;
     str->data[len] = '\0';
     c->at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    ps->not_verbatim += not_verbatim;
+    if (unpaired != SIZE_MAX && ps->unpaired_at == SIZE_MAX) ps->unpaired_at = unpaired;
     ps->end = i + 1;
     *out = v_str_of(str);
     return true;
@@ -1051,22 +1094,21 @@ value:
 
     /* v is complete: the document, or the open container's next item. */
 item:
-    if (in != IN_TOP) {
-        items++;
-        if (depth > deepest) deepest = depth;
-    }
     if (in == IN_TOP) {
         ps->end = i;
         ps->top_items = items;
         ps->top_deepest = deepest;
         return v;
     }
+    items++;   /* (its depth is the open container's: counted when it closes) */
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
-    /* the usual separator, ", " before the next key: as skip_ws would */
-    if (in == IN_OBJECT && i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
+    /* the usual separator, ", " before the next item: as the general path
+     * below would take it (no other whitespace, nothing not verbatim) */
+    if (i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] > ' ') {
         i += 2;
-        goto key;
+        if (in == IN_OBJECT) goto key;
+        goto value;
     }
     size_t at = i;
     i = skip_ws(s, n, i, newline_ws);
@@ -1127,6 +1169,7 @@ member:
     /* The open container's items are complete (i is past its bracket). */
 close: {
     const Opened *o = &ps->opened[depth];
+    if (top > base && depth > deepest) deepest = depth;   /* its items' depth */
     if (in == IN_OBJECT) {
         v = v_dict_of(close_dict(ps, stack + base, (top - base) / 2, o, i, items, depth - 1, deepest));
     } else {
