@@ -667,17 +667,54 @@ static NOINLINE Str *resolve_key(Str *key) {
     return key;
 }
 
+#if SCAN_BYTES == 16
+/* A plain ASCII string of 16 to 31 bytes at run, whose first 16 are known
+ * plain (a tool's description, a call's id): carved from its two blocks,
+ * or NULL when it is anything else (longer, escaped, non-ASCII, over
+ * max_string: the general path). */
+enum { MEDIUM_ROOM = (offsetof(Str, data) + 2 * 16 + 7) & ~(size_t)7 };
+static ALWAYS_INLINE Str *medium_string(Parser *ps, const unsigned char *s, size_t run) {
+    ScanMask m = scan_special(s + run + 16);
+    if (!m) return NULL;
+    size_t len = 16 + scan_first(m);
+    if (s[run + len] != '"' || len > ps->rt->lim.max_string) return NULL;
+    if ((size_t)(ps->carver.end - ps->carver.at) < MEDIUM_ROOM) carve_block(ps);
+    Str *str = (Str *)(void *)ps->carver.at;
+    ps->carver.at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    _mm_storeu_si128((__m128i *)(void *)str->data, _mm_loadu_si128((const __m128i *)(const void *)(s + run)));
+    _mm_storeu_si128((__m128i *)(void *)(str->data + 16),
+                     _mm_loadu_si128((const __m128i *)(const void *)(s + run + 16)));
+    str->len = len;
+    str->nchars = (int64_t)len;
+    str->hash = 0;
+    str->data[len] = '\0';
+    return str;
+}
+#endif
+
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table (keys: the keys' table) or
  * carved, inline. */
-static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key) {
-    size_t run = *pos + 1, len;
-    ScanMask m;
-    if (run + 16 > n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
-        len > ps->max_short) {
+static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key,
+                                           uint64_t *head) {
+    size_t run = *pos + 1, len = 0;
+    ScanMask m = 0;
+    if (run + 16 <= n) {
+        m = scan_special(s + run);
+#if SCAN_BYTES == 16
+        Str *medium;
+        if (!m && run + 2 * 16 <= n && (medium = medium_string(ps, s, run))) {   /* 16 plain bytes */
+            *pos = run + medium->len + 1;
+            *head = 0;
+            return v_str_of(key ? resolve_key(medium) : medium);
+        }
+#endif
+    }
+    if (!m || s[run + (len = scan_first(m))] != '"' || len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
         if (key) v.u.s = resolve_key(v.u.s);
+        *head = 0;
         return v;
     }
     *pos = run + len + 1;
@@ -688,6 +725,7 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, s
     memcpy(&m1, PREFIX_MASK + 24 - len, 8);
     k0 &= m0;
     k1 &= m1;
+    *head = k0 ^ k1;
     /* two ways a set: a document's few dozen strings collide often */
     Str **slot = &(key ? ps->recent_keys : ps->recent)[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) &
                                                       ~(uint64_t)1];
@@ -741,9 +779,11 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, s
  * be). Keys of 32 bytes or more are not guessed. */
 enum { KEY_GUESS_MAX = 31 };
 
-static inline Str **key_guess_ways(Str **table, const Str *prev) {
-    return table + JSON_KEY_GUESS_WAYS *
-                       (size_t)(((uint64_t)(uintptr_t)prev * 0x9E3779B97F4A7C15ULL) >> (64 - JSON_KEY_GUESS_BITS));
+/* The guesses after key prev and the value after it (its first 16 bytes
+ * folded to a word when a short string, else 0). */
+static inline Str **key_guess_ways(Str **table, const Str *prev, uint64_t value) {
+    uint64_t h = ((uint64_t)(uintptr_t)prev ^ value) * 0x9E3779B97F4A7C15ULL;
+    return table + JSON_KEY_GUESS_WAYS * (size_t)(h >> (64 - JSON_KEY_GUESS_BITS));
 }
 
 /* The guess among ways that the string at run (after its opening quote)
@@ -1034,13 +1074,17 @@ static Value parse_tree(Parser *ps, size_t i) {
     size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
     const bool newline_ws = !ps->line_mode;
     Str **key_guesses = ps->key_guesses;
-    const Str *prev_key = NULL;   /* the last key read, at any depth */
+    /* what the next key is guessed from: the last key read, at any depth,
+     * and the short string value after it, if any (a message's role tells
+     * whether content or reasoning_content comes next) */
+    const Str *prev_key = NULL;
+    uint64_t prev_value = 0;
     Value v;
 
 value:
     if (i >= n) json_fail(ps, i, "Expecting value");
     if (s[i] == '"') {   /* the commonest value */
-        v = parse_string_as(ps, s, n, &i, false);
+        v = parse_string_as(ps, s, n, &i, false, &prev_value);
         goto item;
     }
     switch (s[i]) {
@@ -1127,13 +1171,15 @@ item:
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
     {
-        Str **ways = key_guess_ways(key_guesses, prev_key);
+        Str **ways = key_guess_ways(key_guesses, prev_key, prev_value);
+        prev_value = 0;
         Str *guess = key_guessed(ways, s, n, i + 1);
         if (guess) {
             v = v_str_of(guess);
             i += guess->len + 2;
         } else {
-            v = parse_string_as(ps, s, n, &i, true);
+            uint64_t unused;
+            v = parse_string_as(ps, s, n, &i, true, &unused);
             key_learn(ways, v.u.s);
         }
         prev_key = v.u.s;
