@@ -946,6 +946,13 @@ static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
 
 enum { IN_TOP, IN_ARRAY, IN_OBJECT };
 
+/* The two bytes at p as one word (separators compared at once). */
+static inline uint16_t two_bytes(const unsigned char *p) {
+    uint16_t w;
+    memcpy(&w, p, 2);
+    return w;
+}
+
 static NOINLINE void opened_grow(Parser *ps) {
     size_t cap = ps->opened_cap * 2;
     if (ps->opened == ps->opened_inline) {
@@ -1000,10 +1007,21 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry) + sizeof(JsonSource));
     DictEntry *entries = (DictEntry *)(void *)(d + 1);
     dict_init_small(d, entries, npairs);
-    size_t len = 0;
     uint64_t seen = 0;   /* a bit of each key's hash: a key whose bit is new is new */
-    for (size_t k = 0; k < npairs; k++) {
+    size_t k = 0;
+    for (; k < npairs; k++) {   /* the keys while none may repeat an earlier one */
         Str *key = kv[2 * k].u.s;   /* (resolved: a known key, or its own Str) */
+        uint32_t h = key->hash ? key->hash : str_hash(key);
+        uint64_t bit = (uint64_t)1 << (h & 63);
+        if (seen & bit) break;
+        seen |= bit;
+        entries[k].key = kv[2 * k];
+        entries[k].hash = h;
+        entries[k].val = kv[2 * k + 1];
+    }
+    size_t len = k;
+    for (; k < npairs; k++) {
+        Str *key = kv[2 * k].u.s;
         uint32_t h = key->hash ? key->hash : str_hash(key);
         uint64_t bit = (uint64_t)1 << (h & 63);
         size_t j = len;
@@ -1149,7 +1167,7 @@ item:
     stack[top++] = v;
     /* the usual separator, ", " before the next item: as the general path
      * below would take it (no other whitespace, nothing not verbatim) */
-    if (i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] > ' ') {
+    if (i + 2 < n && two_bytes(s + i) == two_bytes((const unsigned char *)", ") && s[i + 2] > ' ') {
         i += 2;
         if (in == IN_OBJECT) goto key;
         goto value;
@@ -1187,7 +1205,7 @@ key:
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
-    if (i + 2 < n && s[i] == ':' && s[i + 1] == ' ' && s[i + 2] > ' ') {
+    if (i + 2 < n && two_bytes(s + i) == two_bytes((const unsigned char *)": ") && s[i + 2] > ' ') {
         i += 2;
         goto member;
     }
@@ -1202,7 +1220,7 @@ key:
 
     /* A top-level member's value: taken from the cache when it repeats. */
 member:
-    if (ps->reuse && depth == 1 && i < n && (s[i] == '[' || s[i] == '{')) {
+    if (depth == 1 && ps->reuse && i < n && (s[i] == '[' || s[i] == '{')) {
         if (reuse_member(ps, stack[top - 1].u.s, i, &v)) {
             i = ps->end;
             items += ps->top_items;
