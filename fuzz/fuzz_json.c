@@ -1,7 +1,10 @@
 /* fuzz_json.c — libFuzzer: any bytes as JSON. As a context (an object) and
  * as one variable (any value), which a fixed template then prints with
  * str(), tojson and iteration, so the values the reader builds go through
- * repr, escaping and sorting too. */
+ * repr, escaping and sorting too. And as dataset mode reads it: through one
+ * cf_json_cache kept across inputs (its shared members and key guesses
+ * carry over, as from row to row), as a document and as a JSON Lines row,
+ * each equal to the uncached reading (the same variables, or a failure). */
 #include "fuzz_common.h"
 
 static const char TEMPLATE[] =
@@ -11,9 +14,50 @@ static const char TEMPLATE[] =
 
 static cf_template *tmpl;
 static cf_limits limits;
+static cf_json_cache *cache;
+
+/* want and got hold the same variables: written as JSON, the same bytes
+ * (or both fail to be written). */
+static void check_same(const cf_context *want, const cf_context *got) {
+    size_t a_len = 0, b_len = 0;
+    cf_error err;
+    char *a = cf_context_to_json(want, &a_len, &err), *b = cf_context_to_json(got, &b_len, &err);
+    FUZZ_CHECK(!a == !b);
+    FUZZ_CHECK(!a || (a_len == b_len && memcmp(a, b, a_len) == 0));
+    free(a);
+    free(b);
+}
+
+/* The cached readers against cf_context_from_json on the same bytes. */
+static void check_cached(const char *text, size_t size, const cf_context *plain) {
+    cf_error err;
+    cf_context *c = cf_context_from_json_cached(text, size, NULL, cache, &err);
+    FUZZ_CHECK(!c == !plain);
+    if (c) check_same(plain, c);
+    else fuzz_check_error(&err);
+    cf_context_free(c);
+    /* as a row: the text up to its first '\n', when the reader takes it in place */
+    size_t line_len = 0;
+    c = cf_context_from_jsonl_cached(text, size, &line_len, NULL, cache);
+    if (c) {
+        const char *nl = memchr(text, '\n', size);
+        FUZZ_CHECK(nl && line_len == (size_t)(nl - text));
+        size_t len = line_len;
+        while (len > 0 && text[len - 1] == '\r') len--;
+        cf_context *row = cf_context_from_json(text, len, &err);
+        FUZZ_CHECK(row != NULL);
+        check_same(row, c);
+        cf_context_free(row);
+        cf_context_free(c);
+    } else {
+        FUZZ_CHECK(line_len == SIZE_MAX);
+    }
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     tmpl = fuzz_compile(TEMPLATE, sizeof TEMPLATE - 1, "fuzz_json", &limits);
+    cache = cf_json_cache_new();
+    FUZZ_CHECK(cache != NULL);
     return 0;
 }
 
@@ -21,8 +65,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *text = (const char *)data;
     cf_error err;
     cf_context *c = cf_context_from_json(text, size, &err);
-    if (c) cf_context_free(c);
-    else fuzz_check_error(&err);
+    if (!c) fuzz_check_error(&err);
+    check_cached(text, size, c);
+    cf_context_free(c);
 
     c = cf_context_new();
     FUZZ_CHECK(c != NULL);
