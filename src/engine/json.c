@@ -67,14 +67,14 @@ typedef struct Parser {
     bool line_mode;
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
     size_t line_end;          /* line_mode: where the '\n' after the document is */
-    /* Which key came after each key (by its Str), for the next key to be
-     * matched by its bytes rather than looked up: documents repeat their
-     * objects' shapes. Holds known keys only (they live for good): the
-     * cache's table, kept across documents, or own_guesses. */
+    /* Which keys came after each key (and the value after it), for the
+     * next key to be matched by its bytes rather than looked up ("guessing
+     * keys" below). Holds known keys only (they live for good): the cache's
+     * table, kept across documents, or own_guesses (zeroed when used). */
     Str **key_guesses;
+    Str *own_guesses[JSON_KEY_GUESS_WAYS << JSON_KEY_GUESS_BITS];
     /* Not zeroed: the first items and containers of a document are held
      * here, not in a buffer allocated for each document. */
-    Str *own_guesses[JSON_KEY_GUESS_WAYS << JSON_KEY_GUESS_BITS];
     Value stack_inline[STACK_INLINE];
     struct Opened opened_inline[OPENED_INLINE];
 } Parser;
