@@ -1043,6 +1043,24 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     return d;
 }
 
+/* The list of the len items at items, as list_new makes it, with its
+ * JsonSource: one allocation for the three (a list's items stay where the
+ * list put them: it never grows). */
+static inline List *close_list(Parser *ps, const Value *values, size_t len, const Opened *o, size_t end,
+                               size_t items, size_t own, size_t deepest) {
+    Rt *rt = ps->rt;
+    if (len > rt->lim.max_items) list_new(rt, len);   /* (throws, as list_new does) */
+    List *l = rt_alloc(rt, sizeof *l + len * sizeof(Value) + sizeof(JsonSource));
+    Value *stored = (Value *)(void *)(l + 1);
+    l->len = len;
+    l->cap = len;
+    l->items = len ? stored : NULL;
+    l->tail_owner = NULL;
+    for (size_t k = 0; k < len; k++) stored[k] = values[k];
+    l->json = container_source_at(ps, (JsonSource *)(void *)(stored + len), o, end, items, own, deepest);
+    return l;
+}
+
 /* Whitespace from `from` to `to` inside a container where json.dumps
  * writes `spaces` (1 after ',' and ':', else 0). */
 #define VERBATIM_WS(from, to, spaces) \
@@ -1239,12 +1257,7 @@ close: {
     if (in == IN_OBJECT) {
         v = v_dict_of(close_dict(ps, stack + base, (top - base) / 2, o, i, items, depth - 1, deepest));
     } else {
-        size_t len = top - base;
-        List *l = list_new(ps->rt, len);
-        if (len) memcpy(l->items, stack + base, len * sizeof(Value));
-        l->len = len;
-        l->json = container_source(ps, o, i, items, depth - 1, deepest);
-        v = v_list_of(l);
+        v = v_list_of(close_list(ps, stack + base, top - base, o, i, items, depth - 1, deepest));
     }
     if (o->deepest > deepest) deepest = o->deepest;
     if (depth == 2 && ps->watch) {   /* a top-level member's value that did not repeat */
