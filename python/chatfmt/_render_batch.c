@@ -136,8 +136,9 @@ typedef struct BatchRow {
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
 /* Measure a row's fresh output for its str (on the rendering thread,
- * without the GIL): ASCII (most prompts) or the count and the largest of
- * its code points. The text stays in the render's buffer, from which the
+ * without the GIL): ASCII (most prompts: known from the render without a
+ * look, else found by a scan) or the count and the largest of its code
+ * points. The text stays in the render's buffer, from which the
  * rendering threads write it into its str in the str's form (copy_text).
  * Output too big or not valid UTF-8 stays unconverted. */
 static void convert_output(BatchRow *r) {
@@ -145,7 +146,7 @@ static void convert_output(BatchRow *r) {
     size_t n = r->res.len;
     r->converted = false;
     if (n > SLOT_TEXT_MAX) return;
-    r->ascii_prefix = ascii_prefix_len(s, n);
+    r->ascii_prefix = result_known_ascii(&r->res) ? n : ascii_prefix_len(s, n);
     if (r->ascii_prefix == n) {
         r->kind = 1;
         r->maxchar = 127;
@@ -478,6 +479,7 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
         }
         lib.result_free(&r->spent);
     }
+    r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     if (ok) convert_output(r);
@@ -874,7 +876,7 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
-                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
             }
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
@@ -1109,7 +1111,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         }
         if (!ok) {
         } else if (d->state == ROW_OK) {
-            o = text_to_str(d->res.text, d->res.len);
+            o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
             PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
             PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)

@@ -195,6 +195,16 @@ void pick_text_kernels(void) {
 #endif
 }
 
+atomic_bool check_ascii_claims;
+atomic_size_t ascii_claims, ascii_claims_wrong;
+
+bool ascii_claim_holds(const unsigned char *s, size_t n) {
+    bool holds = ascii_prefix_len(s, n) == n;
+    atomic_fetch_add_explicit(&ascii_claims, 1, memory_order_relaxed);
+    if (!holds) atomic_fetch_add_explicit(&ascii_claims_wrong, 1, memory_order_relaxed);
+    return holds;
+}
+
 void copy_text(const TextCopy *c) {
     if (c->kind == 1) {
         memcpy(c->to, c->from, c->ascii_prefix);
