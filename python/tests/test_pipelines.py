@@ -126,15 +126,20 @@ class RenderBatch(unittest.TestCase):
         a second of another kind later, at every offset of an ASCII text
         and its vector blocks' edges, on distinct rows; each result is
         Template.render's, in its canonical kind (else they compare
-        unequal)."""
+        unequal). The ASCII around them varies byte to byte, so that a
+        block widened out of place shows."""
         t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
+
+        def ascii_text(n, seed):
+            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
+
         rows = []
         for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600"):
             for before in list(range(0, 140)) + [191, 192, 255, 256, 1000]:
                 for after in (0, 1, 15, 16, 17, 70):
-                    text = "a" * before + c + "b" * after
+                    text = ascii_text(before, 0) + c + ascii_text(after, 1)
                     rows.append([{"role": "user", "content": text}])
-                    rows.append([{"role": "user", "content": text + "\u00e9" + "c" * (before % 37) + c}])
+                    rows.append([{"role": "user", "content": text + "\u00e9" + ascii_text(before % 37, 2) + c}])
         want = [t.render(r) for r in rows]
         for threads in (1, 2, 3):
             with self.subTest(threads=threads):
