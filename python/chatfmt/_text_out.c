@@ -3,6 +3,7 @@
  * stretches (gcc and clang vector types), the ASCII prefix found with
  * the processor's widest registers (AVX2 when it has them). Runs on the
  * rendering threads of render_batch; no Python here. */
+#include <stdlib.h>
 #include <string.h>
 #include "_text_out.h"
 
@@ -244,7 +245,10 @@ __attribute__((target("avx2"))) static void utf8_widen_avx2(const unsigned char 
 void pick_text_kernels(void) {
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2")) {
+    /* ($CHATFMT_BASELINE_KERNELS: the baseline ones all the same, which
+     * tests/python_test.sh checks on a processor with AVX2 too) */
+    const char *baseline = getenv("CHATFMT_BASELINE_KERNELS");
+    if (__builtin_cpu_supports("avx2") && !(baseline && *baseline)) {
         ascii_prefix_len = ascii_prefix_avx2;
         utf8_widen = utf8_widen_avx2;
     }
