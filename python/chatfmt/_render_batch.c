@@ -82,6 +82,23 @@ static inline void phase_end(long long *total, long long since) {
     if (figures.on) *total += thread_cpu_ns() - since;
 }
 
+/* The phases of batch_pass's windows follow one another on the calling
+ * thread: each runs from the clock reading that ended the one before
+ * (*mark) to now, less the CPU time the thread spent waiting meanwhile
+ * (counted as waiting: *waited is the thread's wait_cpu_ns at the last
+ * boundary). One reading a boundary: the clock is a system call, near a
+ * microsecond on a virtual machine, and two readings a phase were most of
+ * what the figures cost, counted themselves as serial work. */
+typedef struct PhaseMark { long long at, waited; } PhaseMark;
+
+static inline void phase_lap(long long *total, PhaseMark *m, const Pool *pool) {
+    if (!figures.on) return;
+    long long now = thread_cpu_ns(), waited = pool->fig ? pool->fig[0].wait_cpu_ns : 0;
+    *total += now - m->at - (waited - m->waited);
+    m->at = now;
+    m->waited = waited;
+}
+
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
        ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
 /* A window holds up to WINDOW_ROWS rows, fewer when their outputs would
@@ -987,19 +1004,20 @@ static bool pause_due(const struct timespec *since) {
  * they are). The texts queued for win's threads to copy were all queued
  * before (by the drain of the window before), so the copies no worker took
  * are made here. */
-static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a, PhaseMark *m) {
+    long long *mark = figures.on && m ? &m->at : NULL;   /* (see phase_lap: no wait in it) */
     if (a->read_on_workers) {
-        run_rows(&bw->win, pool->fig);
+        run_rows_from(&bw->win, pool->fig, mark);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        run_rows(&bw->win, pool->fig);
+        run_rows_from(&bw->win, pool->fig, mark);
         Py_END_ALLOW_THREADS
     }
 }
 
 /* ... and until every row is rendered and no worker holds it. */
 static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
-    batch_join(pool, bw, a);
+    batch_join(pool, bw, a, NULL);
     caller_wait(pool, bw, window_finished, a);
 }
 
@@ -1025,9 +1043,9 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
-    long long t0 = phase_begin();
+    PhaseMark mark = {phase_begin(), pool.fig ? pool.fig[0].wait_cpu_ns : 0};
     size_t at = batch_fill(bw[0], a, 0, (size_t)n);
-    phase_end(&figures.fill_ns, t0);
+    phase_lap(&figures.fill_ns, &mark, &pool);
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
     int c = 0;
@@ -1040,27 +1058,19 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
          * that no thread waits at the end of a window */
         bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
-        long long t = phase_begin();
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
-        phase_end(&figures.fill_ns, t);
+        phase_lap(&figures.fill_ns, &mark, &pool);   /* (with the pause before it, if one was due) */
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
         /* the texts queued for cur's threads (all queued: by the drain of
          * the window before) are taken before nxt's rows render in their
          * slots: a worker that ran out of cur's rows left some */
-        long long copy_cpu = pool.fig ? thread_cpu_ns() : 0;
-        size_t copied = copy_texts(&cur->win);
-        if (pool.fig) {   /* (work beside the workers, as in run_rows) */
-            pool.fig[0].copies += copied;
-            pool.fig[0].render_cpu_ns += thread_cpu_ns() - copy_cpu;
-        }
+        size_t copied = copy_texts(&cur->win);   /* (work beside the workers: counted as rendering, with run_rows) */
+        if (pool.fig) pool.fig[0].copies += copied;
         if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
         published = nxt->win.nrows ? nxt : NULL;
-        batch_join(&pool, cur, a);
-        t = phase_begin();
-        long long waited = pool.fig ? pool.fig[0].wait_cpu_ns : 0;
+        batch_join(&pool, cur, a, &mark);
         if (!batch_drain(&pool, cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
-        phase_end(&figures.drain_ns, t);
-        if (pool.fig) figures.drain_ns -= pool.fig[0].wait_cpu_ns - waited;
+        phase_lap(&figures.drain_ns, &mark, &pool);
         if (figures.on) figures.windows++;
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
             pool_wait(&pool, &cur->win, window_finished);   /* (a worker may still be leaving it) */
