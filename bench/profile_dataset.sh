@@ -42,7 +42,7 @@ for seed in "$@"; do
             pct = $1; sub("%", "", pct); sym = $NF
             if (sym ~ /copy_to_iter|copy_user|filemap|ext4_file_read|page_cache|vfs_read|ksys_read|next_uptodate_folio|do_read_fault|set_pte_range|folio_add_file_rmap/) c = "read"
             else if (sym ~ /memchr/) c = "split"
-            else if (sym ~ /^(json_parse|parse_tree|parse_document|parse_string|parse_number|dict_from_resolved_pairs|known_key|known_short_key|json_str_carve|skip_ws|reuse_member|json_reuse|cf_context_from_json)/) c = "json"
+            else if (sym ~ /^(json_parse|parse_tree|parse_document|parse_string|parse_number|dict_from_resolved_pairs|known_key|known_short_key|known_long_key|key_learn|resolve_key|carve_block|json_str_carve|skip_ws|reuse_member|json_reuse|cf_context_from_json)/) c = "json"
             else if (sym ~ /memcmp/) c = "compare"
             else if (sym ~ /quote|cf_json_quote|ob_json_string/) c = "quote"
             else if (sym ~ /memmove|memcpy/) c = "copy"

@@ -802,7 +802,9 @@ CF_API int cf_render_data(cf_render_buffer *b, const cf_template *t, const cf_re
  * each), seen twice with the same bytes, is
  * parsed once more on its own and then shared by the contexts whose
  * documents repeat those bytes: the same values, error messages and limits
- * as cf_context_from_json_limits (whose result it always equals). A cache
+ * as cf_context_from_json_limits (whose result it always equals). It also
+ * remembers which keys follow which, so that the next row's keys are matched
+ * by their bytes rather than looked up (a table of 1.5 KiB). A cache
  * serves one thread at a time (one per worker); its contexts may be freed
  * from any thread, before or after the cache. */
 typedef struct cf_json_cache cf_json_cache;

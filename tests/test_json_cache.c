@@ -180,6 +180,92 @@ static void compare_lines(const cf_limits *lim, const char *tools) {
     cf_json_cache_free(cache);
 }
 
+/* The reader guesses each key from the key before it (json.c, "guessing
+ * keys"), comparing the guess's bytes with the text. Each case follows a
+ * row that teaches the guesses ("role" then "content", the long known keys)
+ * with a key that starts like the guess but is another string: longer,
+ * shorter, escaped, with a quote or a control byte where the guess ends, or
+ * at the end of the text. Its keys, spelled in JSON and decoded, are given
+ * side by side, so the expected keys come from the case, not from a reader:
+ * the context read with the cache (three times) and without it must hold
+ * exactly those keys, in order, each mapping to its index. */
+typedef struct KeyCase { const char *json, *decoded; } KeyCase;
+
+static void key_guess_case(cf_json_cache *cache, const KeyCase *keys, size_t nkeys, const cf_limits *lim,
+                           const char *what) {
+    static const char teach[] =
+        "{\"role\": 0, \"content\": 1, \"role\": 2, \"reasoning_content\": 3, "
+        "\"add_generation_prompt\": 4, \"continue_final_message\": 5, \"tool_call_id\": 6}";
+    Buf b = {0};
+    put(&b, "{\"role\": -1");
+    char item[96];
+    for (size_t k = 0; k < nkeys; k++) {
+        snprintf(item, sizeof item, ", \"%s\": %zu", keys[k].json, k);
+        put(&b, item);
+    }
+    put(&b, "}");
+    for (int r = 0; r < 4; r++) {
+        cf_error e;
+        cf_json_cache *use = r < 3 ? cache : NULL;
+        if (use) {
+            cf_context *t = cf_context_from_json_cached(teach, strlen(teach), lim, use, &e);
+            cf_context_free(t);
+        }
+        cf_context *c = use ? cf_context_from_json_cached(b.p, b.len, lim, use, &e)
+                            : cf_context_from_json_limits(b.p, b.len, lim, &e);
+        if (!check(c != NULL, "%s (read %d): %s", what, r, c ? "" : e.message)) continue;
+        Dict *d = c->vars;
+        bool same = dict_len(d) == nkeys + 1;
+        for (size_t k = 0; same && k < nkeys; k++) {
+            Value key = dict_key_at(d, k + 1), val = dict_val_at(d, k + 1);
+            size_t len = strlen(keys[k].decoded);
+            same = key.type == VT_STR && key.u.s->len == len && !memcmp(key.u.s->data, keys[k].decoded, len) &&
+                   val.type == VT_INT && val.u.i == (int64_t)k;
+        }
+        check(same, "%s (read %d): the keys are not the case's", what, r);
+        cf_context_free(c);
+    }
+    free(b.p);
+}
+
+static void key_guesses(void) {
+    cf_json_cache *cache = cf_json_cache_new();
+    cf_limits lim = {0};
+    static const KeyCase longer[] = {{"contents", "contents"}, {"roles", "roles"}, {"content_", "content_"}};
+    static const KeyCase shorter[] = {{"conten", "conten"}, {"rol", "rol"}, {"c", "c"}, {"", ""}};
+    static const KeyCase escaped[] = {{"con\\u0074ent", "content"}, {"role\\n", "role\n"},
+                                      {"conte\\\"nt", "conte\"nt"}, {"reasoning_conten\\u0074", "reasoning_content"}};
+    static const KeyCase long_keys[] = {{"reasoning_contentx", "reasoning_contentx"},
+                                        {"add_generation_promp", "add_generation_promp"},
+                                        {"add_generation_prompT", "add_generation_prompT"},
+                                        {"continue_final_messag", "continue_final_messag"},
+                                        {"continue_final_message", "continue_final_message"},
+                                        {"tool_call_idx", "tool_call_idx"},
+                                        {"Reasoning_content", "Reasoning_content"}};
+    static const KeyCase unicode[] = {{"cont\xC3\xA9nt", "cont\xC3\xA9nt"}, {"r\xC3\xB4le", "r\xC3\xB4le"}};
+    key_guess_case(cache, longer, 3, &lim, "keys longer than the guess");
+    key_guess_case(cache, shorter, 4, &lim, "keys shorter than the guess");
+    key_guess_case(cache, escaped, 4, &lim, "escaped keys");
+    key_guess_case(cache, long_keys, 7, &lim, "keys near the long known keys");
+    key_guess_case(cache, unicode, 2, &lim, "non-ASCII keys");
+    /* a control byte or the text's end where the guess ends */
+    static const char *bad[] = {"{\"role\": 1, \"content\x01\": 2}", "{\"role\": 1, \"content",
+                                "{\"role\": 1, \"content\"", "{\"role\": 1, \"content\": 2, \"role\": 3, \"content\"}"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++)
+        for (int r = 0; r < 3; r++) compare(cache, bad[k], &lim, "a guessed key cut short or broken");
+    /* keys at the very end of a JSON Lines text (no room to compare a guess) */
+    compare_line(cache, "{\"role\": 1, \"content\": 2}\n", 26, &lim, true, "guessed keys at the text's end");
+    /* a string limit under a guessed key's length, with the same cache */
+    cf_limits strict = {0};
+    strict.max_string = 6;
+    for (int r = 0; r < 3; r++) compare(cache, "{\"role\": 1, \"content\": 2}", &strict, "max_string 6");
+    strict.max_string = 20;
+    for (int r = 0; r < 3; r++)
+        compare(cache, "{\"role\": 1, \"reasoning_content\": 2, \"add_generation_prompt\": 3}", &strict,
+                "max_string 20");
+    cf_json_cache_free(cache);
+}
+
 static char *doc_with(const char *before, const char *tools, const char *after) {
     Buf b = {0};
     put(&b, before);
@@ -325,6 +411,7 @@ int main(void) {
     cf_context_free(ref);
     compare(NULL, "{\"a\": [1, {\"b\": 2}]}", &lim, "no cache: as uncached");
     compare_lines(&lim, t1);
+    key_guesses();
     size_t no_cache_len = 0;
     check(!cf_context_from_jsonl_cached("{}\n", 3, &no_cache_len, &lim, NULL) && no_cache_len == SIZE_MAX,
           "no cache: the line is read as a document");

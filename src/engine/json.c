@@ -20,7 +20,10 @@ Str *json_str_carve_slow(Rt *rt, StrCarver *c, const char *p, size_t len) {
     return json_str_carve(rt, c, p, len);
 }
 
-enum { RECENT_BITS = 7 };
+enum { RECENT_BITS = 7, STACK_INLINE = 128, OPENED_INLINE = 16 };
+
+/* What a container's JsonSource needs from when it opened. */
+typedef struct Opened { size_t start, mark, items; size_t deepest; } Opened;
 
 typedef struct Parser {
     Rt *rt;
@@ -64,15 +67,22 @@ typedef struct Parser {
     bool line_mode;
     size_t top_items, top_deepest;   /* the top value's, when it is complete */
     size_t line_end;          /* line_mode: where the '\n' after the document is */
+    /* Which keys came after each key (and the value after it), for the
+     * next key to be matched by its bytes rather than looked up ("guessing
+     * keys" below). Holds known keys only (they live for good): the cache's
+     * table, kept across documents, or own_guesses (zeroed when used). */
+    Str **key_guesses;
+    Str *own_guesses[JSON_KEY_GUESS_WAYS << JSON_KEY_GUESS_BITS];
+    /* Not zeroed: the first items and containers of a document are held
+     * here, not in a buffer allocated for each document. */
+    Value stack_inline[STACK_INLINE];
+    struct Opened opened_inline[OPENED_INLINE];
 } Parser;
 
 /* Documents up to this size are copied for their JsonSources (requests and
  * dataset rows are a few KB; the copy costs a memcpy, and no more than the
  * document again in memory). */
 #define JSON_SOURCE_MAX ((size_t)1 << 20)
-
-/* What a container's JsonSource needs from when it opened. */
-typedef struct Opened { size_t start, mark, items; size_t deepest; } Opened;
 
 /* \uXXXX (at u_pos, the 'u') for code point cp: json.dumps(ensure_ascii=
  * False) spells only the controls without a short escape this way, in
@@ -155,8 +165,13 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
 
 /* Room for at least one more item at top. */
 static NOINLINE Value *stack_grow(Parser *ps) {
-    size_t cap = ps->cap ? ps->cap * 2 : 256;
-    ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+    size_t cap = ps->cap * 2;
+    if (ps->stack == ps->stack_inline) {
+        ps->stack = rt_alloc(ps->rt, cap * sizeof(Value));
+        memcpy(ps->stack, ps->stack_inline, sizeof ps->stack_inline);
+    } else {
+        ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
+    }
     ps->cap = cap;
     return ps->stack;
 }
@@ -508,10 +523,48 @@ static inline unsigned step_first(StepMask m) { return m.a ? scan_first(m.a) : S
 static inline bool step_high(ScanMask high) { return high != 0; }
 #endif
 
-/* The string of plain content from run (no escape, at most COPY_SCAN_MAX
- * bytes, ending before the last COPY_SCAN_STEP bytes of the document),
- * carved while scanned: true, its Str in *out and ps->end past its closing
- * quote. Else false, and nothing is kept. */
+/* The escape whose backslash is at i, inside a string copied while scanned
+ * (copy_scan_string), decoded at *o: the position after it, or 0 when it is
+ * anything the checked path must report (and nothing is kept). Counts what
+ * json.dumps would write otherwise in *not_verbatim and notes a lone
+ * surrogate's position in *unpaired, as parse_escaped does. */
+static inline size_t copy_scan_escape(const unsigned char *s, size_t n, size_t i, char **o, size_t *not_verbatim,
+                                      size_t *unpaired, bool *wide) {
+    if (i + 1 >= n) return 0;
+    unsigned char e = s[i + 1];
+    if (e != 'u') {
+        if (!ESCAPED[e]) return 0;
+        *(*o)++ = ESCAPED[e];
+        *not_verbatim += e == '/';   /* json.dumps leaves '/' as it is */
+        return i + 2;
+    }
+    if (i + 6 >= n || !is_hex4(s + i + 2)) return 0;
+    uint32_t cp = hex4(s + i + 2);
+    if (!verbatim_u_escape(s + i + 1, cp)) (*not_verbatim)++;
+    size_t next = i + 6;
+    if (cp >= 0xD800 && cp <= 0xDBFF && next + 6 < n && s[next] == '\\' && s[next + 1] == 'u') {
+        if (!is_hex4(s + next + 2)) return 0;
+        uint32_t low = hex4(s + next + 2);
+        if (low >= 0xDC00 && low <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+            next += 6;
+        }
+    }
+    if (cp >= 0xD800 && cp <= 0xDFFF) {   /* lone: as parse_escape */
+        if (*unpaired == SIZE_MAX) *unpaired = i;
+        cp = 0xFFFD;
+    }
+    *o += utf8_encode(cp, *o);
+    *wide = true;
+    return next;
+}
+
+/* The string from run (at most COPY_SCAN_MAX bytes of text, ending before
+ * the last COPY_SCAN_STEP bytes of the document), carved while scanned, its
+ * escapes decoded on the way (the decoded string is never longer than its
+ * text, so the stores stay in the room checked first): true, its Str in
+ * *out and ps->end past its closing quote. Else false, and nothing is kept
+ * (a control byte, a bad escape, a string too long: the checked path). */
 static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
     StrCarver *c = &ps->carver;
     size_t n = ps->n;
@@ -521,40 +574,45 @@ static inline bool copy_scan_string(Parser *ps, size_t run, Value *out) {
     if (last > run + COPY_SCAN_MAX) last = run + COPY_SCAN_MAX;
     Str *str = (Str *)(void *)c->at;
     char *o = str->data;
+    size_t not_verbatim = 0, unpaired = SIZE_MAX;
+    bool wide = false;   /* a \u escape: may write non-ASCII */
 #if SCAN_BYTES == 16
     __m128i high = _mm_setzero_si128();
-    StepMask m;
-    for (;;) {
-        m = copy_scan_step(o, s + i, &high);
-        if (m) break;
-        i += COPY_SCAN_STEP;
-        o += COPY_SCAN_STEP;
-        if (i > last) return false;
-    }
 #else
     ScanMask high = 0;
-    StepMask m;
-    for (;;) {
-        m = copy_scan_step(o, s + i, &high);
-        if (step_any(m)) break;
-        i += COPY_SCAN_STEP;
-        o += COPY_SCAN_STEP;
-        if (i > last) return false;
-    }
 #endif
-    i += step_first(m);
-    size_t len = i - run;
-    if (s[i] != '"' || len > COPY_SCAN_MAX || len > ps->rt->lim.max_string) return false;
-    size_t chars = len;
-    if (step_high(high)) {   /* (high bits of bytes past the quote too: then only a wasted check) */
-        check_utf8(ps, run, i);
-        chars = utf8_count(str->data, len);
+    for (;;) {
+        StepMask m = copy_scan_step(o, s + i, &high);
+#if SCAN_BYTES == 16
+        if (!m) {
+#else
+        if (!step_any(m)) {
+#endif
+            i += COPY_SCAN_STEP;
+            o += COPY_SCAN_STEP;
+            if (i > last) return false;
+            continue;
+        }
+        unsigned k = step_first(m);
+        i += k;
+        o += k;
+        if (s[i] == '"') break;
+        if (s[i] != '\\') return false;
+        i = copy_scan_escape(s, n, i, &o, &not_verbatim, &unpaired, &wide);
+        if (!i || i > last) return false;
     }
+    size_t raw = i - run, len = (size_t)(o - str->data);
+    if (raw > COPY_SCAN_MAX || raw > ps->rt->lim.max_string) return false;
+    size_t chars = len;
+    if (step_high(high)) check_utf8(ps, run, i);   /* (high bits of bytes past the quote too: then only a wasted check) */
+    if (step_high(high) || wide) chars = utf8_count(str->data, len);
     str->len = len;
     str->nchars = (int64_t)chars;
     str->hash = 0;
     str->data[len] = '\0';
     c->at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    ps->not_verbatim += not_verbatim;
+    if (unpaired != SIZE_MAX && ps->unpaired_at == SIZE_MAX) ps->unpaired_at = unpaired;
     ps->end = i + 1;
     *out = v_str_of(str);
     return true;
@@ -609,17 +667,54 @@ static NOINLINE Str *resolve_key(Str *key) {
     return key;
 }
 
+#if SCAN_BYTES == 16
+/* A plain ASCII string of 16 to 31 bytes at run, whose first 16 are known
+ * plain (a tool's description, a call's id): carved from its two blocks,
+ * or NULL when it is anything else (longer, escaped, non-ASCII, over
+ * max_string: the general path). */
+enum { MEDIUM_ROOM = (offsetof(Str, data) + 2 * 16 + 7) & ~(size_t)7 };
+static ALWAYS_INLINE Str *medium_string(Parser *ps, const unsigned char *s, size_t run) {
+    ScanMask m = scan_special(s + run + 16);
+    if (!m) return NULL;
+    size_t len = 16 + scan_first(m);
+    if (s[run + len] != '"' || len > ps->rt->lim.max_string) return NULL;
+    if ((size_t)(ps->carver.end - ps->carver.at) < MEDIUM_ROOM) carve_block(ps);
+    Str *str = (Str *)(void *)ps->carver.at;
+    ps->carver.at += (offsetof(Str, data) + len + 1 + 7) & ~(size_t)7;
+    _mm_storeu_si128((__m128i *)(void *)str->data, _mm_loadu_si128((const __m128i *)(const void *)(s + run)));
+    _mm_storeu_si128((__m128i *)(void *)(str->data + 16),
+                     _mm_loadu_si128((const __m128i *)(const void *)(s + run + 16)));
+    str->len = len;
+    str->nchars = (int64_t)len;
+    str->hash = 0;
+    str->data[len] = '\0';
+    return str;
+}
+#endif
+
 /* Most strings (every key, most values) are short, plain ASCII and end in
  * the first block: found in the recent table (keys: the keys' table) or
  * carved, inline. */
-static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key) {
-    size_t run = *pos + 1, len;
-    ScanMask m;
-    if (run + 16 > n || !(m = scan_special(s + run)) || s[run + (len = scan_first(m))] != '"' ||
-        len > ps->max_short) {
+static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, size_t n, size_t *pos, bool key,
+                                           uint64_t *head) {
+    size_t run = *pos + 1, len = 0;
+    ScanMask m = 0;
+    if (run + 16 <= n) {
+        m = scan_special(s + run);
+#if SCAN_BYTES == 16
+        Str *medium;
+        if (!m && run + 2 * 16 <= n && (medium = medium_string(ps, s, run))) {   /* 16 plain bytes */
+            *pos = run + medium->len + 1;
+            *head = 0;
+            return v_str_of(key ? resolve_key(medium) : medium);
+        }
+#endif
+    }
+    if (!m || s[run + (len = scan_first(m))] != '"' || len > ps->max_short) {
         Value v = parse_string_slow(ps, *pos);
         *pos = ps->end;
         if (key) v.u.s = resolve_key(v.u.s);
+        *head = 0;
         return v;
     }
     *pos = run + len + 1;
@@ -630,6 +725,7 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, s
     memcpy(&m1, PREFIX_MASK + 24 - len, 8);
     k0 &= m0;
     k1 &= m1;
+    *head = k0 ^ k1;
     /* two ways a set: a document's few dozen strings collide often */
     Str **slot = &(key ? ps->recent_keys : ps->recent)[((k0 ^ k1) * 0x9E3779B97F4A7C15ULL) >> (64 - RECENT_BITS) &
                                                       ~(uint64_t)1];
@@ -670,6 +766,73 @@ static ALWAYS_INLINE Value parse_string_as(Parser *ps, const unsigned char *s, s
     return v_str_of(str);
 }
 
+
+/* ---- guessing keys ----
+ * A document's objects repeat a few shapes (a message's role, then content
+ * or reasoning_content; a tool's type, function, name...), so the key after
+ * a given key is most often one of the few that came after it before. Those
+ * guesses are checked by comparing their bytes with the text and the closing
+ * quote after them, without finding the string's end first or looking it
+ * up. Exact: a guess is a known key, whose bytes hold no quote, backslash or
+ * control byte, so text matching them and then a quote is that very string;
+ * and it was read before under the same limits (no longer than a string may
+ * be). Keys of 32 bytes or more are not guessed. */
+enum { KEY_GUESS_MAX = 31 };
+
+/* The guesses after key prev and the value after it (its first 16 bytes
+ * folded to a word when a short string, else 0). */
+static inline Str **key_guess_ways(Str **table, const Str *prev, uint64_t value) {
+    uint64_t h = ((uint64_t)(uintptr_t)prev ^ value) * 0x9E3779B97F4A7C15ULL;
+    return table + JSON_KEY_GUESS_WAYS * (size_t)(h >> (64 - JSON_KEY_GUESS_BITS));
+}
+
+/* The guess among ways that the string at run (after its opening quote)
+ * is, moved up one way; or NULL. */
+static ALWAYS_INLINE Str *key_guessed(Str **ways, const unsigned char *s, size_t n, size_t run) {
+    if (n - run < 2 * 16) return NULL;   /* (then any guess's bytes and quote are in the text) */
+#if SCAN_BYTES == 16
+    __m128i text = _mm_loadu_si128((const __m128i *)(const void *)(s + run));
+#endif
+    for (int w = 0; w < JSON_KEY_GUESS_WAYS; w++) {
+        Str *guess = ways[w];
+        if (!guess) return NULL;
+        size_t len = guess->len;
+        if (s[run + len] != '"') continue;
+#if SCAN_BYTES == 16
+        /* (a known key's data is zero-padded to 16 bytes: the load stays in it) */
+        unsigned same = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(text, _mm_loadu_si128((const __m128i *)(const void *)guess->data)));
+        if (len < 16) {
+            if (~same & ((1u << len) - 1)) continue;
+        } else {
+            if (same != 0xFFFF) continue;
+            __m128i tail = _mm_loadu_si128((const __m128i *)(const void *)(s + run + len - 16));
+            __m128i key_tail = _mm_loadu_si128((const __m128i *)(const void *)(guess->data + len - 16));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(tail, key_tail)) != 0xFFFF) continue;
+        }
+#else
+        if (memcmp(s + run, guess->data, len) != 0) continue;
+#endif
+        if (w) {
+            ways[w] = ways[w - 1];
+            ways[w - 1] = guess;
+        }
+        return guess;
+    }
+    return NULL;
+}
+
+/* After a key that was not guessed: a known key becomes the first guess
+ * after prev (the table outlives the document's own Strs). */
+static NOINLINE void key_learn(Str **ways, Str *key) {
+    if (key->len > KEY_GUESS_MAX) return;
+    for (int w = 0; w < JSON_KEY_GUESS_WAYS; w++)
+        if (ways[w] == key) return;   /* (the text was too near its end to guess) */
+    Str *known = key->len > 15 ? known_long_key(key->data, key->len) : known_key(key, str_hash(key));
+    if (known != key) return;
+    memmove(ways + 1, ways, (JSON_KEY_GUESS_WAYS - 1) * sizeof *ways);
+    ways[0] = key;
+}
 
 /* Is the float token t (NUMBER_RE, with a '.' or an exponent) what repr()
  * writes for its value? Conservatively: no exponent, at most 15 significant
@@ -783,9 +946,21 @@ static bool match_word(const Parser *ps, size_t i, const char *word, size_t n) {
 
 enum { IN_TOP, IN_ARRAY, IN_OBJECT };
 
+/* The two bytes at p as one word (separators compared at once). */
+static inline uint16_t two_bytes(const unsigned char *p) {
+    uint16_t w;
+    memcpy(&w, p, 2);
+    return w;
+}
+
 static NOINLINE void opened_grow(Parser *ps) {
-    size_t cap = ps->opened_cap ? ps->opened_cap * 2 : 16;
-    ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
+    size_t cap = ps->opened_cap * 2;
+    if (ps->opened == ps->opened_inline) {
+        ps->opened = rt_alloc(ps->rt, cap * sizeof(Opened));
+        memcpy(ps->opened, ps->opened_inline, sizeof ps->opened_inline);
+    } else {
+        ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
+    }
     ps->opened_cap = cap;
 }
 
@@ -832,10 +1007,21 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     Dict *d = rt_alloc(rt, sizeof *d + npairs * sizeof(DictEntry) + sizeof(JsonSource));
     DictEntry *entries = (DictEntry *)(void *)(d + 1);
     dict_init_small(d, entries, npairs);
-    size_t len = 0;
     uint64_t seen = 0;   /* a bit of each key's hash: a key whose bit is new is new */
-    for (size_t k = 0; k < npairs; k++) {
+    size_t k = 0;
+    for (; k < npairs; k++) {   /* the keys while none may repeat an earlier one */
         Str *key = kv[2 * k].u.s;   /* (resolved: a known key, or its own Str) */
+        uint32_t h = key->hash ? key->hash : str_hash(key);
+        uint64_t bit = (uint64_t)1 << (h & 63);
+        if (seen & bit) break;
+        seen |= bit;
+        entries[k].key = kv[2 * k];
+        entries[k].hash = h;
+        entries[k].val = kv[2 * k + 1];
+    }
+    size_t len = k;
+    for (; k < npairs; k++) {
+        Str *key = kv[2 * k].u.s;
         uint32_t h = key->hash ? key->hash : str_hash(key);
         uint64_t bit = (uint64_t)1 << (h & 63);
         size_t j = len;
@@ -855,6 +1041,24 @@ static inline Dict *close_dict(Parser *ps, const Value *kv, size_t npairs, const
     d->len = len;
     d->json = container_source_at(ps, (JsonSource *)(void *)(entries + npairs), o, end, items, own, deepest);
     return d;
+}
+
+/* The list of the len items at items, as list_new makes it, with its
+ * JsonSource: one allocation for the three (a list's items stay where the
+ * list put them: it never grows). */
+static inline List *close_list(Parser *ps, const Value *values, size_t len, const Opened *o, size_t end,
+                               size_t items, size_t own, size_t deepest) {
+    Rt *rt = ps->rt;
+    if (len > rt->lim.max_items) list_new(rt, len);   /* (throws, as list_new does) */
+    List *l = rt_alloc(rt, sizeof *l + len * sizeof(Value) + sizeof(JsonSource));
+    Value *stored = (Value *)(void *)(l + 1);
+    l->len = len;
+    l->cap = len;
+    l->items = len ? stored : NULL;
+    l->tail_owner = NULL;
+    for (size_t k = 0; k < len; k++) stored[k] = values[k];
+    l->json = container_source_at(ps, (JsonSource *)(void *)(stored + len), o, end, items, own, deepest);
+    return l;
 }
 
 /* Whitespace from `from` to `to` inside a container where json.dumps
@@ -905,17 +1109,21 @@ static Value parse_tree(Parser *ps, size_t i) {
     size_t max_depth = ps->rt->lim.max_json_depth;
     size_t items = 0, deepest = 0;   /* values read in containers; the open one's deepest */
     const bool newline_ws = !ps->line_mode;
+    Str **key_guesses = ps->key_guesses;
+    /* what the next key is guessed from: the last key read, at any depth,
+     * and the short string value after it, if any (a message's role tells
+     * whether content or reasoning_content comes next) */
+    const Str *prev_key = NULL;
+    uint64_t prev_value = 0;
     Value v;
 
 value:
     if (i >= n) json_fail(ps, i, "Expecting value");
     if (s[i] == '"') {   /* the commonest value */
-        v = parse_string_as(ps, s, n, &i, false);
+        v = parse_string_as(ps, s, n, &i, false, &prev_value);
         goto item;
     }
-    switch (s[i]) {
-    case '[':
-    case '{': {
+    if (s[i] == '{' || s[i] == '[') {   /* (before the switch: its jump costs more than this) */
         if (++depth > max_depth) too_deep(ps, i);
         if (depth >= ps->opened_cap) opened_grow(ps);
         ps->opened[depth] = (Opened){i, ps->not_verbatim, items, deepest};
@@ -929,8 +1137,11 @@ value:
         stack[top++] = mark;
         base = top;
         in = object ? IN_OBJECT : IN_ARRAY;
-        i = skip_ws(s, n, i + 1, newline_ws);
-        VERBATIM_WS(ps->opened[depth].start + 1, i, 0);
+        size_t at = ++i;
+        if (i >= n || s[i] <= ' ') {   /* whitespace after the bracket (json.dumps writes none) */
+            i = skip_ws(s, n, i, newline_ws);
+            VERBATIM_WS(at, i, 0);
+        }
         if (i < n && s[i] == (object ? '}' : ']')) {
             i++;
             goto close;
@@ -938,6 +1149,7 @@ value:
         if (object) goto key;
         goto value;
     }
+    switch (s[i]) {
     case 'n':
         if (!match_word(ps, i, "null", 4)) json_fail(ps, i, "Expecting value");
         i += 4;
@@ -964,22 +1176,21 @@ value:
 
     /* v is complete: the document, or the open container's next item. */
 item:
-    if (in != IN_TOP) {
-        items++;
-        if (depth > deepest) deepest = depth;
-    }
     if (in == IN_TOP) {
         ps->end = i;
         ps->top_items = items;
         ps->top_deepest = deepest;
         return v;
     }
+    items++;   /* (its depth is the open container's: counted when it closes) */
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
-    /* the usual separator, ", " before the next key: as skip_ws would */
-    if (in == IN_OBJECT && i + 2 < n && s[i] == ',' && s[i + 1] == ' ' && s[i + 2] == '"') {
+    /* the usual separator, ", " before the next item: as the general path
+     * below would take it (no other whitespace, nothing not verbatim) */
+    if (i + 2 < n && two_bytes(s + i) == two_bytes((const unsigned char *)", ") && s[i + 2] > ' ') {
         i += 2;
-        goto key;
+        if (in == IN_OBJECT) goto key;
+        goto value;
     }
     size_t at = i;
     i = skip_ws(s, n, i, newline_ws);
@@ -997,11 +1208,24 @@ item:
 
 key:
     if (i >= n || s[i] != '"') json_fail(ps, i, "Expecting property name enclosed in double quotes");
-    v = parse_string_as(ps, s, n, &i, true);
+    {
+        Str **ways = key_guess_ways(key_guesses, prev_key, prev_value);
+        prev_value = 0;
+        Str *guess = key_guessed(ways, s, n, i + 1);
+        if (guess) {
+            v = v_str_of(guess);
+            i += guess->len + 2;
+        } else {
+            uint64_t unused;
+            v = parse_string_as(ps, s, n, &i, true, &unused);
+            key_learn(ways, v.u.s);
+        }
+        prev_key = v.u.s;
+    }
     if (top == cap) stack = stack_grow(ps), cap = ps->cap;
     stack[top++] = v;
     /* the usual ": " before a value: as skip_ws would */
-    if (i + 2 < n && s[i] == ':' && s[i + 1] == ' ' && s[i + 2] > ' ') {
+    if (i + 2 < n && two_bytes(s + i) == two_bytes((const unsigned char *)": ") && s[i + 2] > ' ') {
         i += 2;
         goto member;
     }
@@ -1016,7 +1240,7 @@ key:
 
     /* A top-level member's value: taken from the cache when it repeats. */
 member:
-    if (ps->reuse && depth == 1 && i < n && (s[i] == '[' || s[i] == '{')) {
+    if (depth == 1 && ps->reuse && i < n && (s[i] == '[' || s[i] == '{')) {
         if (reuse_member(ps, stack[top - 1].u.s, i, &v)) {
             i = ps->end;
             items += ps->top_items;
@@ -1029,15 +1253,11 @@ member:
     /* The open container's items are complete (i is past its bracket). */
 close: {
     const Opened *o = &ps->opened[depth];
+    if (top > base && depth > deepest) deepest = depth;   /* its items' depth */
     if (in == IN_OBJECT) {
         v = v_dict_of(close_dict(ps, stack + base, (top - base) / 2, o, i, items, depth - 1, deepest));
     } else {
-        size_t len = top - base;
-        List *l = list_new(ps->rt, len);
-        if (len) memcpy(l->items, stack + base, len * sizeof(Value));
-        l->len = len;
-        l->json = container_source(ps, o, i, items, depth - 1, deepest);
-        v = v_list_of(l);
+        v = v_list_of(close_list(ps, stack + base, top - base, o, i, items, depth - 1, deepest));
     }
     if (o->deepest > deepest) deepest = o->deepest;
     if (depth == 2 && ps->watch) {   /* a top-level member's value that did not repeat */
@@ -1055,15 +1275,32 @@ close: {
 
 static Value parse_document(Rt *rt, const char *s, size_t n, Parser *ps);
 
+/* A parser with nothing read (its buffers not cleared: they are written
+ * before read), guessing keys with the cache's table, else its own. */
+static void parser_init(Parser *ps, cf_json_cache *cache) {
+    memset(ps, 0, offsetof(Parser, own_guesses));
+    ps->stack = ps->stack_inline;
+    ps->cap = STACK_INLINE;
+    ps->opened = ps->opened_inline;
+    ps->opened_cap = OPENED_INLINE;
+    ps->reuse = cache;
+    if (cache) {
+        ps->key_guesses = json_reuse_key_guesses(cache);
+    } else {
+        memset(ps->own_guesses, 0, sizeof ps->own_guesses);
+        ps->key_guesses = ps->own_guesses;
+    }
+}
+
 Value json_parse(Rt *rt, const char *s, size_t n) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
+    parser_init(&ps, NULL);
     return parse_document(rt, s, n, &ps);
 }
 
 Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
     Parser ps;
-    memset(&ps, 0, sizeof ps);
+    parser_init(&ps, NULL);
     Value v = parse_document(rt, s, n, &ps);
     m->items = ps.top_items;
     m->deepest = ps.top_deepest;
@@ -1073,8 +1310,7 @@ Value json_parse_measured(Rt *rt, const char *s, size_t n, JsonMeasure *m) {
 
 /* A parser that reuses values through cache (the text outlives them). */
 static void reusing_parser(Parser *ps, cf_json_cache *cache, ReusedValue **held, int *nheld) {
-    memset(ps, 0, sizeof *ps);
-    ps->reuse = cache;
+    parser_init(ps, cache);
     ps->text_outlives = true;
     ps->held = held;
     ps->nheld = nheld;

@@ -46,6 +46,7 @@ struct cf_json_cache {
     size_t text_bytes;  /* the entries' bytes, at most JSON_REUSE_BUDGET */
     cf_limits lim;      /* resolved; what the values were parsed under */
     bool have_lim;
+    Str *key_guesses[JSON_KEY_GUESS_WAYS << JSON_KEY_GUESS_BITS];
 };
 
 void json_reused_release(ReusedValue *r) {
@@ -72,9 +73,12 @@ static void slot_forget(ReuseSlot *s) {
 void json_reuse_begin(cf_json_cache *c, const cf_limits *lim) {
     if (c->have_lim && !memcmp(&c->lim, lim, sizeof *lim)) return;
     for (int k = 0; k < JSON_REUSE_SLOTS; k++) slot_forget(&c->slots[k]);
+    memset(c->key_guesses, 0, sizeof c->key_guesses);   /* (guessed under other limits) */
     c->lim = *lim;
     c->have_lim = true;
 }
+
+Str **json_reuse_key_guesses(cf_json_cache *c) { return c->key_guesses; }
 
 ReuseSlot *json_reuse_slot(cf_json_cache *c, const char *key, size_t key_len) {
     if (!key_len || key_len > JSON_REUSE_KEY_MAX) return NULL;

@@ -20,7 +20,10 @@ enum {
     /* the bytes a cache remembers at most (the values parsed from them take
      * a few times that): beyond, a new value is not remembered */
     JSON_REUSE_BUDGET = 4 << 20,
-    JSON_REUSE_KEY_MAX = 64
+    JSON_REUSE_KEY_MAX = 64,
+    /* the reader's table of which known keys follow which (json.c) */
+    JSON_KEY_GUESS_BITS = 6,
+    JSON_KEY_GUESS_WAYS = 3
 };
 
 /* A member value parsed once into its own arena; counted references (the
@@ -56,5 +59,9 @@ void json_reuse_remember(ReuseSlot *slot, const char *s, size_t len);
 /* After a document: parse the values seen twice, each into its own arena. */
 void json_reuse_finish(cf_json_cache *c);
 void json_reused_release(ReusedValue *r);
+/* The cache's table of key guesses (JSON_KEY_GUESS_WAYS <<
+ * JSON_KEY_GUESS_BITS known-key Strs, or NULL), which the reader keeps across documents; cleared when the
+ * limits change. */
+Str **json_reuse_key_guesses(cf_json_cache *c);
 
 #endif
