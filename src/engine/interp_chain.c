@@ -233,8 +233,18 @@ static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
 static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
     const ChainGuards *g = n->guards;
     if (m->chain != n) {
-        m->candidates = chain_candidates(g, e);
+        uint32_t bits = chain_candidates(g, e);
+        int first = bits ? __builtin_ctz(bits) : -1;
+        m->candidates = bits;
         m->chain = n;
+        m->decided = NULL;
+        if (!bits) {   /* no test can hold: the else branch, after every elif step */
+            m->decided = &n->alt;
+            m->decided_steps = (uint32_t)(g->ntests - 1);
+        } else if (g->consts[first] && g->then[first] == GUARD_HOLDS) {   /* the first one left holds */
+            m->decided = first ? &n->items.v[first - 1]->body : &n->body;
+            m->decided_steps = (uint32_t)first;
+        }
     }
     uint32_t left = m->candidates;
     int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
@@ -256,14 +266,10 @@ static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node 
  * test would (cond_equality_chained), and into the memo on the same terms;
  * then each test E's value rules out is passed over (its elif step still
  * charged), and a test E's value decides is not run. */
-static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
+static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo, Value e,
+                                                     FilterMemo *m) {
     const ChainGuards *g = n->guards;
-    const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
-    Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
-    if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
-    Value e = getattr_of(I, ga, obj);
-    set_pos(I, a);
-    FilterMemo *m = filter_memo_hit(I, a, e);
+    const Node *a = g->operand;
     if (m) {   /* filter_pure's hit, without the call */
         rt_step(I->rt, m->steps);
         e = m->v;
@@ -291,12 +297,35 @@ static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Fr
 
 /* The branch an N_IF_CHAIN takes: if_branch (or chain_dispatch), with the
  * chain's memo installed while the tests run (a throw ends the render, so
- * nothing reads it after). */
+ * nothing reads it after). A guarded chain whose E the filter memo holds
+ * with the branch E decides (FilterMemo.decided: Command-A's role chain,
+ * every message after the first of its role) takes it at once, charging
+ * what the walk would: the filter's steps, then one a test passed over. */
 static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
     IfMemo memo = {.owner = n, .frame = f};
     IfMemo *const outer = I->if_memo;
-    I->if_memo = &memo;
-    const NodeList *branch = n->guards ? chain_dispatch(I, n, f, &memo) : if_branch(I, n, f);
+    const NodeList *branch;
+    const ChainGuards *g = n->guards;
+    if (g) {
+        const Node *a = g->operand, *ga = a->a;   /* E is name.key|filter */
+        Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
+        if (obj.type == VT_DICT && !I->autoescape) {
+            Value e = getattr_of(I, ga, obj);
+            set_pos(I, a);
+            FilterMemo *m = filter_memo_hit(I, a, e);
+            if (m && m->chain == n && m->decided) {   /* E's value alone picks the branch: no test runs */
+                rt_step(I->rt, m->steps);
+                if (m->decided_steps) rt_step(I->rt, m->decided_steps);
+                return m->decided;
+            }
+            I->if_memo = &memo;
+            branch = chain_dispatch(I, n, f, &memo, e, m);
+            I->if_memo = outer;
+            return branch;
+        }
+    }
+    I->if_memo = &memo;   /* no memo of E: the tests as they are */
+    branch = if_branch(I, n, f);
     I->if_memo = outer;
     return branch;
 }
