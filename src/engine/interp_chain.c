@@ -197,6 +197,7 @@ NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
         m->v = r;
         m->steps = rt->steps - before;
         m->chain = NULL;
+        m->decided_for = NULL;
     }
     return r;
 }
@@ -226,6 +227,13 @@ static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
     return bits;
 }
 
+/* E's value (m's result) decides chain n's branch: it, after `steps` elif steps. */
+static inline void decide(FilterMemo *m, const Node *n, const NodeList *branch, int steps) {
+    m->decided_for = n;
+    m->decided = branch;
+    m->decided_steps = (uint32_t)steps;
+}
+
 /* chain_dispatch's walk of the tests once E's memo entry m is known: the
  * tests E's value rules out are passed over in one step charge (the same
  * one elif step each; nothing runs between them, so a limit reached there
@@ -237,14 +245,9 @@ static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node 
         int first = bits ? __builtin_ctz(bits) : -1;
         m->candidates = bits;
         m->chain = n;
-        m->decided = NULL;
-        if (!bits) {   /* no test can hold: the else branch, after every elif step */
-            m->decided = &n->alt;
-            m->decided_steps = (uint32_t)(g->ntests - 1);
-        } else if (g->consts[first] && g->then[first] == GUARD_HOLDS) {   /* the first one left holds */
-            m->decided = first ? &n->items.v[first - 1]->body : &n->body;
-            m->decided_steps = (uint32_t)first;
-        }
+        if (!bits) decide(m, n, &n->alt, g->ntests - 1);   /* no test can hold: the else, after every elif step */
+        else if (g->consts[first] && g->then[first] == GUARD_HOLDS)   /* the first one left holds */
+            decide(m, n, first ? &n->items.v[first - 1]->body : &n->body, first);
     }
     uint32_t left = m->candidates;
     int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
@@ -270,28 +273,42 @@ static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Fr
                                                      FilterMemo *m) {
     const ChainGuards *g = n->guards;
     const Node *a = g->operand;
+    FilterMemo *kept = m;
     if (m) {   /* filter_pure's hit, without the call */
         rt_step(I->rt, m->steps);
         e = m->v;
     } else {   /* (a value's first run walks the tests: most values of a render's chain come once) */
+        Value operand_value = e;
         e = filter_pure(I, a, e);
+        kept = filter_memo_hit(I, a, operand_value);   /* the entry filter_pure made, if it kept e */
     }
     memo->v = e;
     memo->set = true;
     if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
     if (m && g->ntests <= 32) return chain_candidates_run(I, n, f, m, e);
+    /* The walk. While no test has run (each one so far passed over by its
+     * guard), kept is as filter_pure left it: a branch reached then is the
+     * one E decides, remembered there for E's next run. */
+    bool none_ran = true;
     for (int k = 0; k < g->ntests; k++) {
         if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
         const Node *test = k ? n->items.v[k - 1]->a : n->a;
         const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
         const Str *const *set = g->consts[k];
         if (!set) {
+            none_ran = false;
             if (cond(I, test, f)) return body;
         } else if (str_among(e.u.s, set)) {
             uint8_t then = g->then[k];
-            if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+            if (then == GUARD_HOLDS) {
+                if (kept && none_ran) decide(kept, n, body, k);
+                return body;
+            }
+            none_ran = false;
+            if (cond(I, then == GUARD_AND ? test->b : test, f)) return body;
         }
     }
+    if (kept && none_ran) decide(kept, n, &n->alt, g->ntests - 1);
     return &n->alt;
 }
 
@@ -313,7 +330,7 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
             Value e = getattr_of(I, ga, obj);
             set_pos(I, a);
             FilterMemo *m = filter_memo_hit(I, a, e);
-            if (m && m->chain == n && m->decided) {   /* E's value alone picks the branch: no test runs */
+            if (m && m->decided_for == n) {   /* E's value alone picks the branch: no test runs */
                 rt_step(I->rt, m->steps);
                 if (m->decided_steps) rt_step(I->rt, m->decided_steps);
                 return m->decided;

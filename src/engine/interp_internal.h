@@ -50,11 +50,12 @@ typedef struct FilterMemo {
     uint8_t type;
     const void *chain;     /* the N_IF_CHAIN `candidates` is for, or NULL */
     uint32_t candidates;   /* bit k: test k is unguarded, or its guard lists v */
-    /* The branch that chain takes whatever else holds, when v decides it
-     * (the first test v leaves holds by its guard alone, or v leaves none),
-     * and the elif steps charged on the way there; NULL: tests run. */
-    uint32_t decided_steps;
+    /* The N_IF_CHAIN whose branch v decides whatever else holds (the first
+     * test v leaves holds by its guard alone, or v leaves none), or NULL;
+     * that branch, and the elif steps charged on the way there. */
+    const void *decided_for;
     const struct NodeList *decided;
+    uint32_t decided_steps;
 } FilterMemo;
 
 /* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
