@@ -105,6 +105,22 @@ static ALWAYS_INLINE void frame_start(Interp *I, Frame *f, const Node *maker) {
     const FrameInit *fi = maker->init;
     if (fi && fi->n) frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
 }
+/* frame_start for a loop's iteration, whose body most often starts one
+ * name missing (`content`, set in the body): that one bound in place when
+ * frame_start_missing would bind it in its slot. */
+static ALWAYS_INLINE void frame_start_iteration(Interp *I, Frame *f, const FrameInit *fi) {
+    if (!fi || !fi->n) return;
+    if (fi->n == 1 && fi->slots) {
+        int sym = fi->syms[0];
+        unsigned slot = fi->slots[0];
+        if (slot < (unsigned)f->nslots && (f->syms[slot] == sym || (f->syms[slot] == SYM_UNBOUND && f->n == f->nslots))) {
+            f->syms[slot] = sym;
+            f->vals[slot] = I->t->sym_undef[sym];
+            return;
+        }
+    }
+    frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
+}
 
 static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     if (f) frame_set(I, f, sym, v);
@@ -1186,7 +1202,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         } else {
             unpack_assign(I, node->a, items->items[i], f);
         }
-        frame_start(I, f, node);
+        frame_start_iteration(I, f, node->init);
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) {   /* a generator yields on from the next item */
             size_t taken = (size_t)l->index0 + 1;
