@@ -41,6 +41,8 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   values that stop being strs or names that stop holding dicts part way,
   autoescape, a decided branch with break/continue as its body's last
   statement, and the else branch decided with and without an else body.
+- chains-equal-NNN: `m.r == 'const'` on strs of the lengths compared as two
+  words (4 to 8 bytes), equal but for one byte anywhere, and on other types.
 - chains-tail-NNN: a chain that is its body's last statement, whose branch
   then runs in the body's place (interp.c: exec_body): break and continue in
   its branches, a chain last in a branch of a chain last, last in a macro,
@@ -284,10 +286,25 @@ DECIDED_ROWS = [
 ]
 
 
+# m.role == 'user' compares two strs of 4 to 8 bytes as two words (interp_chain.c:
+# str_equality): values equal but for one byte at each place, of each length, both
+# operators, multibyte text, a str against a constant of another length or type.
+EQUAL_VALUES = ["user", "usEr", "useR", "User", "users", "tool", "tooL", "system", "systen", "xystem",
+                "assistan", "assistant", "abcdefgh", "abcdefgX", "Xbcdefgh", "abcdXfgh", "étéé", "été", "😀😀", "", "u"]
+EQUAL_ROWS = [
+    ("{% for m in ms %}{{ m.r == 'user' }}{{ m.r != 'useR' }}{{ m.r == 'system' }}{{ m.r == 'abcdefgh' }}"
+     "{{ m.r == 'assistan' }}{{ m.r != 'étéé' }}{{ m.r == '😀😀' }}{% if m.r == 'tool' %}T{% elif m.r == 'users' %}S"
+     "{% elif m.r != 'abcdXfgh' %}-{% endif %};{% endfor %}", {"ms": [{"r": v} for v in EQUAL_VALUES]}),
+    ("{% for m in ms %}{{ m.r == 'user' }}{{ m.r != 'user' }}{% if m.r == 'user' %}u{% endif %};{% endfor %}",
+     {"ms": [{"r": 1}, {"r": None}, {"r": ["user"]}, {}, {"r": "user"}, {"r": True}]}),
+]
+
+
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
                           ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
-                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS)):
+                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS),
+                          ("equal", EQUAL_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 
