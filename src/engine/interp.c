@@ -150,7 +150,7 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
 
 /* A name's value from outside the template: chat variable, caller
  * variable, default (special token), builtin global, else Undefined. */
-static Value input_value(Interp *I, int sym) {
+static ALWAYS_INLINE Value input_value(Interp *I, int sym) {
     const RenderInput *in = I->in;
     const struct cf_template *t = I->t;
     Str *name = t->syms[sym];
