@@ -332,30 +332,29 @@ static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Fr
  * every message after the first of its role) takes it at once, charging
  * what the walk would: the filter's steps, then one a test passed over. */
 static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
-    IfMemo memo = {.owner = n, .frame = f};
-    IfMemo *const outer = I->if_memo;
-    const NodeList *branch;
     const ChainGuards *g = n->guards;
+    FilterMemo *m = NULL;
+    Value e = {0};
+    bool dispatch = false;
     if (g) {
         const Node *a = g->operand, *ga = a->a;   /* E is name.key|filter */
         Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
         if (obj.type == VT_DICT && !I->autoescape) {
-            Value e = getattr_of(I, ga, obj);
+            e = getattr_of(I, ga, obj);
             set_pos(I, a);
-            FilterMemo *m = filter_memo_hit(I, a, e);
+            m = filter_memo_hit(I, a, e);
             if (m && m->decided_for == n) {   /* E's value alone picks the branch: no test runs */
                 rt_step(I->rt, m->steps);
                 if (m->decided_steps) rt_step(I->rt, m->decided_steps);
                 return m->decided;
             }
-            I->if_memo = &memo;
-            branch = chain_dispatch(I, n, f, &memo, e, m);
-            I->if_memo = outer;
-            return branch;
+            dispatch = true;
         }
     }
-    I->if_memo = &memo;   /* no memo of E: the tests as they are */
-    branch = if_branch(I, n, f);
+    IfMemo memo = {.owner = n, .frame = f};
+    IfMemo *const outer = I->if_memo;
+    I->if_memo = &memo;   /* (no memo of E without dispatch: the tests as they are) */
+    const NodeList *branch = dispatch ? chain_dispatch(I, n, f, &memo, e, m) : if_branch(I, n, f);
     I->if_memo = outer;
     return branch;
 }
