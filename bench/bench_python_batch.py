@@ -45,7 +45,7 @@ Jinja2 in the same process (a benchmark for `make bench`, not a test).
                  (a call that fails is answered by the original method, so
                  that it raises transformers' own exception: it costs both).
 Each figure is printed as the best and the median of its rounds
-(BENCH_ROUNDS, default 3; see rounds()), with the load average before
+(BENCH_ROUNDS, default 3, after two untimed ones; see rounds()), with the load average before
 and after: on a shared machine the ratios of one run are what compare.
 Environment: BUILD (the library is BUILD/libchatfmt.so unless
 CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
@@ -74,29 +74,30 @@ import hf_render  # noqa: E402
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 
 
-def rounds(*calls, n=ROUNDS, clock=time.perf_counter):
+def rounds(*calls, n=ROUNDS, warm=2, clock=time.perf_counter):
     """The times of n rounds of calls, a list per call; in each round the
     calls run in turn (two sides compared meet the same load: a neighbour
     on a shared machine can slow one stretch of seconds twofold). Each
     call's result is held until its next call has returned, as a pipeline
     does that assigns each batch's texts over the last batch's
-    (`out = t.render_batch(part)`): from the third round on, the texts go
-    to memory the process already has. Dropping each result before the
-    next call instead hands the memory back to the system (glibc trims the
-    heap's free top) and every call faults its pages in anew, at
-    microseconds a page on a virtual machine: a 6.6 KB Command-A text then
-    costs more in page faults than in rendering."""
+    (`out = t.render_batch(part)`), and `warm` rounds run first, untimed:
+    the timed calls then write their texts into memory the process already
+    has, as every batch of a pipeline after its first two does. (The first
+    two calls' texts go to memory the system hands over a page at a time,
+    at microseconds a page fault on a virtual machine: a 6.6 KB Command-A
+    text costs more in page faults there than in rendering.)"""
     times = [[] for _ in calls]
     FAULTS.clear()
     FAULTS.update({k: [] for k in range(len(calls))})
     held = [None] * len(calls)
-    for _ in range(n):
+    for r in range(warm + n):
         for k, call in enumerate(calls):
             f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             t0 = clock()
             out = call()
-            times[k].append(clock() - t0)
-            FAULTS[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+            if r >= warm:
+                times[k].append(clock() - t0)
+                FAULTS[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
             held[k] = out   # (the result before it is freed here, after the call)
             del out
     return times
@@ -277,7 +278,7 @@ def main():
     run(patched, cases)
     for name, which in (("rendering", rendering), ("all", cases)):
         jinja, fast = rounds(lambda: run(plain, which), lambda: [run(patched, which) for _ in range(10)],
-                             clock=time.process_time)
+                             warm=0, clock=time.process_time)
         jinja = [x / len(which) * 1e6 for x in jinja]
         fast = [x / len(which) / 10 * 1e6 for x in fast]
         jinja_us, patched_us = min(jinja), min(fast)
