@@ -1569,6 +1569,10 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             continue;
         case N_OUTPUT: {
             bool escape = n->flag == ESC_RUNTIME ? I->autoescape : n->flag == ESC_ON;
+            if (n->a->kind == N_GETATTR && n->a->simple) {   /* {{ message.content }}: as operand reads it */
+                write_escaped(I, getattr_of_name(I, n->a, f), escape);
+                continue;
+            }
             if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !escape) output_sum(I, n->a, f);
             else if (n->a->kind == N_CALL && n->a->a->kind == N_NAME && !escape && !n->a->b && !n->a->c &&
                      !n->a->kwvals.n && output_macro_call(I, n->a, f))
