@@ -171,6 +171,12 @@ typedef struct cf_result {
     size_t len;          /* bytes */
     cf_span *spans;      /* {% generation %} spans, in code points */
     size_t nspans;
+    size_t nchars;       /* code points in text when the render knows them without
+                            reading text back, else 0. nchars == len: every byte is
+                            ASCII (most prompts: known from the template's text and
+                            the variables' strings as they were read), so a caller
+                            converting text (to a Python str, to UTF-16) may skip
+                            scanning it. Counted whenever there are spans. */
 } cf_result;
 
 CF_API void cf_result_free(cf_result *r);

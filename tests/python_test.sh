@@ -56,6 +56,21 @@ fi
 # (the second pass checks the seeds only where a test loops over the corpus: CHATFMT_QUICK)
 unit_tests "python/tests (ctypes path)" CHATFMT_NO_SPEEDUPS=1 CHATFMT_QUICK=1
 
+# The C render path's text kernels as compiled for the baseline instruction
+# set (a processor with AVX2 takes the AVX2 ones): render_batch's outputs of
+# every str kind, at every offset, with them.
+if ls python/chatfmt/_speedups*.so > /dev/null 2>&1; then
+    if (cd python/tests && CHATFMT_BASELINE_KERNELS=1 CHATFMT_LIBRARY="$LIB" LD_PRELOAD="$PRELOAD" python3 -m unittest \
+            test_pipelines.RenderBatch.test_other_characters_at_every_offset_of_an_ascii_text \
+            test_pipelines.RenderBatch.test_repeated_row_objects_and_every_text_kind \
+            test_pipelines.NativeOnly.test_outputs_said_ascii_are_ascii > "$TMP/baseline.log" 2>&1); then
+        ok "render_batch texts with the baseline kernels"
+    else
+        ko "render_batch texts with the baseline kernels"
+        tail -n 20 "$TMP/baseline.log" >&2
+    fi
+fi
+
 # return_tensors="np" needs numpy: Debian's python3 has it when python3-numpy
 # is installed (python3-dask brings it), the first python3 on PATH may not.
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy, jinja2' 2> /dev/null; then

@@ -105,9 +105,11 @@ void wait_end(ThreadFigures *f, long long since, bool slept, long long slept_sin
 
 /* Claim and run rows of win until none is left, and the side work ready
  * before each row and at the end. */
-void run_rows(Window *win, ThreadFigures *f) {
+void run_rows(Window *win, ThreadFigures *f) { run_rows_from(win, f, NULL); }
+
+void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     size_t rows = 0, side = 0;
-    long long cpu = f ? thread_cpu_ns() : 0;
+    long long cpu = f ? (mark ? *mark : thread_cpu_ns()) : 0;
     for (;;) {
         if (win->side) side += win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
@@ -118,9 +120,11 @@ void run_rows(Window *win, ThreadFigures *f) {
     }
     if (win->side) side += win->side(win);
     if (f) {
+        long long end = thread_cpu_ns();
         f->rows += rows;
         f->copies += side;
-        f->render_cpu_ns += thread_cpu_ns() - cpu;
+        f->render_cpu_ns += end - cpu;
+        if (mark) *mark = end;
     }
 }
 

@@ -80,8 +80,13 @@ POOL_API bool spin_until(bool (*ready)(void *), void *arg, ThreadFigures *f);
 POOL_API long long wait_begin(ThreadFigures *f);
 POOL_API void wait_end(ThreadFigures *f, long long since, bool slept, long long slept_since);
 
-/* Claim and run win's rows (and its side work) until none is left. */
+/* Claim and run win's rows (and its side work) until none is left. With
+ * figures and mark, the stretch counted as rendering starts at *mark (the
+ * thread's CPU clock read where the caller's last phase ended) and *mark
+ * is left at its end: consecutive phases share a reading (the clock is a
+ * system call, near a microsecond on a virtual machine). */
 POOL_API void run_rows(Window *win, ThreadFigures *f);
+POOL_API void run_rows_from(Window *win, ThreadFigures *f, long long *mark);
 
 /* The pool: start up to threads - 1 workers; stop them (figures added to
  * into[0..n)); hand win over; whether win is finished / held by no worker;

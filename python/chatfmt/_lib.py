@@ -69,7 +69,7 @@ class Span(ctypes.Structure):
 
 class Result(ctypes.Structure):
     _fields_ = [("text", ctypes.c_void_p), ("len", ctypes.c_size_t),
-                ("spans", ctypes.POINTER(Span)), ("nspans", ctypes.c_size_t)]
+                ("spans", ctypes.POINTER(Span)), ("nspans", ctypes.c_size_t), ("nchars", ctypes.c_size_t)]
 
 
 class CompileOptions(ctypes.Structure):

@@ -82,6 +82,23 @@ static inline void phase_end(long long *total, long long since) {
     if (figures.on) *total += thread_cpu_ns() - since;
 }
 
+/* The phases of batch_pass's windows follow one another on the calling
+ * thread: each runs from the clock reading that ended the one before
+ * (*mark) to now, less the CPU time the thread spent waiting meanwhile
+ * (counted as waiting: *waited is the thread's wait_cpu_ns at the last
+ * boundary). One reading a boundary: the clock is a system call, near a
+ * microsecond on a virtual machine, and two readings a phase were most of
+ * what the figures cost, counted themselves as serial work. */
+typedef struct PhaseMark { long long at, waited; } PhaseMark;
+
+static inline void phase_lap(long long *total, PhaseMark *m, const Pool *pool) {
+    if (!figures.on) return;
+    long long now = thread_cpu_ns(), waited = pool->fig ? pool->fig[0].wait_cpu_ns : 0;
+    *total += now - m->at - (waited - m->waited);
+    m->at = now;
+    m->waited = waited;
+}
+
 enum { ROW_PENDING, ROW_DECLINED, ROW_TOOLS_ERROR, ROW_OK, ROW_ERROR,
        ROW_UNREAD };   /* read on a worker: outside what it reads, walked under the GIL later */
 /* A window holds up to WINDOW_ROWS rows, fewer when their outputs would
@@ -136,8 +153,9 @@ typedef struct BatchRow {
 enum { SLOT_TEXT_MAX = 32 << 10 };
 
 /* Measure a row's fresh output for its str (on the rendering thread,
- * without the GIL): ASCII (most prompts) or the count and the largest of
- * its code points. The text stays in the render's buffer, from which the
+ * without the GIL): ASCII (most prompts: known from the render without a
+ * look, else found by a scan) or the count and the largest of its code
+ * points. The text stays in the render's buffer, from which the
  * rendering threads write it into its str in the str's form (copy_text).
  * Output too big or not valid UTF-8 stays unconverted. */
 static void convert_output(BatchRow *r) {
@@ -145,7 +163,7 @@ static void convert_output(BatchRow *r) {
     size_t n = r->res.len;
     r->converted = false;
     if (n > SLOT_TEXT_MAX) return;
-    r->ascii_prefix = ascii_prefix_len(s, n);
+    r->ascii_prefix = result_known_ascii(&r->res) ? n : ascii_prefix_len(s, n);
     if (r->ascii_prefix == n) {
         r->kind = 1;
         r->maxchar = 127;
@@ -478,6 +496,7 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
         }
         lib.result_free(&r->spent);
     }
+    r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     if (ok) convert_output(r);
@@ -874,7 +893,7 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
-                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len);
+                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
             }
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
@@ -985,19 +1004,20 @@ static bool pause_due(const struct timespec *since) {
  * they are). The texts queued for win's threads to copy were all queued
  * before (by the drain of the window before), so the copies no worker took
  * are made here. */
-static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
+static void batch_join(Pool *pool, BatchWindow *bw, const BatchArgs *a, PhaseMark *m) {
+    long long *mark = figures.on && m ? &m->at : NULL;   /* (see phase_lap: no wait in it) */
     if (a->read_on_workers) {
-        run_rows(&bw->win, pool->fig);
+        run_rows_from(&bw->win, pool->fig, mark);
     } else {
         Py_BEGIN_ALLOW_THREADS
-        run_rows(&bw->win, pool->fig);
+        run_rows_from(&bw->win, pool->fig, mark);
         Py_END_ALLOW_THREADS
     }
 }
 
 /* ... and until every row is rendered and no worker holds it. */
 static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
-    batch_join(pool, bw, a);
+    batch_join(pool, bw, a, NULL);
     caller_wait(pool, bw, window_finished, a);
 }
 
@@ -1023,9 +1043,9 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
-    long long t0 = phase_begin();
+    PhaseMark mark = {phase_begin(), pool.fig ? pool.fig[0].wait_cpu_ns : 0};
     size_t at = batch_fill(bw[0], a, 0, (size_t)n);
-    phase_end(&figures.fill_ns, t0);
+    phase_lap(&figures.fill_ns, &mark, &pool);
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
     int c = 0;
@@ -1038,27 +1058,19 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
          * that no thread waits at the end of a window */
         bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
-        long long t = phase_begin();
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
-        phase_end(&figures.fill_ns, t);
+        phase_lap(&figures.fill_ns, &mark, &pool);   /* (with the pause before it, if one was due) */
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
         /* the texts queued for cur's threads (all queued: by the drain of
          * the window before) are taken before nxt's rows render in their
          * slots: a worker that ran out of cur's rows left some */
-        long long copy_cpu = pool.fig ? thread_cpu_ns() : 0;
-        size_t copied = copy_texts(&cur->win);
-        if (pool.fig) {   /* (work beside the workers, as in run_rows) */
-            pool.fig[0].copies += copied;
-            pool.fig[0].render_cpu_ns += thread_cpu_ns() - copy_cpu;
-        }
+        size_t copied = copy_texts(&cur->win);   /* (work beside the workers: counted as rendering, with run_rows) */
+        if (pool.fig) pool.fig[0].copies += copied;
         if (nxt->win.nrows) pool_publish(&pool, &nxt->win);
         published = nxt->win.nrows ? nxt : NULL;
-        batch_join(&pool, cur, a);
-        t = phase_begin();
-        long long waited = pool.fig ? pool.fig[0].wait_cpu_ns : 0;
+        batch_join(&pool, cur, a, &mark);
         if (!batch_drain(&pool, cur, a, out, published) || next_at == (size_t)-1) ok = false;   /* (the workers render nxt) */
-        phase_end(&figures.drain_ns, t);
-        if (pool.fig) figures.drain_ns -= pool.fig[0].wait_cpu_ns - waited;
+        phase_lap(&figures.drain_ns, &mark, &pool);
         if (figures.on) figures.windows++;
         if (pause && ok) {   /* no worker reads a row: other Python threads run a moment */
             pool_wait(&pool, &cur->win, window_finished);   /* (a worker may still be leaving it) */
@@ -1109,7 +1121,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         }
         if (!ok) {
         } else if (d->state == ROW_OK) {
-            o = text_to_str(d->res.text, d->res.len);
+            o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
             PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
             PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)

@@ -145,10 +145,16 @@ PyObject *error_tuple(const cf_error *err) {
     return Py_BuildValue("(iNiin)", (int)err->kind, msg, err->line, err->column, (Py_ssize_t)err->offset);
 }
 
-/* The output as a str. Prompts are mostly ASCII: checked 32 bytes a step
- * and copied into a new ASCII str, which costs a third of the decoder's
- * pass; other text is decoded. */
-PyObject *text_to_str(const char *s, size_t n) {
+/* The output as a str. Prompts are mostly ASCII: known so from the
+ * render (cf_result.nchars, see result_known_ascii), or checked 32 bytes a
+ * step, and copied into a new ASCII str, which costs a third of the
+ * decoder's pass; other text is decoded. */
+PyObject *text_to_str(const char *s, size_t n, bool known_ascii) {
+    if (known_ascii) {
+        PyObject *u = PyUnicode_New((Py_ssize_t)n, 127);
+        if (u) memcpy(PyUnicode_1BYTE_DATA(u), s, n);
+        return u;
+    }
     size_t i = 0;
     uint64_t high = 0;
     for (; i + 32 <= n; i += 32) {
@@ -178,6 +184,7 @@ static PyObject *render_walked(Walk *w, bool walked, const cf_template *t, const
     cf_context *ctx = lib.finish(b, &err);
     if (!ctx) return new_ref(declined);
     cf_result res;
+    res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     bool ok;
     /* The render touches no Python object: other threads run meanwhile (a
      * compiled template renders from any number of threads at once). */
@@ -186,7 +193,7 @@ static PyObject *render_walked(Walk *w, bool walked, const cf_template *t, const
     lib.context_free(ctx);
     Py_END_ALLOW_THREADS
     if (!ok) return error_tuple(&err);
-    PyObject *text = text_to_str(res.text, res.len);
+    PyObject *text = text_to_str(res.text, res.len, result_known_ascii(&res));
     lib.result_free(&res);
     return text;
 }
@@ -924,6 +931,18 @@ static PyObject *sp_format_rows(PyObject *self, PyObject *const *args, Py_ssize_
     return Py_BuildValue("(Nnnn)", out, (Py_ssize_t)nrows, (Py_ssize_t)errors, first_error);
 }
 
+/* known_ascii_check(on) -> (claims, wrong): the outputs the library said
+ * were ASCII while checks were on, since the last call, and of them those
+ * that were not; checks them from now on or not (a test mode: each claim
+ * is scanned all the same, and a wrong one is not believed). */
+static PyObject *sp_known_ascii_check(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    atomic_store(&check_ascii_claims, on != 0);
+    size_t claims = atomic_exchange(&ascii_claims, 0), wrong = atomic_exchange(&ascii_claims_wrong, 0);
+    return Py_BuildValue("(nn)", (Py_ssize_t)claims, (Py_ssize_t)wrong);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -948,6 +967,8 @@ static PyMethodDef methods[] = {
      "render_batch(rows, common, plain_ptr, tools_ptr, tools_error, options_ptr, chat, threads, make_error) -> list"},
     {"batch_stats", sp_batch_stats, METH_O,
      "batch_stats(on) -> figures of the last render_batch call measured (or None); measure the next calls or not"},
+    {"known_ascii_check", sp_known_ascii_check, METH_O,
+     "known_ascii_check(on) -> (claims, wrong): outputs said ASCII, and wrongly, since the last call (a test mode)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

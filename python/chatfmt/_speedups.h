@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "chatfmt.h"
+#include "_text_out.h"
 
 /* (internal to the extension: not resolved through the process's symbols) */
 #define SP_API __attribute__((visibility("hidden")))
@@ -187,8 +188,17 @@ static inline bool walk(Walk *w, PyObject *o, int depth) {
 
 /* The render's error as a tuple (kind, message, line, column, offset). */
 SP_API PyObject *error_tuple(const cf_error *err);
-/* The output as a str. */
-SP_API PyObject *text_to_str(const char *s, size_t n);
+/* The output as a str (known_ascii: every byte is, without a look). */
+SP_API PyObject *text_to_str(const char *s, size_t n, bool known_ascii);
+
+/* The library says r's text is ASCII (cf_result.nchars == len; a library
+ * without the field leaves the 0 its caller put there), believed without
+ * a scan unless claims are checked (known_ascii_check). */
+static inline bool result_known_ascii(const cf_result *r) {
+    if (r->nchars != r->len) return false;
+    return !atomic_load_explicit(&check_ascii_claims, memory_order_relaxed) ||
+           ascii_claim_holds((const unsigned char *)r->text, r->len);
+}
 
 /* render_batch (_render_batch.c): the rendering threads' builders, made
  * ready at init; the module's render_batch and batch_stats. */

@@ -21,6 +21,14 @@ TEXT_API extern size_t (*ascii_prefix_len)(const unsigned char *s, size_t n);
 /* Choose the kernels this processor runs best (once, at init). */
 TEXT_API void pick_text_kernels(void);
 
+/* A test mode (the module's known_ascii_check): an output the library
+ * says is ASCII is scanned all the same; ascii_claim_holds counts the
+ * claims and the wrong ones (then not believed: the output is scanned as
+ * any other). */
+TEXT_API extern atomic_bool check_ascii_claims;
+TEXT_API extern atomic_size_t ascii_claims, ascii_claims_wrong;
+TEXT_API bool ascii_claim_holds(const unsigned char *s, size_t n);
+
 /* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
  * (from included) and largest; false for bytes that are not valid UTF-8. */
 TEXT_API bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars, uint32_t *maxchar);

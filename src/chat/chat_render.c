@@ -84,7 +84,9 @@ static void chat_prepare(Rt *rt, RenderInput *in, void *state) {
             sb_init(rt, &sb, final.u.s->len + TAGLEN);
             sb_put(&sb, final.u.s->data, final.u.s->len);
             sb_put(&sb, TAG, TAGLEN);
-            dict_set(rt, new_last, field, sb_to_value(&sb));
+            Value tagged = sb_to_value(&sb);
+            if (str_known_ascii(final.u.s)) tagged.u.s->nchars = (int64_t)tagged.u.s->len;   /* (TAG is ASCII) */
+            dict_set(rt, new_last, field, tagged);
         }
         List *msgs = list_new(rt, messages.u.list->len);
         for (size_t i = 0; i + 1 < messages.u.list->len; i++) list_push(rt, msgs, messages.u.list->items[i]);

@@ -832,7 +832,7 @@ static NOINLINE Value eval_concat(Interp *I, const Node *n, Frame *f) {
     sb_init(I->rt, &sb, 64);
     for (int i = 0; i < n->items.n; i++) {
         Value v = operand(I, n->items.v[i], f);
-        if (v.type == VT_STR) sb_put(&sb, v.u.s->data, v.u.s->len);
+        if (v.type == VT_STR) sb_put_str(&sb, v.u.s);   /* (the result is known ASCII when they are) */
         else v_write_str(I->rt, &sb, v);
     }
     return sb_to_value(&sb);
@@ -854,13 +854,13 @@ static Value add_step(Interp *I, const Node *at, Value acc, Value b, StrBuf *sb,
     set_pos(I, at);
     bool plain_str = b.type == VT_STR && !(b.flags & VF_MARKUP);
     if (*building) {
-        if (plain_str) { sb_put(sb, b.u.s->data, b.u.s->len); return acc; }
+        if (plain_str) { sb_put_str(sb, b.u.s); return acc; }
         acc = sb_to_value(sb);
         *building = false;
     } else if (plain_str && acc.type == VT_STR && !(acc.flags & VF_MARKUP)) {
         sb_init(I->rt, sb, acc.u.s->len + b.u.s->len + 64);
-        sb_put(sb, acc.u.s->data, acc.u.s->len);
-        sb_put(sb, b.u.s->data, b.u.s->len);
+        sb_put_str(sb, acc.u.s);   /* (the sum is known ASCII when they are) */
+        sb_put_str(sb, b.u.s);
         *building = true;
         return acc;
     }
@@ -1499,17 +1499,17 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
         output_sum_other(I, n, plan[1], first, b, f);
         return;
     }
-    sb_put(out, first.u.s->data, first.u.s->len);
+    sb_put_str(out, first.u.s);
     for (int j = 1; j < count; j++) {
         Value b = operand(I, plan[j]->b, f);
         set_pos(I, plan[j]);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
-            out->len = mark;
+            sb_truncate(out, mark);
             output_sum_other(I, n, plan[j], acc, b, f);
             return;
         }
-        sb_put(out, b.u.s->data, b.u.s->len);
+        sb_put_str(out, b.u.s);
         if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
     }
     out->items++;

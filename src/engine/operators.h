@@ -25,6 +25,7 @@ static inline Value py_str_concat(Rt *rt, Value a, Value b) {
     Str *s = str_alloc(rt, a.u.s->len + b.u.s->len);
     memcpy(s->data, a.u.s->data, a.u.s->len);
     memcpy(s->data + a.u.s->len, b.u.s->data, b.u.s->len);
+    if (a.u.s->nchars >= 0 && b.u.s->nchars >= 0) s->nchars = a.u.s->nchars + b.u.s->nchars;   /* (see str_known_ascii) */
     Value r = v_str_of(s);
     if (markup) r.flags |= VF_MARKUP;
     return r;

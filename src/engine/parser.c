@@ -1623,6 +1623,9 @@ static Node *pack_tree(Packer *pk, Node *n) {
         copy->kind = N_DATA;
         copy->v = copy->a->v;
     }
+    /* A constant string's code points, counted once here: the output
+     * then knows that what it writes of it is ASCII (StrBuf.ascii_len). */
+    if ((copy->kind == N_DATA || copy->kind == N_CONST) && copy->v.type == VT_STR) str_nchars(copy->v.u.s);
     return copy;
 }
 

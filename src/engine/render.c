@@ -22,10 +22,14 @@ static void finish_result(Rt *rt, StrBuf *buf, size_t len, const SpanVec *spans,
     out->len = len;
     out->spans = NULL;
     out->nspans = 0;
+    /* (a prefix past len would mean the output was cut back under it:
+     * then nothing is claimed) */
+    out->nchars = buf->ascii_len >= len && buf->ascii_len <= buf->len ? len : 0;
     if (spans && spans->n) {
         out->spans = malloc(spans->n * sizeof(cf_span));
         if (!out->spans) rt_oom(rt, spans->n * sizeof(cf_span));   /* buf is freed by the caller */
         size_t chars = utf8_count(text, len);   /* continue_final_message may cut */
+        out->nchars = chars;
         for (size_t i = 0; i < spans->n; i++) {
             out->spans[i].start = spans->v[i].start < chars ? spans->v[i].start : chars;
             out->spans[i].end = spans->v[i].end < chars ? spans->v[i].end : chars;

@@ -557,6 +557,7 @@ static void sb_begin(Rt *rt, StrBuf *sb, size_t cap, bool is_output) {
     sb->whole = NULL;
     sb->items = 0;
     sb->bad_type = NULL;
+    sb->ascii_len = 0;
     sb->cap = cap < 16 ? 16 : cap;
     if (sb->cap > max) sb->cap = max;
 }
@@ -601,6 +602,7 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
         if (whole) {
             memcpy(sb->p, whole->data, whole->len);
             sb->len = whole->len;
+            if (str_known_ascii(whole)) sb->ascii_len = whole->len;
         }
         return;
     }
@@ -703,7 +705,7 @@ Str *sb_to_str(StrBuf *sb) {
     if (!sb->p) sb_init(sb->rt, sb, 0);
     Str *s = rt_realloc(sb->rt, sb_header(sb), sb_block_size(sb->cap), sb_block_size(sb->len));
     s->len = sb->len;
-    s->nchars = -1;
+    s->nchars = sb->ascii_len == sb->len ? (int64_t)sb->len : -1;   /* (a capture of known ASCII stays known) */
     s->hash = 0;
     s->data[s->len] = '\0';
     sb->p = NULL;

@@ -165,6 +165,11 @@ Str *undef_hint(Rt *rt, Value undef);                    /* its hint, or NULL (s
 Value v_missed_lookup(Rt *rt, Value obj, Value key);     /* the Undefined obj[key] / obj.key gives */
 Value v_bigint(Rt *rt, const char *digits, size_t n);    /* normalises to VT_INT if it fits */
 size_t str_nchars(Str *s);                                /* code points (cached) */
+/* s is ASCII, as far as is known without reading it: its code points
+ * counted (by its reader, the builder, or the compiler for a template's
+ * constants) and one a byte. (Every Str holds valid UTF-8, where a
+ * character a byte means every byte < 0x80.) */
+static inline bool str_known_ascii(const Str *s) { return s->nchars == (int64_t)s->len; }
 uint32_t str_hash(Str *s);                                /* cached */
 bool str_eq(const Str *a, const Str *b);
 bool str_eqz(const Str *a, const char *z);
@@ -285,6 +290,13 @@ typedef struct StrBuf {
      * type (NULL: none) and position, raised when the buffer is joined. */
     size_t items, bad_item;
     const char *bad_type;
+    /* Bytes from the start known to be ASCII without reading them: a
+     * string written whole that is known ASCII (str_known_ascii) extends
+     * it while it reaches len (so any other write ends it for good); the
+     * result tells its caller (cf_result.nchars), who then need not scan
+     * the output. Only a prefix, never past len: a buffer is cut back only
+     * by sb_truncate. */
+    size_t ascii_len;
 } StrBuf;
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 /* An empty buffer that allocates on its first write (captures). */
@@ -365,12 +377,22 @@ static inline void sb_put(StrBuf *sb, const char *p, size_t n) {
     }
 }
 static inline void sb_put_str(StrBuf *sb, Str *s) {
+    bool ascii = str_known_ascii(s);
     if (!sb->p && !sb->len) {   /* a lazy capture, nothing written yet */
         sb->whole = s;
         sb->len = s->len;
+        sb->ascii_len = ascii ? s->len : 0;
         return;
     }
+    bool extends = ascii && sb->ascii_len == sb->len;
     sb_put(sb, s->data, s->len);
+    if (extends) sb->ascii_len = sb->len;
+}
+/* Cut sb back to its first n bytes (n <= len): the ASCII known of it with
+ * them (every shortening of a buffer goes through here). */
+static inline void sb_truncate(StrBuf *sb, size_t n) {
+    sb->len = n;
+    if (sb->ascii_len > n) sb->ascii_len = n;
 }
 static inline void sb_putc(StrBuf *sb, char c) {
     if (sb->p && sb->len < sb->cap) sb->p[sb->len++] = c;
