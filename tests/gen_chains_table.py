@@ -33,6 +33,16 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   a side effect between guarded ones; a raise in an `and` rest on a repeat;
   a chain of more than 32 tests (walked as before); values that stop being
   strs or dicts part way; filters whose result is a new str each time.
+- chains-decided-NNN: repeated operands whose remembered filter result also
+  carries the branch the value alone decides (the first test it leaves holds
+  by its guard, or it leaves none: interp_chain.c: chain_branch), next to
+  values it must not decide for: an `and` rest that raises or reads the loop,
+  an unguarded test first, two chains on one operand deciding differently,
+  values that stop being strs or names that stop holding dicts part way,
+  autoescape, a decided branch with break/continue as its body's last
+  statement, and the else branch decided with and without an else body.
+- chains-equal-NNN: `m.r == 'const'` on strs of the lengths compared as two
+  words (4 to 8 bytes), equal but for one byte anywhere, and on other types.
 - chains-tail-NNN: a chain that is its body's last statement, whose branch
   then runs in the body's place (interp.c: exec_body): break and continue in
   its branches, a chain last in a branch of a chain last, last in a macro,
@@ -241,10 +251,60 @@ TAIL_ROWS = [
 ]
 
 
+DECIDED_MS = {"ms": [{"r": r, "i": i} for i, r in enumerate(
+    ["User", "tool", "User", "User", "x", "tool", "User", "x", "TOOL", "x", "assistant", "User", "tool", "x",
+     "assistant", "User"])]}
+
+DECIDED_ROWS = [
+    # decided repeats (user: holds by its guard; x: none left, the else) between an `and` rest
+    # that reads the loop (tool) and one that raises late (assistant, its third time)
+    ("{% for m in ms %}{% if m.r|lower == 'tool' and loop.index0 > 6 %}T{{ loop.index0 }}"
+     "{% elif m.r|lower == 'user' %}u{% elif m.r|lower == 'tool' %}t{% elif m.r|lower == 'assistant' %}a"
+     "{% else %}[{{ m.r }}]{% endif %}{% endfor %}", DECIDED_MS),
+    ("{% for m in ms %}{% if m.r|lower == 'assistant' and m.i > 12 and (1 / 0) %}A"
+     "{% elif m.r|lower == 'user' %}u{% elif m.r|lower == 'assistant' %}a{% endif %}{% endfor %}", DECIDED_MS),
+    # an unguarded test first among those left: never decided, run every time
+    ("{% for m in ms %}{% if m.r|lower == 'q' %}q{% elif m.i is odd %}o{{ m.i }}{% elif m.r|lower == 'user' %}u"
+     "{% elif m.r|lower == 'x' %}x{% endif %}{% endfor %}", DECIDED_MS),
+    # two chains on one operand and filter, in turn: one decides user, the other runs an `and` for it
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}U{% elif m.r|lower == 'tool' %}T{% endif %}"
+     "{% if m.r|lower == 'user' and m.i > 5 %}!{% elif m.r|lower == 'x' %}X{% else %}-{% endif %};{% endfor %}",
+     DECIDED_MS),
+    # values that stop being strs, items that stop being dicts, part way
+    ("{% for m in ms %}{% if m.r|lower == 'a' %}a{% elif m.r|lower == 'b' %}b{% else %}-{% endif %}{% endfor %}",
+     {"ms": [{"r": "A"}, {"r": "A"}, {"r": "A"}, {"r": 3}, {"r": "A"}, "A", {"r": "A"}, {"r": None},
+             {"r": "B"}, {"r": "B"}, ["A"], {"r": "B"}, {"r": "A"}]}),
+    # autoescape: no memo, the tests as they are
+    ("{% autoescape true %}{% for m in ms %}{% if m.r|lower == 'user' %}<{{ m.r }}>{% elif m.r|lower == 'x' %}&"
+     "{% endif %}{% endfor %}{% endautoescape %}|{% for m in ms %}{% if m.r|lower == 'user' %}u"
+     "{% elif m.r|lower == 'x' %}x{% endif %}{% endfor %}", DECIDED_MS),
+    # a decided branch with loop controls, the chain last in its body
+    ("{% for m in ms %}{% if m.r|lower == 'user' %}{% continue %}{% elif m.r|lower == 'assistant' %}{% break %}"
+     "{% else %}{{ m.i }},{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'x' %}{% elif m.r|lower == 'z' %}"
+     "z{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'x' %}x{% elif m.r|lower == 'z' %}z{% else %}"
+     "{% endif %}{% endfor %}", DECIDED_MS),
+]
+
+
+# m.role == 'user' compares two strs of 4 to 8 bytes as two words (interp_chain.c:
+# str_equality): values equal but for one byte at each place, of each length, both
+# operators, multibyte text, a str against a constant of another length or type.
+EQUAL_VALUES = ["user", "usEr", "useR", "User", "users", "tool", "tooL", "system", "systen", "xystem",
+                "assistan", "assistant", "abcdefgh", "abcdefgX", "Xbcdefgh", "abcdXfgh", "étéé", "été", "😀😀", "", "u"]
+EQUAL_ROWS = [
+    ("{% for m in ms %}{{ m.r == 'user' }}{{ m.r != 'useR' }}{{ m.r == 'system' }}{{ m.r == 'abcdefgh' }}"
+     "{{ m.r == 'assistan' }}{{ m.r != 'étéé' }}{{ m.r == '😀😀' }}{% if m.r == 'tool' %}T{% elif m.r == 'users' %}S"
+     "{% elif m.r != 'abcdXfgh' %}-{% endif %};{% endfor %}", {"ms": [{"r": v} for v in EQUAL_VALUES]}),
+    ("{% for m in ms %}{{ m.r == 'user' }}{{ m.r != 'user' }}{% if m.r == 'user' %}u{% endif %};{% endfor %}",
+     {"ms": [{"r": 1}, {"r": None}, {"r": ["user"]}, {}, {"r": "user"}, {"r": True}]}),
+]
+
+
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
                           ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
-                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS)):
+                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS),
+                          ("equal", EQUAL_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 

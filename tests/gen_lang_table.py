@@ -1113,6 +1113,31 @@ add_all("subscript", [
 ])
 
 
+# ---- {{ name.attr }} written straight from the attribute (interp.c: exec_body) ----
+# every kind of value, a missing key and a missing name, a dict method's name,
+# namespaces, loop attributes, markup and autoescape (escaped or not), whitespace control
+OUTATTR_CTX = {"d": {"a": "x", "b": 2, "n": None, "l": [1, "y"], "m": {"k": "v"}, "f": 1.5, "t": True, "e": "",
+                      "u": "é😀", "h": "<b>&", "safe": "&amp;", "items": "the key"},
+               "nodict": [1], "s": "str", "xs": [3, 1, 2],
+               "ms": [{"c": "a"}, {"c": 1}, {"c": None}, {}, {"c": ["l"]}, {"c": "<z>"}]}
+for _t in [
+    "{{ d.a }}|{{ d.b }}|{{ d.n }}|{{ d.l }}|{{ d.m }}|{{ d.f }}|{{ d.t }}|{{ d.e }}|{{ d.u }}|{{ d.nope }}|",
+    "{{ d.items is callable }}|{{ d.keys is callable }}|{{ d['items'] }}",
+    "{{ nodict.a }}|{{ s.upper is callable }}|{{ xs.append is defined }}",
+    "{{ missing_name.a }}",
+    "{{ d.nope.deeper }}",
+    "{% set ns = namespace(v='<x>', n=3) %}{{ ns.v }}{{ ns.n }}{% set ns.v = 'y' %}{{ ns.v }}",
+    "{% for x in xs %}{{ loop.index }}{{ loop.first }}{{ loop.last }}{{ loop.length }}{{ loop.revindex0 }};{% endfor %}",
+    "{% autoescape true %}{{ d.h }}|{{ d.safe }}|{{ d.n }}{% endautoescape %}|{{ d.h }}",
+    "{% autoescape false %}{{ d.h }}{% endautoescape %}",
+    "{% for m in ms %}<{{- m.c -}}>{% endfor %}",
+    "{% macro w(m) %}{{ m.c }}{% endmacro %}{% for m in ms %}{{ w(m) }}{% endfor %}|{% set t %}{{ ms[0].c }}{% endset %}{{ t }}",
+]:
+    add("outattr", _t, OUTATTR_CTX)
+add("outattr", "{{ d.a }}{{ d.b }}{{ d.l }}{{ d.m }}{{ d.u }}", {"d": {"a": "é😀", "b": 1.5, "l": [1, "x"], "m": {"k": None}, "u": True}})
+add("outattr", "{% for m in ms %}{{ m.content }}|{% endfor %}", {"ms": [{"content": "x"}, {"content": None}, {}, {"content": [{"type": "text", "text": "t"}]}, {"content": 3}]})
+
+
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")
     os.makedirs(os.path.dirname(out), exist_ok=True)

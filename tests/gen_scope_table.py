@@ -20,6 +20,8 @@ what the random differential found with them.
   times a non-int, unhashable tuples, autoescape around a {% block %}.
 - scope-loopfilter-NNN: `for x in xs if test`, whose tests run as the loop
   reaches each item (a generator in Jinja2).
+- scope-iterstart-NNN: a loop body reading a name before the set that makes
+  it, as each iteration starts it missing (interp.c: frame_start_iteration).
 - scope-chatvar-NNN: chat mode's own variables (messages, tools, documents,
   add_generation_prompt, continue_final_message) where a template reads,
   sets, shadows or lacks them, and names that are none of them.
@@ -262,6 +264,36 @@ LOOP_FILTERS = [
     "{% for x in [[1, [2]], [0, []]] if x[0] recursive %}{{ x[0] }}{{ loop(x[1]|map('list')|list) if x[1] }}{% endfor %}",
 ]
 
+# A loop body that reads a name before the set that makes it (the one name
+# its frame starts missing, bound in place each iteration: interp.c:
+# frame_start_iteration), the target among them, two such names, unpacked
+# targets, nested and recursive loops, an else body, a filtered loop.
+ITERATION_START = [
+    "{% for x in xs %}[{{ n }}]{% set n = x %}{{ n }}{% endfor %}{{ n }}",
+    "{% for x in xs %}{{ n is defined }}{% set n = x * 2 %}{{ n }}{% endfor %}",
+    "{% for x in xs %}{{ n + 1 }}{% set n = x %}{% endfor %}",
+    "{% for x in xs %}{{ x }}{% set x = x * 10 %}{{ x }}{% endfor %}",
+    "{% for x in xs %}{{ a }}{{ n }}{% set n = x %}{% set a = n %}{{ a }}{% endfor %}{{ a }}{{ n }}",
+    "{% for a, b in [[1, 2], [3, 4]] %}{{ n is defined }}{% set n = a + b %}{{ n }}{% set b = 0 %}{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{{ n is defined }}{% set n = x + y %}{{ n }};{% endfor %}{{ n is defined }}"
+    "{% set n = x %}{{ n }}|{% endfor %}",
+    "{% for x in [[1, [2, 3]], [0, []]] recursive %}{{ n is defined }}{% set n = x[0] %}{{ n }}"
+    "{{ loop(x[1]|map('list')|list) if x[1] is iterable and x[1] and x[1][0] is iterable }}{% endfor %}",
+    "{% for x in [] %}{% set n = 1 %}{% else %}{{ n }}{% endfor %}",
+    "{% for x in xs + xs if x > 1 %}{{ n is defined }}{% set n = loop.index %}{{ n }}{% endfor %}",
+    "{% macro m(v) %}{% for x in xs %}{{ v }}{% set v = x %}{{ v }}{% endfor %}{% endmacro %}{{ m(9) }}",
+    # names nothing outside defines
+    "{% for x in xs %}[{{ q }}]{% set q = x %}{{ q }}{% endfor %}{{ q is defined }}",
+    "{% for x in xs %}{% if x > 1 %}{% set q = x %}{% endif %}{{ q is defined }}{{ q }};{% endfor %}",
+    "{% for x in xs %}{{ q + 1 }}{% set q = x %}{% endfor %}",
+    "{% for x in xs %}{{ q is defined }}{{ r is defined }}{% set q = x %}{% set r = q %}{{ r }}{% endfor %}",
+    "{% for u, v in [[1, 2], [3, 4]] %}{{ q is defined }}{% set q = u + v %}{{ q }}{% endfor %}",
+    "{% for x in xs %}{% for y in xs %}{{ q is defined }}{% set q = x + y %}{{ q }};{% endfor %}{{ q is defined }}"
+    "{% set q = x %}{{ q }}|{% endfor %}",
+    "{% for x in xs + xs if x > 1 %}{{ q is defined }}{% set q = loop.index %}{{ q }}{% endfor %}",
+    "{% for x in xs %}{{ loop.index }}{% set q = x %}{% if loop.last %}{{ q }}{% break %}{% endif %}{% endfor %}",
+]
+
 
 # Chat mode: the five names apply_chat_template passes (messages, tools,
 # documents, add_generation_prompt, continue_final_message) read at the top
@@ -301,7 +333,8 @@ def main():
     for k, (template, context) in enumerate(DIVERGENCES, 1):
         rows.append({"id": f"scope-div-{k:03d}", "template_text": template, "context": context, "raw": True})
     for section, templates in (("frame", FRAMES), ("block", BLOCKS), ("filter", SET_BLOCK_FILTERS),
-                               ("complex", COMPLEX), ("misc", MISC), ("loopfilter", LOOP_FILTERS)):
+                               ("complex", COMPLEX), ("misc", MISC), ("loopfilter", LOOP_FILTERS),
+                               ("iterstart", ITERATION_START)):
         for k, template in enumerate(templates, 1):
             rows.append({"id": f"scope-{section}-{k:03d}", "template_text": template,
                          "context": base_context(template), "raw": True})

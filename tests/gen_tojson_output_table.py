@@ -57,6 +57,23 @@ ROWS = [
     ("ok{{ d.b.nope.deeper|tojson }}", VALUES),
     ("ok{{ (1 / 0)|tojson }}", {}),
     ("{% for x in [small, range(2)] %}{{ x|tojson }};{% endfor %}", VALUES),
+    # tojson(ensure_ascii=...) alone (src/engine/filters.c: filter_tojson_into takes it without
+    # binding by name): every kind of truth value, in the output and captured, and the calls
+    # it must not take: another keyword with it, a positional, a name that only starts alike
+    ("{{ d|tojson(ensure_ascii=false) }}|{{ d|tojson(ensure_ascii=true) }}|{{ d|tojson(ensure_ascii=0) }}"
+     "|{{ d|tojson(ensure_ascii='') }}|{{ d|tojson(ensure_ascii='x') }}|{{ d|tojson(ensure_ascii=[1]) }}"
+     "|{{ d|tojson(ensure_ascii=none) }}|{{ d|tojson(ensure_ascii=missing) }}|{{ d|tojson(ensure_ascii=small) }}", VALUES),
+    ("{% set t = d|tojson(ensure_ascii=false) %}{{ t }}|{{ l|tojson(ensure_ascii=true)|length }}"
+     "|{% for x in [big, s, n, i, f] %}{{ x|tojson(ensure_ascii=false) }};{% endfor %}", VALUES),
+    ("{{ d|tojson(ensure_ascii=false, sort_keys=true) }}|{{ d|tojson(sort_keys=true, ensure_ascii=true) }}"
+     "|{{ d|tojson(indent=1, ensure_ascii=false) }}", VALUES),
+    ("{{ d|tojson(true, ensure_ascii=false) }}", VALUES),
+    ("{{ d|tojson(ensure_asci=false) }}", VALUES),
+    ("{{ d|tojson(ensure_ascii_=false) }}", VALUES),
+    ("ok{{ namespace(a=1)|tojson(ensure_ascii=false) }}", {}),
+    ("ok{{ missing|tojson(ensure_ascii=false) }}", {}),
+    ("ok{{ d|tojson(ensure_ascii=(1 / 0)) }}", VALUES),
+    ("{% autoescape true %}{{ s|tojson(ensure_ascii=false) }}{% endautoescape %}", VALUES),
 ]
 
 

@@ -5,7 +5,7 @@
  * `not not (...)`, which takes no guard (so its tests all run) and costs no
  * step of its own. Both must also give the same text. The items repeat
  * their values, so that a value's second run takes the tests it leaves from
- * the pure filter's memo (interp.c: chain_candidates_run); each chain is
+ * the pure filter's memo (interp_chain.c: chain_candidates_run); each chain is
  * checked followed by text and as its loop body's last statement (whose
  * branch then runs in the body's place). */
 #include <stdio.h>

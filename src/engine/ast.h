@@ -98,7 +98,7 @@ enum { IF_ELIF = 1 };
  * is c, `A or B` only for A's or B's) is known false without running when
  * E is a str that none of them is. Skipping it skips nothing observable:
  * it would compare two strs (from the chain's memo) and stop. parser.c:
- * mark_chain_guards; interp.c: chain_dispatch. */
+ * mark_chain_guards; interp_chain.c: chain_dispatch. */
 typedef struct ChainGuards {
     const struct Node *operand;   /* E: the N_FILTER name.key|pure of the first test */
     int ntests;                   /* the if's test, then each elif's */

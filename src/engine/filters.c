@@ -1276,6 +1276,17 @@ void filter_tojson_into(Rt *rt, StrBuf *sb, Value self, const Args *args) {
         json_dump(rt, sb, self, &o);
         return;
     }
+    if (!args->npos && args->nkw == 1 && args->kwnames[0]->len == 12 &&
+        memcmp(args->kwnames[0]->data, "ensure_ascii", 12) == 0) {
+        /* x|tojson(ensure_ascii=False), a tool's JSON in GLM and others: what
+         * the binding below gives (the one keyword in its place, the rest
+         * their defaults), without matching the keyword by name each call */
+        JsonDumpOpts o;
+        json_opts_default(&o);
+        o.ensure_ascii = v_truthy(args->kwvals[0]);
+        json_dump(rt, sb, self, &o);
+        return;
+    }
     Value a[4];
     bind(rt, args, &SIG_TOJSON, a);
     JsonDumpOpts o;

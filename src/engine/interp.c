@@ -24,7 +24,6 @@
 #include <stdio.h>
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f);
-static Value eval(Interp *I, const Node *n, Frame *f);
 
 /* "now" pinned by the options, else by CHATFMT_NOW: looked up only when a
  * template asks for the time (getenv scans the environment). */
@@ -106,6 +105,22 @@ static ALWAYS_INLINE void frame_start(Interp *I, Frame *f, const Node *maker) {
     const FrameInit *fi = maker->init;
     if (fi && fi->n) frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
 }
+/* frame_start for a loop's iteration, whose body most often starts one
+ * name missing (`content`, set in the body): that one bound in place when
+ * frame_start_missing would bind it in its slot. */
+static ALWAYS_INLINE void frame_start_iteration(Interp *I, Frame *f, const FrameInit *fi) {
+    if (!fi || !fi->n) return;
+    if (fi->n == 1 && fi->slots) {
+        int sym = fi->syms[0];
+        unsigned slot = fi->slots[0];
+        if (slot < (unsigned)f->nslots && (f->syms[slot] == sym || (f->syms[slot] == SYM_UNBOUND && f->n == f->nslots))) {
+            f->syms[slot] = sym;
+            f->vals[slot] = I->t->sym_undef[sym];
+            return;
+        }
+    }
+    frame_start_missing(I, f, fi->n, fi->syms, fi->slots);
+}
 
 static void assign_sym(Interp *I, Frame *f, int sym, Value v) {
     if (f) frame_set(I, f, sym, v);
@@ -135,7 +150,7 @@ static ALWAYS_INLINE void bind_target(Interp *I, Frame *f, const Node *target, V
 
 /* A name's value from outside the template: chat variable, caller
  * variable, default (special token), builtin global, else Undefined. */
-static Value input_value(Interp *I, int sym) {
+static ALWAYS_INLINE Value input_value(Interp *I, int sym) {
     const RenderInput *in = I->in;
     const struct cf_template *t = I->t;
     Str *name = t->syms[sym];
@@ -158,33 +173,13 @@ builtin:
 /* A top-level name's value on first use, cached: its Undefined when the
  * top level sets it before reading it (scope.c: Jinja2 then never looks
  * outside), else input_value. */
-static NOINLINE Value resolve_global(Interp *I, int sym) {
+NOINLINE Value resolve_global(Interp *I, int sym) {
     const struct cf_template *t = I->t;
     return I->globals[sym] = t->sym_starts_undef[sym] && sym != t->sym_self ? t->sym_undef[sym] : input_value(I, sym);
 }
 
-/* A name no frame can bind (parser: NAME_TOP_LEVEL). */
-static inline Value lookup_top(Interp *I, int sym) {
-    Value v = I->globals[sym];
-    if (v.type != VT_MISSING) return v;
-    return resolve_global(I, sym);
-}
 
-/* The innermost frame's binding of sym, if any frame has one. */
-static ALWAYS_INLINE bool frame_find(const Frame *f, int sym, Value *out) {
-    for (; f; f = f->parent)
-        for (int i = f->n - 1; i >= 0; i--)
-            if (f->syms[i] == sym) { *out = f->vals[i]; return true; }
-    return false;
-}
 
-static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
-    Value v;
-    if (frame_find(f, sym, &v)) return v;
-    v = I->globals[sym];
-    if (v.type != VT_MISSING) return v;
-    return resolve_global(I, sym);
-}
 
 static Value lookup(Interp *I, Frame *f, int sym) { return lookup_inline(I, f, sym); }
 
@@ -201,7 +196,7 @@ static bool still_missing(const Interp *I, int sym, Value v) {
  * then (scoped: the enclosing frames' bindings, then) the top level's sets
  * so far, then the render's variables. What the enclosing frames or the top
  * level hold as still missing is not in that context. */
-static NOINLINE Value lookup_in_block(Interp *I, Frame *f, int sym) {
+NOINLINE Value lookup_in_block(Interp *I, Frame *f, int sym) {
     bool outside = false;   /* past the innermost block's own frame */
     for (; f; f = f->parent) {
         for (int i = f->n - 1; i >= 0; i--)
@@ -214,42 +209,10 @@ static NOINLINE Value lookup_in_block(Interp *I, Frame *f, int sym) {
 }
 
 
-/* A name read where the parser gave it a slot (N_NAME.flag): the frame's
- * entry there, if it holds the name (a frame holds a name at most once, so
- * that is its binding in the innermost frame), else the search. */
-static ALWAYS_INLINE bool slot_holds(const Frame *f, int sym, unsigned slot, Value *out) {
-    if (f && slot < (unsigned)f->n && f->syms[slot] == sym) {
-        *out = f->vals[slot];
-        return true;
-    }
-    return false;
-}
-static ALWAYS_INLINE Value lookup_name(Interp *I, const Node *name, Frame *f) {
-    Value v;
-    if (slot_holds(f, name->sym, name->flag, &v)) return v;
-    return lookup_inline(I, f, name->sym);
-}
 
-/* Any N_NAME's value, by how the parser marked it. */
-static ALWAYS_INLINE Value name_value(Interp *I, const Node *n, Frame *f) {
-    if (n->op == NAME_TOP_LEVEL) return lookup_top(I, n->sym);
-    if (!n->op) return lookup_name(I, n, f);
-    return lookup_in_block(I, f, n->sym);
-}
 
 /* Constants and names are a third of all nodes: evaluated in place. */
-static Value getattr_of_name(Interp *I, const Node *n, Frame *f);
-static inline Value operand(Interp *I, const Node *n, Frame *f) {
-    if (n->kind == N_CONST) return n->v;
-    if (n->kind == N_NAME) return name_value(I, n, f);
-    if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
-    return eval(I, n, f);
-}
 
-static void set_pos(Interp *I, const Node *n) {
-    I->rt->line = n->line;
-    I->rt->col = n->col;
-}
 
 /* ---- helpers ---- */
 
@@ -278,43 +241,12 @@ static Value capture_ctl(Interp *I, const NodeList *body, Frame *f, Ctl *ctl) {
 
 static Value capture(Interp *I, const NodeList *body, Frame *f) { return capture_ctl(I, body, f, NULL); }
 
-/* Recursion goes through eval/exec_stmt, and one macro level may nest a
- * deep expression: counting macro levels alone cannot keep the C stack
- * from overflowing, so the hubs also measure the stack actually used. */
-#define STACK_BASE_BUDGET ((size_t)256 << 10)
-#define STACK_PER_RECURSION ((size_t)8 << 10)
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
-/* The stack pointer itself: real even when ASan moves locals to a heap
- * "fake stack", and read without making the function set up a frame
- * pointer (as __builtin_frame_address does), so that a dispatcher whose
- * every case is a tail call (eval) saves nothing. */
-static inline uintptr_t stack_here(void) {
-    uintptr_t sp;
-#if defined(__x86_64__)
-    __asm__("mov %%rsp, %0" : "=r"(sp));
-#else
-    __asm__("mov %0, sp" : "=r"(sp));
-#endif
-    return sp;
-}
-#define STACK_HERE() stack_here()
-#elif defined(__GNUC__) || defined(__clang__)
-/* the real frame, even when ASan moves locals to a heap "fake stack" */
-#define STACK_HERE() ((uintptr_t)__builtin_frame_address(0))
-#else
-#define STACK_HERE() ((uintptr_t)&(char){0})
-#endif
 
-static COLD _Noreturn void stack_exhausted(Interp *I) {
+COLD _Noreturn void stack_exhausted(Interp *I) {
     rt_throw(I->rt, CF_ERR_LIMIT,
                  "nesting too deep: the render used more than %zu KiB of C stack (256 KiB + 8 KiB per recursion level; "
                  "raise it with --max-recursion / cf_limits.max_recursion)",
                  I->stack_budget >> 10);
-}
-
-/* Every supported target grows its stack downwards: one compare per node. */
-static inline void stack_check(Interp *I) {
-    if (STACK_HERE() < I->stack_limit) stack_exhausted(I);
 }
 
 static void depth_enter(Interp *I) {
@@ -324,12 +256,8 @@ static void depth_enter(Interp *I) {
                  I->rt->lim.max_recursion);
 }
 
-/* Two strs' equality: by pointer (a known key, an interned name), else bytes. */
-static ALWAYS_INLINE bool strs_equal(const Str *x, const Str *y) {
-    return x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
-}
 
-static bool compare(Interp *I, uint8_t op, Value a, Value b) {
+bool interp_compare(Interp *I, uint8_t op, Value a, Value b) {
     if ((op == OP_EQ || op == OP_NE) && a.type == VT_STR && b.type == VT_STR)   /* role == 'user' */
         return strs_equal(a.u.s, b.u.s) == (op == OP_EQ);
     switch (op) {
@@ -382,7 +310,7 @@ static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, Ar
     List *star = NULL;
     Dict *dstar = NULL;
     if (call->b) {
-        Value v = eval(I, call->b, f);
+        Value v = interp_eval(I, call->b, f);
         bool iterable = v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT || v.type == VT_STR ||
                         v.type == VT_UNDEFINED || (v.type == VT_OBJECT && v.u.obj->type->iterate);
         if (!iterable) rt_throw(rt, CF_ERR_TYPE, "Value after * must be an iterable, not %s", v_type_name(v));
@@ -390,7 +318,7 @@ static NOINLINE void eval_args_general(Interp *I, const Node *call, Frame *f, Ar
         npos += (int)star->len;
     }
     if (call->c) {
-        Value v = eval(I, call->c, f);
+        Value v = interp_eval(I, call->c, f);
         if (v.type != VT_DICT)   /* (a call goes through the sandbox's call(); a filter or test is named itself) */
             rt_throw(rt, CF_ERR_TYPE, "%sargument after ** must be a mapping, not %s",
                      call->kind == N_CALL ? "jinja2.sandbox.SandboxedEnvironment.call() " : "", v_type_name(v));
@@ -576,7 +504,7 @@ static Value macro_call(Rt *rt, Obj *self, const Args *args) {
         if (bound[j].type != VT_MISSING) continue;
         const Node *def = node->items.v[j];
         if (def) {
-            bound[j] = eval(I, def, f);
+            bound[j] = interp_eval(I, def, f);
         } else {
             bound[j] = v_undef(node->params[j]);   /* (its hint is written if it is read) */
             bound[j].iter = UNDEF_NOT_PROVIDED;
@@ -914,7 +842,7 @@ static NOINLINE Value eval_compare_chain(Interp *I, const Node *n, Frame *f, Val
     for (int i = 0; i < n->items.n; i++) {
         Value right = operand(I, n->items.v[i], f);
         set_pos(I, n);
-        if (!compare(I, n->ops[i], left, right)) return v_bool(false);
+        if (!interp_compare(I, n->ops[i], left, right)) return v_bool(false);
         left = right;
     }
     return v_bool(true);
@@ -1034,22 +962,9 @@ static inline Value condexpr_undefined(const Node *n) {
 }
 
 
-/* d.attr for a known key (GA_KEY_KNOWN): every dict holds such a key as
- * its shared Str, so a scan by pointer finds it, or shows it is absent
- * (missing: the Undefined). False for a dict big enough to be hashed. */
-static ALWAYS_INLINE bool known_key_get(const Dict *d, const Str *attr, Value missing, Value *out) {
-    if (d->index) return false;
-    for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++)
-        if (e->key.u.s == attr && e->key.type == VT_STR) {
-            *out = e->val;
-            return true;
-        }
-    *out = missing;
-    return true;
-}
 
 /* A plain key of a dict that missed the cache: looked up, and cached. */
-static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c) {
+NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c) {
     Value v;
     if (!dict_get_key(d, n->attr, &v)) v = n->v;
     c->dict = d;
@@ -1060,7 +975,7 @@ static NOINLINE Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheE
 
 /* A namespace attribute the cache does not hold yet, and every obj.attr
  * but the usual ones. */
-static NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
+NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
     if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {   /* ns.flag: cached too (see unpack_assign_slow) */
         AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
         Value v;
@@ -1074,275 +989,22 @@ static NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
     return eval_getattr_slow(I, n, obj);
 }
 
-/* obj.attr for an N_GETATTR: the usual answers in place (a dict's plain
- * key, loop.index0, a cached namespace attribute), every other path left
- * by a tail call, so that the usual one saves no registers. */
-static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
-    if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
-        Value v;
-        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
-        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-        return getattr_dict_miss(n, obj.u.dict, c);
-    }
-    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
-        return loop_attr(I, obj.u.obj->data, n->op);
-    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {
-        const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
-        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
-    }
-    return getattr_of_rest(I, n, obj);
-}
 
-/* name.attr, the commonest compound expression, without entering eval. */
-static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Frame *f) {
-    return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_name(I, n->a, f));
-}
 
-/* The object of name.attr when finding it needs no call (false: a global
- * not resolved yet). */
-static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame *f, Value *obj) {
-    if (n->simple != GA_NAME_TOP && (slot_holds(f, n->sym, n->a->flag, obj) || frame_find(f, n->sym, obj))) return true;
-    *obj = I->globals[n->sym];
-    return obj->type != VT_MISSING;
-}
 
 static NOINLINE Value getattr_of_noinline(Interp *I, const Node *n, Value obj) { return getattr_of(I, n, obj); }
 
 /* name.attr: every path leaves by a tail call (see getattr_of). */
-static NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
+NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     Value obj;
     if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
     return getattr_of(I, n, obj);
 }
-static bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
-    return compare->simple;   /* the parser decided, so that only the node's first line is read */
-}
-static bool plain_test(const Node *test) {             /* x is defined */
-    return test->simple;   /* no arguments, a known test (the parser decided) */
-}
 
-/* The truth of an expression where only its truth matters (if, inline if,
- * not): `a and b` is true exactly when both are, so no Value is built and
- * eval is not entered for the usual tests. Same evaluation order. */
-static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
-static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
-    return strs_equal(left.u.s, n->v.u.s) == (n->op == OP_EQ);
-}
-static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
-    Value left = getattr_dict_miss(n->a, d, c);
-    if (left.type == VT_STR) return str_equality(n, left);
-    set_pos(I, n);
-    return compare(I, n->op, left, n->v);
-}
-static NOINLINE bool cond_equality_other(Interp *I, const Node *n, Value left) {   /* left not a str */
-    set_pos(I, n);
-    return compare(I, n->op, left, n->v);
-}
-static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v);
 
-/* a = m.role|lower (simple, FILTER_PURE) with m already found as obj: what
- * eval_filter computes, without looking m up again. */
-static NOINLINE Value filtered_attr_miss(Interp *I, const Node *a, Value obj) {
-    Value v = getattr_of(I, a->a, obj);
-    set_pos(I, a);
-    return filter_pure(I, a, v);
-}
 
-/* m.role|lower == 'user' (Command-A's elif chain): a pure filter's result
- * for a dict's plain key is cached as the key's value is, by dict, key and
- * filter (a dict never changes once a template sees it, and the filter's
- * result depends on the value alone). A miss evaluates the filter as eval
- * does. Not under autoescape (filter_pure's memo is not either). */
-static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a, *g = a->a;
-    Value obj;
-    if (g->kind == N_GETATTR && g->simple && g->flag && !I->autoescape && name_bound(I, g, f, &obj) &&
-        obj.type == VT_DICT) {
-        AttrCacheEntry *c = filtered_slot(I, obj.u.dict, g->attr);
-        const void *key = filtered_key(obj.u.dict);
-        if (c->dict == key && c->attr == g->attr && c->filter == a->filter) return str_equality(n, c->v);
-        Value left = filtered_attr_miss(I, a, obj);
-        if (left.type != VT_STR) return cond_equality_other(I, n, left);
-        c->dict = key;
-        c->attr = g->attr;
-        c->filter = a->filter;
-        c->v = left;
-        return str_equality(n, left);
-    }
-    return cond_equality_slow(I, n, f);
-}
 
-/* A test of an if/elif chain whose left operand name.key|filter the chain
- * shares (ast.h: N_IF_CHAIN), while its run's memo is installed: the
- * operand evaluated as cond_equality_slow does, the first time only. Kept
- * when its name holds a dict outside autoescape: a dict's key cannot
- * change while the tests run, and a pure filter's result depends on its
- * operand alone. */
-static NOINLINE bool cond_equality_chained(Interp *I, const Node *n, Frame *f) {
-    IfMemo *m = I->if_memo;
-    Value left;
-    if (m->set) {
-        left = m->v;
-    } else {
-        const Node *a = n->a, *g = a->a;   /* name.key|filter */
-        Value obj = g->simple == GA_NAME_TOP ? lookup_top(I, g->sym) : lookup_name(I, g->a, f);
-        left = getattr_of(I, g, obj);
-        set_pos(I, a);   /* as eval_filter: a simple FILTER_PURE filter */
-        left = filter_pure(I, a, left);
-        if (obj.type == VT_DICT && !I->autoescape) {
-            m->v = left;
-            m->set = true;
-        }
-    }
-    Value right = n->flag ? n->v : operand(I, n->b, f);
-    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
-    set_pos(I, n);
-    return compare(I, n->op, left, right);
-}
 
-/* m.role == 'user': every path but the cached one leaves by a tail call. */
-static NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a;
-    Value obj;
-    if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag && name_bound(I, a, f, &obj) &&
-        obj.type == VT_DICT) {
-        Value left;
-        if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
-            if (left.type == VT_STR) return str_equality(n, left);
-            return cond_equality_other(I, n, left);
-        }
-        AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
-        if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
-        left = c->v;
-        if (left.type == VT_STR) return str_equality(n, left);
-    } else if (n->flag && n->v.type == VT_STR && a->kind == N_FILTER && a->simple && a->op == FILTER_PURE) {
-        return cond_equality_filtered(I, n, f);
-    }
-    return cond_equality_slow(I, n, f);
-}
-
-/* A test marked CMP_CHAINED: from its chain's memo while the chain's
- * tests run, else as any other equality. */
-static NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
-    const IfMemo *m = I->if_memo;
-    if (m && m->owner == n->chain_if && m->frame == f) {
-        if (m->set && m->v.type == VT_STR && n->flag && n->v.type == VT_STR) return str_equality(n, m->v);
-        return cond_equality_chained(I, n, f);
-    }
-    return cond_equality(I, n, f);
-}
-
-static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a;   /* m.role, looked up here rather than by a call */
-    Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
-    Value right = n->flag ? n->v : operand(I, n->b, f);
-    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
-    set_pos(I, n);
-    return compare(I, n->op, left, right);
-}
-
-/* One comparison other than ==/!= (loop.index0 > ns.last, 'x' in s): as
- * eval_compare_chain, ints compared in place. */
-static NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
-    Value left = operand(I, n->a, f);
-    Value right = n->flag ? n->v : operand(I, n->b, f);
-    set_pos(I, n);
-    if (left.type == VT_INT && right.type == VT_INT) {
-        int64_t x = left.u.i, y = right.u.i;
-        switch (n->op) {
-        case OP_LT: return x < y;
-        case OP_LE: return x <= y;
-        case OP_GT: return x > y;
-        case OP_GE: return x >= y;
-        default: break;
-        }
-    }
-    return compare(I, n->op, left, right);
-}
-
-static NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
-    static const Args no_args = {0, NULL, 0, NULL, NULL};
-    Value v = operand(I, n->a, f);
-    switch (n->op) {   /* a type test without arguments cannot fail */
-    case TYPE_TEST_DEFINED: return v.type != VT_UNDEFINED && v.type != VT_MISSING;
-    case TYPE_TEST_UNDEFINED: return v.type == VT_UNDEFINED || v.type == VT_MISSING;
-    case TYPE_TEST_IS_NONE: return v.type == VT_NONE;
-    case TYPE_TEST_STRING: return v.type == VT_STR;
-    case TYPE_TEST_MAPPING: return v.type == VT_DICT;
-    default: break;
-    }
-    set_pos(I, n);
-    return n->test(I->rt, v, &no_args);
-}
-
-static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
-    Value v = operand(I, n, f);
-    switch (v.type) {   /* the usual `if x`, without a call */
-    case VT_STR: return v.u.s->len != 0;
-    case VT_NONE: case VT_UNDEFINED: return false;
-    case VT_BOOL: return v.u.b;
-    default: return v_truthy(v);
-    }
-}
-
-/* The truth of n: dispatched in the caller (inline), so that an `if` on
- * m.role == 'user' costs one call; and/or/not recurse out of line. */
-static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f);
-static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
-    switch (n->kind) {
-    case N_COMPARE:
-        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
-               : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
-               : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
-                                          : cond_value(I, n, f);
-    case N_NOT: case N_AND: case N_OR: return cond_logic(I, n, f);
-    case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
-    default: return cond_value(I, n, f);
-    }
-}
-
-static NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
-    stack_check(I);
-    switch (n->kind) {
-    case N_NOT: return !cond(I, n->a, f);
-    case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
-    default: return cond(I, n->a, f) || cond(I, n->b, f);   /* N_OR */
-    }
-}
-
-/* message.role|lower in an elif chain, messages|length in a loop: a pure
- * filter's result on an immutable operand (a str, list or dict, as it
- * came) is remembered for the render, with the steps it charged, which a
- * repeat charges again. Scalar results only: a new list or dict each time
- * keeps `is sameas` as Jinja2 has it. Not under autoescape (str and escape
- * depend on it). */
-static NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
-    static const Args no_args = {0, NULL, 0, NULL, NULL};
-    Rt *rt = I->rt;
-    FilterMemo *m = NULL;
-    if (!v.flags && !v.iter && !I->autoescape &&
-        (v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {
-        uintptr_t h = (uintptr_t)v.u.s >> 4;
-        m = &I->filter_memo[h & (FILTER_MEMO_SIZE - 1)];
-        if (m->operand == v.u.s && m->filter == n->filter && m->type == v.type) {
-            rt_step(rt, m->steps);
-            return m->v;
-        }
-    }
-    uint64_t before = rt->steps;
-    charge_operand(rt, v);
-    Value r = n->filter(rt, v, &no_args);
-    if (m && (r.type == VT_STR || r.type == VT_INT || r.type == VT_BOOL || r.type == VT_FLOAT || r.type == VT_NONE)) {
-        m->operand = v.u.s;
-        m->filter = n->filter;
-        m->type = v.type;
-        m->v = r;
-        m->steps = rt->steps - before;
-        m->chain = NULL;
-    }
-    return r;
-}
 
 /* Expressions do not count steps: their work is bounded by the template's
  * size except in calls, filters and loops, which count their own. */
@@ -1427,7 +1089,7 @@ static COLD Value eval_not_expression(Interp *I, const Node *n) {
     rt_throw(I->rt, CF_ERR_RUNTIME, "internal error: node kind %d is not an expression", n->kind);
 }
 
-static Value eval(Interp *I, const Node *n, Frame *f) {
+Value interp_eval(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     switch (n->kind) {
     case N_CONST: return n->v;
@@ -1540,7 +1202,7 @@ static Ctl loop_run(Interp *I, const Node *node, Value iterable, Frame *outer, i
         } else {
             unpack_assign(I, node->a, items->items[i], f);
         }
-        frame_start(I, f, node);
+        frame_start_iteration(I, f, node->init);
         Ctl c = exec_body(I, &node->body, f);
         if (c == CTL_BREAK) {   /* a generator yields on from the next item */
             size_t taken = (size_t)l->index0 + 1;
@@ -1739,7 +1401,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         frame_start(I, wf, n);
         for (int i = 0; i < n->items.n; i++) {
             const Node *s = n->items.v[i];
-            unpack_assign(I, s->a, eval(I, s->b, f), wf);
+            unpack_assign(I, s->a, interp_eval(I, s->b, f), wf);
         }
         return exec_body(I, &n->body, wf);
     }
@@ -1772,7 +1434,7 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         return CTL_NONE;
     case N_AUTOESCAPE: {
         bool saved = I->autoescape;
-        I->autoescape = v_truthy(eval(I, n->a, f));
+        I->autoescape = v_truthy(interp_eval(I, n->a, f));
         /* Jinja2 compiles the block as a scope: what it sets stays inside */
         Frame *af = frame_new(I, f);
         frame_start(I, af, n);
@@ -1885,118 +1547,7 @@ static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
     sb_put(I->out, scratch->p, scratch->len);
 }
 
-/* The branch an N_IF takes (its else branch when no test holds). */
-static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *f) {
-    if (cond(I, n->a, f)) return &n->body;
-    for (int k = 0; k < n->items.n; k++) {   /* elif */
-        rt_step(I->rt, 1);
-        if (cond(I, n->items.v[k]->a, f)) return &n->items.v[k]->body;
-    }
-    return &n->alt;
-}
 
-static bool str_among(const Str *s, const Str *const *set) {
-    for (; *set; set++)
-        if (strs_equal(s, *set)) return true;
-    return false;
-}
-
-/* filter_pure's memo entry for n's filter on v, if it holds one (what
- * filter_pure would return at the cost of the entry's steps), else NULL. */
-static ALWAYS_INLINE FilterMemo *filter_memo_hit(Interp *I, const Node *n, Value v) {
-    if (v.flags || v.iter || I->autoescape ||
-        !(v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
-        return NULL;
-    FilterMemo *m = &I->filter_memo[((uintptr_t)v.u.s >> 4) & (FILTER_MEMO_SIZE - 1)];
-    return m->operand == v.u.s && m->filter == n->filter && m->type == v.type ? m : NULL;
-}
-
-/* Which of chain n's tests E (a str, m's result) leaves to run: bit k for
- * a test without a guard or whose guard lists E. */
-static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
-    uint32_t bits = 0;
-    for (int k = 0; k < g->ntests; k++)
-        if (!g->consts[k] || str_among(e.u.s, g->consts[k])) bits |= (uint32_t)1 << k;
-    return bits;
-}
-
-/* chain_dispatch's walk of the tests once E's memo entry m is known: the
- * tests E's value rules out are passed over in one step charge (the same
- * one elif step each; nothing runs between them, so a limit reached there
- * stops the render at the same point), the others run as in the walk. */
-static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
-    const ChainGuards *g = n->guards;
-    if (m->chain != n) {
-        m->candidates = chain_candidates(g, e);
-        m->chain = n;
-    }
-    uint32_t left = m->candidates;
-    int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
-    while (left) {
-        int k = __builtin_ctz(left);
-        left &= left - 1;
-        if (k > reached) rt_step(I->rt, (uint64_t)(k - reached));
-        reached = k;
-        const Node *test = k ? n->items.v[k - 1]->a : n->a;
-        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
-        uint8_t then = g->consts[k] ? g->then[k] : GUARD_TEST;
-        if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
-    }
-    if (g->ntests - 1 > reached) rt_step(I->rt, (uint64_t)(g->ntests - 1 - reached));
-    return &n->alt;
-}
-
-/* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
- * test would (cond_equality_chained), and into the memo on the same terms;
- * then each test E's value rules out is passed over (its elif step still
- * charged), and a test E's value decides is not run. */
-static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo) {
-    const ChainGuards *g = n->guards;
-    const Node *a = g->operand, *ga = a->a;   /* name.key|filter */
-    Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
-    if (obj.type != VT_DICT || I->autoescape) return if_branch(I, n, f);   /* no memo: the tests as they are */
-    Value e = getattr_of(I, ga, obj);
-    set_pos(I, a);
-    FilterMemo *m = filter_memo_hit(I, a, e);
-    if (m) {   /* filter_pure's hit, without the call */
-        rt_step(I->rt, m->steps);
-        e = m->v;
-    } else {   /* (a value's first run walks the tests: most values of a render's chain come once) */
-        e = filter_pure(I, a, e);
-    }
-    memo->v = e;
-    memo->set = true;
-    if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
-    if (m && g->ntests <= 32) return chain_candidates_run(I, n, f, m, e);
-    for (int k = 0; k < g->ntests; k++) {
-        if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
-        const Node *test = k ? n->items.v[k - 1]->a : n->a;
-        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
-        const Str *const *set = g->consts[k];
-        if (!set) {
-            if (cond(I, test, f)) return body;
-        } else if (str_among(e.u.s, set)) {
-            uint8_t then = g->then[k];
-            if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
-        }
-    }
-    return &n->alt;
-}
-
-/* The branch an N_IF_CHAIN takes: if_branch (or chain_dispatch), with the
- * chain's memo installed while the tests run (a throw ends the render, so
- * nothing reads it after). */
-static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
-    IfMemo memo = {.owner = n, .frame = f};
-    IfMemo *const outer = I->if_memo;
-    I->if_memo = &memo;
-    const NodeList *branch = n->guards ? chain_dispatch(I, n, f, &memo) : if_branch(I, n, f);
-    I->if_memo = outer;
-    return branch;
-}
-
-/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
-static NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
 
 static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
     const NodeList *branch = chain_pick(I, n, f);
@@ -2018,6 +1569,10 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             continue;
         case N_OUTPUT: {
             bool escape = n->flag == ESC_RUNTIME ? I->autoescape : n->flag == ESC_ON;
+            if (n->a->kind == N_GETATTR && n->a->simple) {   /* {{ message.content }}: as operand reads it */
+                write_escaped(I, getattr_of_name(I, n->a, f), escape);
+                continue;
+            }
             if (n->a->kind == N_BINOP && n->a->op == OP_ADD && !escape) output_sum(I, n->a, f);
             else if (n->a->kind == N_CALL && n->a->a->kind == N_NAME && !escape && !n->a->b && !n->a->c &&
                      !n->a->kwvals.n && output_macro_call(I, n->a, f))
@@ -2095,7 +1650,7 @@ bool interp_eval_constant(Rt *rt, const struct cf_template *t, const Node *n, Va
     rt->jb = &jb;
     volatile bool ok = false;   /* (set between setjmp and a longjmp) */
     if (!setjmp(jb)) {
-        *out = eval(&I, n, NULL);
+        *out = interp_eval(&I, n, NULL);
         ok = true;
     }
     rt->jb = outer_jb;

@@ -1,7 +1,9 @@
 /* interp_internal.h — the interpreter's state (frames, the render's
- * Interp, the runtime objects a template sees: macros and loops), shared by
- * interp.c (which runs the AST) and loop_object.c (the `loop` variable's
- * Python face). Not for any other file. */
+ * Interp, the runtime objects a template sees: macros and loops) and the
+ * tree walk's hot helpers (name lookup, obj.attr, the truth of a test),
+ * kept inline here so that interp.c (expressions, statements), interp_chain.c
+ * (tests and if/elif chains) and loop_object.c (the `loop` variable's
+ * Python face) all inline them. Not for any other file. */
 #ifndef CF_INTERP_INTERNAL_H
 #define CF_INTERP_INTERNAL_H
 
@@ -37,7 +39,7 @@ typedef struct AttrCacheEntry {
 
 /* Recent results of pure filters (filter_pure). An entry whose result is
  * an elif chain's shared operand also keeps which of that chain's tests
- * the result leaves to run (interp.c: chain_dispatch): `chain` NULL until
+ * the result leaves to run (interp_chain.c: chain_dispatch): `chain` NULL until
  * then, and again whenever the entry takes another operand. */
 #define FILTER_MEMO_SIZE 8
 typedef struct FilterMemo {
@@ -48,6 +50,12 @@ typedef struct FilterMemo {
     uint8_t type;
     const void *chain;     /* the N_IF_CHAIN `candidates` is for, or NULL */
     uint32_t candidates;   /* bit k: test k is unguarded, or its guard lists v */
+    /* The N_IF_CHAIN whose branch v decides whatever else holds (the first
+     * test v leaves holds by its guard alone, or v leaves none), or NULL;
+     * that branch, and the elif steps charged on the way there. */
+    const void *decided_for;
+    const struct NodeList *decided;
+    uint32_t decided_steps;
 } FilterMemo;
 
 /* An if/elif chain's shared left operand (ast.h: N_IF_CHAIN) while
@@ -149,5 +157,213 @@ extern const ObjType TEMPLATE_REF_TYPE;
 Value loop_call(Rt *rt, Obj *self, const Args *args);
 /* The LoopContext object type (loop_object.c). */
 extern const ObjType LOOP_TYPE;
+
+/* ---- the tree walk's hot helpers, shared by interp.c (expressions and
+ * statements) and interp_chain.c (truth of tests, if/elif chains) ---- */
+
+/* Defined in interp.c. */
+Value interp_eval(Interp *I, const Node *n, Frame *f);
+bool interp_compare(Interp *I, uint8_t op, Value a, Value b);
+Value resolve_global(Interp *I, int sym);
+Value lookup_in_block(Interp *I, Frame *f, int sym);
+Value getattr_of_name(Interp *I, const Node *n, Frame *f);
+Value getattr_of_rest(Interp *I, const Node *n, Value obj);
+Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c);
+/* Defined in interp_chain.c. */
+bool cond_equality(Interp *I, const Node *n, Frame *f);
+bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f);
+bool cond_comparison(Interp *I, const Node *n, Frame *f);
+bool cond_test(Interp *I, const Node *n, Frame *f);
+bool cond_logic(Interp *I, const Node *n, Frame *f);
+Value filter_pure(Interp *I, const Node *n, Value v);
+/* The branch an N_IF_CHAIN takes (its else branch when no test holds). */
+const NodeList *chain_pick(Interp *I, const Node *n, Frame *f);
+
+/* A name no frame can bind (parser: NAME_TOP_LEVEL). */
+static inline Value lookup_top(Interp *I, int sym) {
+    Value v = I->globals[sym];
+    if (v.type != VT_MISSING) return v;
+    return resolve_global(I, sym);
+}
+
+/* The innermost frame's binding of sym, if any frame has one. */
+static ALWAYS_INLINE bool frame_find(const Frame *f, int sym, Value *out) {
+    for (; f; f = f->parent)
+        for (int i = f->n - 1; i >= 0; i--)
+            if (f->syms[i] == sym) { *out = f->vals[i]; return true; }
+    return false;
+}
+
+static ALWAYS_INLINE Value lookup_inline(Interp *I, Frame *f, int sym) {
+    Value v;
+    if (frame_find(f, sym, &v)) return v;
+    v = I->globals[sym];
+    if (v.type != VT_MISSING) return v;
+    return resolve_global(I, sym);
+}
+
+/* A name read where the parser gave it a slot (N_NAME.flag): the frame's
+ * entry there, if it holds the name (a frame holds a name at most once, so
+ * that is its binding in the innermost frame), else the search. */
+static ALWAYS_INLINE bool slot_holds(const Frame *f, int sym, unsigned slot, Value *out) {
+    if (f && slot < (unsigned)f->n && f->syms[slot] == sym) {
+        *out = f->vals[slot];
+        return true;
+    }
+    return false;
+}
+
+static ALWAYS_INLINE Value lookup_name(Interp *I, const Node *name, Frame *f) {
+    Value v;
+    if (slot_holds(f, name->sym, name->flag, &v)) return v;
+    return lookup_inline(I, f, name->sym);
+}
+
+/* Any N_NAME's value, by how the parser marked it. */
+static ALWAYS_INLINE Value name_value(Interp *I, const Node *n, Frame *f) {
+    if (n->op == NAME_TOP_LEVEL) return lookup_top(I, n->sym);
+    if (!n->op) return lookup_name(I, n, f);
+    return lookup_in_block(I, f, n->sym);
+}
+
+static inline Value operand(Interp *I, const Node *n, Frame *f) {
+    if (n->kind == N_CONST) return n->v;
+    if (n->kind == N_NAME) return name_value(I, n, f);
+    if (n->kind == N_GETATTR && n->simple) return getattr_of_name(I, n, f);
+    return interp_eval(I, n, f);
+}
+
+static inline void set_pos(Interp *I, const Node *n) {
+    I->rt->line = n->line;
+    I->rt->col = n->col;
+}
+
+/* Recursion goes through eval/exec_stmt, and one macro level may nest a
+ * deep expression: counting macro levels alone cannot keep the C stack
+ * from overflowing, so the hubs also measure the stack actually used. */
+#define STACK_BASE_BUDGET ((size_t)256 << 10)
+#define STACK_PER_RECURSION ((size_t)8 << 10)
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__aarch64__))
+/* The stack pointer itself: real even when ASan moves locals to a heap
+ * "fake stack", and read without making the function set up a frame
+ * pointer (as __builtin_frame_address does), so that a dispatcher whose
+ * every case is a tail call (eval) saves nothing. */
+static inline uintptr_t stack_here(void) {
+    uintptr_t sp;
+#if defined(__x86_64__)
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+#else
+    __asm__("mov %0, sp" : "=r"(sp));
+#endif
+    return sp;
+}
+#define STACK_HERE() stack_here()
+#elif defined(__GNUC__) || defined(__clang__)
+/* the real frame, even when ASan moves locals to a heap "fake stack" */
+#define STACK_HERE() ((uintptr_t)__builtin_frame_address(0))
+#else
+#define STACK_HERE() ((uintptr_t)&(char){0})
+#endif
+
+COLD _Noreturn void stack_exhausted(Interp *I);
+
+/* Every supported target grows its stack downwards: one compare per node. */
+static inline void stack_check(Interp *I) {
+    if (STACK_HERE() < I->stack_limit) stack_exhausted(I);
+}
+
+/* Two strs' equality: by pointer (a known key, an interned name), else bytes. */
+static ALWAYS_INLINE bool strs_equal(const Str *x, const Str *y) {
+    return x == y || (x->len == y->len && mem_equal(x->data, y->data, x->len));
+}
+
+/* d.attr for a known key (GA_KEY_KNOWN): every dict holds such a key as
+ * its shared Str, so a scan by pointer finds it, or shows it is absent
+ * (missing: the Undefined). False for a dict big enough to be hashed. */
+static ALWAYS_INLINE bool known_key_get(const Dict *d, const Str *attr, Value missing, Value *out) {
+    if (d->index) return false;
+    for (const DictEntry *e = d->entries, *end = e + d->len; e < end; e++)
+        if (e->key.u.s == attr && e->key.type == VT_STR) {
+            *out = e->val;
+            return true;
+        }
+    *out = missing;
+    return true;
+}
+
+/* obj.attr for an N_GETATTR: the usual answers in place (a dict's plain
+ * key, loop.index0, a cached namespace attribute), every other path left
+ * by a tail call, so that the usual one saves no registers. */
+static ALWAYS_INLINE Value getattr_of(Interp *I, const Node *n, Value obj) {
+    if (obj.type == VT_DICT && n->flag) {      /* message.role: plain key */
+        Value v;
+        if ((n->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, n->attr, n->v, &v)) return v;
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
+        return getattr_dict_miss(n, obj.u.dict, c);
+    }
+    if (n->op && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE)   /* loop.index0 */
+        return loop_attr(I, obj.u.obj->data, n->op);
+    if (obj.type == VT_NAMESPACE && n->attr->data[0] != '_') {
+        const AttrCacheEntry *c = attr_slot(I, obj.u.dict, n->attr);
+        if (c->dict == obj.u.dict && c->attr == n->attr) return c->v;
+    }
+    return getattr_of_rest(I, n, obj);
+}
+
+/* name.attr, the commonest compound expression, without entering eval. */
+static ALWAYS_INLINE Value getattr_of_name_inline(Interp *I, const Node *n, Frame *f) {
+    return getattr_of(I, n, n->simple == GA_NAME_TOP ? lookup_top(I, n->sym) : lookup_name(I, n->a, f));
+}
+
+/* The object of name.attr when finding it needs no call (false: a global
+ * not resolved yet). */
+static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame *f, Value *obj) {
+    if (n->simple != GA_NAME_TOP && (slot_holds(f, n->sym, n->a->flag, obj) || frame_find(f, n->sym, obj))) return true;
+    *obj = I->globals[n->sym];
+    return obj->type != VT_MISSING;
+}
+
+static inline bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
+    return compare->simple;   /* the parser decided, so that only the node's first line is read */
+}
+static inline bool plain_test(const Node *test) {             /* x is defined */
+    return test->simple;   /* no arguments, a known test (the parser decided) */
+}
+
+static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
+    Value v = operand(I, n, f);
+    switch (v.type) {   /* the usual `if x`, without a call */
+    case VT_STR: return v.u.s->len != 0;
+    case VT_NONE: case VT_UNDEFINED: return false;
+    case VT_BOOL: return v.u.b;
+    default: return v_truthy(v);
+    }
+}
+
+/* The truth of n: dispatched in the caller (inline), so that an `if` on
+ * m.role == 'user' costs one call; and/or/not recurse out of line. */
+static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
+    switch (n->kind) {
+    case N_COMPARE:
+        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+               : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
+               : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
+                                          : cond_value(I, n, f);
+    case N_NOT: case N_AND: case N_OR: return cond_logic(I, n, f);
+    case N_TEST: return plain_test(n) ? cond_test(I, n, f) : cond_value(I, n, f);
+    default: return cond_value(I, n, f);
+    }
+}
+
+/* The branch an N_IF takes (its else branch when no test holds). */
+static ALWAYS_INLINE const NodeList *if_branch(Interp *I, const Node *n, Frame *f) {
+    if (cond(I, n->a, f)) return &n->body;
+    for (int k = 0; k < n->items.n; k++) {   /* elif */
+        rt_step(I->rt, 1);
+        if (cond(I, n->items.v[k]->a, f)) return &n->items.v[k]->body;
+    }
+    return &n->alt;
+}
 
 #endif

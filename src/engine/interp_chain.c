@@ -1,0 +1,363 @@
+/* interp_chain.c — the truth of a test where only its truth matters (if,
+ * elif, inline if, not), and if/elif chains: the memo of a chain's shared
+ * operand, the guards that pass over the tests its value rules out, and
+ * the memo of pure filters' results they stand on. The tree walk that
+ * calls into it is interp.c; what the two share is interp_internal.h. */
+#include "interp_internal.h"
+#include "lexer.h"
+
+/* The truth of an expression where only its truth matters (if, inline if,
+ * not): `a and b` is true exactly when both are, so no Value is built and
+ * eval is not entered for the usual tests. Same evaluation order. */
+static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
+static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
+    const Str *x = left.u.s, *y = n->v.u.s;
+    size_t len = x->len;
+    bool equal;
+    if (x == y || len != y->len) {
+        equal = x == y;
+    } else if (len >= 4 && len <= 8) {   /* a role against a constant: two words, no call */
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, x->data, 4); memcpy(&a1, x->data + len - 4, 4);
+        memcpy(&b0, y->data, 4); memcpy(&b1, y->data + len - 4, 4);
+        equal = ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    } else {
+        equal = mem_equal(x->data, y->data, len);
+    }
+    return equal == (n->op == OP_EQ);
+}
+static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
+    Value left = getattr_dict_miss(n->a, d, c);
+    if (left.type == VT_STR) return str_equality(n, left);
+    set_pos(I, n);
+    return interp_compare(I, n->op, left, n->v);
+}
+static NOINLINE bool cond_equality_other(Interp *I, const Node *n, Value left) {   /* left not a str */
+    set_pos(I, n);
+    return interp_compare(I, n->op, left, n->v);
+}
+
+/* a = m.role|lower (simple, FILTER_PURE) with m already found as obj: what
+ * eval_filter computes, without looking m up again. */
+static NOINLINE Value filtered_attr_miss(Interp *I, const Node *a, Value obj) {
+    Value v = getattr_of(I, a->a, obj);
+    set_pos(I, a);
+    return filter_pure(I, a, v);
+}
+
+/* m.role|lower == 'user' (Command-A's elif chain): a pure filter's result
+ * for a dict's plain key is cached as the key's value is, by dict, key and
+ * filter (a dict never changes once a template sees it, and the filter's
+ * result depends on the value alone). A miss evaluates the filter as eval
+ * does. Not under autoescape (filter_pure's memo is not either). */
+static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a, *g = a->a;
+    Value obj;
+    if (g->kind == N_GETATTR && g->simple && g->flag && !I->autoescape && name_bound(I, g, f, &obj) &&
+        obj.type == VT_DICT) {
+        AttrCacheEntry *c = filtered_slot(I, obj.u.dict, g->attr);
+        const void *key = filtered_key(obj.u.dict);
+        if (c->dict == key && c->attr == g->attr && c->filter == a->filter) return str_equality(n, c->v);
+        Value left = filtered_attr_miss(I, a, obj);
+        if (left.type != VT_STR) return cond_equality_other(I, n, left);
+        c->dict = key;
+        c->attr = g->attr;
+        c->filter = a->filter;
+        c->v = left;
+        return str_equality(n, left);
+    }
+    return cond_equality_slow(I, n, f);
+}
+
+/* A test of an if/elif chain whose left operand name.key|filter the chain
+ * shares (ast.h: N_IF_CHAIN), while its run's memo is installed: the
+ * operand evaluated as cond_equality_slow does, the first time only. Kept
+ * when its name holds a dict outside autoescape: a dict's key cannot
+ * change while the tests run, and a pure filter's result depends on its
+ * operand alone. */
+static NOINLINE bool cond_equality_chained(Interp *I, const Node *n, Frame *f) {
+    IfMemo *m = I->if_memo;
+    Value left;
+    if (m->set) {
+        left = m->v;
+    } else {
+        const Node *a = n->a, *g = a->a;   /* name.key|filter */
+        Value obj = g->simple == GA_NAME_TOP ? lookup_top(I, g->sym) : lookup_name(I, g->a, f);
+        left = getattr_of(I, g, obj);
+        set_pos(I, a);   /* as eval_filter: a simple FILTER_PURE filter */
+        left = filter_pure(I, a, left);
+        if (obj.type == VT_DICT && !I->autoescape) {
+            m->v = left;
+            m->set = true;
+        }
+    }
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
+    set_pos(I, n);
+    return interp_compare(I, n->op, left, right);
+}
+
+/* m.role == 'user': every path but the cached one leaves by a tail call. */
+NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;
+    Value obj;
+    if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag && name_bound(I, a, f, &obj) &&
+        obj.type == VT_DICT) {
+        Value left;
+        if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
+            if (left.type == VT_STR) return str_equality(n, left);
+            return cond_equality_other(I, n, left);
+        }
+        AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
+        if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
+        left = c->v;
+        if (left.type == VT_STR) return str_equality(n, left);
+    } else if (n->flag && n->v.type == VT_STR && a->kind == N_FILTER && a->simple && a->op == FILTER_PURE) {
+        return cond_equality_filtered(I, n, f);
+    }
+    return cond_equality_slow(I, n, f);
+}
+
+/* A test marked CMP_CHAINED: from its chain's memo while the chain's
+ * tests run, else as any other equality. */
+NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
+    const IfMemo *m = I->if_memo;
+    if (m && m->owner == n->chain_if && m->frame == f) {
+        if (m->set && m->v.type == VT_STR && n->flag && n->v.type == VT_STR) return str_equality(n, m->v);
+        return cond_equality_chained(I, n, f);
+    }
+    return cond_equality(I, n, f);
+}
+
+static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;   /* m.role, looked up here rather than by a call */
+    Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
+    set_pos(I, n);
+    return interp_compare(I, n->op, left, right);
+}
+
+/* One comparison other than ==/!= (loop.index0 > ns.last, 'x' in s): as
+ * eval_compare_chain, ints compared in place. */
+NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
+    Value left = operand(I, n->a, f);
+    Value right = n->flag ? n->v : operand(I, n->b, f);
+    set_pos(I, n);
+    if (left.type == VT_INT && right.type == VT_INT) {
+        int64_t x = left.u.i, y = right.u.i;
+        switch (n->op) {
+        case OP_LT: return x < y;
+        case OP_LE: return x <= y;
+        case OP_GT: return x > y;
+        case OP_GE: return x >= y;
+        default: break;
+        }
+    }
+    return interp_compare(I, n->op, left, right);
+}
+
+NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Value v = operand(I, n->a, f);
+    switch (n->op) {   /* a type test without arguments cannot fail */
+    case TYPE_TEST_DEFINED: return v.type != VT_UNDEFINED && v.type != VT_MISSING;
+    case TYPE_TEST_UNDEFINED: return v.type == VT_UNDEFINED || v.type == VT_MISSING;
+    case TYPE_TEST_IS_NONE: return v.type == VT_NONE;
+    case TYPE_TEST_STRING: return v.type == VT_STR;
+    case TYPE_TEST_MAPPING: return v.type == VT_DICT;
+    default: break;
+    }
+    set_pos(I, n);
+    return n->test(I->rt, v, &no_args);
+}
+
+NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
+    stack_check(I);
+    switch (n->kind) {
+    case N_NOT: return !cond(I, n->a, f);
+    case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
+    default: return cond(I, n->a, f) || cond(I, n->b, f);   /* N_OR */
+    }
+}
+
+/* message.role|lower in an elif chain, messages|length in a loop: a pure
+ * filter's result on an immutable operand (a str, list or dict, as it
+ * came) is remembered for the render, with the steps it charged, which a
+ * repeat charges again. Scalar results only: a new list or dict each time
+ * keeps `is sameas` as Jinja2 has it. Not under autoescape (str and escape
+ * depend on it). */
+NOINLINE Value filter_pure(Interp *I, const Node *n, Value v) {
+    static const Args no_args = {0, NULL, 0, NULL, NULL};
+    Rt *rt = I->rt;
+    FilterMemo *m = NULL;
+    if (!v.flags && !v.iter && !I->autoescape &&
+        (v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) {
+        uintptr_t h = (uintptr_t)v.u.s >> 4;
+        m = &I->filter_memo[h & (FILTER_MEMO_SIZE - 1)];
+        if (m->operand == v.u.s && m->filter == n->filter && m->type == v.type) {
+            rt_step(rt, m->steps);
+            return m->v;
+        }
+    }
+    uint64_t before = rt->steps;
+    charge_operand(rt, v);
+    Value r = n->filter(rt, v, &no_args);
+    if (m && (r.type == VT_STR || r.type == VT_INT || r.type == VT_BOOL || r.type == VT_FLOAT || r.type == VT_NONE)) {
+        m->operand = v.u.s;
+        m->filter = n->filter;
+        m->type = v.type;
+        m->v = r;
+        m->steps = rt->steps - before;
+        m->chain = NULL;
+        m->decided_for = NULL;
+    }
+    return r;
+}
+
+static bool str_among(const Str *s, const Str *const *set) {
+    for (; *set; set++)
+        if (strs_equal(s, *set)) return true;
+    return false;
+}
+
+/* filter_pure's memo entry for n's filter on v, if it holds one (what
+ * filter_pure would return at the cost of the entry's steps), else NULL. */
+static ALWAYS_INLINE FilterMemo *filter_memo_hit(Interp *I, const Node *n, Value v) {
+    if (v.flags || v.iter || I->autoescape ||
+        !(v.type == VT_STR || v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
+        return NULL;
+    FilterMemo *m = &I->filter_memo[((uintptr_t)v.u.s >> 4) & (FILTER_MEMO_SIZE - 1)];
+    return m->operand == v.u.s && m->filter == n->filter && m->type == v.type ? m : NULL;
+}
+
+/* Which of chain n's tests E (a str, m's result) leaves to run: bit k for
+ * a test without a guard or whose guard lists E. */
+static NOINLINE uint32_t chain_candidates(const ChainGuards *g, Value e) {
+    uint32_t bits = 0;
+    for (int k = 0; k < g->ntests; k++)
+        if (!g->consts[k] || str_among(e.u.s, g->consts[k])) bits |= (uint32_t)1 << k;
+    return bits;
+}
+
+/* E's value (m's result) decides chain n's branch: it, after `steps` elif steps. */
+static inline void decide(FilterMemo *m, const Node *n, const NodeList *branch, int steps) {
+    m->decided_for = n;
+    m->decided = branch;
+    m->decided_steps = (uint32_t)steps;
+}
+
+/* chain_dispatch's walk of the tests once E's memo entry m is known: the
+ * tests E's value rules out are passed over in one step charge (the same
+ * one elif step each; nothing runs between them, so a limit reached there
+ * stops the render at the same point), the others run as in the walk. */
+static ALWAYS_INLINE const NodeList *chain_candidates_run(Interp *I, const Node *n, Frame *f, FilterMemo *m, Value e) {
+    const ChainGuards *g = n->guards;
+    if (m->chain != n) {
+        uint32_t bits = chain_candidates(g, e);
+        int first = bits ? __builtin_ctz(bits) : -1;
+        m->candidates = bits;
+        m->chain = n;
+        if (!bits) decide(m, n, &n->alt, g->ntests - 1);   /* no test can hold: the else, after every elif step */
+        else if (g->consts[first] && g->then[first] == GUARD_HOLDS)   /* the first one left holds */
+            decide(m, n, first ? &n->items.v[first - 1]->body : &n->body, first);
+    }
+    uint32_t left = m->candidates;
+    int reached = 0;   /* the elif steps charged so far: one for each test after the first reached */
+    while (left) {
+        int k = __builtin_ctz(left);
+        left &= left - 1;
+        if (k > reached) rt_step(I->rt, (uint64_t)(k - reached));
+        reached = k;
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        uint8_t then = g->consts[k] ? g->then[k] : GUARD_TEST;
+        if (then == GUARD_HOLDS || cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+    }
+    if (g->ntests - 1 > reached) rt_step(I->rt, (uint64_t)(g->ntests - 1 - reached));
+    return &n->alt;
+}
+
+/* A guarded chain (ast.h: ChainGuards): E evaluated first, as the first
+ * test would (cond_equality_chained), and into the memo on the same terms;
+ * then each test E's value rules out is passed over (its elif step still
+ * charged), and a test E's value decides is not run. */
+static ALWAYS_INLINE const NodeList *chain_dispatch(Interp *I, const Node *n, Frame *f, IfMemo *memo, Value e,
+                                                     FilterMemo *m) {
+    const ChainGuards *g = n->guards;
+    const Node *a = g->operand;
+    FilterMemo *kept = m;
+    if (m) {   /* filter_pure's hit, without the call */
+        rt_step(I->rt, m->steps);
+        e = m->v;
+    } else {   /* (a value's first run walks the tests: most values of a render's chain come once) */
+        Value operand_value = e;
+        e = filter_pure(I, a, e);
+        kept = filter_memo_hit(I, a, operand_value);   /* the entry filter_pure made, if it kept e */
+    }
+    memo->v = e;
+    memo->set = true;
+    if (e.type != VT_STR) return if_branch(I, n, f);   /* (the tests read E from the memo) */
+    if (m && g->ntests <= 32) return chain_candidates_run(I, n, f, m, e);
+    /* The walk. While no test has run (each one so far passed over by its
+     * guard), kept is as filter_pure left it: a branch reached then is the
+     * one E decides, remembered there for E's next run. */
+    bool none_ran = true;
+    for (int k = 0; k < g->ntests; k++) {
+        if (k) rt_step(I->rt, 1);   /* as if_branch, per elif reached */
+        const Node *test = k ? n->items.v[k - 1]->a : n->a;
+        const NodeList *body = k ? &n->items.v[k - 1]->body : &n->body;
+        const Str *const *set = g->consts[k];
+        if (!set) {
+            none_ran = false;
+            if (cond(I, test, f)) return body;
+        } else if (str_among(e.u.s, set)) {
+            uint8_t then = g->then[k];
+            if (then == GUARD_HOLDS) {
+                if (kept && none_ran) decide(kept, n, body, k);
+                return body;
+            }
+            none_ran = false;
+            if (cond(I, then == GUARD_AND ? test->b : test, f)) return body;
+        }
+    }
+    if (kept && none_ran) decide(kept, n, &n->alt, g->ntests - 1);
+    return &n->alt;
+}
+
+/* The branch an N_IF_CHAIN takes: if_branch (or chain_dispatch), with the
+ * chain's memo installed while the tests run (a throw ends the render, so
+ * nothing reads it after). A guarded chain whose E the filter memo holds
+ * with the branch E decides (FilterMemo.decided: Command-A's role chain,
+ * every message after the first of its role) takes it at once, charging
+ * what the walk would: the filter's steps, then one a test passed over. */
+static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Frame *f) {
+    const ChainGuards *g = n->guards;
+    FilterMemo *m = NULL;
+    Value e = {0};
+    bool dispatch = false;
+    if (g) {
+        const Node *a = g->operand, *ga = a->a;   /* E is name.key|filter */
+        Value obj = ga->simple == GA_NAME_TOP ? lookup_top(I, ga->sym) : lookup_name(I, ga->a, f);
+        if (obj.type == VT_DICT && !I->autoescape) {
+            e = getattr_of(I, ga, obj);
+            set_pos(I, a);
+            m = filter_memo_hit(I, a, e);
+            if (m && m->decided_for == n) {   /* E's value alone picks the branch: no test runs */
+                rt_step(I->rt, m->steps);
+                if (m->decided_steps) rt_step(I->rt, m->decided_steps);
+                return m->decided;
+            }
+            dispatch = true;
+        }
+    }
+    IfMemo memo = {.owner = n, .frame = f};
+    IfMemo *const outer = I->if_memo;
+    I->if_memo = &memo;   /* (no memo of E without dispatch: the tests as they are) */
+    const NodeList *branch = dispatch ? chain_dispatch(I, n, f, &memo, e, m) : if_branch(I, n, f);
+    I->if_memo = outer;
+    return branch;
+}
+
+/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
+NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
