@@ -163,16 +163,25 @@ static _Noreturn void json_fail(Parser *ps, size_t pos, const char *msg) {
     rt_throw(ps->rt, CF_ERR_JSON, "%s: line %zu column %zu (char %zu)", msg, line, column, chars);
 }
 
+/* An array that starts in the parser's own storage (inline, inline_size
+ * bytes) and moves to the heap when it first outgrows it: twice the room,
+ * *cap updated (the value stack and the open containers grow so). */
+static void *grow_from_inline(Rt *rt, void *items, const void *inline_items, size_t inline_size, size_t *cap,
+                              size_t item_size) {
+    size_t grown = *cap * 2;
+    if (items == inline_items) {
+        items = rt_alloc(rt, grown * item_size);
+        memcpy(items, inline_items, inline_size);
+    } else {
+        items = rt_realloc(rt, items, *cap * item_size, grown * item_size);
+    }
+    *cap = grown;
+    return items;
+}
+
 /* Room for at least one more item at top. */
 static NOINLINE Value *stack_grow(Parser *ps) {
-    size_t cap = ps->cap * 2;
-    if (ps->stack == ps->stack_inline) {
-        ps->stack = rt_alloc(ps->rt, cap * sizeof(Value));
-        memcpy(ps->stack, ps->stack_inline, sizeof ps->stack_inline);
-    } else {
-        ps->stack = rt_realloc(ps->rt, ps->stack, ps->cap * sizeof(Value), cap * sizeof(Value));
-    }
-    ps->cap = cap;
+    ps->stack = grow_from_inline(ps->rt, ps->stack, ps->stack_inline, sizeof ps->stack_inline, &ps->cap, sizeof(Value));
     return ps->stack;
 }
 
@@ -954,14 +963,8 @@ static inline uint16_t two_bytes(const unsigned char *p) {
 }
 
 static NOINLINE void opened_grow(Parser *ps) {
-    size_t cap = ps->opened_cap * 2;
-    if (ps->opened == ps->opened_inline) {
-        ps->opened = rt_alloc(ps->rt, cap * sizeof(Opened));
-        memcpy(ps->opened, ps->opened_inline, sizeof ps->opened_inline);
-    } else {
-        ps->opened = rt_realloc(ps->rt, ps->opened, ps->opened_cap * sizeof(Opened), cap * sizeof(Opened));
-    }
-    ps->opened_cap = cap;
+    ps->opened = grow_from_inline(ps->rt, ps->opened, ps->opened_inline, sizeof ps->opened_inline, &ps->opened_cap,
+                                  sizeof(Opened));
 }
 
 /* The JsonSource of a container opened as o and closed at end (its own
