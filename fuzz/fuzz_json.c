@@ -9,6 +9,7 @@
 #include "fuzz_common.h"
 #include "engine/context.h"
 #include "engine/value.h"
+#include "../tests/same_json_value.h"
 
 static const char TEMPLATE[] =
     "{{ v }}|{{ v|tojson }}|{{ v|tojson(indent=1) }}|{{ v|string|length }}"
@@ -19,45 +20,9 @@ static cf_template *tmpl;
 static cf_limits limits;
 static cf_json_cache *cache;
 
-static bool same_source(const JsonSource *a, const JsonSource *b) {
-    if (!a || !b) return a == b;
-    return a->len == b->len && a->steps == b->steps && a->height == b->height && !memcmp(a->text, b->text, a->len);
-}
-
-/* a and b are the same value, read the same way: types, bytes (and code
- * point counts), items in order, and the JSON text kept for tojson. (Not
- * cf_context_to_json: it copies that kept text, whatever the values.) */
-static bool same_value(Value a, Value b, int depth) {
-    if (a.type != b.type || a.flags != b.flags || depth > 100000) return false;
-    switch (a.type) {
-    case VT_STR:
-    case VT_BIGINT:
-        return a.u.s->len == b.u.s->len && !memcmp(a.u.s->data, b.u.s->data, a.u.s->len) &&
-               (a.u.s->nchars < 0 || b.u.s->nchars < 0 || a.u.s->nchars == b.u.s->nchars);
-    case VT_INT: return a.u.i == b.u.i;
-    case VT_FLOAT: return !memcmp(&a.u.f, &b.u.f, sizeof a.u.f);
-    case VT_BOOL: return a.u.b == b.u.b;
-    case VT_NONE: return true;
-    case VT_LIST:
-        if (a.u.list->len != b.u.list->len || !same_source(a.u.list->json, b.u.list->json)) return false;
-        for (size_t i = 0; i < a.u.list->len; i++)
-            if (!same_value(a.u.list->items[i], b.u.list->items[i], depth + 1)) return false;
-        return true;
-    case VT_DICT:
-        if (dict_len(a.u.dict) != dict_len(b.u.dict) || !same_source(dict_json_source(a.u.dict), dict_json_source(b.u.dict)))
-            return false;
-        for (size_t i = 0; i < dict_len(a.u.dict); i++)
-            if (!same_value(dict_key_at(a.u.dict, i), dict_key_at(b.u.dict, i), depth + 1) ||
-                !same_value(dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i), depth + 1))
-                return false;
-        return true;
-    default: return false;   /* (the reader makes nothing else) */
-    }
-}
-
 /* want and got hold the same variables. */
 static void check_same(const cf_context *want, const cf_context *got) {
-    FUZZ_CHECK(same_value(v_dict_of(want->vars), v_dict_of(got->vars), 0));
+    FUZZ_CHECK(same_json_value(v_dict_of(want->vars), v_dict_of(got->vars), 0));
 }
 
 /* The cached readers against cf_context_from_json on the same bytes. */

@@ -13,38 +13,7 @@
 #include "engine/context.h"
 #include "engine/json.h"
 #include "check.h"
-
-static bool same_source(const JsonSource *a, const JsonSource *b) {
-    if (!a || !b) return a == b;
-    return a->len == b->len && a->steps == b->steps && a->height == b->height && !memcmp(a->text, b->text, a->len);
-}
-
-/* Do a and b hold the same value, read the same way? */
-static bool same_value(Value a, Value b) {
-    if (a.type != b.type || a.flags != b.flags) return false;
-    switch (a.type) {
-    case VT_STR: return a.u.s->len == b.u.s->len && !memcmp(a.u.s->data, b.u.s->data, a.u.s->len);
-    case VT_INT: return a.u.i == b.u.i;
-    case VT_FLOAT: return !memcmp(&a.u.f, &b.u.f, sizeof a.u.f);
-    case VT_BOOL: return a.u.b == b.u.b;
-    case VT_NONE: return true;
-    case VT_LIST:
-        if (a.u.list->len != b.u.list->len || !same_source(a.u.list->json, b.u.list->json)) return false;
-        for (size_t i = 0; i < a.u.list->len; i++)
-            if (!same_value(a.u.list->items[i], b.u.list->items[i])) return false;
-        return true;
-    case VT_DICT:
-        if (dict_len(a.u.dict) != dict_len(b.u.dict) ||
-            !same_source(dict_json_source(a.u.dict), dict_json_source(b.u.dict)))
-            return false;
-        for (size_t i = 0; i < dict_len(a.u.dict); i++)
-            if (!same_value(dict_key_at(a.u.dict, i), dict_key_at(b.u.dict, i)) ||
-                !same_value(dict_val_at(a.u.dict, i), dict_val_at(b.u.dict, i)))
-                return false;
-        return true;
-    default: return false;   /* the reader makes nothing else but bigints, not used here */
-    }
-}
+#include "same_json_value.h"
 
 typedef struct Buf { char *p; size_t len, cap; } Buf;
 
@@ -93,7 +62,7 @@ static int compare(cf_json_cache *cache, const char *doc, const cf_limits *lim, 
               "%s: uncached %s (%s at %zu), cached %s (%s at %zu)", what, a ? "read" : "failed", ea.message,
               (size_t)ea.offset, b ? "read" : "failed", eb.message, (size_t)eb.offset);
     } else {
-        check(same_value(v_dict_of(a->vars), v_dict_of(b->vars)), "%s: the contexts differ", what);
+        check(same_json_value(v_dict_of(a->vars), v_dict_of(b->vars), 0), "%s: the contexts differ", what);
     }
     cf_context_free(a);
     cf_context_free(b);
@@ -122,7 +91,7 @@ static int compare_line(cf_json_cache *cache, const char *text, size_t avail, co
         held = got->nheld;
         check(nl && line_len == (size_t)(nl - text), "%s: the line's end at %zu, not %zu", what, line_len,
               nl ? (size_t)(nl - text) : avail);
-        check(ref && same_value(v_dict_of(ref->vars), v_dict_of(got->vars)), "%s: the contexts differ", what);
+        check(ref && same_json_value(v_dict_of(ref->vars), v_dict_of(got->vars), 0), "%s: the contexts differ", what);
     } else {
         check(line_len == SIZE_MAX, "%s: not read in place, yet a line length %zu", what, line_len);
     }
@@ -406,7 +375,7 @@ int main(void) {
     }
     cf_json_cache_free(cache);
     cf_context *ref = cf_context_from_json_limits(doc, strlen(doc), &lim, &err);
-    check(kept && ref && same_value(v_dict_of(kept->vars), v_dict_of(ref->vars)), "the kept context intact");
+    check(kept && ref && same_json_value(v_dict_of(kept->vars), v_dict_of(ref->vars), 0), "the kept context intact");
     cf_context_free(kept);
     cf_context_free(ref);
     compare(NULL, "{\"a\": [1, {\"b\": 2}]}", &lim, "no cache: as uncached");
