@@ -473,10 +473,11 @@ llama_check=$(BUILD=$BUILD bash tests/grammar/llama_engine.sh 2>&1 | tail -n 1)
 case $llama_check in
     SKIP*) skip grammar_llamacpp "llama.cpp's grammar engine: ${llama_check#SKIP }" ;;
     *)
+        # Debian's python3-lark, for both steps that read the Lark grammars
+        python3 -c 'import lark' 2> /dev/null || [ -d /usr/lib/python3/dist-packages/lark ] ||
+            apt-get install -y -qq python3-lark > /dev/null 2>&1
         relay python3 tests/grammar/roundtrip_grammar.py "$CHATFMT_BIN" "$llama_check" "$SHARED"
         if grammar_python_ready; then
-            python3 -c 'import lark' 2> /dev/null || [ -d /usr/lib/python3/dist-packages/lark ] ||
-                apt-get install -y -qq python3-lark > /dev/null 2>&1
             relay python3 tests/grammar/schema_agreement.py "$CHATFMT_BIN" "$llama_check" --lark --lark-every 4
         else
             skip schema_gbnf_llamacpp "needs Python's jsonschema (python3-jsonschema)"
