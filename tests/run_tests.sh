@@ -475,7 +475,8 @@ case $llama_check in
     *)
         # Debian's python3-lark, for both steps that read the Lark grammars
         python3 -c 'import lark' 2> /dev/null || [ -d /usr/lib/python3/dist-packages/lark ] ||
-            apt-get install -y -qq python3-lark > /dev/null 2>&1
+            { apt-get install -y -qq python3-lark || { apt-get update -qq && apt-get install -y -qq python3-lark; }; } \
+                > /dev/null 2>&1
         relay python3 tests/grammar/roundtrip_grammar.py "$CHATFMT_BIN" "$llama_check" "$SHARED"
         if grammar_python_ready; then
             relay python3 tests/grammar/schema_agreement.py "$CHATFMT_BIN" "$llama_check" --lark --lark-every 4
