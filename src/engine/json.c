@@ -1817,6 +1817,7 @@ typedef struct Dumper {
     const char *nl;
     unsigned nl_levels;
     bool verbatim;           /* the options JsonSources are kept for */
+    bool python_seps;        /* no indent, ", " and ": " (json.dumps' defaults): written in place */
 } Dumper;
 
 /* Whether a byte of the string s, shorter than a scan block, needs an
@@ -1971,8 +1972,30 @@ static void merge_sort_keys(Rt *rt, const Dict *dict, size_t *idx, size_t *tmp, 
     rt_step(rt, n);
 }
 
+/* `, "key": ` (no comma before the first pair) with Python's separators:
+ * a key shorter than a scan block needing no escape, the common one, in
+ * place with one room check; any other through dump_key. */
+static inline void flat_key(Dumper *d, Value k, bool first) {
+    StrBuf *sb = d->sb;
+    if (k.type == VT_STR && k.u.s->len < SCAN_BYTES && sb->p && sb->cap - sb->len >= SCAN_BYTES + 8 &&
+        !short_str_flagged(k.u.s, d->ensure_ascii)) {
+        char *o = sb->p + sb->len;
+        size_t n = k.u.s->len;
+        memcpy(o, ", ", 2);   /* the first pair's key starts over it */
+        o += first ? 0 : 2;
+        *o = '"';
+        copy_bytes(o + 1, k.u.s->data, n);
+        memcpy(o + 1 + n, "\": ", 3);
+        sb->len = (size_t)(o + 4 + n - sb->p);
+        return;
+    }
+    if (!first) sb_put(sb, ", ", 2);
+    dump_key(d, k);
+    sb_put(sb, ": ", 2);
+}
+
 static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
-    size_t n = dict_len(dict);
+    size_t n = dict->len;
     if (n == 0) {
         sb_put(d->sb, "{}", 2);
         return;
@@ -1985,13 +2008,24 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
         merge_sort_keys(d->rt, dict, order, tmp, n);
     }
     sb_putc(d->sb, '{');
+    const DictEntry *entries = dict->entries;
+    if (d->python_seps) {
+        for (size_t i = 0; i < n; i++) {
+            const DictEntry *e = &entries[order ? order[i] : i];
+            flat_key(d, e->key, i == 0);
+            dump_item(d, e->val, depth + 1);
+        }
+        sb_putc(d->sb, '}');
+        rt_step(d->rt, n);
+        return;
+    }
     if (d->indent) newline_indent(d, depth + 1);
     for (size_t i = 0; i < n; i++) {
-        size_t at = order ? order[i] : i;
+        const DictEntry *e = &entries[order ? order[i] : i];
         if (i) item_separator(d, depth + 1);
-        dump_key(d, dict_key_at(dict, at));
+        dump_key(d, e->key);
         sb_put(d->sb, d->key_sep, d->key_sep_len);
-        dump_item(d, dict_val_at(dict, at), depth + 1);
+        dump_item(d, e->val, depth + 1);
     }
     if (d->indent) newline_indent(d, depth);
     sb_putc(d->sb, '}');
@@ -2001,7 +2035,7 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
 /* A container read from JSON text that json.dumps would write again as it
  * was: copied, charging the steps and reaching the depth its dump would
  * (one too deep is left to the dump, to fail where it fails). */
-static bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
+static inline bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
     if (!js || !d->verbatim || (uint64_t)depth + js->height > d->max_depth) return false;
     sb_put(d->sb, js->text, js->len);
     rt_step(d->rt, js->steps);
@@ -2030,7 +2064,7 @@ static void dump_value(Dumper *d, Value v, unsigned depth) {
         if (!dump_verbatim(d, v.u.list->json, depth)) dump_list(d, v.u.list, depth);
         return;
     case VT_DICT:
-        if (!dump_verbatim(d, dict_json_source(v.u.dict), depth)) dump_dict(d, v.u.dict, depth);
+        if (!dump_verbatim(d, v.u.dict->json, depth)) dump_dict(d, v.u.dict, depth);
         return;
     default: not_serializable(d, v);
     }
@@ -2043,7 +2077,7 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
         o = &defaults;
     }
     Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, rt->lim.max_json_depth, NULL, 0, NULL, NULL, 0, 0,
-                NULL, 0, false};
+                NULL, 0, false, false};
     enum { NL_LEVELS = 16 };
     char nl[256];   /* d.nl: up to NL_LEVELS levels, fewer of a long indent */
     if (o->indent_str || o->indent >= 0) {
@@ -2069,7 +2103,8 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
     d.key_sep = o->key_sep ? o->key_sep : ": ";
     d.item_sep_len = o->item_sep ? strlen(d.item_sep) : d.indent ? 1 : 2;
     d.key_sep_len = o->key_sep ? strlen(d.key_sep) : 2;
-    d.verbatim = !d.ensure_ascii && !d.sort_keys && !d.indent && d.item_sep_len == 2 && memcmp(d.item_sep, ", ", 2) == 0 &&
-                 d.key_sep_len == 2 && memcmp(d.key_sep, ": ", 2) == 0;
+    d.python_seps = !d.indent && d.item_sep_len == 2 && memcmp(d.item_sep, ", ", 2) == 0 && d.key_sep_len == 2 &&
+                    memcmp(d.key_sep, ": ", 2) == 0;
+    d.verbatim = d.python_seps && !d.ensure_ascii && !d.sort_keys;
     dump_value(&d, v, 0);
 }
