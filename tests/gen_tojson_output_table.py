@@ -74,6 +74,16 @@ ROWS = [
     ("ok{{ missing|tojson(ensure_ascii=false) }}", {}),
     ("ok{{ d|tojson(ensure_ascii=(1 / 0)) }}", VALUES),
     ("{% autoescape true %}{{ s|tojson(ensure_ascii=false) }}{% endautoescape %}", VALUES),
+    # keys of dicts built in the template (no JSON text kept: src/engine/json.c writes a short
+    # plain key with its separators in place): empty, to escape, non-ASCII, both sides of the
+    # 16-byte scan, not str; first, middle and last; every option that changes separators
+    ("{% set k = {'': 1, 'a\"b': 2, 'tab\there': 3, 'é': 'é', 'k' * 15: 'v', 'k' * 16: 'w', 'x' * 40: [],"
+     " 7: 'i', none: 0, false: 1, 2.5: 'f', '\u2028': 'ls', 'back\\\\': {'': {}}, 'z': {'y': 'x'}} %}"
+     "{{ k|tojson }}|{{ k|tojson(ensure_ascii=true) }}|{{ k|tojson(separators=(',', ':')) }}"
+     "|{{ k|tojson(indent=1) }}|{{ k|tojson(separators=(', ', ':')) }}|{{ k|tojson(separators=(';', ': ')) }}", {}),
+    ("{% set k = {'b': 1, '': 2, 'a\"': {'y': 1, 'x': [{'é': 1}, {}]}, 'k' * 16: 'w'} %}"
+     "{{ k|tojson(sort_keys=true) }}|{{ k|tojson(sort_keys=true, ensure_ascii=true) }}"
+     "|{{ [k, {}, [k]]|tojson }}|{{ {'only': k}|tojson }}", {}),
 ]
 
 

@@ -119,6 +119,10 @@ enum { BINOP_INT_SUM = 1 };
  * An N_OUTPUT's sum keeps that flattening in its N_BINOP's items (parser.c:
  * plan_output_sums): the first operand, then the `+` nodes innermost first. */
 enum { ADD_CHAIN_MAX = 32 };
+/* N_BINOP.flag in a sum's plan: this `+` node starts a run of constant str
+ * operands (sym: how many), v their text joined (parser.c: join_constant_runs);
+ * on the sum's outermost `+`, SUM_HAS_RUNS: its plan holds such a run */
+enum { SUM_JOINED = 1, SUM_SHARED = 2, SUM_HAS_RUNS = 4 };
 enum {   /* N_FILTER.op */
     FILTER_PURE = 1,    /* a simple filter whose result only its operand decides */
     FILTER_LENGTH = 2,  /* |length (|count): of a list, tuple or dict, answered in place */

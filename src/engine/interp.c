@@ -1486,7 +1486,39 @@ static NOINLINE void output_sum_other(Interp *I, const Node *n, const Node *at, 
     output_sum_rest(I, spine, i, acc, b, f);
 }
 
-static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+/* A piece of a sum into the output, which holds a buffer: sb_put_str
+ * without its lazy-capture case, the buffer's fields read once. */
+static ALWAYS_INLINE void sum_put(StrBuf *out, const Str *s) {
+    size_t n = s->len, len = out->len;
+    if (n > out->cap - len) {
+        sb_put_str(out, (Str *)s);
+        return;
+    }
+    bool extends = str_known_ascii(s) && out->ascii_len == len;
+    copy_bytes(out->p + len, s->data, n);
+    out->len = len + n;
+    if (extends) out->ascii_len = len + n;
+}
+
+/* A joined run of constants (from plan[first]) took the sum's text to
+ * total bytes, past the string limit: the error where the `+` of the
+ * constant that crossed it would raise it. */
+static COLD _Noreturn void joined_too_long(Interp *I, Node *const *plan, int first, size_t total) {
+    int last = first + plan[first]->sym - 1;
+    size_t after = total;   /* the text's length after plan[k]'s constant */
+    for (int k = last; k > first; k--) {
+        size_t before = after - plan[k]->b->v.u.s->len;
+        if (before <= I->rt->lim.max_string) break;
+        after = before;
+        last = k - 1;
+    }
+    set_pos(I, plan[last]);
+    string_too_long(I);
+}
+
+/* The sum's pieces; runs: whether its plan holds joined runs of constants
+ * (a sum without them does not test each `+` node for one). */
+static ALWAYS_INLINE void output_sum_pieces(Interp *I, const Node *n, Frame *f, bool runs) {
     Node *const *plan = n->items.v;   /* the first operand, then the `+` nodes innermost first */
     int count = n->items.n;
     StrBuf *out = I->out;
@@ -1499,20 +1531,34 @@ static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
         output_sum_other(I, n, plan[1], first, b, f);
         return;
     }
-    sb_put_str(out, first.u.s);
+    sum_put(out, first.u.s);
     for (int j = 1; j < count; j++) {
-        Value b = operand(I, plan[j]->b, f);
-        set_pos(I, plan[j]);
+        const Node *at = plan[j];
+        if (runs && at->flag == SUM_JOINED) {   /* constants: the text so far is a plain str, as it is here */
+            int run = at->sym;
+            sum_put(out, at->v.u.s);
+            j += run - 1;
+            set_pos(I, plan[j]);
+            if (out->len - mark > I->rt->lim.max_string) joined_too_long(I, plan, j - run + 1, out->len - mark);
+            continue;
+        }
+        Value b = operand(I, at->b, f);
+        set_pos(I, at);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
             sb_truncate(out, mark);
-            output_sum_other(I, n, plan[j], acc, b, f);
+            output_sum_other(I, n, at, acc, b, f);
             return;
         }
-        sb_put_str(out, b.u.s);
+        sum_put(out, b.u.s);
         if (out->len - mark > I->rt->lim.max_string) string_too_long(I);   /* as the `+` would */
     }
     out->items++;
+}
+
+static NOINLINE void output_sum(Interp *I, const Node *n, Frame *f) {
+    if (n->flag & SUM_HAS_RUNS) output_sum_pieces(I, n, f, true);
+    else output_sum_pieces(I, n, f, false);
 }
 
 /* {{ x|tojson(...) }} without escaping: what eval_filter does, in its order

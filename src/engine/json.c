@@ -1509,40 +1509,64 @@ static char *escape_at(char *o, const unsigned char *u, size_t n, size_t *i) {
  * (\u00XX) is left to the scan. SSSE3 (pshufb), found at run time; runs
  * of clean text go 32 bytes a step with AVX2 where the CPU has it. */
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(CF_NO_SIMD)
-#include <pthread.h>
 #include <immintrin.h>
 #include <tmmintrin.h>
 #define HAVE_SHUFFLE_QUOTE 1
 
-static unsigned char esc_shuffle[256][16];    /* output byte k: input byte, or 0x80 (none) */
-static unsigned char esc_backslash[256][16];  /* '\\' where a backslash goes, else 0 */
-static unsigned char esc_length[256];         /* 8 + the escapes */
-static pthread_once_t esc_tables_once = PTHREAD_ONCE_INIT;
+/* The shuffle of 8 input bytes with escape mask e, built by the compiler
+ * (no table to fill at run time): output byte k is input byte esc_shuffle
+ * [e][k], or 0xFF where a backslash goes (and past the output's end). Each
+ * half of e is a nibble: ESC_NIB_n spells its 4..8 output bytes, low byte
+ * first (n's bit j: a backslash, then input byte j); the high nibble's
+ * bytes follow the low one's, their input indices plus 4. */
+#define ESC_NIB_0 0xFFFFFFFF03020100ULL
+#define ESC_NIB_1 0xFFFFFF03020100FFULL
+#define ESC_NIB_2 0xFFFFFF030201FF00ULL
+#define ESC_NIB_3 0xFFFF030201FF00FFULL
+#define ESC_NIB_4 0xFFFFFF0302FF0100ULL
+#define ESC_NIB_5 0xFFFF0302FF0100FFULL
+#define ESC_NIB_6 0xFFFF0302FF01FF00ULL
+#define ESC_NIB_7 0xFF0302FF01FF00FFULL
+#define ESC_NIB_8 0xFFFFFF03FF020100ULL
+#define ESC_NIB_9 0xFFFF03FF020100FFULL
+#define ESC_NIB_A 0xFFFF03FF0201FF00ULL
+#define ESC_NIB_B 0xFF03FF0201FF00FFULL
+#define ESC_NIB_C 0xFFFF03FF02FF0100ULL
+#define ESC_NIB_D 0xFF03FF02FF0100FFULL
+#define ESC_NIB_E 0xFF03FF02FF01FF00ULL
+#define ESC_NIB_F 0x03FF02FF01FF00FFULL
+#define ESC_NIB_LEN(n) (4 + ((n) & 1) + ((n) >> 1 & 1) + ((n) >> 2 & 1) + ((n) >> 3 & 1))
+#define ESC_NIB_BYTE(w, k) ((unsigned char)((w) >> (8 * ((k) & 7))))
+#define ESC_SRC(hi, lo, k)                                                                              \
+    ((k) < ESC_NIB_LEN(0x##lo) ? ESC_NIB_BYTE(ESC_NIB_##lo, k)                                          \
+     : (k) - ESC_NIB_LEN(0x##lo) < 8 ? ESC_NIB_BYTE(ESC_NIB_##hi, (k) - ESC_NIB_LEN(0x##lo)) | 4 : 0xFF)
+#define ESC_ROW(hi, lo)                                                                                 \
+    {ESC_SRC(hi, lo, 0),  ESC_SRC(hi, lo, 1),  ESC_SRC(hi, lo, 2),  ESC_SRC(hi, lo, 3),                 \
+     ESC_SRC(hi, lo, 4),  ESC_SRC(hi, lo, 5),  ESC_SRC(hi, lo, 6),  ESC_SRC(hi, lo, 7),                 \
+     ESC_SRC(hi, lo, 8),  ESC_SRC(hi, lo, 9),  ESC_SRC(hi, lo, 10), ESC_SRC(hi, lo, 11),                \
+     ESC_SRC(hi, lo, 12), ESC_SRC(hi, lo, 13), ESC_SRC(hi, lo, 14), ESC_SRC(hi, lo, 15)}
+#define ESC_ROWS16(hi)                                                                                  \
+    ESC_ROW(hi, 0), ESC_ROW(hi, 1), ESC_ROW(hi, 2), ESC_ROW(hi, 3), ESC_ROW(hi, 4), ESC_ROW(hi, 5),     \
+    ESC_ROW(hi, 6), ESC_ROW(hi, 7), ESC_ROW(hi, 8), ESC_ROW(hi, 9), ESC_ROW(hi, A), ESC_ROW(hi, B),     \
+    ESC_ROW(hi, C), ESC_ROW(hi, D), ESC_ROW(hi, E), ESC_ROW(hi, F)
+#define ESC_LEN(hi, lo) (ESC_NIB_LEN(0x##hi) + ESC_NIB_LEN(0x##lo))
+#define ESC_LENS16(hi)                                                                                  \
+    ESC_LEN(hi, 0), ESC_LEN(hi, 1), ESC_LEN(hi, 2), ESC_LEN(hi, 3), ESC_LEN(hi, 4), ESC_LEN(hi, 5),     \
+    ESC_LEN(hi, 6), ESC_LEN(hi, 7), ESC_LEN(hi, 8), ESC_LEN(hi, 9), ESC_LEN(hi, A), ESC_LEN(hi, B),     \
+    ESC_LEN(hi, C), ESC_LEN(hi, D), ESC_LEN(hi, E), ESC_LEN(hi, F)
+#define ESC_BY_HIGH_NIBBLE(M)                                                                           \
+    M(0), M(1), M(2), M(3), M(4), M(5), M(6), M(7), M(8), M(9), M(A), M(B), M(C), M(D), M(E), M(F)
 
-static void esc_tables_build(void) {
-    for (unsigned e = 0; e < 256; e++) {
-        unsigned k = 0;
-        for (unsigned j = 0; j < 8; j++) {
-            if (e >> j & 1) {
-                esc_shuffle[e][k] = 0x80;
-                esc_backslash[e][k++] = '\\';
-            }
-            esc_shuffle[e][k++] = (unsigned char)j;
-        }
-        esc_length[e] = (unsigned char)k;
-        for (; k < 16; k++) esc_shuffle[e][k] = 0x80;
-    }
-}
+static const unsigned char esc_shuffle[256][16] = {ESC_BY_HIGH_NIBBLE(ESC_ROWS16)};
+static const unsigned char esc_length[256] = {ESC_BY_HIGH_NIBBLE(ESC_LENS16)};   /* 8 + the escapes */
 
-static bool shuffle_quote_usable(void) {
-    if (!__builtin_cpu_supports("ssse3")) return false;
-    return pthread_once(&esc_tables_once, esc_tables_build) == 0;
-}
+static bool shuffle_quote_usable(void) { return __builtin_cpu_supports("ssse3"); }
 
-/* 8 bytes (the low half of mapped), escape mask e: their output at o. */
+/* 8 bytes (the low half of mapped), escape mask e: their output at o; a
+ * backslash wherever the shuffle takes no input byte. */
 __attribute__((target("ssse3"))) static inline char *shuffle_out(char *o, __m128i mapped, unsigned e) {
     __m128i ctl = _mm_loadu_si128((const __m128i *)(const void *)esc_shuffle[e]);
-    __m128i bs = _mm_loadu_si128((const __m128i *)(const void *)esc_backslash[e]);
+    __m128i bs = _mm_and_si128(_mm_cmplt_epi8(ctl, _mm_setzero_si128()), _mm_set1_epi8('\\'));
     _mm_storeu_si128((__m128i *)(void *)o, _mm_or_si128(_mm_shuffle_epi8(mapped, ctl), bs));
     return o + esc_length[e];
 }
@@ -1793,6 +1817,7 @@ typedef struct Dumper {
     const char *nl;
     unsigned nl_levels;
     bool verbatim;           /* the options JsonSources are kept for */
+    bool python_seps;        /* no indent, ", " and ": " (json.dumps' defaults): written in place */
 } Dumper;
 
 /* Whether a byte of the string s, shorter than a scan block, needs an
@@ -1947,8 +1972,30 @@ static void merge_sort_keys(Rt *rt, const Dict *dict, size_t *idx, size_t *tmp, 
     rt_step(rt, n);
 }
 
+/* `, "key": ` (no comma before the first pair) with Python's separators:
+ * a key shorter than a scan block needing no escape, the common one, in
+ * place with one room check; any other through dump_key. */
+static inline void flat_key(Dumper *d, Value k, bool first) {
+    StrBuf *sb = d->sb;
+    if (k.type == VT_STR && k.u.s->len < SCAN_BYTES && sb->p && sb->cap - sb->len >= SCAN_BYTES + 8 &&
+        !short_str_flagged(k.u.s, d->ensure_ascii)) {
+        char *o = sb->p + sb->len;
+        size_t n = k.u.s->len;
+        memcpy(o, ", ", 2);   /* the first pair's key starts over it */
+        o += first ? 0 : 2;
+        *o = '"';
+        copy_bytes(o + 1, k.u.s->data, n);
+        memcpy(o + 1 + n, "\": ", 3);
+        sb->len = (size_t)(o + 4 + n - sb->p);
+        return;
+    }
+    if (!first) sb_put(sb, ", ", 2);
+    dump_key(d, k);
+    sb_put(sb, ": ", 2);
+}
+
 static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
-    size_t n = dict_len(dict);
+    size_t n = dict->len;
     if (n == 0) {
         sb_put(d->sb, "{}", 2);
         return;
@@ -1961,13 +2008,24 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
         merge_sort_keys(d->rt, dict, order, tmp, n);
     }
     sb_putc(d->sb, '{');
+    const DictEntry *entries = dict->entries;
+    if (d->python_seps) {
+        for (size_t i = 0; i < n; i++) {
+            const DictEntry *e = &entries[order ? order[i] : i];
+            flat_key(d, e->key, i == 0);
+            dump_item(d, e->val, depth + 1);
+        }
+        sb_putc(d->sb, '}');
+        rt_step(d->rt, n);
+        return;
+    }
     if (d->indent) newline_indent(d, depth + 1);
     for (size_t i = 0; i < n; i++) {
-        size_t at = order ? order[i] : i;
+        const DictEntry *e = &entries[order ? order[i] : i];
         if (i) item_separator(d, depth + 1);
-        dump_key(d, dict_key_at(dict, at));
+        dump_key(d, e->key);
         sb_put(d->sb, d->key_sep, d->key_sep_len);
-        dump_item(d, dict_val_at(dict, at), depth + 1);
+        dump_item(d, e->val, depth + 1);
     }
     if (d->indent) newline_indent(d, depth);
     sb_putc(d->sb, '}');
@@ -1977,7 +2035,7 @@ static void dump_dict(Dumper *d, const Dict *dict, unsigned depth) {
 /* A container read from JSON text that json.dumps would write again as it
  * was: copied, charging the steps and reaching the depth its dump would
  * (one too deep is left to the dump, to fail where it fails). */
-static bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
+static inline bool dump_verbatim(Dumper *d, const JsonSource *js, unsigned depth) {
     if (!js || !d->verbatim || (uint64_t)depth + js->height > d->max_depth) return false;
     sb_put(d->sb, js->text, js->len);
     rt_step(d->rt, js->steps);
@@ -2006,7 +2064,7 @@ static void dump_value(Dumper *d, Value v, unsigned depth) {
         if (!dump_verbatim(d, v.u.list->json, depth)) dump_list(d, v.u.list, depth);
         return;
     case VT_DICT:
-        if (!dump_verbatim(d, dict_json_source(v.u.dict), depth)) dump_dict(d, v.u.dict, depth);
+        if (!dump_verbatim(d, v.u.dict->json, depth)) dump_dict(d, v.u.dict, depth);
         return;
     default: not_serializable(d, v);
     }
@@ -2019,7 +2077,7 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
         o = &defaults;
     }
     Dumper d = {rt, sb, o->ensure_ascii, o->sort_keys, rt->lim.max_json_depth, NULL, 0, NULL, NULL, 0, 0,
-                NULL, 0, false};
+                NULL, 0, false, false};
     enum { NL_LEVELS = 16 };
     char nl[256];   /* d.nl: up to NL_LEVELS levels, fewer of a long indent */
     if (o->indent_str || o->indent >= 0) {
@@ -2045,7 +2103,8 @@ void json_dump(Rt *rt, StrBuf *sb, Value v, const JsonDumpOpts *o) {
     d.key_sep = o->key_sep ? o->key_sep : ": ";
     d.item_sep_len = o->item_sep ? strlen(d.item_sep) : d.indent ? 1 : 2;
     d.key_sep_len = o->key_sep ? strlen(d.key_sep) : 2;
-    d.verbatim = !d.ensure_ascii && !d.sort_keys && !d.indent && d.item_sep_len == 2 && memcmp(d.item_sep, ", ", 2) == 0 &&
-                 d.key_sep_len == 2 && memcmp(d.key_sep, ": ", 2) == 0;
+    d.python_seps = !d.indent && d.item_sep_len == 2 && memcmp(d.item_sep, ", ", 2) == 0 && d.key_sep_len == 2 &&
+                    memcmp(d.key_sep, ": ", 2) == 0;
+    d.verbatim = d.python_seps && !d.ensure_ascii && !d.sort_keys;
     dump_value(&d, v, 0);
 }

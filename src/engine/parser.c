@@ -1917,6 +1917,43 @@ static void find_output_sums(Node *n, void *ctx) {
     sc->v[sc->n++] = n->a;
 }
 
+static bool plain_str_const(const Node *n) {
+    return n->kind == N_CONST && n->v.type == VT_STR && !(n->v.flags & VF_MARKUP);
+}
+
+/* `... + '<|im_end|>' + '\n'`: a run of constant str operands in a sum's
+ * plan (plan[j]->b, j >= 1) is written as one piece while the text so far
+ * is a plain str, as it always is there (interp.c: output_sum). The run's
+ * first `+` node holds the joined text (v) and the run's length (sym). */
+static void join_constant_runs(Rt *rt, Node **plan, int count) {
+    Node *top = plan[count - 1];
+    for (int j = 1; j < count; j++) {
+        int run = 1;
+        while (j + run < count && plain_str_const(plan[j]->b) && plain_str_const(plan[j + run]->b)) run++;
+        if (run < 2) continue;
+        if (plan[j]->flag) {   /* (a `+` node in two sums' plans: joined in neither) */
+            plan[j]->flag = SUM_SHARED;
+            continue;
+        }
+        size_t len = 0;
+        for (int r = 0; r < run; r++) len += plan[j + r]->b->v.u.s->len;
+        char *text = rt_alloc(rt, len + 1);
+        size_t at = 0;
+        for (int r = 0; r < run; r++) {
+            const Str *piece = plan[j + r]->b->v.u.s;
+            memcpy(text + at, piece->data, piece->len);
+            at += piece->len;
+        }
+        Value joined = v_str(rt, text, len);
+        freeze_str(joined.u.s);
+        plan[j]->v = joined;
+        plan[j]->flag = SUM_JOINED;
+        plan[j]->sym = run;
+        top->flag |= SUM_HAS_RUNS;
+        j += run - 1;
+    }
+}
+
 static void plan_output_sums(Rt *rt, struct cf_template *t) {
     SumScan sc = {rt, NULL, 0, 0};
     walk_list(&t->body, find_output_sums, &sc);
@@ -1931,6 +1968,7 @@ static void plan_output_sums(Rt *rt, struct cf_template *t) {
         for (int j = k; j >= 1; j--, x = x->a) plan[j] = x;
         top->items.v = plan;
         top->items.n = k + 1;
+        join_constant_runs(rt, plan, k + 1);
     }
 }
 
