@@ -42,10 +42,21 @@ static void render_usage(FILE *to) {
 
 /* --batch: each non-blank line is a case of the reference's protocol, run
  * by its worker's cf_batch (a template cache each: compiled templates are
- * not shared between workers, so no lock is taken per case). */
-typedef struct BatchJob { cf_batch *per_worker[PIPELINE_MAX_THREADS]; } BatchJob;
+ * not shared between workers, so no lock is taken per case), made on the
+ * worker's own thread (see PipelineWorkerStart). */
+typedef struct BatchJob {
+    const cf_limits *lim;
+    cf_batch *per_worker[PIPELINE_MAX_THREADS];   /* NULL: out of memory (its cases say so) */
+    bool started[PIPELINE_MAX_THREADS];
+} BatchJob;
 
 #define BATCH_OOM_ROW "{\"ok\": false, \"error_type\": \"MemoryError\", \"error\": \"out of memory\"}\n"
+
+static void start_batch_worker(void *job, unsigned worker) {
+    BatchJob *j = job;
+    j->per_worker[worker] = cf_batch_new(j->lim);
+    j->started[worker] = true;
+}
 
 static bool batch_row(void *job, unsigned worker, const char *line, size_t len, OutBuf *out) {
     const BatchJob *j = job;
@@ -54,7 +65,7 @@ static bool batch_row(void *job, unsigned worker, const char *line, size_t len, 
     if (blank) return true;
     char *result;
     size_t n;
-    if (!cf_batch_line(j->per_worker[worker], line, len, &result, &n)) {
+    if (!j->per_worker[worker] || !cf_batch_line(j->per_worker[worker], line, len, &result, &n)) {
         ob_puts(out, BATCH_OOM_ROW);
         return false;
     }
@@ -69,22 +80,25 @@ static int run_batch(const char *path, const cf_limits *lim, long threads) {
     int in = own_in ? open(path, O_RDONLY) : STDIN_FILENO;
     if (in < 0) { fprintf(stderr, "chatfmt: error: IOError: cannot open %s\n", path); return 1; }
     static BatchJob job;
+    job.lim = lim;
     Pipeline p = {0};
     p.row = batch_row;
+    p.worker_start = start_batch_worker;
     p.job = &job;
     p.threads = threads ? (unsigned)threads : pipeline_default_threads();
     p.oom_row = BATCH_OOM_ROW;
     int rc = 0;
-    for (unsigned w = 0; w < p.threads && rc == 0; w++)
-        if (!(job.per_worker[w] = cf_batch_new(lim))) {
-            fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
-            rc = 1;
-        }
-    if (rc == 0 && fflush(stdout) != 0) {   /* the pipeline writes the descriptor itself, after stdio's bytes */
+    if (fflush(stdout) != 0) {   /* the pipeline writes the descriptor itself, after stdio's bytes */
         fprintf(stderr, "chatfmt: error: IOError: cannot write the output: %s\n", strerror(errno));
         rc = 1;
     }
     if (rc == 0) rc = pipeline_run(&p, in, STDOUT_FILENO);
+    bool oom = false;
+    for (unsigned w = 0; w < p.threads; w++) oom |= job.started[w] && !job.per_worker[w];
+    if (oom && rc == 0) {
+        fprintf(stderr, "chatfmt: error: MemoryError: out of memory\n");
+        rc = 1;
+    }
     for (unsigned w = 0; w < p.threads; w++) cf_batch_free(job.per_worker[w]);
     if (own_in) close(in);
     return rc;

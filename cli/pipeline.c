@@ -714,6 +714,7 @@ static void work(Ring *d, Worker *w) {
 
 static void *worker_main(void *arg) {
     Worker *w = arg;
+    if (w->ring->p->worker_start) w->ring->p->worker_start(w->ring->p->job, w->index);
     work(w->ring, w);
     return NULL;
 }
@@ -776,6 +777,7 @@ int pipeline_run(Pipeline *p, int in_fd, int out_fd) {
     unsigned started = 1;
     for (; started < nthreads; started++)
         if (pthread_create(&threads[started], NULL, worker_main, &workers[started]) != 0) break;
+    if (p->worker_start) p->worker_start(p->job, 0);
     work(&d, &workers[0]);
     for (unsigned i = 1; i < started; i++) pthread_join(threads[i], NULL);
     progress_show(&d, d.consumed, true);

@@ -36,9 +36,17 @@ typedef bool (*PipelineRowInPlace)(void *job, unsigned worker, const char *text,
 
 enum { PIPELINE_ERROR_TEXT = 240 };
 
+/* Optionally, run on each worker's own thread before its first row: state
+ * a worker writes on every row is best made there, where that thread's
+ * allocator serves it (glibc: the thread's own heap), and not beside what
+ * another thread reads (a cache line written by one core and read by the
+ * other moves between them at every access). */
+typedef void (*PipelineWorkerStart)(void *job, unsigned worker);
+
 typedef struct Pipeline {
     PipelineRow row;
     PipelineRowInPlace row_in_place;   /* NULL: row() on every line */
+    PipelineWorkerStart worker_start;  /* NULL: none */
     void *job;
     unsigned threads;       /* 1..PIPELINE_MAX_THREADS */
     const char *oom_row;    /* written for a row whose output ran out of memory (ends in '\n') */

@@ -1513,6 +1513,22 @@ static char *escape_at(char *o, const unsigned char *u, size_t n, size_t *i) {
 #include <tmmintrin.h>
 #define HAVE_SHUFFLE_QUOTE 1
 
+/* Whether the CPU (and the system) can run an instruction set: as glibc
+ * found it when the process started, where it says (2.34 and later);
+ * elsewhere libgcc's __builtin_cpu_supports, whose constructor runs some
+ * seven cpuid instructions in every process that links it, each a trap of
+ * ~8 us to the hypervisor on a virtual machine: a fortieth of the start-up
+ * of a dataset run. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34)) && defined(__has_include)
+#if __has_include(<sys/platform/x86.h>)
+#include <sys/platform/x86.h>
+#define CPU_RUNS(feature, name) CPU_FEATURE_ACTIVE(feature)
+#endif
+#endif
+#ifndef CPU_RUNS
+#define CPU_RUNS(feature, name) __builtin_cpu_supports(name)
+#endif
+
 /* The shuffle of 8 input bytes with escape mask e, built by the compiler
  * (no table to fill at run time): output byte k is input byte esc_shuffle
  * [e][k], or 0xFF where a backslash goes (and past the output's end). Each
@@ -1560,7 +1576,7 @@ static char *escape_at(char *o, const unsigned char *u, size_t n, size_t *i) {
 static const unsigned char esc_shuffle[256][16] = {ESC_BY_HIGH_NIBBLE(ESC_ROWS16)};
 static const unsigned char esc_length[256] = {ESC_BY_HIGH_NIBBLE(ESC_LENS16)};   /* 8 + the escapes */
 
-static bool shuffle_quote_usable(void) { return __builtin_cpu_supports("ssse3"); }
+static bool shuffle_quote_usable(void) { return CPU_RUNS(SSSE3, "ssse3"); }
 
 /* 8 bytes (the low half of mapped), escape mask e: their output at o; a
  * backslash wherever the shuffle takes no input byte. */
@@ -1618,7 +1634,7 @@ __attribute__((target("ssse3"))) static char *quote_body_shuffle(char *o, const 
  * exit on dense text: embedded JSON), or, holding a \u00XX control, through
  * that loop. Reads stay below i + WIDE_READ, and each store has room: the
  * output so far is at most 6 bytes a byte read, and 6 * n reserved. */
-static bool avx2_quote_usable(void) { return __builtin_cpu_supports("avx2"); }
+static bool avx2_quote_usable(void) { return CPU_RUNS(AVX2, "avx2"); }
 
 enum { WIDE_READ = 96 };   /* input bytes a step may read from its start */
 
