@@ -179,16 +179,16 @@ static void convert_output(BatchRow *r) {
     r->converted = true;
 }
 
-static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
+static TextCopy text_copy_of(const BatchRow *r, PyObject *str, bool stream) {
     return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
-                      NULL};
+                      stream, NULL};
 }
 
 /* The converted output as a str: one allocation and one write. */
-static PyObject *converted_to_str(const BatchRow *r) {
+static PyObject *converted_to_str(const BatchRow *r, bool stream) {
     PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
     if (u) {
-        TextCopy c = text_copy_of(r, u);
+        TextCopy c = text_copy_of(r, u, stream);
         copy_text(&c);
     }
     return u;
@@ -694,7 +694,25 @@ typedef struct BatchArgs {
     bool read_on_workers;     /* this pass's rows are read by the rendering threads */
     Deferred *deferred;
     size_t ndeferred, deferred_cap;
+    size_t texts_made, text_bytes_made;   /* the converted texts made into str so far, and their bytes */
 } BatchArgs;
+
+/* Texts smaller than this are written as usual whatever the call's size:
+ * their str objects come from Python's small-object pools (up to 512
+ * bytes), which reuse memory that is still in the cache, or are a few
+ * lines of which the partial ones at either end are a large share. */
+enum { STREAM_TEXT_MIN = 1024 };
+
+/* Is r's text to be written around the cache: one of the bigger ones of a
+ * call whose texts, at the size of those made so far, come to more than
+ * the cache holds (see stream_texts_above)? */
+static bool stream_text(BatchArgs *a, const BatchRow *r) {
+    size_t bytes = r->nchars * r->kind;
+    a->texts_made++;
+    a->text_bytes_made += bytes;
+    return (bytes >= STREAM_TEXT_MIN || !stream_texts_above) &&   /* (0: every text, a test setting) */
+           a->text_bytes_made / a->texts_made * (size_t)PyList_GET_SIZE(a->rows) > stream_texts_above;
+}
 
 /* Read row r into b on a rendering thread (see READ_ON_WORKERS): false
  * when the row is outside what is read here (or memory ran out), or for a
@@ -884,16 +902,17 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         }
         if (r->state == ROW_OK) {
             text_bytes += r->res.len;
+            bool stream = ok && r->converted && stream_text(a, r);
             if (ok && r->converted && copier) {
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
-                    copier->copies[ncopies] = text_copy_of(r, o);
+                    copier->copies[ncopies] = text_copy_of(r, o, stream);
                     copier->copies[ncopies].copied = &r->spent_copied;
                     atomic_store_explicit(&r->spent_copied, false, memory_order_relaxed);   /* (published below) */
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
-                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
+                o = r->converted ? converted_to_str(r, stream) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
             }
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
@@ -1178,7 +1197,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
-                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0};
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);
