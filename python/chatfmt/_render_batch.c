@@ -686,6 +686,19 @@ typedef struct Deferred {
     char *message;
 } Deferred;
 
+/* A failed row's exception object: make_error(kind, message, line,
+ * column, offset), its arguments passed as they are (no tuple). */
+static PyObject *error_object(PyObject *make_error, int kind, const char *message, int line, int column,
+                              size_t offset) {
+    PyObject *args[6] = {NULL, PyLong_FromLong(kind), PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace"),
+                         PyLong_FromLong(line), PyLong_FromLong(column), PyLong_FromSize_t(offset)};
+    PyObject *o = NULL;
+    if (args[1] && args[2] && args[3] && args[4] && args[5])
+        o = PyObject_Vectorcall(make_error, args + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    for (int k = 1; k < 6; k++) Py_XDECREF(args[k]);
+    return o;
+}
+
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
@@ -963,11 +976,8 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
-            PyObject *t = error_tuple(&r->err);
-            if (t) {
-                o = PyObject_CallObject(a->make_error, t);
-                Py_DECREF(t);
-            }
+            o = error_object(a->make_error, (int)r->err.kind, r->err.message, r->err.line, r->err.column,
+                             r->err.offset);
         } else {
             o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
         }
@@ -1181,13 +1191,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         } else if (d->state == ROW_OK) {
             o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
-            PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
-            PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)
-                              : NULL;
-            if (t) {
-                o = PyObject_CallObject(a->make_error, t);
-                Py_DECREF(t);
-            }
+            o = error_object(a->make_error, (int)d->kind, d->message, d->line, d->column, d->offset);
         }
         if (d->state == ROW_OK) lib.result_free(&d->res);
         free(d->message);
