@@ -925,8 +925,9 @@ static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject 
         }
     }
     if (ahead < PREFETCH_ROWS) return;
-    __builtin_prefetch((const void *)(at + sizeof(size_t)), 1, 3);
-    __builtin_prefetch((const void *)(at + 4 * sizeof(size_t) - 1), 1, 3);
+    uintptr_t first = at + sizeof(size_t), last = at + 4 * sizeof(size_t) - 1;   /* (its size, fd and bk) */
+    __builtin_prefetch((const void *)first, 1, 3);
+    if ((first ^ last) >> 6) __builtin_prefetch((const void *)last, 1, 3);   /* (across a line) */
 }
 
 /* copier: the window the threads render meanwhile, or NULL: they copy the
