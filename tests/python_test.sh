@@ -63,7 +63,8 @@ if ls python/chatfmt/_speedups*.so > /dev/null 2>&1; then
     if (cd python/tests && CHATFMT_BASELINE_KERNELS=1 CHATFMT_LIBRARY="$LIB" LD_PRELOAD="$PRELOAD" python3 -m unittest \
             test_pipelines.RenderBatch.test_other_characters_at_every_offset_of_an_ascii_text \
             test_pipelines.RenderBatch.test_repeated_row_objects_and_every_text_kind \
-            test_pipelines.NativeOnly.test_outputs_said_ascii_are_ascii > "$TMP/baseline.log" 2>&1); then
+            test_pipelines.NativeOnly.test_outputs_said_ascii_are_ascii \
+            test_pipelines.NativeOnly.test_texts_written_around_the_cache > "$TMP/baseline.log" 2>&1); then
         ok "render_batch texts with the baseline kernels"
     else
         ko "render_batch texts with the baseline kernels"

@@ -198,11 +198,22 @@ def raise_error(err, name=None):
     raise_fields(err.kind, err.message.decode("utf-8", "replace"), err.line, err.column, err.offset, name=name)
 
 
+_ERROR_CLASS_BY_KIND = {}   # cf_error kind -> its exception class, as error_class finds it
+
+
+def error_class(kind):
+    """The chatfmt exception class of a cf_error kind (the kind's name is
+    looked up once: a ctypes call cost as much as making the exception)."""
+    cls = _ERROR_CLASS_BY_KIND.get(kind)
+    if cls is None:
+        cls = _ERROR_CLASS_BY_KIND[kind] = errors.BY_KIND.get(cf_error_kind_name(kind).decode(), errors.ChatfmtError)
+    return cls
+
+
 def raise_fields(kind, message, line, column, offset, name=None):
     """Raise the chatfmt exception class of a cf_error given field by field
     (the C render path answers its errors so)."""
-    cls = errors.BY_KIND.get(cf_error_kind_name(kind).decode(), errors.ChatfmtError)
-    raise cls(message, lineno=line or None, column=column or None, offset=offset or None, name=name)
+    raise error_class(kind)(message, line or None, column or None, offset or None, name)
 
 
 def limits_struct(limits):

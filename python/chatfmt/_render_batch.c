@@ -179,16 +179,16 @@ static void convert_output(BatchRow *r) {
     r->converted = true;
 }
 
-static TextCopy text_copy_of(const BatchRow *r, PyObject *str) {
+static TextCopy text_copy_of(const BatchRow *r, PyObject *str, bool stream) {
     return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
-                      NULL};
+                      stream, NULL};
 }
 
 /* The converted output as a str: one allocation and one write. */
-static PyObject *converted_to_str(const BatchRow *r) {
+static PyObject *converted_to_str(const BatchRow *r, bool stream) {
     PyObject *u = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
     if (u) {
-        TextCopy c = text_copy_of(r, u);
+        TextCopy c = text_copy_of(r, u, stream);
         copy_text(&c);
     }
     return u;
@@ -686,6 +686,19 @@ typedef struct Deferred {
     char *message;
 } Deferred;
 
+/* A failed row's exception object: make_error(kind, message, line,
+ * column, offset), its arguments passed as they are (no tuple). */
+static PyObject *error_object(PyObject *make_error, int kind, const char *message, int line, int column,
+                              size_t offset) {
+    PyObject *args[6] = {NULL, PyLong_FromLong(kind), PyUnicode_DecodeUTF8(message, (Py_ssize_t)strlen(message), "replace"),
+                         PyLong_FromLong(line), PyLong_FromLong(column), PyLong_FromSize_t(offset)};
+    PyObject *o = NULL;
+    if (args[1] && args[2] && args[3] && args[4] && args[5])
+        o = PyObject_Vectorcall(make_error, args + 1, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    for (int k = 1; k < 6; k++) Py_XDECREF(args[k]);
+    return o;
+}
+
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
@@ -694,7 +707,25 @@ typedef struct BatchArgs {
     bool read_on_workers;     /* this pass's rows are read by the rendering threads */
     Deferred *deferred;
     size_t ndeferred, deferred_cap;
+    size_t texts_made, text_bytes_made;   /* the converted texts made into str so far, and their bytes */
 } BatchArgs;
+
+/* Texts smaller than this are written as usual whatever the call's size:
+ * their str objects come from Python's small-object pools (up to 512
+ * bytes), which reuse memory that is still in the cache, or are a few
+ * lines of which the partial ones at either end are a large share. */
+enum { STREAM_TEXT_MIN = 1024 };
+
+/* Is r's text to be written around the cache: one of the bigger ones of a
+ * call whose texts, at the size of those made so far, come to more than
+ * the cache holds (see stream_texts_above)? */
+static bool stream_text(BatchArgs *a, const BatchRow *r) {
+    size_t bytes = r->nchars * r->kind;
+    a->texts_made++;
+    a->text_bytes_made += bytes;
+    return (bytes >= STREAM_TEXT_MIN || !stream_texts_above) &&   /* (0: every text, a test setting) */
+           a->text_bytes_made / a->texts_made * (size_t)PyList_GET_SIZE(a->rows) > stream_texts_above;
+}
 
 /* Read row r into b on a rendering thread (see READ_ON_WORKERS): false
  * when the row is outside what is read here (or memory ran out), or for a
@@ -860,6 +891,45 @@ static void wait_row(Pool *p, BatchWindow *bw, BatchRow *r, const BatchArgs *a) 
     if (!seen) caller_wait(p, bw, window_finished, a);
 }
 
+/* Where malloc will write next, prefetched for writing while the str
+ * objects before it are made. A str of more than 512 bytes comes from
+ * malloc, which (glibc's, from memory freed by the last batch or from the
+ * top) carves each next to the one before and writes the header of what
+ * is left right after it: a line no one has touched since the last batch,
+ * whose miss the next allocation waited for (most of malloc's time in a
+ * batch of long texts). A guess, harmless when wrong: the chunks ahead are
+ * taken to be the sizes of the next rows' str objects, each rounded as
+ * glibc rounds them; rows that fail make small objects only. */
+enum { PREFETCH_ROWS = 4, PREFETCH_SCAN = 16, SMALL_OBJECT_MAX = 512 };
+
+static size_t str_malloc_chunk(const BatchRow *r) {
+    size_t header = r->maxchar < 128 ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject);
+    size_t request = header + (r->nchars + 1) * r->kind;
+    if (request <= SMALL_OBJECT_MAX) return 0;   /* (Python's small-object pools) */
+    return (request + sizeof(size_t) + 15) & ~(size_t)15;
+}
+
+static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject *made) {
+    size_t chunk = str_malloc_chunk(&bw->rows[i]);
+    if (!chunk) return;
+    uintptr_t at = (uintptr_t)made - 2 * sizeof(size_t) + chunk;   /* (the chunk's header is before the object) */
+    size_t ahead = 0;
+    for (size_t j = i + 1; j < bw->win.nrows && j <= i + PREFETCH_SCAN && ahead < PREFETCH_ROWS; j++) {
+        const BatchRow *r = &bw->rows[j];
+        if (!row_finished((void *)r) || (r->state == ROW_OK && !r->converted)) return;   /* (size unknown) */
+        if (r->state != ROW_OK) continue;
+        size_t c = str_malloc_chunk(r);
+        if (c) {
+            at += c;
+            ahead++;
+        }
+    }
+    if (ahead < PREFETCH_ROWS) return;
+    uintptr_t first = at + sizeof(size_t), last = at + 4 * sizeof(size_t) - 1;   /* (its size, fd and bk) */
+    __builtin_prefetch((const void *)first, 1, 3);
+    if ((first ^ last) >> 6) __builtin_prefetch((const void *)last, 1, 3);   /* (across a line) */
+}
+
 /* copier: the window the threads render meanwhile, or NULL: they copy the
  * converted texts into the str objects made here (see copy_texts). The
  * rows are taken as they finish (see wait_row). */
@@ -884,16 +954,18 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         }
         if (r->state == ROW_OK) {
             text_bytes += r->res.len;
+            bool stream = ok && r->converted && stream_text(a, r);
             if (ok && r->converted && copier) {
                 o = PyUnicode_New((Py_ssize_t)r->nchars, (Py_UCS4)r->maxchar);
                 if (o) {
-                    copier->copies[ncopies] = text_copy_of(r, o);
+                    prefetch_str_chunks(bw, i, o);
+                    copier->copies[ncopies] = text_copy_of(r, o, stream);
                     copier->copies[ncopies].copied = &r->spent_copied;
                     atomic_store_explicit(&r->spent_copied, false, memory_order_relaxed);   /* (published below) */
                     atomic_store_explicit(&copier->copies_ready, ++ncopies, memory_order_release);
                 }
             } else if (ok) {
-                o = r->converted ? converted_to_str(r) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
+                o = r->converted ? converted_to_str(r, stream) : text_to_str(r->res.text, r->res.len, result_known_ascii(&r->res));
             }
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
@@ -905,11 +977,8 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
-            PyObject *t = error_tuple(&r->err);
-            if (t) {
-                o = PyObject_CallObject(a->make_error, t);
-                Py_DECREF(t);
-            }
+            o = error_object(a->make_error, (int)r->err.kind, r->err.message, r->err.line, r->err.column,
+                             r->err.offset);
         } else {
             o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
         }
@@ -1123,13 +1192,7 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         } else if (d->state == ROW_OK) {
             o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
-            PyObject *msg = PyUnicode_DecodeUTF8(d->message, (Py_ssize_t)strlen(d->message), "replace");
-            PyObject *t = msg ? Py_BuildValue("(iNiin)", (int)d->kind, msg, d->line, d->column, (Py_ssize_t)d->offset)
-                              : NULL;
-            if (t) {
-                o = PyObject_CallObject(a->make_error, t);
-                Py_DECREF(t);
-            }
+            o = error_object(a->make_error, (int)d->kind, d->message, d->line, d->column, d->offset);
         }
         if (d->state == ROW_OK) lib.result_free(&d->res);
         free(d->message);
@@ -1178,7 +1241,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
-                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0};
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);

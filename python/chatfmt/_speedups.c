@@ -943,6 +943,19 @@ static PyObject *sp_known_ascii_check(PyObject *self, PyObject *arg) {
     return Py_BuildValue("(nn)", (Py_ssize_t)claims, (Py_ssize_t)wrong);
 }
 
+/* stream_texts_above(bytes) -> the bytes before: render_batch writes a
+ * call's texts around the cache when they come to more than this (the
+ * last-level cache's size unless set: a test knob, 0 streams every text;
+ * a value below 0 gives the size back as found at init). */
+static PyObject *sp_stream_texts_above(PyObject *self, PyObject *arg) {
+    long long bytes = PyLong_AsLongLong(arg);
+    if (bytes == -1 && PyErr_Occurred()) return NULL;
+    size_t before = stream_texts_above;
+    if (bytes < 0) pick_text_kernels();
+    else stream_texts_above = (size_t)bytes;
+    return PyLong_FromSize_t(before);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -969,6 +982,8 @@ static PyMethodDef methods[] = {
      "batch_stats(on) -> figures of the last render_batch call measured (or None); measure the next calls or not"},
     {"known_ascii_check", sp_known_ascii_check, METH_O,
      "known_ascii_check(on) -> (claims, wrong): outputs said ASCII, and wrongly, since the last call (a test mode)"},
+    {"stream_texts_above", sp_stream_texts_above, METH_O,
+     "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

@@ -1,10 +1,13 @@
 /* _text_out.c — a rendered output turned into a Python str's form (see
  * _text_out.h): UTF-8 measured and widened 16 bytes a step over ASCII
  * stretches (gcc and clang vector types), the ASCII prefix found with
- * the processor's widest registers (AVX2 when it has them). Runs on the
- * rendering threads of render_batch; no Python here. */
+ * the processor's widest registers (AVX2 when it has them), and written
+ * around the cache when a call's texts outgrow it. Runs on the rendering
+ * threads of render_batch; no Python here. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "_text_out.h"
 
 /* 16 bytes as a vector (gcc and clang vector types: SSE2 on x86-64, plain
@@ -134,8 +137,8 @@ static inline __attribute__((always_inline)) void widen_one(const unsigned char 
  * unit `from` on (s[0..from) is ASCII, already written when kind is 1;
  * kind a constant at each call below: the compiler makes one loop per
  * kind). */
-static inline __attribute__((always_inline)) void widen_as(const unsigned char *s, size_t n, size_t from, int kind,
-                                                           unsigned char *out) {
+static inline __attribute__((always_inline)) size_t widen_as(const unsigned char *s, size_t n, size_t from, int kind,
+                                                             unsigned char *out) {
     size_t k = from;
     for (size_t i = from; i < n; k++) {
         u8x16 v;
@@ -148,17 +151,19 @@ static inline __attribute__((always_inline)) void widen_as(const unsigned char *
         }
         widen_one(s, &i, kind, k, out);
     }
+    return k;
 }
 
-static void utf8_widen_base(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
-    if (kind == 1) widen_as(s, n, from, 1, out);
-    else if (kind == 2) widen_as(s, n, 0, 2, out);   /* (the ASCII prefix widens too) */
-    else widen_as(s, n, 0, 4, out);
+/* (each returns the code units written) */
+static size_t utf8_widen_base(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
+    if (kind == 1) return widen_as(s, n, from, 1, out);
+    if (kind == 2) return widen_as(s, n, 0, 2, out);   /* (the ASCII prefix widens too) */
+    return widen_as(s, n, 0, 4, out);
 }
 
 /* The kernel for this processor (pick_text_kernels): the one above, or on
  * x86-64 with AVX2 utf8_widen_avx2 (below). */
-static void (*utf8_widen)(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) =
+static size_t (*utf8_widen)(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) =
     utf8_widen_base;
 
 /* Where the first byte that is not ASCII is in s[0..n), or n. The render
@@ -205,8 +210,8 @@ __attribute__((target("avx2"))) static size_t ascii_prefix_avx2(const unsigned c
  * when all ASCII, widened 16 a vpmovzxbw (8 a vpmovzxbd) into 32-byte
  * stores; other characters one by one as in the baseline. The ASCII
  * stretches of a prompt are long: the widening was most of its time. */
-__attribute__((target("avx2"))) static inline void widen_wide_avx2(const unsigned char *s, size_t n, int kind,
-                                                                  unsigned char *out) {
+__attribute__((target("avx2"))) static inline size_t widen_wide_avx2(const unsigned char *s, size_t n, int kind,
+                                                                    unsigned char *out) {
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         if (i + 32 <= n) {
@@ -232,17 +237,138 @@ __attribute__((target("avx2"))) static inline void widen_wide_avx2(const unsigne
         widen_one(s, &i, kind, k, out);
         k++;
     }
+    return k;
 }
 
-__attribute__((target("avx2"))) static void utf8_widen_avx2(const unsigned char *s, size_t n, size_t from, int kind,
-                                                            unsigned char *out) {
-    if (kind == 1) widen_as(s, n, from, 1, out);   /* (bytes to bytes: copies, no widening) */
-    else if (kind == 2) widen_wide_avx2(s, n, 2, out);
-    else widen_wide_avx2(s, n, 4, out);
+__attribute__((target("avx2"))) static size_t utf8_widen_avx2(const unsigned char *s, size_t n, size_t from, int kind,
+                                                              unsigned char *out) {
+    if (kind == 1) return widen_as(s, n, from, 1, out);   /* (bytes to bytes: copies, no widening) */
+    if (kind == 2) return widen_wide_avx2(s, n, 2, out);
+    return widen_wide_avx2(s, n, 4, out);
 }
 #endif
 
+/* ---- streaming stores ----
+ * A batch whose texts outgrow the last-level cache has them written
+ * around it (non-temporal stores): a store that misses the cache first
+ * reads the line it fills, and every line written evicts another dirty
+ * one, for texts that will have left the cache before they are read.
+ * Whole 64-byte lines only; the partial lines at either end are written as
+ * usual (the str's header and terminator share them). */
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#define HAVE_STREAM_STORES 1
+#endif
+
+/* s[0..n) into d: its whole lines streamed, the partial ones at either
+ * end stored as usual (the baseline: SSE2 stores; AVX2 below). */
+static void stream_copy_base(unsigned char *d, const unsigned char *s, size_t n) {
+#ifdef HAVE_STREAM_STORES
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+        __m128i *o = (__m128i *)(void *)d;
+        _mm_stream_si128(o, a);
+        _mm_stream_si128(o + 1, b);
+        _mm_stream_si128(o + 2, c);
+        _mm_stream_si128(o + 3, e);
+    }
+#endif
+    memcpy(d, s, n);
+}
+
+static void (*stream_copy)(unsigned char *d, const unsigned char *s, size_t n) = stream_copy_base;
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static void stream_copy_avx2(unsigned char *d, const unsigned char *s, size_t n) {
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    d += head, s += head, n -= head;
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+        __m256i *o = (__m256i *)(void *)d;
+        _mm256_stream_si256(o, a);
+        _mm256_stream_si256(o + 1, b);
+    }
+    memcpy(d, s, n);
+}
+#endif
+
+/* Widened text is staged a piece at a time in a buffer on the stack (in
+ * the cache) and streamed out from it a whole number of lines at a time:
+ * STAGE_IN bytes of UTF-8 a piece, at most 4 bytes out for each. */
+enum { STAGE_IN = 1024, STAGE_OUT = 4 * STAGE_IN + 64 };
+
+/* Valid UTF-8 s[from..n) as `kind`-byte units at out, from unit `from` on
+ * (as utf8_widen), through the stage. */
+static void widen_streamed(const unsigned char *s, size_t n, size_t from, int kind, unsigned char *out) {
+    _Alignas(64) unsigned char stage[STAGE_OUT];
+    unsigned char *to = out + from * (size_t)kind;   /* where stage[0] goes */
+    size_t staged = 0;
+    for (size_t i = from; i < n;) {
+        size_t end = n - i > STAGE_IN ? i + STAGE_IN : n;
+        while (end < n && (s[end] & 0xC0) == 0x80) end--;   /* (at a character's first byte) */
+        staged += utf8_widen(s + i, end - i, 0, kind, stage + staged) * (size_t)kind;
+        i = end;
+        /* what follows the last line boundary waits for the next piece */
+        size_t keep = i < n ? (size_t)((uintptr_t)(to + staged) & 63) : 0;
+        if (keep > staged) keep = staged;
+        stream_copy(to, stage, staged - keep);
+        memmove(stage, stage + staged - keep, keep);
+        to += staged - keep;
+        staged = keep;
+    }
+}
+
+size_t stream_texts_above = SIZE_MAX;   /* (set by pick_text_kernels) */
+
+/* The last-level cache's size as the system describes it (sysfs, then
+ * sysconf), or 32 MiB. */
+static size_t last_level_cache_size(void) {
+    size_t best = 0;
+    for (int index = 0; index < 8; index++) {
+        char path[80];
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", index);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        int level = 0;
+        bool read = fscanf(f, "%d", &level) == 1;
+        fclose(f);
+        if (!read || level < 2) continue;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+        if (!(f = fopen(path, "r"))) continue;
+        unsigned long size = 0;
+        char unit = 0;
+        int got = fscanf(f, "%lu%c", &size, &unit);
+        fclose(f);
+        if (got < 1) continue;
+        if (got == 2 && (unit == 'K' || unit == 'k')) size <<= 10;
+        else if (got == 2 && unit == 'M') size <<= 20;
+        if (size > best) best = size;
+    }
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    if (!best) {
+        long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        if (l3 > 0) best = (size_t)l3;
+    }
+#endif
+    return best ? best : 32u << 20;
+}
+
 void pick_text_kernels(void) {
+#ifdef HAVE_STREAM_STORES
+    stream_texts_above = last_level_cache_size();
+#else
+    stream_texts_above = SIZE_MAX;   /* (no streaming stores: copied as usual) */
+#endif
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
     /* ($CHATFMT_BASELINE_KERNELS: the baseline ones all the same, which
@@ -251,6 +377,7 @@ void pick_text_kernels(void) {
     if (__builtin_cpu_supports("avx2") && !(baseline && *baseline)) {
         ascii_prefix_len = ascii_prefix_avx2;
         utf8_widen = utf8_widen_avx2;
+        stream_copy = stream_copy_avx2;
     }
 #endif
 }
@@ -266,10 +393,21 @@ bool ascii_claim_holds(const unsigned char *s, size_t n) {
 }
 
 void copy_text(const TextCopy *c) {
-    if (c->kind == 1) {
-        memcpy(c->to, c->from, c->ascii_prefix);
-        if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, c->to);
+    unsigned char *to = c->to;
+    if (c->stream) {
+        if (c->kind == 1) {
+            stream_copy(to, c->from, c->ascii_prefix);
+            if (c->ascii_prefix < c->len) widen_streamed(c->from, c->len, c->ascii_prefix, 1, to);
+        } else {
+            widen_streamed(c->from, c->len, 0, c->kind, to);
+        }
+#ifdef HAVE_STREAM_STORES
+        _mm_sfence();   /* (streamed stores are not ordered with the ones that publish the str) */
+#endif
+    } else if (c->kind == 1) {
+        memcpy(to, c->from, c->ascii_prefix);
+        if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, to);
     } else {
-        utf8_widen(c->from, c->len, c->ascii_prefix, c->kind, c->to);
+        utf8_widen(c->from, c->len, c->ascii_prefix, c->kind, to);
     }
 }

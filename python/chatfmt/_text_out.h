@@ -41,8 +41,15 @@ typedef struct TextCopy {
     size_t len, ascii_prefix;
     void *to;
     int kind;
+    bool stream;              /* written around the cache (see stream_texts_above) */
     atomic_bool *copied;      /* set once copied (a queued copy: see BatchRow.spent_copied) */
 } TextCopy;
+
+/* A call whose texts come to more bytes than this (the last-level cache,
+ * found at init) has them written around the cache: they will have left it
+ * before they are read. Set once at init (and by the module's private
+ * stream_texts_above, a test knob), read by render_batch under the GIL. */
+TEXT_API extern size_t stream_texts_above;
 
 /* Write c->from as c->kind-byte code units at c->to (see TextCopy). */
 TEXT_API void copy_text(const TextCopy *c);

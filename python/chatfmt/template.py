@@ -470,8 +470,7 @@ class Template:
             return e
 
     def _error_object(self, kind, message, line, column, offset):
-        cls = errors.BY_KIND.get(_lib.cf_error_kind_name(kind).decode(), errors.ChatfmtError)
-        return cls(message, lineno=line or None, column=column or None, offset=offset or None, name=self.name)
+        return _lib.error_class(kind)(message, line or None, column or None, offset or None, self.name)
 
     # ---- pickling: by text, name and options; recompiled once per process ----
 

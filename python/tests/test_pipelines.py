@@ -495,6 +495,43 @@ class NativeOnly(unittest.TestCase):
         t.render_batch(rows[:10], threads=2)
         self.assertEqual(native.batch_stats(False)["per_thread"], per)
 
+    def test_texts_written_around_the_cache(self):
+        """A call whose texts outgrow the last-level cache writes them with
+        streaming stores (whole lines, from a staged piece of widened text
+        at a time); stream_texts_above(0) takes that path for every text
+        of any size. The texts of every str kind, of lengths around the
+        vector blocks, the 64-byte lines and the staged pieces (1 KiB of
+        UTF-8), with other characters at and around the pieces' edges, on
+        1 to 3 threads: each is Template.render's."""
+        native = template_module._native
+        t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
+
+        def ascii_text(n, seed):
+            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
+
+        rows = []
+        lengths = list(range(0, 200)) + [255, 256, 257, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 4100, 9000, 40000]
+        for c in (None, "\u00e9", "\u0100", "\u4e2d", "\U0001F600"):
+            for n in lengths:
+                text = ascii_text(n, n)
+                if c is not None:
+                    for at in {n // 3, n // 2, 1020, 1021, 1022, 1023, 1024, 2046, 2047, 2048, n - 1}:
+                        if 0 <= at < len(text):
+                            text = text[:at] + c + text[at + 1:]
+                rows.append([{"role": "user", "content": text}])
+                rows.append([{"role": "user", "content": "\u00ff" + text}])
+        want = [t.render(r) for r in rows]
+        before = native.stream_texts_above(0)
+        try:
+            for threads in (1, 2, 3):
+                with self.subTest(threads=threads):
+                    got = t.render_batch(rows, threads=threads)
+                    self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])   # (no long diff)
+                    self.assertTrue(all(type(x) is str for x in got))
+        finally:
+            native.stream_texts_above(before)
+        self.assertEqual(t.render_batch(rows[:50]), want[:50])
+
     def test_outputs_said_ascii_are_ascii(self):
         """The library says which outputs it knows are ASCII (cf_result.nchars
         == len: the template's text and strings read as ASCII, their sums
