@@ -80,6 +80,11 @@ enum { SLOT_NONE = 0xFF, SLOT_MAX = 64 };
  * where it was written, not where it is called. */
 enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
+/* N_GETITEM.simple: name[loop.index0 + k] or name[loop.index0 - k] (k an
+ * int constant; Qwen's messages[loop.index0 - 1].role): the item found in
+ * place when the name holds a list and the index is in range
+ * (interp_internal.h: loop_offset_item) */
+enum { GI_LOOP_OFFSET = 1 };
 /* N_GETATTR.flag: on a dict, the attribute can only be a key (GA_KEY), and
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
