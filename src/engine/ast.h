@@ -89,8 +89,10 @@ enum { GI_LOOP_OFFSET = 1 };
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 /* N_COMPARE.simple: one == or !=, one other operator, or one == or != of
- * an if/elif chain that shares its left operand (N_IF_CHAIN) */
-enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3 };
+ * an if/elif chain that shares its left operand (N_IF_CHAIN); CMP_ATTR_STR:
+ * one == or != of name.key (the key a dict's plain key) and a str constant
+ * (m.role == 'user': interp_chain.c, cond_attr_equality) */
+enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3, CMP_ATTR_STR = 4 };
 /* N_IF_CHAIN: two or more of the chain's tests (if and elif, through
  * and/or/not) are `E == x` / `E != x` with one E of the form
  * name.key|pure_filter (each such N_COMPARE is CMP_CHAINED, its chain_if

@@ -108,6 +108,23 @@ static NOINLINE bool cond_equality_loop_item(Interp *I, const Node *n, Frame *f)
     return cond_equality_other(I, n, left);
 }
 
+/* m.role == 'user' (CMP_ATTR_STR: the shape the parser checked, so that
+ * only the values are tested here): cond_equality's first case. */
+NOINLINE bool cond_attr_equality(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;
+    Value obj, left;
+    if (!name_bound(I, a, f, &obj) || obj.type != VT_DICT) return cond_equality_slow(I, n, f);
+    if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
+        if (left.type == VT_STR) return str_equality(n, left);
+        return cond_equality_other(I, n, left);
+    }
+    AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
+    if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
+    left = c->v;
+    if (left.type == VT_STR) return str_equality(n, left);
+    return cond_equality_slow(I, n, f);
+}
+
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;

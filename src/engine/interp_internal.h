@@ -172,6 +172,7 @@ Value getattr_of_rest(Interp *I, const Node *n, Value obj);
 Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c);
 /* Defined in interp_chain.c. */
 bool cond_equality(Interp *I, const Node *n, Frame *f);
+bool cond_attr_equality(Interp *I, const Node *n, Frame *f);
 bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f);
 bool cond_comparison(Interp *I, const Node *n, Frame *f);
 bool cond_test(Interp *I, const Node *n, Frame *f);
@@ -367,7 +368,8 @@ static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
     case N_COMPARE:
-        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+        return n->simple == CMP_ATTR_STR  ? cond_attr_equality(I, n, f)
+               : n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
                : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
                : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
                                           : cond_value(I, n, f);
