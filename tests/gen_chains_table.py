@@ -42,7 +42,9 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   autoescape, a decided branch with break/continue as its body's last
   statement, and the else branch decided with and without an else body.
 - chains-equal-NNN: `m.r == 'const'` on strs of the lengths compared as two
-  words (4 to 8 bytes), equal but for one byte anywhere, and on other types.
+  words (4 to 8 bytes), equal but for one byte anywhere, and on other types;
+  the same test as the parser marks it (CMP_ATTR_STR) on names that hold no
+  dict, a namespace, keys no dict is known to hold, markup, autoescape.
 - chains-tail-NNN: a chain that is its body's last statement, whose branch
   then runs in the body's place (interp.c: exec_body): break and continue in
   its branches, a chain last in a branch of a chain last, last in a macro,
@@ -297,6 +299,19 @@ EQUAL_ROWS = [
      "{% elif m.r != 'abcdXfgh' %}-{% endif %};{% endfor %}", {"ms": [{"r": v} for v in EQUAL_VALUES]}),
     ("{% for m in ms %}{{ m.r == 'user' }}{{ m.r != 'user' }}{% if m.r == 'user' %}u{% endif %};{% endfor %}",
      {"ms": [{"r": 1}, {"r": None}, {"r": ["user"]}, {}, {"r": "user"}, {"r": True}]}),
+    # name.key == 'str' read in place (CMP_ATTR_STR) where it must step aside: names holding no dict,
+    # a namespace, keys no dict is known to hold (looked up, then from the cache), markup, a top-level name
+    ("{% for m in ms %}{{ m.r == 'user' }}{% if m.r != 'user' %}n{% endif %}{{ m.zq_key == 'z' }}"
+     "{% if m.zq_key == 'z' %}Z{% endif %};{% endfor %}",
+     {"ms": ["user", ["user"], 3, {"r": "user", "zq_key": "z"}, {"zq_key": 1}, {"r": "user"}]}),
+    ("{% set ns = namespace(r='user') %}{{ ns.r == 'user' }}{% set ns.r = 'x' %}{{ ns.r != 'user' }}"
+     "{% set m = {'r': 'user'|safe, 'q': '<b>'|safe} %}{{ m.r == 'user' }}{{ m.q == '<b>' }}{{ m.q != '&lt;b&gt;' }}"
+     "{% if top.r == 'user' %}T{% endif %}{{ top.zq_key == 'user' }}{{ top.zq_key == 'user' }}",
+     {"top": {"r": "user", "zq_key": "user"}}),
+    ("{{ nothing.r == 'user' }}", {}),   # raises
+    ("{% for m in ms %}{% if m.r == 'user' %}u{% elif m.r == 'tool' %}t{% else %}-{% endif %}{% endfor %}"
+     "{% autoescape true %}{% for m in ms %}{{ m.r == '<x>' }}{% endfor %}{% endautoescape %}",
+     {"ms": [{"r": "user"}, {"r": "tool"}, {"r": "<x>"}, "tool", None]}),
 ]
 
 

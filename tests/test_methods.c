@@ -231,6 +231,9 @@ int main(int argc, char **argv) {
         check_limit("huge zfill", "1", 1, "zfill", huge_width),
     };
     for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) limits[i] ? passed++ : failed++;
+    size_t index_bad = str_method_index_mismatches();   /* the str methods' index, written as data */
+    if (index_bad) printf("FAIL str method index: %zu entries disagree with the method table\n", index_bad);
+    index_bad ? failed++ : passed++;
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -80,12 +80,19 @@ enum { SLOT_NONE = 0xFF, SLOT_MAX = 64 };
  * where it was written, not where it is called. */
 enum { ESC_OFF = 0, ESC_ON = 1, ESC_RUNTIME = 2 };
 enum { GA_NAME = 1, GA_NAME_TOP = 2 };   /* N_GETATTR.simple */
+/* N_GETITEM.simple: name[loop.index0 + k] or name[loop.index0 - k] (k an
+ * int constant; Qwen's messages[loop.index0 - 1].role): the item found in
+ * place when the name holds a list and the index is in range
+ * (interp_internal.h: loop_offset_item) */
+enum { GI_LOOP_OFFSET = 1 };
 /* N_GETATTR.flag: on a dict, the attribute can only be a key (GA_KEY), and
  * its name is a known key (GA_KEY_KNOWN, known_keys.c: found by pointer) */
 enum { GA_KEY = 1, GA_KEY_KNOWN = 2 };
 /* N_COMPARE.simple: one == or !=, one other operator, or one == or != of
- * an if/elif chain that shares its left operand (N_IF_CHAIN) */
-enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3 };
+ * an if/elif chain that shares its left operand (N_IF_CHAIN); CMP_ATTR_STR:
+ * one == or != of name.key (the key a dict's plain key) and a str constant
+ * (m.role == 'user': interp_chain.c, cond_attr_equality) */
+enum { CMP_EQUALITY = 1, CMP_SINGLE = 2, CMP_CHAINED = 3, CMP_ATTR_STR = 4 };
 /* N_IF_CHAIN: two or more of the chain's tests (if and elif, through
  * and/or/not) are `E == x` / `E != x` with one E of the form
  * name.key|pure_filter (each such N_COMPARE is CMP_CHAINED, its chain_if

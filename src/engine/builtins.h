@@ -54,6 +54,9 @@ bool method_call(Rt *rt, Value self, const char *name, size_t n, const Args *arg
  * when the receiver is a str: as method_call, without the lookup. */
 typedef struct Method Method;
 const Method *str_method_find(const char *name, size_t n);
+/* How many entries of str_method_find's index (written as data) disagree
+ * with the method table: 0 (tests/test_methods.c). */
+size_t str_method_index_mismatches(void);
 Value str_method_invoke(Rt *rt, const Method *m, Value self, const Args *args);
 /* The str methods filters call (trim, lower, replace, wordwrap...), by
  * number: no lookup by name. Arguments positional, as the method takes them.

@@ -1012,10 +1012,15 @@ NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
  * out of line, so that eval itself is a dispatcher whose every case is a
  * tail call (no registers to save on the way through). */
 static NOINLINE Value eval_getattr_node(Interp *I, const Node *n, Frame *f) {
+    Value item;   /* messages[loop.index0 + 1].role: the item without entering eval twice */
+    if (n->a->kind == N_GETITEM && n->a->simple == GI_LOOP_OFFSET && loop_offset_item(I, n->a, f, &item))
+        return getattr_of(I, n, item);
     return getattr_of(I, n, operand(I, n->a, f));
 }
 
 static NOINLINE Value eval_getitem(Interp *I, const Node *n, Frame *f) {
+    Value item;
+    if (n->simple == GI_LOOP_OFFSET && loop_offset_item(I, n, f, &item)) return item;
     Value obj = operand(I, n->a, f);
     Value key = operand(I, n->b, f);
     if (obj.type == VT_DICT && key.type == VT_STR) {   /* message['role'] */

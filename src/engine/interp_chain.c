@@ -97,6 +97,34 @@ static NOINLINE bool cond_equality_chained(Interp *I, const Node *n, Frame *f) {
     return interp_compare(I, n->op, left, right);
 }
 
+/* messages[loop.index0 - 1].role != "tool" (Qwen's run of tool messages):
+ * the item found in place (loop_offset_item), then its attribute as
+ * eval_getattr_node reads it; else as any other equality. */
+static NOINLINE bool cond_equality_loop_item(Interp *I, const Node *n, Frame *f) {
+    Value item;
+    if (!loop_offset_item(I, n->a->a, f, &item)) return cond_equality_slow(I, n, f);
+    Value left = getattr_of(I, n->a, item);
+    if (left.type == VT_STR) return str_equality(n, left);
+    return cond_equality_other(I, n, left);
+}
+
+/* m.role == 'user' (CMP_ATTR_STR: the shape the parser checked, so that
+ * only the values are tested here): cond_equality's first case. */
+NOINLINE bool cond_attr_equality(Interp *I, const Node *n, Frame *f) {
+    const Node *a = n->a;
+    Value obj, left;
+    if (!name_bound(I, a, f, &obj) || obj.type != VT_DICT) return cond_equality_slow(I, n, f);
+    if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
+        if (left.type == VT_STR) return str_equality(n, left);
+        return cond_equality_other(I, n, left);
+    }
+    AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
+    if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
+    left = c->v;
+    if (left.type == VT_STR) return str_equality(n, left);
+    return cond_equality_slow(I, n, f);
+}
+
 /* m.role == 'user': every path but the cached one leaves by a tail call. */
 NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
@@ -114,6 +142,9 @@ NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
         if (left.type == VT_STR) return str_equality(n, left);
     } else if (n->flag && n->v.type == VT_STR && a->kind == N_FILTER && a->simple && a->op == FILTER_PURE) {
         return cond_equality_filtered(I, n, f);
+    } else if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->a->kind == N_GETITEM &&
+               a->a->simple == GI_LOOP_OFFSET) {
+        return cond_equality_loop_item(I, n, f);
     }
     return cond_equality_slow(I, n, f);
 }

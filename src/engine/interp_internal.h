@@ -8,6 +8,7 @@
 #define CF_INTERP_INTERNAL_H
 
 #include "interp.h"
+#include "lexer.h"   /* OP_ADD, OP_SUB */
 
 #define FRAME_INLINE 6
 typedef struct Frame {
@@ -171,6 +172,7 @@ Value getattr_of_rest(Interp *I, const Node *n, Value obj);
 Value getattr_dict_miss(const Node *n, const Dict *d, AttrCacheEntry *c);
 /* Defined in interp_chain.c. */
 bool cond_equality(Interp *I, const Node *n, Frame *f);
+bool cond_attr_equality(Interp *I, const Node *n, Frame *f);
 bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f);
 bool cond_comparison(Interp *I, const Node *n, Frame *f);
 bool cond_test(Interp *I, const Node *n, Frame *f);
@@ -324,6 +326,26 @@ static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame
     return obj->type != VT_MISSING;
 }
 
+/* name[loop.index0 ± k] (GI_LOOP_OFFSET) when the name holds a plain list
+ * or tuple, `loop` is a loop and the index is in range: the item, read as
+ * eval_getitem reads it after the int sum (whose position it leaves).
+ * False otherwise (a negative index, a view, no loop...): the general path,
+ * which only repeats lookups (a global resolved once gives the same value). */
+static ALWAYS_INLINE bool loop_offset_item(Interp *I, const Node *n, Frame *f, Value *out) {
+    const Node *sum = n->b;
+    Value seq = name_value(I, n->a, f), lv;
+    if (!name_bound(I, sum->a, f, &lv) || lv.type != VT_OBJECT || lv.u.obj->type != &LOOP_TYPE) return false;
+    if (!(seq.type == VT_LIST || seq.type == VT_TUPLE) ||
+        (seq.flags & (VF_VIEW_ITEMS | VF_VIEW_KEYS | VF_VIEW_VALUES | VF_GENERATOR)))
+        return false;
+    int64_t at, i = ((const Loop *)lv.u.obj->data)->index0, k = sum->b->v.u.i;
+    if (sum->op == OP_ADD ? __builtin_add_overflow(i, k, &at) : __builtin_sub_overflow(i, k, &at)) return false;
+    if (at < 0 || (uint64_t)at >= seq.u.list->len) return false;
+    set_pos(I, sum);
+    *out = seq.u.list->items[at];
+    return true;
+}
+
 static inline bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
 }
@@ -346,7 +368,8 @@ static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
     case N_COMPARE:
-        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+        return n->simple == CMP_ATTR_STR  ? cond_attr_equality(I, n, f)
+               : n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
                : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
                : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
                                           : cond_value(I, n, f);

@@ -34,6 +34,7 @@ typedef Value (*MethodFn)(Rt *rt, Value self, const Value *argv, const struct Me
 
 typedef struct Method {
     const char *name;
+    uint8_t len;                   /* of name */
     uint8_t style, min, max;
     int op;                        /* variant selector shared handlers switch on */
     MethodFn fn;
@@ -1198,11 +1199,11 @@ static Value format_map(Rt *rt, Value self, const Args *args) {
  * The str method table
  * ====================================================================== */
 
-#define NOARGS(name, fn, op) {name, SIG_NOARGS, 0, 0, op, fn, NULL}
-#define CLINIC(name, lo, hi, fn, op) {name, SIG_CLINIC, lo, hi, op, fn, NULL}
-#define TUPLE(name, lo, hi, fn, op) {name, SIG_TUPLE, lo, hi, op, fn, NULL}
-#define ONE(name, fn, op) {name, SIG_ONE, 1, 1, op, fn, NULL}
-#define KEYWORDS(name, hi, fn, op, kw) {name, SIG_KEYWORDS, 0, hi, op, fn, kw}
+#define NOARGS(name, fn, op) {name, sizeof name - 1, SIG_NOARGS, 0, 0, op, fn, NULL}
+#define CLINIC(name, lo, hi, fn, op) {name, sizeof name - 1, SIG_CLINIC, lo, hi, op, fn, NULL}
+#define TUPLE(name, lo, hi, fn, op) {name, sizeof name - 1, SIG_TUPLE, lo, hi, op, fn, NULL}
+#define ONE(name, fn, op) {name, sizeof name - 1, SIG_ONE, 1, 1, op, fn, NULL}
+#define KEYWORDS(name, hi, fn, op, kw) {name, sizeof name - 1, SIG_KEYWORDS, 0, hi, op, fn, kw}
 
 static const Method str_methods[] = {
     /* those the filters call by number first (StrMethodId), then hot in
@@ -1250,43 +1251,56 @@ static const Method str_methods[] = {
     NOARGS("istitle", m_is, IS_TITLE),
     NOARGS("isupper", m_is, IS_UPPER),
     /* no fn: takes any arguments, handled in str_call before binding */
-    {"format", SIG_KEYWORDS, 0, 0, FORMAT, NULL, NULL},
-    {"format_map", SIG_KEYWORDS, 0, 0, FORMAT_MAP, NULL, NULL},
+    {"format", 6, SIG_KEYWORDS, 0, 0, FORMAT, NULL, NULL},
+    {"format_map", 10, SIG_KEYWORDS, 0, 0, FORMAT_MAP, NULL, NULL},
 };
 
-/* The str methods grouped by first letter (every name is lowercase ASCII),
- * with their lengths: a template that probes a key on each character of a
- * string (`c['type']` in Llama 3.2 Vision's loop over message contents)
- * looks up a missing name thousands of times a render, and the scan of all
- * 47 took a third of it. Built once, on first use (the table keeps the
- * order StrMethodId needs). */
+/* The str methods grouped by first letter (every name is lowercase ASCII):
+ * a template that probes a key on each character of a string (`c['type']`
+ * in Llama 3.2 Vision's loop over message contents) looks up a missing name
+ * thousands of times a render, and the scan of all 44 took a third of it.
+ * Written as data, so that no render builds it (the table keeps the order
+ * StrMethodId needs; str_method_index_mismatches checks the two agree). */
 enum { STR_METHOD_COUNT = sizeof str_methods / sizeof *str_methods };
 _Static_assert(STR_METHOD_COUNT <= 255, "the index holds positions in bytes");
-static struct {
-    uint8_t order[STR_METHOD_COUNT];   /* table positions, by first letter */
-    uint8_t first[27];                 /* order[first[c]..first[c + 1]): names starting 'a' + c */
-    uint8_t len[STR_METHOD_COUNT];     /* by table position */
-} str_index;
-static pthread_once_t str_index_once = PTHREAD_ONCE_INIT;
+/* table positions, by first letter */
+static const uint8_t str_index_order[STR_METHOD_COUNT] = {
+    7, 8, 14, 20,                                        /* c: capitalize center casefold count */
+    10, 29,                                              /* e: endswith expandtabs */
+    16, 42, 43,                                          /* f: find format format_map */
+    18, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41,  /* i: index isalnum ... isupper */
+    21,                                                  /* j: join */
+    6, 11, 26,                                           /* l: lower lstrip ljust */
+    22,                                                  /* p: partition */
+    2, 4, 12, 17, 19, 23, 24, 25, 27,                    /* r: rsplit replace rstrip rfind rindex
+                                                            rpartition removeprefix removesuffix rjust */
+    0, 1, 3, 9, 15,                                      /* s: strip split splitlines startswith swapcase */
+    13,                                                  /* t: title */
+    5,                                                   /* u: upper */
+    28,                                                  /* z: zfill */
+};
+/* str_index_order[first[c], first[c + 1]): the names starting 'a' + c */
+static const uint8_t str_index_first[27] = {0,  0,  0,  4,  4,  6,  9,  9,  9,  22, 23, 23, 26, 26,
+                                            26, 26, 27, 27, 36, 41, 42, 43, 43, 43, 43, 43, 44};
 
-static void str_index_init(void) {
-    size_t k = 0;
+size_t str_method_index_mismatches(void) {
+    size_t bad = 0, k = 0;
     for (int c = 0; c < 26; c++) {
-        str_index.first[c] = (uint8_t)k;
+        bad += str_index_first[c] != k;
         for (size_t i = 0; i < STR_METHOD_COUNT; i++)
-            if (str_methods[i].name[0] == 'a' + c) str_index.order[k++] = (uint8_t)i;
+            if (str_methods[i].name[0] == 'a' + c) bad += k >= STR_METHOD_COUNT || str_index_order[k++] != i;
     }
-    str_index.first[26] = (uint8_t)k;
-    for (size_t i = 0; i < STR_METHOD_COUNT; i++) str_index.len[i] = (uint8_t)strlen(str_methods[i].name);
+    bad += str_index_first[26] != k || k != STR_METHOD_COUNT;
+    for (size_t i = 0; i < STR_METHOD_COUNT; i++) bad += str_methods[i].len != strlen(str_methods[i].name);
+    return bad;
 }
 
 const Method *str_method_find(const char *name, size_t n) {
     unsigned c = n ? (unsigned)(unsigned char)name[0] - 'a' : 26;
     if (c >= 26) return NULL;
-    pthread_once(&str_index_once, str_index_init);
-    for (unsigned k = str_index.first[c]; k < str_index.first[c + 1]; k++) {
-        unsigned i = str_index.order[k];
-        if (str_index.len[i] == n && memcmp(str_methods[i].name, name, n) == 0) return &str_methods[i];
+    for (unsigned k = str_index_first[c]; k < str_index_first[c + 1]; k++) {
+        const Method *m = &str_methods[str_index_order[k]];
+        if (m->len == n && memcmp(m->name, name, n) == 0) return m;
     }
     return NULL;
 }

@@ -1586,6 +1586,13 @@ static void fuse_operands(Node *n) {
         int a = int_sum_shape(n->a), b = int_sum_shape(n->b);
         if (a >= 0 && b >= 0 && a + b > 0) n->simple = BINOP_INT_SUM;
     }
+    if (n->kind == N_COMPARE && n->simple == CMP_EQUALITY && n->flag && n->v.type == VT_STR &&
+        n->a->kind == N_GETATTR && n->a->simple && n->a->flag)   /* m.role == 'user' */
+        n->simple = CMP_ATTR_STR;
+    if (n->kind == N_GETITEM && n->a->kind == N_NAME && n->a->op != NAME_IN_BLOCK && n->b->kind == N_BINOP &&
+        n->b->simple == BINOP_INT_SUM && n->b->a->kind == N_GETATTR && n->b->a->simple && n->b->a->op == LA_INDEX0 &&
+        n->b->b->kind == N_CONST && n->b->b->v.type == VT_INT)   /* messages[loop.index0 - 1] */
+        n->simple = GI_LOOP_OFFSET;
 }
 
 static Node *pack_tree(Packer *pk, Node *n);
