@@ -220,30 +220,63 @@ enum { READ_ON_WORKERS = 0 };
 #else
 enum { READ_ON_WORKERS = 1 };
 #endif
+/* One character as UTF-8 at o (the end returned); NULL for a lone surrogate. */
+static inline unsigned char *char_to_utf8(uint32_t c, unsigned char *o) {
+    if (c < 0x80) {
+        *o++ = (unsigned char)c;
+    } else if (c < 0x800) {
+        *o++ = (unsigned char)(0xC0 | (c >> 6));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        if (c >= 0xD800 && c <= 0xDFFF) return NULL;
+        *o++ = (unsigned char)(0xE0 | (c >> 12));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (unsigned char)(0xF0 | (c >> 18));
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
 /* A compact str's characters as UTF-8 in buf (size >= 4 a character);
- * false for a lone surrogate (no UTF-8). */
+ * false for a lone surrogate (no UTF-8). A text that is not ASCII is
+ * mostly ASCII still: a word of characters that all are is copied at once
+ * (8 of one byte, 4 of two bytes). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
     unsigned char *o = buf;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = kind == PyUnicode_1BYTE_KIND   ? ((const Py_UCS1 *)data)[i]
-                     : kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i]
-                                                    : ((const Py_UCS4 *)data)[i];
-        if (c < 0x80) {
-            *o++ = (unsigned char)c;
-        } else if (c < 0x800) {
-            *o++ = (unsigned char)(0xC0 | (c >> 6));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) return false;
-            *o++ = (unsigned char)(0xE0 | (c >> 12));
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
-        } else {
-            *o++ = (unsigned char)(0xF0 | (c >> 18));
-            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    size_t i = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *s = data;
+        while (i < n) {
+            uint64_t x;
+            if (n - i >= 8 && (memcpy(&x, s + i, 8), !(x & 0x8080808080808080u))) {
+                memcpy(o, &x, 8);
+                o += 8;
+                i += 8;
+                continue;
+            }
+            o = char_to_utf8(s[i++], o);   /* (never NULL: below 0x100) */
         }
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *s = data;
+        while (i < n) {
+            uint64_t x;
+            if (n - i >= 4 && (memcpy(&x, s + i, 8), !(x & 0xFF80FF80FF80FF80u))) {
+                uint32_t four = (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
+                memcpy(o, &four, 4);
+                o += 4;
+                i += 4;
+                continue;
+            }
+            if (!(o = char_to_utf8(s[i++], o))) return false;
+        }
+    } else {
+        const Py_UCS4 *s = data;
+        for (; i < n; i++)
+            if (!(o = char_to_utf8(s[i], o))) return false;
     }
     *len = (size_t)(o - buf);
     return true;
@@ -300,10 +333,13 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
  * ascii_kind, or of key_kind for a key of a Python dict; false as
  * read_push_other_str. */
 static inline bool read_push_ascii_as(RowRead *rr, PyObject *o, cf_builder_item_kind kind) {
-    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    const PyASCIIObject *a = (const PyASCIIObject *)o;
+    /* (PyUnicode_IS_COMPACT_ASCII with one test of the byte both flags are
+     * in; the characters of such a str follow its header) */
+    if (!(a->state.ascii & a->state.compact)) return read_push_other_str(rr, o);
     cf_builder_item *it = next_item(&rr->w, kind);
-    it->n = (size_t)PyUnicode_GET_LENGTH(o);
-    it->u.s = (const char *)PyUnicode_DATA(o);
+    it->n = (size_t)a->length;
+    it->u.s = (const char *)(a + 1);
     return true;
 }
 
