@@ -328,15 +328,29 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
     return true;
 }
 
+/* PyUnicode_IS_COMPACT_ASCII as one test of the word the flags are in (a
+ * test of each bit field costs shifts): the flags' bits found by setting
+ * them in a cleared state, which the compiler folds to a constant. */
+static inline bool compact_ascii(const PyASCIIObject *a) {
+    PyASCIIObject flags;
+    memset(&flags.state, 0, sizeof flags.state);
+    flags.state.compact = 1;
+    flags.state.ascii = 1;
+    uint32_t mask, state;
+    _Static_assert(sizeof flags.state == sizeof mask, "the str flags are one 32-bit word");
+    memcpy(&mask, &flags.state, sizeof mask);
+    memcpy(&state, &a->state, sizeof state);
+    return (state & mask) == mask;
+}
+
 /* Push a str read in place (an ASCII one, the commonest value and every
  * key of chat data, points into the object) as an item of kind
  * ascii_kind, or of key_kind for a key of a Python dict; false as
  * read_push_other_str. */
 static inline bool read_push_ascii_as(RowRead *rr, PyObject *o, cf_builder_item_kind kind) {
     const PyASCIIObject *a = (const PyASCIIObject *)o;
-    /* (PyUnicode_IS_COMPACT_ASCII with one test of the byte both flags are
-     * in; the characters of such a str follow its header) */
-    if (!(a->state.ascii & a->state.compact)) return read_push_other_str(rr, o);
+    /* (the characters of a compact ASCII str follow its header) */
+    if (!compact_ascii(a)) return read_push_other_str(rr, o);
     cf_builder_item *it = next_item(&rr->w, kind);
     it->n = (size_t)a->length;
     it->u.s = (const char *)(a + 1);
@@ -380,14 +394,16 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
     return push_scalar(w, o, t);
 }
 
-/* A dict's pairs without a header; *tools set to the value of a "tools"
- * key when one is there. */
-static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
+/* A dict's pairs without a header, their keys pushed as items of kind
+ * key (key_kind when no key pushed before them in the dict being built can
+ * equal one of them); *tools set to the value of a "tools" key when one is
+ * there. */
+static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools, cf_builder_item_kind key) {
     Pairs pairs;
     pairs_start(&pairs, d);
     PyObject *k, *v;
     while (pairs_next(&pairs, &k, &v)) {
-        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_ascii_as(rr, k, key) || !read_item(rr, v, 1)) return false;
         if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
     }
@@ -750,12 +766,16 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;
+    /* (a row's keys may repeat the common variables', and win: placed
+     * after a look at those before them; without any, each is new) */
+    cf_builder_item_kind after_common = PyDict_GET_SIZE(a->common) ? ascii_kind : key_kind;
     if (t == &PyDict_Type) {
         next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
-        read = read_pairs(&rr, a->common, &tools) && read_pairs(&rr, row, &tools);
+        read = read_pairs(&rr, a->common, &tools, key_kind) && read_pairs(&rr, row, &tools, after_common);
     } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
         next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
-        read = read_pairs(&rr, a->common, &tools) && read_push_str(&rr, a->messages_key) && read_value(&rr, row, 1);
+        read = read_pairs(&rr, a->common, &tools, key_kind) && read_push_ascii_as(&rr, a->messages_key, after_common) &&
+               read_value(&rr, row, 1);
     } else {
         read = false;
     }
