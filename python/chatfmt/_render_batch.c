@@ -220,30 +220,63 @@ enum { READ_ON_WORKERS = 0 };
 #else
 enum { READ_ON_WORKERS = 1 };
 #endif
+/* One character as UTF-8 at o (the end returned); NULL for a lone surrogate. */
+static inline unsigned char *char_to_utf8(uint32_t c, unsigned char *o) {
+    if (c < 0x80) {
+        *o++ = (unsigned char)c;
+    } else if (c < 0x800) {
+        *o++ = (unsigned char)(0xC0 | (c >> 6));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else if (c < 0x10000) {
+        if (c >= 0xD800 && c <= 0xDFFF) return NULL;
+        *o++ = (unsigned char)(0xE0 | (c >> 12));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    } else {
+        *o++ = (unsigned char)(0xF0 | (c >> 18));
+        *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+        *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+        *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    }
+    return o;
+}
+
 /* A compact str's characters as UTF-8 in buf (size >= 4 a character);
- * false for a lone surrogate (no UTF-8). */
+ * false for a lone surrogate (no UTF-8). A text that is not ASCII is
+ * mostly ASCII still: a word of characters that all are is copied at once
+ * (8 of one byte, 4 of two bytes). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
     unsigned char *o = buf;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t c = kind == PyUnicode_1BYTE_KIND   ? ((const Py_UCS1 *)data)[i]
-                     : kind == PyUnicode_2BYTE_KIND ? ((const Py_UCS2 *)data)[i]
-                                                    : ((const Py_UCS4 *)data)[i];
-        if (c < 0x80) {
-            *o++ = (unsigned char)c;
-        } else if (c < 0x800) {
-            *o++ = (unsigned char)(0xC0 | (c >> 6));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
-        } else if (c < 0x10000) {
-            if (c >= 0xD800 && c <= 0xDFFF) return false;
-            *o++ = (unsigned char)(0xE0 | (c >> 12));
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
-        } else {
-            *o++ = (unsigned char)(0xF0 | (c >> 18));
-            *o++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
-            *o++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
-            *o++ = (unsigned char)(0x80 | (c & 0x3F));
+    size_t i = 0;
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *s = data;
+        while (i < n) {
+            uint64_t x;
+            if (n - i >= 8 && (memcpy(&x, s + i, 8), !(x & 0x8080808080808080u))) {
+                memcpy(o, &x, 8);
+                o += 8;
+                i += 8;
+                continue;
+            }
+            o = char_to_utf8(s[i++], o);   /* (never NULL: below 0x100) */
         }
+    } else if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *s = data;
+        while (i < n) {
+            uint64_t x;
+            if (n - i >= 4 && (memcpy(&x, s + i, 8), !(x & 0xFF80FF80FF80FF80u))) {
+                uint32_t four = (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
+                memcpy(o, &four, 4);
+                o += 4;
+                i += 4;
+                continue;
+            }
+            if (!(o = char_to_utf8(s[i++], o))) return false;
+        }
+    } else {
+        const Py_UCS4 *s = data;
+        for (; i < n; i++)
+            if (!(o = char_to_utf8(s[i], o))) return false;
     }
     *len = (size_t)(o - buf);
     return true;
@@ -295,15 +328,32 @@ static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject 
     return true;
 }
 
+/* PyUnicode_IS_COMPACT_ASCII as one test of the word the flags are in (a
+ * test of each bit field costs shifts): the flags' bits found by setting
+ * them in a cleared state, which the compiler folds to a constant. */
+static inline bool compact_ascii(const PyASCIIObject *a) {
+    PyASCIIObject flags;
+    memset(&flags.state, 0, sizeof flags.state);
+    flags.state.compact = 1;
+    flags.state.ascii = 1;
+    uint32_t mask, state;
+    _Static_assert(sizeof flags.state == sizeof mask, "the str flags are one 32-bit word");
+    memcpy(&mask, &flags.state, sizeof mask);
+    memcpy(&state, &a->state, sizeof state);
+    return (state & mask) == mask;
+}
+
 /* Push a str read in place (an ASCII one, the commonest value and every
  * key of chat data, points into the object) as an item of kind
  * ascii_kind, or of key_kind for a key of a Python dict; false as
  * read_push_other_str. */
 static inline bool read_push_ascii_as(RowRead *rr, PyObject *o, cf_builder_item_kind kind) {
-    if (!PyUnicode_IS_COMPACT_ASCII(o)) return read_push_other_str(rr, o);
+    const PyASCIIObject *a = (const PyASCIIObject *)o;
+    /* (the characters of a compact ASCII str follow its header) */
+    if (!compact_ascii(a)) return read_push_other_str(rr, o);
     cf_builder_item *it = next_item(&rr->w, kind);
-    it->n = (size_t)PyUnicode_GET_LENGTH(o);
-    it->u.s = (const char *)PyUnicode_DATA(o);
+    it->n = (size_t)a->length;
+    it->u.s = (const char *)(a + 1);
     return true;
 }
 
@@ -344,14 +394,16 @@ static bool read_value(RowRead *rr, PyObject *o, int depth) {
     return push_scalar(w, o, t);
 }
 
-/* A dict's pairs without a header; *tools set to the value of a "tools"
- * key when one is there. */
-static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools) {
+/* A dict's pairs without a header, their keys pushed as items of kind
+ * key (key_kind when no key pushed before them in the dict being built can
+ * equal one of them); *tools set to the value of a "tools" key when one is
+ * there. */
+static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools, cf_builder_item_kind key) {
     Pairs pairs;
     pairs_start(&pairs, d);
     PyObject *k, *v;
     while (pairs_next(&pairs, &k, &v)) {
-        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_str(rr, k) || !read_item(rr, v, 1)) return false;
+        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_ascii_as(rr, k, key) || !read_item(rr, v, 1)) return false;
         if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
     }
@@ -745,12 +797,16 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
     bool read;
+    /* (a row's keys may repeat the common variables', and win: placed
+     * after a look at those before them; without any, each is new) */
+    cf_builder_item_kind after_common = PyDict_GET_SIZE(a->common) ? ascii_kind : key_kind;
     if (t == &PyDict_Type) {
         next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
-        read = read_pairs(&rr, a->common, &tools) && read_pairs(&rr, row, &tools);
+        read = read_pairs(&rr, a->common, &tools, key_kind) && read_pairs(&rr, row, &tools, after_common);
     } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
         next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
-        read = read_pairs(&rr, a->common, &tools) && read_push_str(&rr, a->messages_key) && read_value(&rr, row, 1);
+        read = read_pairs(&rr, a->common, &tools, key_kind) && read_push_ascii_as(&rr, a->messages_key, after_common) &&
+               read_value(&rr, row, 1);
     } else {
         read = false;
     }

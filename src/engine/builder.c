@@ -43,6 +43,7 @@ struct cf_builder {
     /* open[1..depth] are the open containers, innermost last; open[0] is
      * none (VT_MISSING), so that the innermost one is always open[depth]. */
     OpenContainer *open;     /* open_inline, or a heap array when nesting is deeper */
+    OpenContainer *top;      /* open + depth (every item looks at it) */
     size_t depth, open_cap;
     OpenContainer open_inline[OPEN_INLINE];
     StrCarver carver;
@@ -70,6 +71,7 @@ struct cf_builder {
 static bool builder_clear(cf_builder *b) {
     b->failed = b->have_root = false;
     b->bytes = b->depth = 0;
+    b->top = b->open;
     b->carver.at = b->carver.end = NULL;
     memset(b->recent, 0, sizeof b->recent);
     memset(b->seen, 0, sizeof b->seen);
@@ -113,6 +115,7 @@ static NOINLINE void grow_open(cf_builder *b) {
     if (!q) rt_throw(&b->rt, CF_ERR_MEMORY, "out of memory");
     if (b->open == b->open_inline) memcpy(q, b->open_inline, sizeof b->open_inline);
     b->open = q;
+    b->top = q + b->depth;
     b->open_cap = ncap;
 }
 
@@ -131,7 +134,7 @@ static COLD _Noreturn void key_not_string(cf_builder *b) {
  * item is itself the next item of the one around it. */
 static inline void place(cf_builder *b, Value v) {
     for (;;) {
-        OpenContainer *c = &b->open[b->depth];
+        OpenContainer *c = b->top;
         if (c->v.type == VT_DICT) {
             if (c->remaining & 1) {
                 *c->slot = v;
@@ -149,6 +152,7 @@ static inline void place(cf_builder *b, Value v) {
         if (--c->remaining) return;
         v = c->v;
         b->depth--;
+        b->top--;
     }
 }
 
@@ -169,7 +173,8 @@ static NOINLINE void open_container_slow(cf_builder *b, int kind, size_t n) {
                  "JSON nesting deeper than %u levels (raise it with --max-json-depth / cf_limits.max_json_depth)",
                  (unsigned)b->rt.lim.max_json_depth);
     if (b->depth + 1 == b->open_cap) grow_open(b);
-    OpenContainer *c = &b->open[++b->depth];
+    b->depth++;
+    OpenContainer *c = ++b->top;
     c->v = is_dict ? v_dict_of(dict_new_str_pairs(&b->rt, n)) : v_list_of(list_new(&b->rt, n));
     if (kind == OPEN_TUPLE) c->v.type = VT_TUPLE;
     c->remaining = is_dict ? 2 * n : n;
@@ -184,7 +189,8 @@ static ALWAYS_INLINE void open_container(cf_builder *b, int kind, size_t n) {
         open_container_slow(b, kind, n);
         return;
     }
-    OpenContainer *c = &b->open[++b->depth];
+    b->depth++;
+    OpenContainer *c = ++b->top;
     if (kind == OPEN_DICT) {
         Dict *d = rt_alloc(&b->rt, sizeof *d + n * sizeof(DictEntry));
         *d = (Dict){.len = 0, .cap = n, .entries = (DictEntry *)(void *)(d + 1)};
@@ -262,7 +268,7 @@ static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool 
         rt_throw(&b->rt, CF_ERR_LIMIT,
                  "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
                  b->rt.lim.max_json_bytes);
-    OpenContainer *c = &b->open[b->depth];
+    OpenContainer *c = b->top;
     bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
     if (unique_key && !is_key) key_misplaced(b);
     SeenKey *seen = NULL;
