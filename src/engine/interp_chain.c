@@ -125,21 +125,12 @@ NOINLINE bool cond_attr_equality(Interp *I, const Node *n, Frame *f) {
     return cond_equality_slow(I, n, f);
 }
 
-/* m.role == 'user': every path but the cached one leaves by a tail call. */
+/* m.role == 'user' and the other shapes with a path of their own; every
+ * path leaves by a tail call. */
 NOINLINE bool cond_equality(Interp *I, const Node *n, Frame *f) {
     const Node *a = n->a;
-    Value obj;
-    if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag && name_bound(I, a, f, &obj) &&
-        obj.type == VT_DICT) {
-        Value left;
-        if ((a->flag & GA_KEY_KNOWN) && known_key_get(obj.u.dict, a->attr, a->v, &left)) {
-            if (left.type == VT_STR) return str_equality(n, left);
-            return cond_equality_other(I, n, left);
-        }
-        AttrCacheEntry *c = attr_slot(I, obj.u.dict, a->attr);
-        if (c->dict != obj.u.dict || c->attr != a->attr) return cond_equality_miss(I, n, obj.u.dict, c);
-        left = c->v;
-        if (left.type == VT_STR) return str_equality(n, left);
+    if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->simple && a->flag) {
+        return cond_attr_equality(I, n, f);
     } else if (n->flag && n->v.type == VT_STR && a->kind == N_FILTER && a->simple && a->op == FILTER_PURE) {
         return cond_equality_filtered(I, n, f);
     } else if (n->flag && n->v.type == VT_STR && a->kind == N_GETATTR && a->a->kind == N_GETITEM &&
