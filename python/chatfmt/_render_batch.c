@@ -338,7 +338,7 @@ static NOINLINE cf_builder_item *read_other_str(RowRead *rr, cf_builder_item *at
     if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, text, &len)) return NULL;
     rr->utf8_used += len;
     at = read_room(rr, at);
-    *at = (cf_builder_item){CF_ITEM_STR, len, {.s = (const char *)text}};
+    *at = (cf_builder_item){utf8_kind, len, {.s = (const char *)text}};
     return at + 1;
 }
 

@@ -277,36 +277,44 @@ static ALWAYS_INLINE void count_str(cf_builder *b, const char *s, size_t n) {
     if (b->bytes > b->rt.lim.max_json_bytes) too_many_bytes(b);
 }
 
-/* The Str of n bytes at s (counted): a short one made moments ago, or a
- * new one. ascii: the host says the bytes are ASCII (not scanned). */
-static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, bool ascii, bool recent) {
+/* What the host says of a string's bytes: nothing (they are validated and
+ * their characters counted), that they are ASCII (CF_ITEM_ASCII, CF_ITEM_KEY:
+ * not scanned), or that they are valid UTF-8 (CF_ITEM_UTF8: not validated,
+ * counted if a render needs the count). */
+typedef enum StrTrust { STR_CHECKED, STR_ASCII, STR_UTF8 } StrTrust;
+
+/* The Str of n bytes at s (counted): with recent, a short one made moments
+ * ago, else a new one. */
+static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool recent) {
     Str **slot = NULL;
     if (recent && n && n <= 16) {
         slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
         Str *hit = *slot;
         if (hit && hit->len == n && mem_equal(hit->data, s, n)) return hit;
     }
-    size_t chars = n;
-    if (!ascii && !utf8_is_ascii(s, n)) {
+    int64_t chars = (int64_t)n;
+    if (trust == STR_UTF8) {
+        chars = -1;   /* (not known yet: see str_nchars) */
+    } else if (trust == STR_CHECKED && !utf8_is_ascii(s, n)) {
         size_t bad;
         if (!utf8_validate(s, n, &bad))
             rt_throw(&b->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",
                      (unsigned char)s[bad], bad);
-        chars = utf8_count(s, n);
+        chars = (int64_t)utf8_count(s, n);
     }
     Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
-    str->nchars = (int64_t)chars;
+    str->nchars = chars;
     if (slot) *slot = str;
     return str;
 }
 
-/* The slot of a key of n bytes at s (counted) in dict d. ascii: the host
- * says the bytes are ASCII and stay at s until the finish (CF_ITEM_ASCII):
- * not scanned, and remembered by address. unique: also a key its dict has
- * not had (CF_ITEM_KEY). */
-static ALWAYS_INLINE Value *key_str_slot(cf_builder *b, Dict *d, const char *s, size_t n, bool ascii, bool unique) {
+/* The slot of a key of n bytes at s (counted) in dict d. STR_ASCII: the
+ * host also says the bytes stay at s until the finish (CF_ITEM_ASCII): the
+ * key is remembered by address. unique: also a key its dict has not had
+ * (CF_ITEM_KEY). */
+static ALWAYS_INLINE Value *key_str_slot(cf_builder *b, Dict *d, const char *s, size_t n, StrTrust trust, bool unique) {
     SeenKey *seen = NULL;
-    if (ascii && n) {
+    if (trust == STR_ASCII && n) {
         seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
         if (seen->at == s && seen->len == n) return key_slot(b, d, seen->str, seen->what, unique);
     }
@@ -330,25 +338,25 @@ static ALWAYS_INLINE Value *key_str_slot(cf_builder *b, Dict *d, const char *s, 
     }
     what = KEY_PLAIN;
 #endif
-    Str *str = make_str(b, s, n, ascii, true);
+    Str *str = make_str(b, s, n, trust, true);
     if (seen) *seen = (SeenKey){s, n, str, what};
     return key_slot(b, d, str, what, unique);
 }
 
 /* A string pushed one at a time (cf_builder_str, or an item fed where a
  * container opens or closes): a dict key where one is due, else a value.
- * ascii, unique_key: as key_str_slot. */
-static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool ascii, bool unique_key) {
+ * trust, unique_key: as key_str_slot. */
+static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool unique_key) {
     count_str(b, s, n);
     OpenContainer *c = b->top;
     bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
     if (unique_key && !is_key) key_misplaced(b);
     if (is_key) {
         c->remaining--;   /* (a value follows: never the last item) */
-        c->slot = key_str_slot(b, c->v.u.dict, s, n, ascii, unique_key);
+        c->slot = key_str_slot(b, c->v.u.dict, s, n, trust, unique_key);
         return;
     }
-    place(b, v_str_of(make_str(b, s, n, ascii, true)));
+    place(b, v_str_of(make_str(b, s, n, trust, true)));
 }
 
 static void push_float(cf_builder *b, double v) {
@@ -383,7 +391,7 @@ CF_API void cf_builder_float(cf_builder *b, double v) {
 
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
     GUARDED(b);
-    push_str(b, s, n, false, false);
+    push_str(b, s, n, STR_CHECKED, false);
 }
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
@@ -406,9 +414,10 @@ CF_API void cf_builder_dict(cf_builder *b, size_t npairs) {
  * not a string, a misplaced KEY, an unknown kind, a top-level value). */
 static NOINLINE void feed_one(cf_builder *b, const cf_builder_item *it) {
     switch (it->kind) {
-    case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, true, false); break;
-    case CF_ITEM_KEY: push_str(b, it->u.s, it->n, true, true); break;
-    case CF_ITEM_STR: push_str(b, it->u.s, it->n, false, false); break;
+    case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, STR_ASCII, false); break;
+    case CF_ITEM_KEY: push_str(b, it->u.s, it->n, STR_ASCII, true); break;
+    case CF_ITEM_STR: push_str(b, it->u.s, it->n, STR_CHECKED, false); break;
+    case CF_ITEM_UTF8: push_str(b, it->u.s, it->n, STR_UTF8, false); break;
     case CF_ITEM_DICT: push_dict(b, it->n); break;
     case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
     case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
@@ -428,10 +437,14 @@ static ALWAYS_INLINE bool item_value(cf_builder *b, const cf_builder_item *it, V
     cf_builder_item_kind kind = it->kind;
     if (kind == CF_ITEM_ASCII || kind == CF_ITEM_STR) {
         count_str(b, it->u.s, it->n);
-        *v = v_str_of(make_str(b, it->u.s, it->n, kind == CF_ITEM_ASCII, false));
+        *v = v_str_of(make_str(b, it->u.s, it->n, kind == CF_ITEM_ASCII ? STR_ASCII : STR_CHECKED, false));
         return true;
     }
     switch (kind) {
+    case CF_ITEM_UTF8:
+        count_str(b, it->u.s, it->n);
+        *v = v_str_of(make_str(b, it->u.s, it->n, STR_UTF8, false));
+        return true;
     case CF_ITEM_NULL: *v = v_none(); return true;
     case CF_ITEM_BOOL: *v = v_bool(it->n != 0); return true;
     case CF_ITEM_INT: *v = v_int(it->u.i); return true;
@@ -478,15 +491,16 @@ static ALWAYS_INLINE const cf_builder_item *feed_pairs(cf_builder *b, OpenContai
     while (it < end) {
         if (!(remaining & 1)) {   /* a key */
             cf_builder_item_kind kind = it->kind;
-            if (kind != CF_ITEM_KEY && kind != CF_ITEM_ASCII && kind != CF_ITEM_STR) {
+            if (kind != CF_ITEM_KEY && kind != CF_ITEM_ASCII && kind != CF_ITEM_STR && kind != CF_ITEM_UTF8) {
                 c->remaining = remaining;
                 feed_one(b, it);   /* (its error) */
                 return it + 1;
             }
             count_str(b, it->u.s, it->n);
-            slot = kind == CF_ITEM_KEY     ? key_str_slot(b, d, it->u.s, it->n, true, true)
-                   : kind == CF_ITEM_ASCII ? key_str_slot(b, d, it->u.s, it->n, true, false)
-                                           : key_str_slot(b, d, it->u.s, it->n, false, false);
+            slot = kind == CF_ITEM_KEY     ? key_str_slot(b, d, it->u.s, it->n, STR_ASCII, true)
+                   : kind == CF_ITEM_ASCII ? key_str_slot(b, d, it->u.s, it->n, STR_ASCII, false)
+                   : kind == CF_ITEM_STR   ? key_str_slot(b, d, it->u.s, it->n, STR_CHECKED, false)
+                                           : key_str_slot(b, d, it->u.s, it->n, STR_UTF8, false);
             remaining--;
             if (++it == end) break;
         }
