@@ -410,15 +410,15 @@ static ALWAYS_INLINE cf_builder_item *read_item(RowRead *rr, cf_builder_item *at
 static ALWAYS_INLINE cf_builder_item *read_pairs(RowRead *rr, cf_builder_item *at, PyObject *d, int depth,
                                                  cf_builder_item_kind key, PyObject **tools) {
 #if READ_DICT_TABLE
-    /* (a table of str keys: its entries read in order, as pairs_next) */
+    /* (a table of str keys: its entries read in order, as pairs_next; its
+     * keys are all exact str, which such a table only holds) */
     PyDictKeysObject *keys = ((PyDictObject *)d)->ma_keys;
     if (!((PyDictObject *)d)->ma_values && keys->dk_kind == DICT_KEYS_UNICODE) {
         const PyDictUnicodeEntry *e = DK_UNICODE_ENTRIES(keys), *end = e + keys->dk_nentries;
         for (; e < end; e++) {
             PyObject *k = e->me_key, *v = e->me_value;
             if (!v) continue;   /* (a deleted entry) */
-            if (Py_TYPE(k) != &PyUnicode_Type || !(at = read_str(rr, at, k, key)) || !(at = read_item(rr, at, v, depth)))
-                return NULL;
+            if (!(at = read_str(rr, at, k, key)) || !(at = read_item(rr, at, v, depth))) return NULL;
             if (tools && PyUnicode_GET_LENGTH(k) == 5 && PyUnicode_IS_COMPACT_ASCII(k) &&
                 memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
                 *tools = v;
