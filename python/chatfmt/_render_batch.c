@@ -396,12 +396,17 @@ static NOINLINE cf_builder_item *read_scalar(RowRead *rr, cf_builder_item *at, P
     return at + 1;
 }
 
-static NOINLINE cf_builder_item *read_value(RowRead *rr, cf_builder_item *at, PyObject *o, int depth);
+static NOINLINE cf_builder_item *read_dict(RowRead *rr, cf_builder_item *at, PyObject *o, int depth);
+static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyObject *o, PyTypeObject *t, int depth);
 
-/* A str in place (most values: no call), else read_value. */
+/* A str in place (most values: no call), a container by the call that
+ * reads its kind, anything else as a scalar. */
 static ALWAYS_INLINE cf_builder_item *read_item(RowRead *rr, cf_builder_item *at, PyObject *o, int depth) {
-    if (Py_TYPE(o) == &PyUnicode_Type) return read_str(rr, at, o, ascii_kind);
-    return read_value(rr, at, o, depth);
+    PyTypeObject *t = Py_TYPE(o);
+    if (t == &PyUnicode_Type) return read_str(rr, at, o, ascii_kind);
+    if (t == &PyDict_Type) return read_dict(rr, at, o, depth);
+    if (t == &PyList_Type || t == &PyTuple_Type) return read_seq(rr, at, o, t, depth);
+    return read_scalar(rr, at, o, t);
 }
 
 /* A dict's pairs without a header, their keys as items of kind `key` (a
@@ -438,25 +443,23 @@ static ALWAYS_INLINE cf_builder_item *read_pairs(RowRead *rr, cf_builder_item *a
     return at;
 }
 
-static NOINLINE cf_builder_item *read_value(RowRead *rr, cf_builder_item *at, PyObject *o, int depth) {
-    PyTypeObject *t = Py_TYPE(o);
-    if (t == &PyUnicode_Type) return read_str(rr, at, o, ascii_kind);
-    if (t == &PyDict_Type) {
-        if (depth >= MAX_DEPTH) return NULL;
-        at = read_room(rr, at);
-        *at = (cf_builder_item){CF_ITEM_DICT, (size_t)PyDict_GET_SIZE(o), {0}};
-        return read_pairs(rr, at + 1, o, depth + 1, key_kind, NULL);
-    }
-    if (t == &PyList_Type || t == &PyTuple_Type) {
-        if (depth >= MAX_DEPTH) return NULL;
-        Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
-        PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
-        at = read_room(rr, at);
-        *at++ = (cf_builder_item){t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST, (size_t)n, {0}};
-        for (Py_ssize_t i = 0; i < n && at; i++) at = read_item(rr, at, items[i], depth + 1);
-        return at;
-    }
-    return read_scalar(rr, at, o, t);
+/* An exact dict (o) at depth. */
+static NOINLINE cf_builder_item *read_dict(RowRead *rr, cf_builder_item *at, PyObject *o, int depth) {
+    if (depth >= MAX_DEPTH) return NULL;
+    at = read_room(rr, at);
+    *at = (cf_builder_item){CF_ITEM_DICT, (size_t)PyDict_GET_SIZE(o), {0}};
+    return read_pairs(rr, at + 1, o, depth + 1, key_kind, NULL);
+}
+
+/* An exact list or tuple (o, of type t) at depth. */
+static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyObject *o, PyTypeObject *t, int depth) {
+    if (depth >= MAX_DEPTH) return NULL;
+    Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
+    PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
+    at = read_room(rr, at);
+    *at++ = (cf_builder_item){t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST, (size_t)n, {0}};
+    for (Py_ssize_t i = 0; i < n && at; i++) at = read_item(rr, at, items[i], depth + 1);
+    return at;
 }
 
 typedef struct BatchWindow {
@@ -851,7 +854,7 @@ static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
         *at++ = (cf_builder_item){CF_ITEM_DICT, (size_t)PyDict_GET_SIZE(a->common) + 1, {0}};
         if ((at = read_pairs(&rr, at, a->common, 1, key_kind, &tools)) && (at = read_str(&rr, at, a->messages_key, after_common)))
-            at = read_value(&rr, at, row, 1);
+            at = read_seq(&rr, at, row, t, 1);
     } else {
         at = NULL;
     }
