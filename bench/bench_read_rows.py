@@ -16,7 +16,8 @@ Instruction counts of one call (repeatable on a loaded machine):
 renders SEED (or "x") once on N rows and exits; PYTHON is the real binary
 (python3 -c 'import sys; print(sys.executable)'), read_row's inclusive count
 is the read. Environment: N (rows, default 30000), ROUNDS (default 7),
-CHATFMT_SHARED (default ../shared)."""
+CHATFMT_SHARED (default ../shared), NOT_ASCII=1 (every string value longer
+than 12 characters starts with "\u00e9": rows of text that is not ASCII)."""
 import gc
 import glob
 import json
@@ -59,11 +60,23 @@ def timed(t, rows):
             f"user min {min(user):6.3f} med {statistics.median(user):6.3f} us/row")
 
 
+def not_ascii(value):
+    if isinstance(value, str):
+        return "\u00e9" + value if len(value) > 12 else value
+    if isinstance(value, dict):
+        return {k: not_ascii(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [not_ascii(v) for v in value]
+    return value
+
+
 def main():
     convs = []
     for path in sorted(glob.glob(os.path.join(SHARED, "conversations", "*.json"))):
         with open(path, encoding="utf-8") as f:
             convs.append(json.load(f))
+    if os.environ.get("NOT_ASCII") == "1":
+        convs = [not_ascii(c) for c in convs]
     distinct = [json.loads(json.dumps(convs[i % len(convs)])) for i in range(N)]
     one = os.environ.get("CHATFMT_READ_ROWS_CALLGRIND")
     if one:

@@ -65,10 +65,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (n > size - start) n = size - start;
             if (fed) {   /* ASCII bytes as CF_ITEM_ASCII on op bit 8 (the data stays in place), as
                             CF_ITEM_KEY on bits 8 and 16 (its promises may be broken: duplicate or
-                            misplaced keys stay memory-safe) */
+                            misplaced keys stay memory-safe); other bytes as CF_ITEM_UTF8 on bit 16
+                            (valid UTF-8 or not: memory-safe either way) */
                 bool ascii = op & 8;
                 for (size_t k = 0; ascii && k < n; k++) ascii = data[start + k] < 0x80;
-                cf_builder_item *it = queue(&p, !ascii ? CF_ITEM_STR : (op & 16) ? CF_ITEM_KEY : CF_ITEM_ASCII);
+                cf_builder_item *it = queue(&p, !ascii ? ((op & 16) ? CF_ITEM_UTF8 : CF_ITEM_STR)
+                                                : (op & 16) ? CF_ITEM_KEY : CF_ITEM_ASCII);
                 it->u.s = (const char *)data + start;
                 it->n = n;
             } else {
@@ -80,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         case 5: if (fed) queue(&p, CF_ITEM_LIST)->n = arg % 6; else cf_builder_list(b, arg % 6); i++; break;
         case 6: if (fed) queue(&p, CF_ITEM_DICT)->n = arg % 4; else cf_builder_dict(b, arg % 4); i++; break;
         default:
-            if (fed) queue(&p, (cf_builder_item_kind)(arg % 11));   /* 10 is no kind: a usage error */
+            if (fed) queue(&p, (cf_builder_item_kind)(arg % 12));   /* 11 is no kind: a usage error */
             else if (cf_builder_failed(b)) i = size;
             break;
         }

@@ -726,12 +726,16 @@ CF_API void cf_builder_tuple(cf_builder *b, size_t n);   /* a Python tuple: prin
  * a key of the innermost dict (a usage error elsewhere) and that equals
  * none of that dict's keys before it (as a Python dict's keys): it is
  * placed without looking among them (keys that break this promise make a
- * dict holding both, memory-safe, its lookups unspecified). Libraries
- * older than ASCII (or KEY) reject it as an unknown kind
- * (cf_builder_failed): a binding can probe. */
+ * dict holding both, memory-safe, its lookups unspecified). UTF8 is a STR
+ * whose bytes the host promises are valid UTF-8 (it encoded them itself,
+ * as a binding encodes its own strings): copied without validating them,
+ * their character count left for a render that needs it (bytes that break
+ * this promise make string values that are memory-safe, their text
+ * unspecified). Libraries older than ASCII (or KEY, or UTF8) reject it as
+ * an unknown kind (cf_builder_failed): a binding can probe. */
 typedef enum {
     CF_ITEM_NULL, CF_ITEM_BOOL, CF_ITEM_INT, CF_ITEM_FLOAT, CF_ITEM_STR, CF_ITEM_LIST, CF_ITEM_DICT,
-    CF_ITEM_TUPLE, CF_ITEM_ASCII, CF_ITEM_KEY
+    CF_ITEM_TUPLE, CF_ITEM_ASCII, CF_ITEM_KEY, CF_ITEM_UTF8
 } cf_builder_item_kind;
 typedef struct cf_builder_item {
     cf_builder_item_kind kind;

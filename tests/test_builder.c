@@ -81,6 +81,7 @@ typedef struct Feeder {
     size_t n;
     bool ascii;   /* ASCII strings go as CF_ITEM_ASCII (keys repeat by address) */
     bool keys;    /* and ASCII dict keys as CF_ITEM_KEY (a dict's keys are distinct) */
+    bool utf8;    /* the other strings as CF_ITEM_UTF8 (valid: the JSON reader's) */
 } Feeder;
 
 static bool all_ascii(const char *s, size_t n) {
@@ -108,7 +109,9 @@ static void push_fed(Feeder *fd, Value v) {
     case VT_INT: feeder_next(fd, CF_ITEM_INT)->u.i = v.u.i; break;
     case VT_FLOAT: feeder_next(fd, CF_ITEM_FLOAT)->u.f = v.u.f; break;
     case VT_STR:
-        it = feeder_next(fd, fd->ascii && all_ascii(v.u.s->data, v.u.s->len) ? CF_ITEM_ASCII : CF_ITEM_STR);
+        it = feeder_next(fd, fd->ascii && all_ascii(v.u.s->data, v.u.s->len) ? CF_ITEM_ASCII
+                             : fd->utf8                                      ? CF_ITEM_UTF8
+                                                                             : CF_ITEM_STR);
         it->u.s = v.u.s->data;
         it->n = v.u.s->len;
         break;
@@ -139,19 +142,20 @@ static cf_context *build_fed(Value v, bool ascii, cf_error *err) {
     fd.b = cf_builder_new(NULL);
     fd.n = 0;
     fd.ascii = ascii;
-    fd.keys = false;
+    fd.keys = fd.utf8 = false;
     push_fed(&fd, v);
     cf_builder_feed(fd.b, fd.items, fd.n);
     return cf_builder_finish(fd.b, err);
 }
 
-/* The same with keys as CF_ITEM_KEY, on a builder kept between values
- * (cf_builder_take). */
+/* The same with keys as CF_ITEM_KEY and the strings that are not ASCII as
+ * CF_ITEM_UTF8 (as the Python binding feeds them), on a builder kept
+ * between values (cf_builder_take). */
 static cf_context *build_fed_keys(cf_builder *kept, Value v, cf_error *err) {
     Feeder fd;
     fd.b = kept;
     fd.n = 0;
-    fd.ascii = fd.keys = true;
+    fd.ascii = fd.keys = fd.utf8 = true;
     push_fed(&fd, v);
     cf_builder_feed(fd.b, fd.items, fd.n);
     return cf_builder_take(fd.b, err);
@@ -238,11 +242,6 @@ static void same_renders(const char *shared) {
         CHECK(fed_ascii != NULL, "%s: builder feed (ASCII items): %s", e->d_name, err.message);
         cf_context *fed_keys = build_fed_keys(kept, v_dict_of(from_json->vars), &err);
         CHECK(fed_keys != NULL, "%s: builder feed (KEY items, kept builder): %s", e->d_name, err.message);
-        if (fed && fed_ascii && fed_keys)
-            CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0) &&
-                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_ascii->vars), 0) &&
-                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_keys->vars), 0),
-                  "%s: fed values differ from the JSON reader's", e->d_name);
         for (size_t k = 0; built && k < sizeof seeds / sizeof *seeds; k++) {
             cf_source src;
             cf_template *t = NULL;
@@ -280,6 +279,13 @@ static void same_renders(const char *shared) {
                 CHECK(0, "built-in %s: %s", seeds[k], err.message);
             }
         }
+        /* (after the renders: a UTF8 item's character count is counted by
+         * the first that needs it, which same_value would do first) */
+        if (fed && fed_ascii && fed_keys)
+            CHECK(same_value(v_dict_of(from_json->vars), v_dict_of(fed->vars), 0) &&
+                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_ascii->vars), 0) &&
+                      same_value(v_dict_of(from_json->vars), v_dict_of(fed_keys->vars), 0),
+                  "%s: fed values differ from the JSON reader's", e->d_name);
         cf_context_free(built);
         cf_context_free(fed);
         cf_context_free(fed_ascii);
@@ -605,11 +611,40 @@ static void deep_nesting(void) {
     cf_context_free(from_json);
 }
 
+/* CF_ITEM_UTF8: strings taken as valid UTF-8 without a look, as values
+ * and keys, their character counts found when a render needs them. */
+static void utf8_items(void) {
+    static const char cafe[] = "caf\xc3\xa9", key[] = "cl\xc3\xa9";
+    const cf_builder_item items[] = {
+        {CF_ITEM_DICT, 3, {0}},
+        {CF_ITEM_KEY, 1, {.s = "s"}}, {CF_ITEM_UTF8, 5, {.s = cafe}},
+        {CF_ITEM_KEY, 1, {.s = "d"}}, {CF_ITEM_DICT, 1, {0}},
+        {CF_ITEM_UTF8, 4, {.s = key}}, {CF_ITEM_LIST, 2, {0}}, {CF_ITEM_UTF8, 5, {.s = cafe}}, {CF_ITEM_UTF8, 0, {.s = NULL}},
+        {CF_ITEM_KEY, 1, {.s = "n"}}, {CF_ITEM_INT, 0, {.i = 2}},
+    };
+    enum { N = sizeof items / sizeof *items };
+    for (size_t chunk = 1; chunk <= N; chunk++) {   /* (chunks end at every position) */
+        cf_builder *b = cf_builder_new(NULL);
+        for (size_t i = 0; i < N; i += chunk) cf_builder_feed(b, items + i, N - i < chunk ? N - i : chunk);
+        cf_error err;
+        cf_context *c = cf_builder_finish(b, &err);
+        CHECK(c != NULL, "UTF8 items (chunks of %zu): %s", chunk, c ? "" : err.message);
+        if (!c) continue;
+        check_render(c,
+                     "{{ s }} {{ s|length }} {{ s[3] }} {{ s[-2:] }} {{ s.upper() }} [{{ s|center(7) }}] "
+                     "{{ d['cl\xc3\xa9']|length }} {{ (d|list)[0]|length }} {{ d['cl\xc3\xa9'][0][1:] }} "
+                     "{{ d['cl\xc3\xa9'][1]|length }} {{ n }}",
+                     "caf\xc3\xa9 4 \xc3\xa9 f\xc3\xa9 CAF\xc3\x89 [  caf\xc3\xa9 ] 2 3 af\xc3\xa9 0 2", "UTF8 items");
+        cf_context_free(c);
+    }
+}
+
 int main(void) {
     const char *shared = getenv("CHATFMT_SHARED");
     errors();
     ascii_keys();
     unique_keys();
+    utf8_items();
     deep_nesting();
     same_renders(shared && *shared ? shared : "../shared");
     printf("%d passed, %d failed\n", passed, failed);

@@ -10,6 +10,9 @@
 #include "_batch_pool.h"
 #include "_text_out.h"
 
+#define NOINLINE __attribute__((noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
 /* ---- batches on threads (Template.render_batch, format_jsonl) ----
  * The rows of a batch are rendered on N threads: the calling thread
  * (holding the GIL) sets up a window of rows, hands it to N - 1 workers
@@ -282,50 +285,61 @@ static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf
     return true;
 }
 
-/* A row's read: the walk (a builder fed a chunk at a time) and the row
- * slot's UTF-8 buffer for strings that are not ASCII, filled up to
- * utf8_used since the walk's last feed. */
+/* A row's read: its items written through a cursor (each function takes
+ * it and returns it moved on, NULL when the row is not read here) into a
+ * chunk fed to the builder whenever it fills; and the row slot's UTF-8
+ * buffer for strings that are not ASCII, filled up to utf8_used since the
+ * last feed. */
 typedef struct RowRead {
-    Walk w;
+    cf_builder *b;
+    cf_builder_item *end;     /* chunk + CHUNK */
     unsigned char **utf8;
     size_t *utf8_cap;
     size_t utf8_used;
+    cf_builder_item chunk[CHUNK];
 } RowRead;
+
+/* Feed the items before at (the chunk's) to the builder: the chunk is
+ * empty again. */
+static NOINLINE cf_builder_item *read_flush(RowRead *rr, cf_builder_item *at) {
+    if (at != rr->chunk) lib.feed(rr->b, rr->chunk, (size_t)(at - rr->chunk));
+    return rr->chunk;
+}
+
+/* Room for one more item at *at (a full chunk fed first). */
+static ALWAYS_INLINE cf_builder_item *read_room(RowRead *rr, cf_builder_item *at) {
+    return at == rr->end ? read_flush(rr, at) : at;
+}
 
 enum { UTF8_BUFFER_MIN = 1024 };
 
 /* A str that is not ASCII, converted into the slot's buffer after those
  * before it (a text of strings that are not ASCII costs no feed each); when
  * the buffer is full, the items pointing into it are fed first (the builder
- * copies them) and it starts again. False when it is not a compact str,
+ * copies them) and it starts again. NULL when it is not a compact str,
  * holds a lone surrogate, or no memory is left. */
-static __attribute__((noinline)) bool read_push_other_str(RowRead *rr, PyObject *o) {
-    Walk *w = &rr->w;
+static NOINLINE cf_builder_item *read_other_str(RowRead *rr, cf_builder_item *at, PyObject *o) {
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
-    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return false;
+    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return NULL;
     if (n * 4 > *rr->utf8_cap - rr->utf8_used) {
-        if (w->n) {
-            lib.feed(w->b, w->items, w->n);
-            w->n = 0;
-        }
+        at = read_flush(rr, at);
         rr->utf8_used = 0;
         if (n * 4 > *rr->utf8_cap) {
             size_t cap = n * 4 < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : n * 4;
             unsigned char *p = malloc(cap);   /* (no copy: nothing points in now) */
-            if (!p) return false;
+            if (!p) return NULL;
             free(*rr->utf8);
             *rr->utf8 = p;
             *rr->utf8_cap = cap;
         }
     }
-    unsigned char *at = *rr->utf8 + rr->utf8_used;
+    unsigned char *text = *rr->utf8 + rr->utf8_used;
     size_t len;
-    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, at, &len)) return false;
+    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, text, &len)) return NULL;
     rr->utf8_used += len;
-    cf_builder_item *it = next_item(w, CF_ITEM_STR);
-    it->n = len;
-    it->u.s = (const char *)at;
-    return true;
+    at = read_room(rr, at);
+    *at = (cf_builder_item){utf8_kind, len, {.s = (const char *)text}};
+    return at + 1;
 }
 
 /* PyUnicode_IS_COMPACT_ASCII as one test of the word the flags are in (a
@@ -343,71 +357,109 @@ static inline bool compact_ascii(const PyASCIIObject *a) {
     return (state & mask) == mask;
 }
 
-/* Push a str read in place (an ASCII one, the commonest value and every
- * key of chat data, points into the object) as an item of kind
- * ascii_kind, or of key_kind for a key of a Python dict; false as
- * read_push_other_str. */
-static inline bool read_push_ascii_as(RowRead *rr, PyObject *o, cf_builder_item_kind kind) {
+/* A str (its exact type checked) as an item of kind ascii (an ASCII one,
+ * the commonest value and every key of chat data, points into the
+ * object), else converted (read_other_str). */
+static ALWAYS_INLINE cf_builder_item *read_str(RowRead *rr, cf_builder_item *at, PyObject *o,
+                                               cf_builder_item_kind ascii) {
     const PyASCIIObject *a = (const PyASCIIObject *)o;
     /* (the characters of a compact ASCII str follow its header) */
-    if (!compact_ascii(a)) return read_push_other_str(rr, o);
-    cf_builder_item *it = next_item(&rr->w, kind);
-    it->n = (size_t)a->length;
-    it->u.s = (const char *)(a + 1);
-    return true;
+    if (!compact_ascii(a)) return read_other_str(rr, at, o);
+    at = read_room(rr, at);
+    at->kind = ascii;
+    at->n = (size_t)a->length;
+    at->u.s = (const char *)(a + 1);
+    return at + 1;
 }
 
-static inline bool read_push_str(RowRead *rr, PyObject *o) { return read_push_ascii_as(rr, o, ascii_kind); }
-static inline bool read_push_key(RowRead *rr, PyObject *o) { return read_push_ascii_as(rr, o, key_kind); }
-
-static bool read_value(RowRead *rr, PyObject *o, int depth);
-
-/* A str in place (most values: no call), else read_value. */
-static inline bool read_item(RowRead *rr, PyObject *o, int depth) {
-    if (Py_TYPE(o) == &PyUnicode_Type) return read_push_str(rr, o);
-    return read_value(rr, o, depth);
+/* None, a bool, an exact int within int64 or a finite float; NULL for
+ * anything else (nothing raised: an exact int's digits are only read). */
+static NOINLINE cf_builder_item *read_scalar(RowRead *rr, cf_builder_item *at, PyObject *o, PyTypeObject *t) {
+    cf_builder_item item = {CF_ITEM_NULL, 0, {0}};
+    if (o == Py_None) {
+    } else if (t == &PyBool_Type) {
+        item = (cf_builder_item){CF_ITEM_BOOL, o == Py_True, {0}};
+    } else if (t == &PyLong_Type) {
+        int overflow;
+        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow) return NULL;
+        item = (cf_builder_item){CF_ITEM_INT, 0, {.i = (int64_t)v}};
+    } else if (t == &PyFloat_Type) {
+        double d = PyFloat_AS_DOUBLE(o);
+        if (!isfinite(d)) return NULL;
+        item = (cf_builder_item){CF_ITEM_FLOAT, 0, {.f = d}};
+    } else {
+        return NULL;
+    }
+    at = read_room(rr, at);
+    *at = item;
+    return at + 1;
 }
 
-static bool read_value(RowRead *rr, PyObject *o, int depth) {
+static NOINLINE cf_builder_item *read_dict(RowRead *rr, cf_builder_item *at, PyObject *o, int depth);
+static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyObject *o, PyTypeObject *t, int depth);
+
+/* A str in place (most values: no call), a container by the call that
+ * reads its kind, anything else as a scalar. */
+static ALWAYS_INLINE cf_builder_item *read_item(RowRead *rr, cf_builder_item *at, PyObject *o, int depth) {
     PyTypeObject *t = Py_TYPE(o);
-    Walk *w = &rr->w;
-    if (t == &PyUnicode_Type) return read_push_str(rr, o);
-    if (t == &PyDict_Type) {
-        if (depth >= MAX_DEPTH) return false;
-        next_item(w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(o);
-        Pairs pairs;
-        pairs_start(&pairs, o);
-        PyObject *k, *v;
-        while (pairs_next(&pairs, &k, &v))
-            if (Py_TYPE(k) != &PyUnicode_Type || !read_push_key(rr, k) || !read_item(rr, v, depth + 1)) return false;
-        return true;
-    }
-    if (t == &PyList_Type || t == &PyTuple_Type) {
-        if (depth >= MAX_DEPTH) return false;
-        Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
-        PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
-        next_item(w, t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST)->n = (size_t)n;
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (!read_item(rr, items[i], depth + 1)) return false;
-        return true;
-    }
-    return push_scalar(w, o, t);
+    if (t == &PyUnicode_Type) return read_str(rr, at, o, ascii_kind);
+    if (t == &PyDict_Type) return read_dict(rr, at, o, depth);
+    if (t == &PyList_Type || t == &PyTuple_Type) return read_seq(rr, at, o, t, depth);
+    return read_scalar(rr, at, o, t);
 }
 
-/* A dict's pairs without a header, their keys pushed as items of kind
- * key (key_kind when no key pushed before them in the dict being built can
- * equal one of them); *tools set to the value of a "tools" key when one is
- * there. */
-static bool read_pairs(RowRead *rr, PyObject *d, PyObject **tools, cf_builder_item_kind key) {
-    Pairs pairs;
-    pairs_start(&pairs, d);
+/* A dict's pairs without a header, their keys as items of kind `key` (a
+ * compact ASCII one); *tools, when not NULL, set to the value of a "tools"
+ * key when one is there. */
+static ALWAYS_INLINE cf_builder_item *read_pairs(RowRead *rr, cf_builder_item *at, PyObject *d, int depth,
+                                                 cf_builder_item_kind key, PyObject **tools) {
+#if READ_DICT_TABLE
+    /* (a table of str keys: its entries read in order, as pairs_next; its
+     * keys are all exact str, which such a table only holds) */
+    PyDictKeysObject *keys = ((PyDictObject *)d)->ma_keys;
+    if (!((PyDictObject *)d)->ma_values && keys->dk_kind == DICT_KEYS_UNICODE) {
+        const PyDictUnicodeEntry *e = DK_UNICODE_ENTRIES(keys), *end = e + keys->dk_nentries;
+        for (; e < end; e++) {
+            PyObject *k = e->me_key, *v = e->me_value;
+            if (!v) continue;   /* (a deleted entry) */
+            if (!(at = read_str(rr, at, k, key)) || !(at = read_item(rr, at, v, depth))) return NULL;
+            if (tools && PyUnicode_GET_LENGTH(k) == 5 && PyUnicode_IS_COMPACT_ASCII(k) &&
+                memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
+                *tools = v;
+        }
+        return at;
+    }
+#endif
+    Py_ssize_t pos = 0;
     PyObject *k, *v;
-    while (pairs_next(&pairs, &k, &v)) {
-        if (Py_TYPE(k) != &PyUnicode_Type || !read_push_ascii_as(rr, k, key) || !read_item(rr, v, 1)) return false;
-        if (PyUnicode_IS_COMPACT_ASCII(k) && PyUnicode_GET_LENGTH(k) == 5 && memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
+    while (PyDict_Next(d, &pos, &k, &v)) {
+        if (Py_TYPE(k) != &PyUnicode_Type || !(at = read_str(rr, at, k, key)) || !(at = read_item(rr, at, v, depth)))
+            return NULL;
+        if (tools && PyUnicode_GET_LENGTH(k) == 5 && PyUnicode_IS_COMPACT_ASCII(k) &&
+            memcmp(PyUnicode_DATA(k), "tools", 5) == 0)
             *tools = v;
     }
-    return true;
+    return at;
+}
+
+/* An exact dict (o) at depth. */
+static NOINLINE cf_builder_item *read_dict(RowRead *rr, cf_builder_item *at, PyObject *o, int depth) {
+    if (depth >= MAX_DEPTH) return NULL;
+    at = read_room(rr, at);
+    *at = (cf_builder_item){CF_ITEM_DICT, (size_t)PyDict_GET_SIZE(o), {0}};
+    return read_pairs(rr, at + 1, o, depth + 1, key_kind, NULL);
+}
+
+/* An exact list or tuple (o, of type t) at depth. */
+static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyObject *o, PyTypeObject *t, int depth) {
+    if (depth >= MAX_DEPTH) return NULL;
+    Py_ssize_t n = Py_SIZE(o);   /* (a list's or a tuple's length) */
+    PyObject **items = t == &PyList_Type ? ((PyListObject *)o)->ob_item : ((PyTupleObject *)o)->ob_item;
+    at = read_room(rr, at);
+    *at++ = (cf_builder_item){t == &PyTuple_Type ? CF_ITEM_TUPLE : CF_ITEM_LIST, (size_t)n, {0}};
+    for (Py_ssize_t i = 0; i < n && at; i++) at = read_item(rr, at, items[i], depth + 1);
+    return at;
 }
 
 typedef struct BatchWindow {
@@ -785,39 +837,35 @@ static bool stream_text(BatchArgs *a, const BatchRow *r) {
 static bool read_row(BatchWindow *bw, BatchRow *r, cf_builder *b) {
     const BatchArgs *a = bw->args;
     RowRead rr;   /* (fields one by one: an initializer would clear the chunk, 6 KiB a row) */
-    rr.w.b = b;
-    rr.w.n = 0;
-    rr.w.cap = CHUNK;
-    rr.w.items = rr.w.chunk;
-    rr.w.held = NULL;
-    rr.w.failed = false;
+    rr.b = b;
+    rr.end = rr.chunk + CHUNK;
     rr.utf8 = &r->utf8;
     rr.utf8_cap = &r->utf8_cap;
     rr.utf8_used = 0;
     PyObject *row = r->row, *tools = NULL;
     PyTypeObject *t = Py_TYPE(row);
-    bool read;
+    cf_builder_item *at = rr.chunk;
     /* (a row's keys may repeat the common variables', and win: placed
      * after a look at those before them; without any, each is new) */
     cf_builder_item_kind after_common = PyDict_GET_SIZE(a->common) ? ascii_kind : key_kind;
     if (t == &PyDict_Type) {
-        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row));
-        read = read_pairs(&rr, a->common, &tools, key_kind) && read_pairs(&rr, row, &tools, after_common);
+        *at++ = (cf_builder_item){CF_ITEM_DICT, (size_t)(PyDict_GET_SIZE(a->common) + PyDict_GET_SIZE(row)), {0}};
+        if ((at = read_pairs(&rr, at, a->common, 1, key_kind, &tools))) at = read_pairs(&rr, at, row, 1, after_common, &tools);
     } else if (t == &PyList_Type || t == &PyTuple_Type) {   /* a conversation */
-        next_item(&rr.w, CF_ITEM_DICT)->n = (size_t)PyDict_GET_SIZE(a->common) + 1;
-        read = read_pairs(&rr, a->common, &tools, key_kind) && read_push_ascii_as(&rr, a->messages_key, after_common) &&
-               read_value(&rr, row, 1);
+        *at++ = (cf_builder_item){CF_ITEM_DICT, (size_t)PyDict_GET_SIZE(a->common) + 1, {0}};
+        if ((at = read_pairs(&rr, at, a->common, 1, key_kind, &tools)) && (at = read_str(&rr, at, a->messages_key, after_common)))
+            at = read_seq(&rr, at, row, t, 1);
     } else {
-        read = false;
+        at = NULL;
     }
-    if (!read) return false;
+    if (!at) return false;
     bool with_tools = tools && tools != Py_None;
     if (with_tools && a->tools_error != Py_None) {
         r->state = ROW_TOOLS_ERROR;
         return false;
     }
     r->t = with_tools && a->with_tools ? a->with_tools : a->plain;
-    if (rr.w.n) lib.feed(b, rr.w.items, rr.w.n);
+    read_flush(&rr, at);
     return true;
 }
 

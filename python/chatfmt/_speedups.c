@@ -22,6 +22,7 @@ SpLib lib;
 PyObject *declined;
 cf_builder_item_kind ascii_kind = CF_ITEM_STR;
 cf_builder_item_kind key_kind = CF_ITEM_STR;
+cf_builder_item_kind utf8_kind = CF_ITEM_STR;
 
 /* Push a key of a Python dict (an exact str): as push_unicode, an ASCII
  * one as a KEY. */
@@ -127,10 +128,11 @@ static PyObject *sp_init(PyObject *self, PyObject *arg) {
     SYM(json_quote, "cf_json_quote");
     SYM(error_kind_name, "cf_error_kind_name");
 #undef SYM
-    /* A library that knows CF_ITEM_ASCII (CF_ITEM_KEY) builds this; an
-     * older one fails it. */
+    /* A library that knows CF_ITEM_ASCII (CF_ITEM_KEY, CF_ITEM_UTF8)
+     * builds this; an older one fails it. */
     ascii_kind = probe_kind(CF_ITEM_ASCII) ? CF_ITEM_ASCII : CF_ITEM_STR;
     key_kind = probe_kind(CF_ITEM_KEY) ? CF_ITEM_KEY : ascii_kind;
+    utf8_kind = probe_kind(CF_ITEM_UTF8) ? CF_ITEM_UTF8 : CF_ITEM_STR;
     if (PyErr_Occurred()) return NULL;
     thread_builder_setup();
     pick_text_kernels();

@@ -108,6 +108,10 @@ SP_API extern cf_builder_item_kind ascii_kind;
  * CF_ITEM_KEY (placed without a look at the keys before it), or ascii_kind
  * from a library that predates it (see sp_init). */
 SP_API extern cf_builder_item_kind key_kind;
+/* The kind of a str's UTF-8 that is not ASCII, made by Python or by the
+ * walk (valid: a lone surrogate has none): CF_ITEM_UTF8 (not validated
+ * again), or CF_ITEM_STR from a library that predates it (see sp_init). */
+SP_API extern cf_builder_item_kind utf8_kind;
 
 static inline PyObject *new_ref(PyObject *o) {   /* Py_NewRef, before Python 3.10 */
     Py_INCREF(o);
@@ -166,7 +170,7 @@ static inline bool push_unicode(Walk *w, PyObject *o) {
         return false;
     }
     if (w->held && !hold(w, o)) return false;   /* (a batch renders it after the GIL is let go) */
-    cf_builder_item *it = next_item(w, PyUnicode_IS_COMPACT_ASCII(o) ? ascii_kind : CF_ITEM_STR);
+    cf_builder_item *it = next_item(w, PyUnicode_IS_COMPACT_ASCII(o) ? ascii_kind : utf8_kind);
     it->n = (size_t)n;
     it->u.s = s;
     return true;

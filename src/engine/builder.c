@@ -21,13 +21,17 @@ typedef struct OpenContainer {
 
 enum { OPEN_INLINE = 16 };   /* nesting that needs no allocation */
 
-/* A key's Str by the address of its bytes (see cf_builder.seen); known:
- * it is its known Str (known_key), found in a dict by pointer. */
+/* What is known of a key's Str: it is its known Str (known_key), found
+ * in a dict by pointer; it has none (looked up, not found); or not looked
+ * up yet. */
+typedef enum KeyStr { KEY_UNRESOLVED, KEY_KNOWN, KEY_PLAIN } KeyStr;
+
+/* A key's Str by the address of its bytes (see cf_builder.seen). */
 typedef struct SeenKey {
     const char *at;
     size_t len;
     Str *str;
-    bool known;
+    KeyStr what;
 } SeenKey;
 enum { SEEN_KEYS = 32 };
 
@@ -226,16 +230,13 @@ static inline void load_padded16(const char *s, size_t n, uint64_t k[2]) {
 }
 #endif
 
-/* The slot of a dict key whose Str is made (c: the dict, at a key).
- * unique: the host says no key before it in this dict equals it (a
- * CF_ITEM_KEY): a small dict appends it without looking. */
-static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bool known, bool unique) {
-    Dict *d = c->v.u.dict;
-    c->remaining--;   /* (a value follows: never the last item) */
-    if (d->index || (!known && !unique)) {
-        c->slot = known ? dict_known_key_slot(&b->rt, d, key) : dict_str_slot(&b->rt, d, v_str_of(key));
-        return;
-    }
+/* The slot of dict d's key whose Str is made. unique: the host says no
+ * key before it in this dict equals it (a CF_ITEM_KEY): a small dict
+ * appends it without looking. */
+static ALWAYS_INLINE Value *key_slot(cf_builder *b, Dict *d, Str *key, KeyStr what, bool unique) {
+    bool known = what == KEY_KNOWN;
+    if (d->index || (!known && !unique))
+        return known ? dict_known_key_slot(&b->rt, d, key) : dict_str_slot(&b->rt, d, v_str_of(key));
     /* dict_known_key_slot without a call (a small dict the builder made:
      * no hash index, no JSON source): a known key is in a dict exactly
      * when its Str is, so a repeat is found by pointer. */
@@ -246,79 +247,116 @@ static ALWAYS_INLINE void key_slot(cf_builder *b, OpenContainer *c, Str *key, bo
         e = end;
     if (e == end) {
         uint32_t h = known ? key->hash : str_hash(key);
-        Str *shared = known ? key : known_key(key, h);   /* (as dict_str_slot) */
+        Str *shared = what == KEY_UNRESOLVED ? known_key(key, h) : known ? key : NULL;   /* (as dict_str_slot) */
         e->key = v_str_of(shared ? shared : key);
         e->hash = h;
         d->len++;
     }
-    c->slot = &e->val;
+    return &e->val;
 }
 
 static COLD _Noreturn void key_misplaced(cf_builder *b) {
     rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: a KEY item where no dict key is due");
 }
 
-/* ascii: the host says the bytes are ASCII and stay at s until the
- * finish (CF_ITEM_ASCII): not scanned, and a dict key is remembered by
- * its address. unique_key: also a key its dict has not had (CF_ITEM_KEY). */
-static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, bool ascii, bool unique_key) {
-    if (!s && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
+static COLD _Noreturn void null_string(cf_builder *b) {
+    rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_str: NULL string");
+}
+
+static COLD _Noreturn void too_many_bytes(cf_builder *b) {
+    rt_throw(&b->rt, CF_ERR_LIMIT,
+             "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
+             b->rt.lim.max_json_bytes);
+}
+
+/* Every string's first checks: its pointer, and its bytes counted against
+ * max_json_bytes. */
+static ALWAYS_INLINE void count_str(cf_builder *b, const char *s, size_t n) {
+    if (!s && n) null_string(b);
     b->bytes += n;
-    if (b->bytes > b->rt.lim.max_json_bytes)
-        rt_throw(&b->rt, CF_ERR_LIMIT,
-                 "variables larger than %zu bytes (raise it with --max-json-bytes / cf_limits.max_json_bytes)",
-                 b->rt.lim.max_json_bytes);
+    if (b->bytes > b->rt.lim.max_json_bytes) too_many_bytes(b);
+}
+
+/* What the host says of a string's bytes: nothing (they are validated and
+ * their characters counted), that they are ASCII (CF_ITEM_ASCII, CF_ITEM_KEY:
+ * not scanned), or that they are valid UTF-8 (CF_ITEM_UTF8: not validated,
+ * counted if a render needs the count). */
+typedef enum StrTrust { STR_CHECKED, STR_ASCII, STR_UTF8 } StrTrust;
+
+/* The Str of n bytes at s (counted): with recent, a short one made moments
+ * ago, else a new one. */
+static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool recent) {
+    Str **slot = NULL;
+    if (recent && n && n <= 16) {
+        slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
+        Str *hit = *slot;
+        if (hit && hit->len == n && mem_equal(hit->data, s, n)) return hit;
+    }
+    int64_t chars = (int64_t)n;
+    if (trust == STR_UTF8) {
+        chars = -1;   /* (not known yet: see str_nchars) */
+    } else if (trust == STR_CHECKED && !utf8_is_ascii(s, n)) {
+        size_t bad;
+        if (!utf8_validate(s, n, &bad))
+            rt_throw(&b->rt, CF_ERR_UNICODE, "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8",
+                     (unsigned char)s[bad], bad);
+        chars = (int64_t)utf8_count(s, n);
+    }
+    Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
+    str->nchars = chars;
+    if (slot) *slot = str;
+    return str;
+}
+
+/* The slot of a key of n bytes at s (counted) in dict d. STR_ASCII: the
+ * host also says the bytes stay at s until the finish (CF_ITEM_ASCII): the
+ * key is remembered by address. unique: also a key its dict has not had
+ * (CF_ITEM_KEY). */
+static ALWAYS_INLINE Value *key_str_slot(cf_builder *b, Dict *d, const char *s, size_t n, StrTrust trust, bool unique) {
+    SeenKey *seen = NULL;
+    if (trust == STR_ASCII && n) {
+        seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
+        if (seen->at == s && seen->len == n) return key_slot(b, d, seen->str, seen->what, unique);
+    }
+    KeyStr what = KEY_UNRESOLVED;
+#if KNOWN_SHORT_KEYS
+    /* A dict key chat data uses (role, content, type...): its shared Str,
+     * found by two words (a long one by its length and bytes), with no
+     * copy, no hash and no byte compare; a key not found has none. */
+    Str *known = NULL;
+    if (n >= 16) {
+        known = known_long_key(s, n);
+    } else if (n) {
+        uint64_t k[2];
+        load_padded16(s, n, k);
+        known = known_short_key(k[0], k[1]);
+        if (known && known->len != n) known = NULL;   /* ("role\0" pads to the words of "role") */
+    }
+    if (known) {
+        if (seen) *seen = (SeenKey){s, n, known, KEY_KNOWN};
+        return key_slot(b, d, known, KEY_KNOWN, unique);
+    }
+    what = KEY_PLAIN;
+#endif
+    Str *str = make_str(b, s, n, trust, true);
+    if (seen) *seen = (SeenKey){s, n, str, what};
+    return key_slot(b, d, str, what, unique);
+}
+
+/* A string pushed one at a time (cf_builder_str, or an item fed where a
+ * container opens or closes): a dict key where one is due, else a value.
+ * trust, unique_key: as key_str_slot. */
+static ALWAYS_INLINE void push_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool unique_key) {
+    count_str(b, s, n);
     OpenContainer *c = b->top;
     bool is_key = c->v.type == VT_DICT && !(c->remaining & 1);
     if (unique_key && !is_key) key_misplaced(b);
-    SeenKey *seen = NULL;
-    if (ascii && is_key && n) {
-        seen = &b->seen[((uintptr_t)s >> 3 ^ n) & (SEEN_KEYS - 1)];
-        if (seen->at == s && seen->len == n) {
-            key_slot(b, c, seen->str, seen->known, unique_key);
-            return;
-        }
-    }
-#if KNOWN_SHORT_KEYS
-    /* A dict key chat data uses (role, content, type...): its shared Str,
-     * found by two words, with no copy, no hash and no byte compare. */
-    if (is_key && n && n < 16) {
-        uint64_t k[2];
-        load_padded16(s, n, k);
-        Str *known = known_short_key(k[0], k[1]);
-        if (known && known->len == n) {   /* ("role\0" pads to the words of "role") */
-            if (seen) *seen = (SeenKey){s, n, known, true};
-            key_slot(b, c, known, true, unique_key);
-            return;
-        }
-    }
-#endif
-    Str *str = NULL, **slot = NULL;
-    if (n && n <= 16) {
-        slot = &b->recent[(n * 31 + (unsigned char)s[0] * 7 + (unsigned char)s[n - 1]) & 63];
-        Str *hit = *slot;
-        if (hit && hit->len == n && mem_equal(hit->data, s, n)) str = hit;
-    }
-    if (!str) {
-        size_t chars = n;
-        if (!ascii && !utf8_is_ascii(s, n)) {
-            size_t bad;
-            if (!utf8_validate(s, n, &bad))
-                rt_throw(&b->rt, CF_ERR_UNICODE,
-                         "'utf-8' codec can't decode byte 0x%02x in position %zu: invalid utf-8", (unsigned char)s[bad],
-                         bad);
-            chars = utf8_count(s, n);
-        }
-        str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
-        str->nchars = (int64_t)chars;
-        if (slot) *slot = str;
-    }
-    if (seen) {
-        *seen = (SeenKey){s, n, str, false};
-        key_slot(b, c, str, false, unique_key);
+    if (is_key) {
+        c->remaining--;   /* (a value follows: never the last item) */
+        c->slot = key_str_slot(b, c->v.u.dict, s, n, trust, unique_key);
         return;
     }
-    place(b, v_str_of(str));
+    place(b, v_str_of(make_str(b, s, n, trust, true)));
 }
 
 static void push_float(cf_builder *b, double v) {
@@ -353,7 +391,7 @@ CF_API void cf_builder_float(cf_builder *b, double v) {
 
 CF_API void cf_builder_str(cf_builder *b, const char *s, size_t n) {
     GUARDED(b);
-    push_str(b, s, n, false, false);
+    push_str(b, s, n, STR_CHECKED, false);
 }
 
 CF_API void cf_builder_list(cf_builder *b, size_t n) {
@@ -371,35 +409,160 @@ CF_API void cf_builder_dict(cf_builder *b, size_t npairs) {
     push_dict(b, npairs);
 }
 
+/* One item as the matching single call pushes it: the items where a
+ * container opens, and those the runs below leave to it (a key that is
+ * not a string, a misplaced KEY, an unknown kind, a top-level value). */
+static NOINLINE void feed_one(cf_builder *b, const cf_builder_item *it) {
+    switch (it->kind) {
+    case CF_ITEM_ASCII: push_str(b, it->u.s, it->n, STR_ASCII, false); break;
+    case CF_ITEM_KEY: push_str(b, it->u.s, it->n, STR_ASCII, true); break;
+    case CF_ITEM_STR: push_str(b, it->u.s, it->n, STR_CHECKED, false); break;
+    case CF_ITEM_UTF8: push_str(b, it->u.s, it->n, STR_UTF8, false); break;
+    case CF_ITEM_DICT: push_dict(b, it->n); break;
+    case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
+    case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
+    case CF_ITEM_NULL: place(b, v_none()); break;
+    case CF_ITEM_BOOL: place(b, v_bool(it->n != 0)); break;
+    case CF_ITEM_INT: place(b, v_int(it->u.i)); break;
+    case CF_ITEM_FLOAT: push_float(b, it->u.f); break;
+    default: rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: unknown item kind %d", (int)it->kind);
+    }
+}
+
+/* A string or scalar item as a value into *v; false for any other kind
+ * (a container, a KEY, an unknown kind: left to feed_one). The commonest
+ * kinds by direct branches (a jump on the kind is an indirect one, which
+ * these items make hard to predict). */
+static ALWAYS_INLINE bool item_value(cf_builder *b, const cf_builder_item *it, Value *v) {
+    cf_builder_item_kind kind = it->kind;
+    if (kind == CF_ITEM_ASCII || kind == CF_ITEM_STR) {
+        count_str(b, it->u.s, it->n);
+        *v = v_str_of(make_str(b, it->u.s, it->n, kind == CF_ITEM_ASCII ? STR_ASCII : STR_CHECKED, false));
+        return true;
+    }
+    switch (kind) {
+    case CF_ITEM_UTF8:
+        count_str(b, it->u.s, it->n);
+        *v = v_str_of(make_str(b, it->u.s, it->n, STR_UTF8, false));
+        return true;
+    case CF_ITEM_NULL: *v = v_none(); return true;
+    case CF_ITEM_BOOL: *v = v_bool(it->n != 0); return true;
+    case CF_ITEM_INT: *v = v_int(it->u.i); return true;
+    case CF_ITEM_FLOAT:
+        if (!isfinite(it->u.f)) return false;   /* (feed_one reports it) */
+        *v = v_float(it->u.f);
+        return true;
+    default: return false;
+    }
+}
+
+/* A value item that is not a string or scalar: a container opened here
+ * (inline: it becomes the innermost), anything else by feed_one. The
+ * caller's container has its state written back (the opening of an empty
+ * one places it there). Returns the item after it. */
+static ALWAYS_INLINE const cf_builder_item *open_item(cf_builder *b, const cf_builder_item *it) {
+    switch (it->kind) {
+    case CF_ITEM_DICT: push_dict(b, it->n); break;
+    case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
+    case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
+    default: feed_one(b, it);
+    }
+    return it + 1;
+}
+
+/* Container c (the innermost) got its last item: it is itself the next
+ * item of the one around it. */
+static ALWAYS_INLINE void close_top(cf_builder *b, OpenContainer *c) {
+    b->depth--;
+    b->top--;
+    place(b, c->v);
+}
+
+/* A run of dict c's pairs (c the innermost) from it, up to end: each key
+ * and value placed with the dict's state in locals, without the checks of
+ * where an item goes that a single push makes. Returns where it stopped:
+ * at the end, after the dict's last value (closed), or after an item that
+ * changes the innermost container or is not a pair's (feed_one's). */
+static ALWAYS_INLINE const cf_builder_item *feed_pairs(cf_builder *b, OpenContainer *c, const cf_builder_item *it,
+                                                       const cf_builder_item *end) {
+    Dict *d = c->v.u.dict;
+    size_t remaining = c->remaining;
+    Value *slot = c->slot;
+    while (it < end) {
+        if (!(remaining & 1)) {   /* a key */
+            cf_builder_item_kind kind = it->kind;
+            if (kind != CF_ITEM_KEY && kind != CF_ITEM_ASCII && kind != CF_ITEM_STR && kind != CF_ITEM_UTF8) {
+                c->remaining = remaining;
+                feed_one(b, it);   /* (its error) */
+                return it + 1;
+            }
+            count_str(b, it->u.s, it->n);
+            slot = kind == CF_ITEM_KEY     ? key_str_slot(b, d, it->u.s, it->n, STR_ASCII, true)
+                   : kind == CF_ITEM_ASCII ? key_str_slot(b, d, it->u.s, it->n, STR_ASCII, false)
+                   : kind == CF_ITEM_STR   ? key_str_slot(b, d, it->u.s, it->n, STR_CHECKED, false)
+                                           : key_str_slot(b, d, it->u.s, it->n, STR_UTF8, false);
+            remaining--;
+            if (++it == end) break;
+        }
+        Value v;
+        if (!item_value(b, it, &v)) {
+            c->remaining = remaining;
+            c->slot = slot;
+            return open_item(b, it);
+        }
+        *slot = v;
+        it++;
+        if (!--remaining) {
+            c->remaining = 0;
+            close_top(b, c);
+            return it;
+        }
+    }
+    c->remaining = remaining;
+    c->slot = slot;
+    return it;
+}
+
+/* The same for a list's or a tuple's items. */
+static ALWAYS_INLINE const cf_builder_item *feed_list(cf_builder *b, OpenContainer *c, const cf_builder_item *it,
+                                                      const cf_builder_item *end) {
+    List *l = c->v.u.list;
+    size_t remaining = c->remaining;
+    while (it < end) {
+        Value v;
+        if (!item_value(b, it, &v)) {
+            c->remaining = remaining;
+            return open_item(b, it);
+        }
+        l->items[l->len++] = v;
+        it++;
+        if (!--remaining) {
+            c->remaining = 0;
+            close_top(b, c);
+            return it;
+        }
+    }
+    c->remaining = remaining;
+    return it;
+}
+
+/* The items from it to end: runs of the innermost container's items (it
+ * changes only where one opens or closes), a top-level value alone. */
+static void feed_items(cf_builder *b, const cf_builder_item *it, const cf_builder_item *end) {
+    while (it < end) {
+        OpenContainer *c = b->top;
+        if (c->v.type == VT_DICT) it = feed_pairs(b, c, it, end);
+        else if (b->depth) it = feed_list(b, c, it, end);
+        else feed_one(b, it++);
+    }
+}
+
 /* Many values under one guard: what a binding walking its objects calls,
  * a chunk of items at a time, instead of one call (and setjmp) a value. */
 CF_API void cf_builder_feed(cf_builder *b, const cf_builder_item *items, size_t n) {
     GUARDED(b);
     if (!items && n) rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: NULL items");
-    for (size_t i = 0; i < n; i++) {
-        const cf_builder_item *it = &items[i];
-        /* a binding's commonest items by direct branches (a jump on the
-         * kind is an indirect one, which these items make hard to predict) */
-        if (it->kind == CF_ITEM_ASCII) {
-            push_str(b, it->u.s, it->n, true, false);
-            continue;
-        }
-        if (it->kind == CF_ITEM_KEY) {
-            push_str(b, it->u.s, it->n, true, true);
-            continue;
-        }
-        switch (it->kind) {
-        case CF_ITEM_STR: push_str(b, it->u.s, it->n, false, false); break;
-        case CF_ITEM_DICT: push_dict(b, it->n); break;
-        case CF_ITEM_LIST: open_container(b, OPEN_LIST, it->n); break;
-        case CF_ITEM_TUPLE: open_container(b, OPEN_TUPLE, it->n); break;
-        case CF_ITEM_NULL: place(b, v_none()); break;
-        case CF_ITEM_BOOL: place(b, v_bool(it->n != 0)); break;
-        case CF_ITEM_INT: place(b, v_int(it->u.i)); break;
-        case CF_ITEM_FLOAT: push_float(b, it->u.f); break;
-        default: rt_throw(&b->rt, CF_ERR_USAGE, "cf_builder_feed: unknown item kind %d", (int)it->kind);
-        }
-    }
+    feed_items(b, items, items + n);
 }
 
 CF_API bool cf_builder_failed(const cf_builder *b) { return !b || b->failed; }
