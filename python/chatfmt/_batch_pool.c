@@ -110,13 +110,26 @@ void run_rows(Window *win, ThreadFigures *f) { run_rows_from(win, f, NULL); }
 void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     size_t rows = 0, side = 0;
     long long cpu = f ? (mark ? *mark : thread_cpu_ns()) : 0;
+    bool held = false;   /* a row rendered, not yet settled and published (see Window.settle) */
+    size_t last = 0;
     for (;;) {
         if (win->side) side += win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
+        if (held) win->settle(win, last);
         if (i >= win->nrows) break;
         win->row(win, i);
-        atomic_fetch_add(&win->done, 1);
+        if (held) {
+            win->publish(win, last);
+            atomic_fetch_add(&win->done, 1);
+        }
+        held = win->settle != NULL;
+        last = i;
+        if (!held) atomic_fetch_add(&win->done, 1);
         rows++;
+    }
+    if (held) {
+        win->publish(win, last);
+        atomic_fetch_add(&win->done, 1);
     }
     if (win->side) side += win->side(win);
     if (f) {

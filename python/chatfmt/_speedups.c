@@ -956,6 +956,17 @@ static PyObject *sp_stream_texts_above(PyObject *self, PyObject *arg) {
     return PyLong_FromSize_t(before);
 }
 
+/* premade_miss(on) -> whether it was on: render_batch takes every str it
+ * made before its row rendered for the wrong form, and makes each text's
+ * str the usual way (a test mode for that way). */
+static PyObject *sp_premade_miss(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    bool before = premade_missed;
+    premade_missed = on != 0;
+    return PyBool_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -984,6 +995,8 @@ static PyMethodDef methods[] = {
      "known_ascii_check(on) -> (claims, wrong): outputs said ASCII, and wrongly, since the last call (a test mode)"},
     {"stream_texts_above", sp_stream_texts_above, METH_O,
      "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
+    {"premade_miss", sp_premade_miss, METH_O,
+     "premade_miss(on) -> before: str objects made before their rows render are all left unused (a test mode)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

@@ -392,7 +392,18 @@ bool ascii_claim_holds(const unsigned char *s, size_t n) {
     return holds;
 }
 
+void text_fence(void) {
+#ifdef HAVE_STREAM_STORES
+    _mm_sfence();   /* (streamed stores are not ordered with the ones that publish the str) */
+#endif
+}
+
 void copy_text(const TextCopy *c) {
+    copy_text_unfenced(c);
+    if (c->stream) text_fence();
+}
+
+void copy_text_unfenced(const TextCopy *c) {
     unsigned char *to = c->to;
     if (c->stream) {
         if (c->kind == 1) {
@@ -401,9 +412,6 @@ void copy_text(const TextCopy *c) {
         } else {
             widen_streamed(c->from, c->len, 0, c->kind, to);
         }
-#ifdef HAVE_STREAM_STORES
-        _mm_sfence();   /* (streamed stores are not ordered with the ones that publish the str) */
-#endif
     } else if (c->kind == 1) {
         memcpy(to, c->from, c->ascii_prefix);
         if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, to);

@@ -54,4 +54,10 @@ TEXT_API extern size_t stream_texts_above;
 /* Write c->from as c->kind-byte code units at c->to (see TextCopy). */
 TEXT_API void copy_text(const TextCopy *c);
 
+/* The same, streamed writes left to drain: the thread calls text_fence
+ * before it says the text is written (render_batch's rows settled ahead
+ * of their publishing: see Window.settle). */
+TEXT_API void copy_text_unfenced(const TextCopy *c);
+TEXT_API void text_fence(void);
+
 #endif

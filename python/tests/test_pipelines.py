@@ -532,6 +532,55 @@ class NativeOnly(unittest.TestCase):
             native.stream_texts_above(before)
         self.assertEqual(t.render_batch(rows[:50]), want[:50])
 
+    def test_texts_written_into_strs_made_before_their_rows(self):
+        """A row object that comes again has its str made before it renders,
+        in the form of its last output (premade_strs), and the rendering
+        thread writes the text straight into it; an output of another form
+        leaves that str unused and takes the usual way (premade_miss takes
+        every one for the wrong form). Outputs of every str kind and of
+        lengths around the vector blocks, the 64-byte lines and the small
+        objects' limit, errors and declined rows among them, written in
+        the cache or around it, on 1 to 3 threads, each way: every result
+        is Template.render's, in its place, and the queued copies are few
+        when the strs made before are used (most when they are not)."""
+        native = template_module._native
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% endif %}{{ m.content }}{% endfor %}")
+        pool = []
+        for c in ("", "\u00e9", "\u0100", "\U0001F600"):
+            for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 480, 500, 520, 1023, 1024, 1025, 4100, 9000):
+                text = "".join(chr(33 + (n + 7 * i) % 94) for i in range(n))
+                if c and n:
+                    text = text[:n // 2] + c + text[n // 2 + 1:]
+                pool.append([{"role": "user", "content": text}])
+        pool += [[{"role": "user", "content": "boom"}], {"messages": [{"role": "user", "content": "s"}], "odd": {1}}]
+        rows = [pool[(i * 7) % len(pool)] for i in range(4000)]
+        want = [outcome(lambda: t.render(**r) if isinstance(r, dict) else t.render(r)) for r in rows]
+        before_stream, before_miss = native.stream_texts_above(-1), native.premade_miss(False)
+        copies = {}
+        native.batch_stats(True)
+        try:
+            for stream in (None, 0):
+                for miss in (False, True):
+                    native.stream_texts_above(-1 if stream is None else stream)
+                    native.premade_miss(miss)
+                    for threads in (1, 2, 3):
+                        with self.subTest(stream=stream, miss=miss, threads=threads):
+                            got = t.render_batch(rows, threads=threads)
+                            figures = native.batch_stats(True)
+                            self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if as_outcome(g) != w], [])
+                            self.assertTrue(all(type(x) is str for x in got if not isinstance(x, BaseException)))
+                            copies[miss, stream, threads] = sum(f["copies"] for f in figures["per_thread"])
+        finally:
+            native.batch_stats(False)
+            native.premade_miss(before_miss)
+            native.stream_texts_above(before_stream)
+        for (miss, stream, threads), n in copies.items():
+            if miss:
+                self.assertGreater(n, len(rows) // 2, (stream, threads))
+            else:
+                self.assertLess(n, len(rows) // 2, (stream, threads))
+
     def test_outputs_said_ascii_are_ascii(self):
         """The library says which outputs it knows are ASCII (cf_result.nchars
         == len: the template's text and strings read as ASCII, their sums
