@@ -33,7 +33,7 @@ struct Window {
     size_t nrows;
     /* written by every thread at every row: a cache line apart from the
      * fields above, which they only read */
-    _Alignas(64) atomic_size_t next, done;   /* rows claimed, rows finished */
+    _Alignas(64) atomic_size_t next;   /* rows claimed */
     atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
 };
 
