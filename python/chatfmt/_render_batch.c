@@ -794,6 +794,63 @@ static PyObject *error_object(PyObject *make_error, int kind, const char *messag
     return o;
 }
 
+/* The error object made last, and what it was made of: rows that fail
+ * alike (a row object that comes again fails again) get copies of it, the
+ * exception made by make_error once. A copy is a new object of its type
+ * with its args and a copy of its attributes: what make_error's class
+ * __init__ leaves (ChatfmtError's sets args and five attributes), without
+ * running it again (a Python call, most of a failing row's cost). Only an
+ * exception made by BaseException's own constructor is copied (OSError's
+ * and MemoryError's keep fields of their own). */
+typedef struct LastError {
+    PyObject *made;           /* or NULL */
+    int kind, line, column;
+    size_t offset;
+    char *message;
+} LastError;
+
+static void last_error_clear(LastError *e) {
+    Py_CLEAR(e->made);
+    free(e->message);
+    e->message = NULL;
+}
+
+static PyObject *error_copy(PyObject *made) {
+    PyTypeObject *t = Py_TYPE(made);
+    if (t->tp_new != ((PyTypeObject *)PyExc_Exception)->tp_new) return NULL;
+    PyObject *args = PyObject_GetAttrString(made, "args"), *attrs = PyObject_GenericGetDict(made, NULL);
+    PyObject *o = args && attrs && PyTuple_CheckExact(args) && PyDict_CheckExact(attrs) ? t->tp_new(t, args, NULL) : NULL;
+    PyObject *copy = o ? PyDict_Copy(attrs) : NULL;
+    if (copy && PyObject_GenericSetDict(o, copy, NULL) < 0) Py_CLEAR(o);
+    Py_XDECREF(copy);
+    Py_XDECREF(args);
+    Py_XDECREF(attrs);
+    if (!o) PyErr_Clear();   /* (made by make_error after all) */
+    return o;
+}
+
+/* The error object of a failing row: a copy of the last one when it failed
+ * alike, else make_error's (kept as the last one). */
+static PyObject *error_object_alike(LastError *last, PyObject *make_error, int kind, const char *message, int line,
+                                    int column, size_t offset) {
+    if (last->made && last->kind == kind && last->line == line && last->column == column && last->offset == offset &&
+        strcmp(last->message, message) == 0) {
+        PyObject *o = error_copy(last->made);
+        if (o) return o;
+    }
+    PyObject *o = error_object(make_error, kind, message, line, column, offset);
+    if (!o) return NULL;
+    last_error_clear(last);
+    if ((last->message = strdup(message))) {
+        last->made = new_ref(o);
+        last->kind = kind;
+        last->line = line;
+        last->column = column;
+        last->offset = offset;
+    }
+    return o;
+}
+
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
@@ -803,6 +860,7 @@ typedef struct BatchArgs {
     Deferred *deferred;
     size_t ndeferred, deferred_cap;
     size_t texts_made, text_bytes_made;   /* the converted texts made into str so far, and their bytes */
+    LastError last_error;
 } BatchArgs;
 
 /* Texts smaller than this are written as usual whatever the call's size:
@@ -1171,8 +1229,8 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
-            o = error_object(a->make_error, (int)r->err.kind, r->err.message, r->err.line, r->err.column,
-                             r->err.offset);
+            o = error_object_alike(&a->last_error, a->make_error, (int)r->err.kind, r->err.message, r->err.line,
+                                   r->err.column, r->err.offset);
         } else {
             o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
         }
@@ -1392,7 +1450,8 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         } else if (d->state == ROW_OK) {
             o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
-            o = error_object(a->make_error, (int)d->kind, d->message, d->line, d->column, d->offset);
+            o = error_object_alike(&a->last_error, a->make_error, (int)d->kind, d->message, d->line, d->column,
+                                   d->offset);
         }
         if (d->state == ROW_OK) lib.result_free(&d->res);
         free(d->message);
@@ -1419,7 +1478,9 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
     second.deferred = NULL;
     second.ndeferred = second.deferred_cap = 0;
     second.window_rows = WINDOW_MIN_ROWS;
+    second.last_error = (LastError){NULL, 0, 0, 0, 0, NULL};
     ok = batch_pass(&second, sub, opt, chat, threads);
+    last_error_clear(&second.last_error);
     for (size_t k = 0; ok && k < unread; k++)
         PyList_SET_ITEM(out, (Py_ssize_t)a->deferred[k].index, new_ref(PyList_GET_ITEM(sub, (Py_ssize_t)k)));
     Py_DECREF(rows);
@@ -1441,7 +1502,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
-                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0};
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0, {NULL, 0, 0, 0, 0, NULL}};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);
@@ -1472,6 +1533,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         figures.wall_ns = monotonic_ns() - call_start;
     }
     free(a.deferred);
+    last_error_clear(&a.last_error);
     thread_builder_drop();
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);

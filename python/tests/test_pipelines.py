@@ -53,6 +53,41 @@ class RenderBatch(unittest.TestCase):
             # a context without messages fails as in dataset mode
             self.assertEqual(as_outcome(t.render_batch([{"nothing": True}])[0]), ("error", ("KeyError", "'messages'")))
 
+    def test_rows_that_fail_alike(self):
+        """Rows that fail alike (a row object that comes again, or rows of
+        the same fault) each get an exception object of their own, of the
+        class, arguments and attributes Template.render raises, in their
+        place among the texts, on 1 to 3 threads: the same error made once
+        and copied, others made each (another message, line or class)."""
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% elif m.content == 'bad' %}{{ m.content + 1 }}{% elif m.content == 'key' %}"
+                            "{{ {}['k'] }}{% endif %}{{ m.content }}{% endfor %}", name="alike")
+        boom = [{"role": "user", "content": "boom"}]
+        pool = [boom, [{"role": "user", "content": "ok"}], [{"role": "user", "content": "bad"}],
+                [{"role": "user", "content": "key"}], [{"role": "user", "content": "boom"}]]
+        rows = [pool[(i * 3) % len(pool)] for i in range(2000)] + [boom] * 50
+        rows += [json.loads(json.dumps(r)) for r in rows[:200]]
+
+        def raised(r):
+            try:
+                return t.render(r)
+            except chatfmt.ChatfmtError as e:
+                return e
+
+        def fields(x):
+            if not isinstance(x, BaseException):
+                return x
+            return (type(x), x.args, x.message, x.lineno, x.column, x.offset, x.name, str(x), vars(x))
+
+        want = [fields(raised(r)) for r in rows]
+        for threads in (1, 2, 3):
+            with self.subTest(threads=threads):
+                got = t.render_batch(rows, threads=threads)
+                self.assertEqual([fields(x) for x in got], want)
+                errors = [x for x in got if isinstance(x, BaseException)]
+                self.assertEqual(len({id(e) for e in errors}), len(errors))
+                self.assertGreater(len(errors), 1000)
+
     def test_conversations_and_common_variables(self):
         t = chatfmt.compile("{{ bos_token }}{{ messages | length }}{{ add_generation_prompt }}{{ x | default('-') }}")
         convs = [[{"role": "user", "content": "a"}] * n for n in range(1, 40)]
