@@ -800,8 +800,8 @@ static PyObject *error_object(PyObject *make_error, int kind, const char *messag
  * with its args and a copy of its attributes: what make_error's class
  * __init__ leaves (ChatfmtError's sets args and five attributes), without
  * running it again (a Python call, most of a failing row's cost). Only an
- * exception made by BaseException's own constructor is copied (OSError's
- * and MemoryError's keep fields of their own). */
+ * exception made by BaseException's own constructor, with no fields but
+ * BaseException's, is copied; others are made by make_error each. */
 typedef struct LastError {
     PyObject *made;           /* or NULL */
     int kind, line, column;
@@ -816,8 +816,13 @@ static void last_error_clear(LastError *e) {
 }
 
 static PyObject *error_copy(PyObject *made) {
-    PyTypeObject *t = Py_TYPE(made);
-    if (t->tp_new != ((PyTypeObject *)PyExc_Exception)->tp_new) return NULL;
+    PyTypeObject *t = Py_TYPE(made), *solid = t;
+    while (solid->tp_base && (solid->tp_flags & Py_TPFLAGS_HEAPTYPE)) solid = solid->tp_base;
+    /* (a builtin base with fields of its own, AttributeError's name and
+     * obj, OSError's errno, keeps attributes out of the dict) */
+    if (t->tp_new != ((PyTypeObject *)PyExc_Exception)->tp_new ||
+        solid->tp_basicsize != ((PyTypeObject *)PyExc_Exception)->tp_basicsize)
+        return NULL;
     PyObject *args = PyObject_GetAttrString(made, "args"), *attrs = PyObject_GenericGetDict(made, NULL);
     PyObject *o = args && attrs && PyTuple_CheckExact(args) && PyDict_CheckExact(attrs) ? t->tp_new(t, args, NULL) : NULL;
     PyObject *copy = o ? PyDict_Copy(attrs) : NULL;

@@ -88,6 +88,26 @@ class RenderBatch(unittest.TestCase):
                 self.assertEqual(len({id(e) for e in errors}), len(errors))
                 self.assertGreater(len(errors), 1000)
 
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_error_objects_of_every_class_copied_or_made(self):
+        """The error objects of rows that fail alike, whatever class the
+        template's error maker gives (ones whose builtin base keeps fields
+        of its own, AttributeError's name, OSError's errno, are made each
+        time): the class, arguments and attributes it made, each row its
+        own object."""
+        t = chatfmt.compile("{{ raise_exception('boom') }}", name="n")
+        rows = [[{"role": "user", "content": "x"}]] * 300
+        for cls in (chatfmt.errors.TemplateError, chatfmt.errors.TypeError, chatfmt.errors.KeyError,
+                    chatfmt.errors.AttributeError, chatfmt.errors.IOError, chatfmt.errors.MemoryError):
+            with self.subTest(cls=cls.__name__):
+                t._error_object = lambda kind, message, line, column, offset, cls=cls: cls(
+                    message, line or None, column or None, offset or None, "n")
+                got = t.render_batch(rows, threads=2)
+                self.assertEqual(len({id(e) for e in got}), len(got))
+                for e in got:
+                    self.assertEqual((type(e), e.args, e.message, e.lineno, e.column, e.offset, e.name, vars(e)),
+                                     (cls, ("boom",), "boom", 1, got[0].column, None, "n", vars(got[0])))
+
     def test_conversations_and_common_variables(self):
         t = chatfmt.compile("{{ bos_token }}{{ messages | length }}{{ add_generation_prompt }}{{ x | default('-') }}")
         convs = [[{"role": "user", "content": "a"}] * n for n in range(1, 40)]
