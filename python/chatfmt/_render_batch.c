@@ -150,6 +150,7 @@ typedef struct BatchRow {
     uint32_t premade_maxchar;
     bool premade_stream;      /* written around the cache (see stream_texts_above) */
     bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
+    bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
     size_t placed_len;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
@@ -567,7 +568,14 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
     r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
-    if (ok) convert_output(r);
+    r->ascii_unchecked = false;
+    if (!ok) return;
+    if (r->premade && r->premade_maxchar < 0x80 && r->res.len == r->premade_nchars && !result_known_ascii(&r->res)) {
+        r->ascii_unchecked = true;   /* (see batch_settle) */
+        r->converted = false;
+        return;
+    }
+    convert_output(r);
 }
 
 static void batch_row_body(BatchWindow *bw, BatchRow *r) {
@@ -604,6 +612,23 @@ static void batch_row(Window *win, size_t i) {
  * writes drain while the thread renders its next row (see Window.settle). */
 static void batch_settle(Window *win, size_t i) {
     BatchRow *r = &((BatchWindow *)win)->rows[i];
+    if (r->ascii_unchecked) {   /* copied and tested in one pass (not scanned first) */
+        r->ascii_unchecked = false;
+        TextCopy c = {(const unsigned char *)r->res.text, r->res.len, r->res.len, PyUnicode_DATA(r->premade), 1,
+                      r->premade_stream, NULL};
+        if (!copy_ascii_checked(&c)) {   /* (another form: premade is left unused) */
+            convert_output(r);
+            return;
+        }
+        r->converted = true;
+        r->kind = 1;
+        r->maxchar = 127;
+        r->nchars = r->ascii_prefix = r->res.len;
+        r->placed_len = r->res.len;
+        r->placed = true;
+        lib.result_free(&r->res);
+        return;
+    }
     if (r->state != ROW_OK || !r->premade || !r->converted || r->nchars != r->premade_nchars ||
         !same_str_form(r->maxchar, r->premade_maxchar))
         return;
@@ -658,7 +683,7 @@ typedef struct RepeatEntry {
      * output is expected in (see premake_strs) */
     bool out_known;
     uint32_t out_maxchar;
-    size_t out_nchars;
+    size_t out_nchars, out_len;   /* (and its UTF-8 bytes) */
 } RepeatEntry;
 
 typedef struct RepeatCache {
@@ -1038,6 +1063,11 @@ static void remember_output(RepeatCache *c, const BatchRow *r, PyObject *row) {
     e->out_known = r->state == ROW_OK && r->converted;
     e->out_nchars = r->nchars;
     e->out_maxchar = r->maxchar;
+    e->out_len = r->placed ? r->placed_len : r->res.len;
+    if (premade_missed == 2) {
+        e->out_nchars = e->out_len;
+        e->out_maxchar = 127;
+    }
 }
 
 static bool row_finished(void *arg) {
@@ -1116,9 +1146,11 @@ static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject 
     prefetch_chunk_header(at);
 }
 
-/* A test mode (the module's premade_miss): every str made before its row
- * is taken for the wrong form, and left unused (touched under the GIL). */
-bool premade_missed;
+/* A test mode (the module's premade_miss), touched under the GIL: 1,
+ * every str made before its row is taken for the wrong form, and left
+ * unused; 2, every one is made ASCII, as long as its row's last output in
+ * UTF-8 (an output that is not ASCII is then found so as it is copied). */
+int premade_missed;
 
 /* ---- str objects made before their rows render ----
  * A row object that comes again in a call renders the same text again
@@ -1161,7 +1193,7 @@ static void premake_strs(BatchWindow *bw, BatchArgs *a) {
             return;
         }
         r->premade_stream = stream_bytes(a, r->premade_nchars * (size_t)PyUnicode_KIND(r->premade));
-        if (premade_missed) r->premade_nchars = SIZE_MAX;
+        if (premade_missed == 1) r->premade_nchars = SIZE_MAX;
         if (!chunk[k]) continue;
         uintptr_t at = (uintptr_t)r->premade - 2 * sizeof(size_t) + chunk[k];
         size_t ahead = 0;

@@ -206,8 +206,8 @@ SP_API void thread_builder_setup(void);
 SP_API PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 SP_API PyObject *sp_batch_stats(PyObject *self, PyObject *arg);
 /* render_batch's str objects made before their rows render (see
- * premake_strs in _render_batch.c) all taken for the wrong form (a test
- * mode: premade_miss); read and set under the GIL. */
-SP_API extern bool premade_missed;
+ * premake_strs in _render_batch.c) taken for the wrong form or made ASCII
+ * (test modes 1 and 2: premade_miss); read and set under the GIL. */
+SP_API extern int premade_missed;
 
 #endif

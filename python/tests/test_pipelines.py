@@ -591,8 +591,10 @@ class NativeOnly(unittest.TestCase):
         """A row object that comes again has its str made before it renders,
         in the form of its last output (premade_strs), and the rendering
         thread writes the text straight into it; an output of another form
-        leaves that str unused and takes the usual way (premade_miss takes
-        every one for the wrong form). Outputs of every str kind and of
+        leaves that str unused and takes the usual way (premade_miss(1)
+        takes every one for the wrong form; premade_miss(2) makes every one
+        ASCII, as long as its output in UTF-8: one expected ASCII is tested
+        as it is copied, and one that is not leaves it). Outputs of every str kind and of
         lengths around the vector blocks, the 64-byte lines and the small
         objects' limit, errors and declined rows among them, written in
         the cache or around it, on 1 to 3 threads, each way: every result
@@ -600,7 +602,7 @@ class NativeOnly(unittest.TestCase):
         when the strs made before are used (most when they are not)."""
         native = template_module._native
         t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
-                            "{% endif %}{{ m.content }}{% endfor %}")
+                            "{% endif %}{{ m.content }}{% endfor %}{{ messages | length }}")   # (a number: scanned)
         pool = []
         for c in ("", "\u00e9", "\u0100", "\U0001F600"):
             for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 480, 500, 520, 1023, 1024, 1025, 4100, 9000):
@@ -611,12 +613,12 @@ class NativeOnly(unittest.TestCase):
         pool += [[{"role": "user", "content": "boom"}], {"messages": [{"role": "user", "content": "s"}], "odd": {1}}]
         rows = [pool[(i * 7) % len(pool)] for i in range(4000)]
         want = [outcome(lambda: t.render(**r) if isinstance(r, dict) else t.render(r)) for r in rows]
-        before_stream, before_miss = native.stream_texts_above(-1), native.premade_miss(False)
+        before_stream, before_miss = native.stream_texts_above(-1), native.premade_miss(0)
         copies = {}
         native.batch_stats(True)
         try:
             for stream in (None, 0):
-                for miss in (False, True):
+                for miss in (0, 1, 2):
                     native.stream_texts_above(-1 if stream is None else stream)
                     native.premade_miss(miss)
                     for threads in (1, 2, 3):
@@ -631,9 +633,9 @@ class NativeOnly(unittest.TestCase):
             native.premade_miss(before_miss)
             native.stream_texts_above(before_stream)
         for (miss, stream, threads), n in copies.items():
-            if miss:
+            if miss == 1:
                 self.assertGreater(n, len(rows) // 2, (stream, threads))
-            else:
+            elif miss == 0:
                 self.assertLess(n, len(rows) // 2, (stream, threads))
 
     def test_outputs_said_ascii_are_ascii(self):
