@@ -110,14 +110,20 @@ void run_rows(Window *win, ThreadFigures *f) { run_rows_from(win, f, NULL); }
 void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     size_t rows = 0, side = 0;
     long long cpu = f ? (mark ? *mark : thread_cpu_ns()) : 0;
+    bool held = false;   /* a row rendered, not yet settled and published (see Window.settle) */
+    size_t last = 0;
     for (;;) {
         if (win->side) side += win->side(win);
         size_t i = atomic_fetch_add(&win->next, 1);
+        if (held) win->settle(win, last);
         if (i >= win->nrows) break;
         win->row(win, i);
-        atomic_fetch_add(&win->done, 1);
+        if (held) win->publish(win, last);
+        held = win->settle != NULL;
+        last = i;
         rows++;
     }
+    if (held) win->publish(win, last);
     if (win->side) side += win->side(win);
     if (f) {
         long long end = thread_cpu_ns();
@@ -207,7 +213,6 @@ void pool_stop(Pool *p, ThreadFigures *into, unsigned n) {
  * pool_finish). */
 void pool_publish(Pool *p, Window *win) {
     atomic_store(&win->next, 0);
-    atomic_store(&win->done, 0);
     pthread_mutex_lock(&p->mu);
     p->current = win;
     atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
@@ -215,9 +220,13 @@ void pool_publish(Pool *p, Window *win) {
     pthread_mutex_unlock(&p->mu);
 }
 
+/* (for the calling thread, once its own run_rows on win has returned:
+ * every row is claimed, and a worker is among the users before it claims
+ * one and until it has finished its last; no count of finished rows, which
+ * every thread would write at every row, a line passed between them) */
 bool window_finished(void *arg) {
     Window *win = arg;
-    return atomic_load(&win->done) >= win->nrows && !atomic_load(&win->users);
+    return atomic_load(&win->next) >= win->nrows && !atomic_load(&win->users);
 }
 
 bool window_unused(void *arg) { return !atomic_load(&((Window *)arg)->users); }

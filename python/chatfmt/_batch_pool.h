@@ -21,11 +21,19 @@ struct Window {
     RowFn row;
     size_t (*side)(Window *win);  /* or NULL: other work the threads take between rows (see run_rows);
                                    * returns how many pieces it did */
+    /* Or NULL: a row's second half, its output written out to memory
+     * (settle), and the row then said finished (publish). A thread settles
+     * a row once it has claimed its next one, and publishes it after
+     * rendering that one (or at its end): writes that bypass the cache
+     * then drain while it renders, where the claim's atomic operation
+     * right after them waited for all of them to reach memory (a sixth of
+     * a long row's time). */
+    RowFn settle, publish;
     void *job;
     size_t nrows;
     /* written by every thread at every row: a cache line apart from the
      * fields above, which they only read */
-    _Alignas(64) atomic_size_t next, done;   /* rows claimed, rows finished */
+    _Alignas(64) atomic_size_t next;   /* rows claimed */
     atomic_int users;           /* workers that may still claim rows (changed under the pool mutex) */
 };
 

@@ -143,6 +143,18 @@ typedef struct BatchRow {
      * after it (this slot's next row) is handed over (see batch_pass), but
      * one may still be in the making on another thread */
     atomic_bool spent_copied;
+    /* A str made before the row renders (see premake_strs), for the
+     * length and largest character its row object's last output had: the
+     * rendering thread writes an output of that form straight into it
+     * while the text is still in its cache, and gives the render buffer
+     * back at once (`placed`); another output leaves it unused. */
+    PyObject *premade;
+    size_t premade_nchars;
+    uint32_t premade_maxchar;
+    bool premade_stream;      /* written around the cache (see stream_texts_above) */
+    bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
+    bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
+    size_t placed_len;
     /* rows read on the rendering threads: the row object (borrowed: the
      * list holds it) and a buffer for its strings that are not ASCII */
     PyObject *row;
@@ -181,6 +193,11 @@ static void convert_output(BatchRow *r) {
     }
     r->converted = true;
 }
+
+/* Do two largest characters make str objects of one form (ASCII, other
+ * 1-byte, 2-byte, 4-byte: the header and the code units)? */
+static inline int str_form(uint32_t maxchar) { return maxchar < 0x80 ? 0 : maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4; }
+static inline bool same_str_form(uint32_t a, uint32_t b) { return str_form(a) == str_form(b); }
 
 static TextCopy text_copy_of(const BatchRow *r, PyObject *str, bool stream) {
     return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
@@ -603,7 +620,14 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
     r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
     r->state = ok ? ROW_OK : ROW_ERROR;
-    if (ok) convert_output(r);
+    r->ascii_unchecked = false;
+    if (!ok) return;
+    if (r->premade && r->premade_maxchar < 0x80 && r->res.len == r->premade_nchars && !result_known_ascii(&r->res)) {
+        r->ascii_unchecked = true;   /* (see batch_settle) */
+        r->converted = false;
+        return;
+    }
+    convert_output(r);
 }
 
 static void batch_row_body(BatchWindow *bw, BatchRow *r) {
@@ -632,7 +656,44 @@ static void batch_row_body(BatchWindow *bw, BatchRow *r) {
 static void batch_row(Window *win, size_t i) {
     BatchWindow *bw = (BatchWindow *)win;
     batch_row_body(bw, &bw->rows[i]);
-    atomic_store_explicit(&bw->rows[i].finished, true, memory_order_release);
+}
+
+/* A rendered row's output written into the str made for it when it has
+ * that str's form (see premake_strs), its render buffer given back at once
+ * (still in this thread's cache: the next render takes it); the streamed
+ * writes drain while the thread renders its next row (see Window.settle). */
+static void batch_settle(Window *win, size_t i) {
+    BatchRow *r = &((BatchWindow *)win)->rows[i];
+    if (r->ascii_unchecked) {   /* copied and tested in one pass (not scanned first) */
+        r->ascii_unchecked = false;
+        TextCopy c = {(const unsigned char *)r->res.text, r->res.len, r->res.len, PyUnicode_DATA(r->premade), 1,
+                      r->premade_stream, NULL};
+        if (!copy_ascii_checked(&c)) {   /* (another form: premade is left unused) */
+            convert_output(r);
+            return;
+        }
+        r->converted = true;
+        r->kind = 1;
+        r->maxchar = 127;
+        r->nchars = r->ascii_prefix = r->res.len;
+        r->placed_len = r->res.len;
+        r->placed = true;
+        lib.result_free(&r->res);
+        return;
+    }
+    if (r->state != ROW_OK || !r->premade || !r->converted || r->nchars != r->premade_nchars ||
+        !same_str_form(r->maxchar, r->premade_maxchar))
+        return;
+    TextCopy c = text_copy_of(r, r->premade, r->premade_stream);
+    copy_text_unfenced(&c);
+    r->placed_len = r->res.len;
+    r->placed = true;
+    lib.result_free(&r->res);
+}
+
+static void batch_publish(Window *win, size_t i) {
+    text_fence();   /* (the row's streamed writes, if any, before it is said finished) */
+    atomic_store_explicit(&((BatchWindow *)win)->rows[i].finished, true, memory_order_release);
 }
 
 /* Finish the row's builder and render it. */
@@ -669,6 +730,12 @@ typedef struct RepeatEntry {
     const cf_template *t;
     unsigned long used;       /* the last window that renders ctx */
     bool pending;             /* a row in flight is to bring ctx */
+    /* the row's last output made into a str from the rendering threads'
+     * form (converted): its characters and largest one, the form its next
+     * output is expected in (see premake_strs) */
+    bool out_known;
+    uint32_t out_maxchar;
+    size_t out_nchars, out_len;   /* (and its UTF-8 bytes) */
 } RepeatEntry;
 
 typedef struct RepeatCache {
@@ -743,6 +810,7 @@ static bool repeat_lookup(RepeatCache *c, BatchWindow *bw, BatchRow *r, PyObject
     e->row = new_ref(row);
     e->ctx = NULL;
     e->pending = false;
+    e->out_known = false;
     return false;
 }
 
@@ -803,6 +871,68 @@ static PyObject *error_object(PyObject *make_error, int kind, const char *messag
     return o;
 }
 
+/* The error object made last, and what it was made of: rows that fail
+ * alike (a row object that comes again fails again) get copies of it, the
+ * exception made by make_error once. A copy is a new object of its type
+ * with its args and a copy of its attributes: what make_error's class
+ * __init__ leaves (ChatfmtError's sets args and five attributes), without
+ * running it again (a Python call, most of a failing row's cost). Only an
+ * exception made by BaseException's own constructor, with no fields but
+ * BaseException's, is copied; others are made by make_error each. */
+typedef struct LastError {
+    PyObject *made;           /* or NULL */
+    int kind, line, column;
+    size_t offset;
+    char *message;
+} LastError;
+
+static void last_error_clear(LastError *e) {
+    Py_CLEAR(e->made);
+    free(e->message);
+    e->message = NULL;
+}
+
+static PyObject *error_copy(PyObject *made) {
+    PyTypeObject *t = Py_TYPE(made), *solid = t;
+    while (solid->tp_base && (solid->tp_flags & Py_TPFLAGS_HEAPTYPE)) solid = solid->tp_base;
+    /* (a builtin base with fields of its own, AttributeError's name and
+     * obj, OSError's errno, keeps attributes out of the dict) */
+    if (t->tp_new != ((PyTypeObject *)PyExc_Exception)->tp_new ||
+        solid->tp_basicsize != ((PyTypeObject *)PyExc_Exception)->tp_basicsize)
+        return NULL;
+    PyObject *args = PyObject_GetAttrString(made, "args"), *attrs = PyObject_GenericGetDict(made, NULL);
+    PyObject *o = args && attrs && PyTuple_CheckExact(args) && PyDict_CheckExact(attrs) ? t->tp_new(t, args, NULL) : NULL;
+    PyObject *copy = o ? PyDict_Copy(attrs) : NULL;
+    if (copy && PyObject_GenericSetDict(o, copy, NULL) < 0) Py_CLEAR(o);
+    Py_XDECREF(copy);
+    Py_XDECREF(args);
+    Py_XDECREF(attrs);
+    if (!o) PyErr_Clear();   /* (made by make_error after all) */
+    return o;
+}
+
+/* The error object of a failing row: a copy of the last one when it failed
+ * alike, else make_error's (kept as the last one). */
+static PyObject *error_object_alike(LastError *last, PyObject *make_error, int kind, const char *message, int line,
+                                    int column, size_t offset) {
+    if (last->made && last->kind == kind && last->line == line && last->column == column && last->offset == offset &&
+        strcmp(last->message, message) == 0) {
+        PyObject *o = error_copy(last->made);
+        if (o) return o;
+    }
+    PyObject *o = error_object(make_error, kind, message, line, column, offset);
+    if (!o) return NULL;
+    last_error_clear(last);
+    if ((last->message = strdup(message))) {
+        last->made = new_ref(o);
+        last->kind = kind;
+        last->line = line;
+        last->column = column;
+        last->offset = offset;
+    }
+    return o;
+}
+
 typedef struct BatchArgs {
     PyObject *rows, *common, *tools_key, *messages_key, *tools_error, *make_error;
     const cf_template *plain, *with_tools;
@@ -812,6 +942,7 @@ typedef struct BatchArgs {
     Deferred *deferred;
     size_t ndeferred, deferred_cap;
     size_t texts_made, text_bytes_made;   /* the converted texts made into str so far, and their bytes */
+    LastError last_error;
 } BatchArgs;
 
 /* Texts smaller than this are written as usual whatever the call's size:
@@ -820,15 +951,21 @@ typedef struct BatchArgs {
  * lines of which the partial ones at either end are a large share. */
 enum { STREAM_TEXT_MIN = 1024 };
 
-/* Is r's text to be written around the cache: one of the bigger ones of a
- * call whose texts, at the size of those made so far, come to more than
- * the cache holds (see stream_texts_above)? */
+/* Is a text of `bytes` to be written around the cache: one of the bigger
+ * ones of a call whose texts, at the size of those made so far, come to
+ * more than the cache holds (see stream_texts_above)? */
+static bool stream_bytes(const BatchArgs *a, size_t bytes) {
+    size_t mean = a->texts_made ? a->text_bytes_made / a->texts_made : bytes;
+    return (bytes >= STREAM_TEXT_MIN || !stream_texts_above) &&   /* (0: every text, a test setting) */
+           mean * (size_t)PyList_GET_SIZE(a->rows) > stream_texts_above;
+}
+
+/* ... r's text, counted among those made. */
 static bool stream_text(BatchArgs *a, const BatchRow *r) {
     size_t bytes = r->nchars * r->kind;
     a->texts_made++;
     a->text_bytes_made += bytes;
-    return (bytes >= STREAM_TEXT_MIN || !stream_texts_above) &&   /* (0: every text, a test setting) */
-           a->text_bytes_made / a->texts_made * (size_t)PyList_GET_SIZE(a->rows) > stream_texts_above;
+    return stream_bytes(a, bytes);
 }
 
 /* Read row r into b on a rendering thread (see READ_ON_WORKERS): false
@@ -966,6 +1103,21 @@ static bool defer_row(BatchArgs *a, BatchRow *r, size_t index) {
     return true;
 }
 
+/* What a drained row's output says of its row object's next one (see
+ * premake_strs): a converted output's form, or nothing. */
+static void remember_output(RepeatCache *c, const BatchRow *r, PyObject *row) {
+    RepeatEntry *e = repeat_slot(c, row);
+    if (e->row != row) return;
+    e->out_known = r->state == ROW_OK && r->converted;
+    e->out_nchars = r->nchars;
+    e->out_maxchar = r->maxchar;
+    e->out_len = r->placed ? r->placed_len : r->res.len;
+    if (premade_missed == 2) {
+        e->out_nchars = e->out_len;
+        e->out_maxchar = 127;
+    }
+}
+
 static bool row_finished(void *arg) {
     return atomic_load_explicit(&((BatchRow *)arg)->finished, memory_order_acquire);
 }
@@ -1006,11 +1158,21 @@ static void wait_row(Pool *p, BatchWindow *bw, BatchRow *r, const BatchArgs *a) 
  * glibc rounds them; rows that fail make small objects only. */
 enum { PREFETCH_ROWS = 4, PREFETCH_SCAN = 16, SMALL_OBJECT_MAX = 512 };
 
-static size_t str_malloc_chunk(const BatchRow *r) {
-    size_t header = r->maxchar < 128 ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject);
-    size_t request = header + (r->nchars + 1) * r->kind;
+static size_t str_chunk(size_t nchars, uint32_t maxchar) {
+    size_t header = maxchar < 128 ? sizeof(PyASCIIObject) : sizeof(PyCompactUnicodeObject);
+    size_t request = header + (nchars + 1) * (size_t)(maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4);
     if (request <= SMALL_OBJECT_MAX) return 0;   /* (Python's small-object pools) */
     return (request + sizeof(size_t) + 15) & ~(size_t)15;
+}
+
+static size_t str_malloc_chunk(const BatchRow *r) { return str_chunk(r->nchars, r->maxchar); }
+
+/* Prefetch for writing malloc's header of the chunk at `at` (its size, fd
+ * and bk). */
+static inline void prefetch_chunk_header(uintptr_t at) {
+    uintptr_t first = at + sizeof(size_t), last = at + 4 * sizeof(size_t) - 1;
+    __builtin_prefetch((const void *)first, 1, 3);
+    if ((first ^ last) >> 6) __builtin_prefetch((const void *)last, 1, 3);   /* (across a line) */
 }
 
 static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject *made) {
@@ -1029,9 +1191,66 @@ static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject 
         }
     }
     if (ahead < PREFETCH_ROWS) return;
-    uintptr_t first = at + sizeof(size_t), last = at + 4 * sizeof(size_t) - 1;   /* (its size, fd and bk) */
-    __builtin_prefetch((const void *)first, 1, 3);
-    if ((first ^ last) >> 6) __builtin_prefetch((const void *)last, 1, 3);   /* (across a line) */
+    prefetch_chunk_header(at);
+}
+
+/* A test mode (the module's premade_miss), touched under the GIL: 1,
+ * every str made before its row is taken for the wrong form, and left
+ * unused; 2, every one is made ASCII, as long as its row's last output in
+ * UTF-8 (an output that is not ASCII is then found so as it is copied). */
+int premade_missed;
+
+/* ---- str objects made before their rows render ----
+ * A row object that comes again in a call renders the same text again
+ * (its context is the same; only what a template reads of the clock may
+ * differ). Its str is made before the row renders, when the window is
+ * filled, in the form of its last output; the rendering thread writes an
+ * output of that form into it at once, from the render buffer it just
+ * wrote (in its first-level cache), and gives that buffer back for its
+ * next render. Otherwise the text waits in its buffer for the drain to
+ * make its str and for a thread of the next window to copy it (see
+ * copy_texts), a window later: by then the buffers of two windows'
+ * rows had gone out of the first-level cache, and each render wrote
+ * into one that had. An output of another form leaves the str unused
+ * (freed by the drain) and takes that way. */
+static void premake_strs(BatchWindow *bw, BatchArgs *a) {
+    size_t chunk[WINDOW_ROWS];   /* each row's str as malloc will carve it (0: a small object) */
+    bool known[WINDOW_ROWS];     /* its output's form is expected */
+    for (size_t k = 0; k < bw->win.nrows; k++) {
+        BatchRow *r = &bw->rows[k];
+        r->placed = false;
+        r->premade = NULL;
+        chunk[k] = 0;
+        known[k] = false;
+        if (r->state != ROW_PENDING) continue;
+        const RepeatEntry *e = repeat_slot(&a->repeat, r->row);
+        if (e->row != r->row || !e->out_known) continue;
+        r->premade_nchars = e->out_nchars;
+        r->premade_maxchar = e->out_maxchar;
+        chunk[k] = str_chunk(e->out_nchars, e->out_maxchar);
+        known[k] = true;
+    }
+    /* made one after the other, malloc writing each next chunk's header a
+     * few rows ahead of the line prefetched for it (see prefetch_str_chunks) */
+    for (size_t k = 0; k < bw->win.nrows; k++) {
+        BatchRow *r = &bw->rows[k];
+        if (!known[k]) continue;
+        r->premade = PyUnicode_New((Py_ssize_t)r->premade_nchars, (Py_UCS4)r->premade_maxchar);
+        if (!r->premade) {   /* (no memory: the rows left go the usual way, which reports it) */
+            PyErr_Clear();
+            return;
+        }
+        r->premade_stream = stream_bytes(a, r->premade_nchars * (size_t)PyUnicode_KIND(r->premade));
+        if (premade_missed == 1) r->premade_nchars = SIZE_MAX;
+        if (!chunk[k]) continue;
+        uintptr_t at = (uintptr_t)r->premade - 2 * sizeof(size_t) + chunk[k];
+        size_t ahead = 0;
+        for (size_t j = k + 1; j < bw->win.nrows && ahead < PREFETCH_ROWS; j++) {
+            at += chunk[j];
+            ahead += chunk[j] != 0;
+        }
+        if (ahead == PREFETCH_ROWS) prefetch_chunk_header(at);
+    }
 }
 
 /* copier: the window the threads render meanwhile, or NULL: they copy the
@@ -1043,8 +1262,22 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
     for (size_t i = 0; i < bw->win.nrows; i++) {
         BatchRow *r = &bw->rows[i];
         wait_row(pool, bw, r, a);
-        repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i)));
+        PyObject *row = PyList_GET_ITEM(a->rows, (Py_ssize_t)(bw->start + i));
+        repeat_store(&a->repeat, r, row);
+        remember_output(&a->repeat, r, row);
         PyObject *o = NULL;
+        if (r->placed) {   /* its text is in the str made for it */
+            r->placed = false;
+            o = r->premade;
+            r->premade = NULL;
+            text_bytes += r->placed_len;
+            a->texts_made++;
+            a->text_bytes_made += r->nchars * r->kind;
+            if (ok) PyList_SET_ITEM(out, (Py_ssize_t)(bw->start + i), o);
+            else Py_DECREF(o);
+            continue;
+        }
+        Py_CLEAR(r->premade);   /* (another output, or none: made as usual) */
         if (a->read_on_workers && (r->state == ROW_UNREAD || r->state == ROW_ERROR ||
                                    (r->state == ROW_OK && !r->converted))) {
             /* workers may be reading the next window's rows: made after the pass */
@@ -1081,8 +1314,8 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
         } else if (!ok) {
             continue;
         } else if (r->state == ROW_ERROR) {
-            o = error_object(a->make_error, (int)r->err.kind, r->err.message, r->err.line, r->err.column,
-                             r->err.offset);
+            o = error_object_alike(&a->last_error, a->make_error, (int)r->err.kind, r->err.message, r->err.line,
+                                   r->err.column, r->err.offset);
         } else {
             o = new_ref(r->state == ROW_TOOLS_ERROR ? a->tools_error : declined);
         }
@@ -1206,6 +1439,8 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     for (int k = 0; k < 2; k++) {
         bw[k]->win.row = batch_row;
+        bw[k]->win.settle = batch_settle;
+        bw[k]->win.publish = batch_publish;
         bw[k]->win.side = copy_texts;
         bw[k]->walk.held = &bw[k]->held;
         bw[k]->opt = opt;
@@ -1218,6 +1453,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
     PhaseMark mark = {phase_begin(), pool.fig ? pool.fig[0].wait_cpu_ns : 0};
     size_t at = batch_fill(bw[0], a, 0, (size_t)n);
+    if (at != (size_t)-1) premake_strs(bw[0], a);
     phase_lap(&figures.fill_ns, &mark, &pool);
     if (at == (size_t)-1) ok = false;
     else if (bw[0]->win.nrows) pool_publish(&pool, &(published = bw[0])->win);
@@ -1232,8 +1468,9 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         bool pause = a->read_on_workers && pause_due(&last_pause);
         pool_quiesce(&pool, &nxt->win);
         size_t next_at = at < (size_t)n && !pause ? batch_fill(nxt, a, at, (size_t)n) : at;
-        phase_lap(&figures.fill_ns, &mark, &pool);   /* (with the pause before it, if one was due) */
         if (at >= (size_t)n || pause || next_at == (size_t)-1) nxt->win.nrows = 0;
+        premake_strs(nxt, a);
+        phase_lap(&figures.fill_ns, &mark, &pool);   /* (with the pause before it, if one was due) */
         /* the texts queued for cur's threads (all queued: by the drain of
          * the window before) are taken before nxt's rows render in their
          * slots: a worker that ran out of cur's rows left some */
@@ -1256,7 +1493,7 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
             } else if (at < (size_t)n) {
                 next_at = batch_fill(nxt, a, at, (size_t)n);
                 if (next_at == (size_t)-1) ok = false;
-                else if (nxt->win.nrows) pool_publish(&pool, &(published = nxt)->win);
+                else if (nxt->win.nrows) premake_strs(nxt, a), pool_publish(&pool, &(published = nxt)->win);
             }
         }
         at = next_at;
@@ -1266,7 +1503,9 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         batch_finish(&pool, published, a);
         for (size_t i = 0; i < published->win.nrows; i++) {
             BatchRow *r = &published->rows[i];
-            if (r->state == ROW_OK) lib.result_free(&r->res);
+            if (r->state == ROW_OK) lib.result_free(&r->res);   /* (freed already when placed) */
+            Py_CLEAR(r->premade);
+            r->placed = false;
             repeat_store(&a->repeat, r, PyList_GET_ITEM(a->rows, (Py_ssize_t)(published->start + i)));
         }
     }
@@ -1296,7 +1535,8 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
         } else if (d->state == ROW_OK) {
             o = text_to_str(d->res.text, d->res.len, result_known_ascii(&d->res));
         } else {
-            o = error_object(a->make_error, (int)d->kind, d->message, d->line, d->column, d->offset);
+            o = error_object_alike(&a->last_error, a->make_error, (int)d->kind, d->message, d->line, d->column,
+                                   d->offset);
         }
         if (d->state == ROW_OK) lib.result_free(&d->res);
         free(d->message);
@@ -1323,7 +1563,9 @@ static bool batch_complete(BatchArgs *a, PyObject *out, const cf_render_options 
     second.deferred = NULL;
     second.ndeferred = second.deferred_cap = 0;
     second.window_rows = WINDOW_MIN_ROWS;
+    second.last_error = (LastError){NULL, 0, 0, 0, 0, NULL};
     ok = batch_pass(&second, sub, opt, chat, threads);
+    last_error_clear(&second.last_error);
     for (size_t k = 0; ok && k < unread; k++)
         PyList_SET_ITEM(out, (Py_ssize_t)a->deferred[k].index, new_ref(PyList_GET_ITEM(sub, (Py_ssize_t)k)));
     Py_DECREF(rows);
@@ -1345,7 +1587,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         return NULL;
     }
     BatchArgs a = {args[0], args[1], NULL, NULL, args[4], args[8], PyLong_AsVoidPtr(args[2]), NULL, {NULL, 0, 0},
-                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0};
+                   WINDOW_MIN_ROWS, READ_ON_WORKERS, NULL, 0, 0, 0, 0, {NULL, 0, 0, 0, 0, NULL}};
     a.with_tools = args[3] == Py_None ? NULL : PyLong_AsVoidPtr(args[3]);
     const cf_render_options *opt = PyLong_AsVoidPtr(args[5]);
     int chat = PyObject_IsTrue(args[6]);
@@ -1376,6 +1618,7 @@ PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t narg
         figures.wall_ns = monotonic_ns() - call_start;
     }
     free(a.deferred);
+    last_error_clear(&a.last_error);
     thread_builder_drop();
     Py_XDECREF(a.tools_key);
     Py_XDECREF(a.messages_key);

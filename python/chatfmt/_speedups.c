@@ -958,6 +958,23 @@ static PyObject *sp_stream_texts_above(PyObject *self, PyObject *arg) {
     return PyLong_FromSize_t(before);
 }
 
+/* premade_miss(mode) -> the mode before: 1, render_batch takes every str
+ * it made before its row rendered for the wrong form, and makes each
+ * text's str the usual way; 2, it makes each one ASCII as long as the
+ * row's last output in UTF-8, which an output that is not ASCII finds
+ * wrong as it is copied; 0, neither (test modes for those ways). */
+static PyObject *sp_premade_miss(PyObject *self, PyObject *arg) {
+    long mode = PyLong_AsLong(arg);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    if (mode < 0 || mode > 2) {
+        PyErr_SetString(PyExc_ValueError, "premade_miss: 0, 1 or 2");
+        return NULL;
+    }
+    long before = premade_missed;
+    premade_missed = (int)mode;
+    return PyLong_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -986,6 +1003,8 @@ static PyMethodDef methods[] = {
      "known_ascii_check(on) -> (claims, wrong): outputs said ASCII, and wrongly, since the last call (a test mode)"},
     {"stream_texts_above", sp_stream_texts_above, METH_O,
      "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
+    {"premade_miss", sp_premade_miss, METH_O,
+     "premade_miss(mode) -> before: str objects made before their rows render left unused (1) or made ASCII (2)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

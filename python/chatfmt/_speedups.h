@@ -209,5 +209,9 @@ static inline bool result_known_ascii(const cf_result *r) {
 SP_API void thread_builder_setup(void);
 SP_API PyObject *sp_render_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs);
 SP_API PyObject *sp_batch_stats(PyObject *self, PyObject *arg);
+/* render_batch's str objects made before their rows render (see
+ * premake_strs in _render_batch.c) taken for the wrong form or made ASCII
+ * (test modes 1 and 2: premade_miss); read and set under the GIL. */
+SP_API extern int premade_missed;
 
 #endif

@@ -302,6 +302,71 @@ __attribute__((target("avx2"))) static void stream_copy_avx2(unsigned char *d, c
 }
 #endif
 
+/* s[0..n) into d, and whether it was all ASCII: whole lines streamed
+ * (when stream) and or-ed into one vector as they go, the rest copied and
+ * tested as usual (the baseline: SSE2; AVX2 below). */
+static bool bytes_ascii(const unsigned char *s, size_t n) { return ascii_prefix_len(s, n) == n; }
+
+static bool copy_checked_base(unsigned char *d, const unsigned char *s, size_t n, bool stream) {
+#ifdef HAVE_STREAM_STORES
+    if (stream) {
+        size_t head = (size_t)(-(uintptr_t)d & 63);
+        if (head > n) head = n;
+        memcpy(d, s, head);
+        bool ascii = bytes_ascii(s, head);
+        d += head, s += head, n -= head;
+        __m128i any = _mm_setzero_si128();
+        for (; n >= 64; n -= 64, d += 64, s += 64) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+            any = _mm_or_si128(any, _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, e)));
+            __m128i *o = (__m128i *)(void *)d;
+            _mm_stream_si128(o, a);
+            _mm_stream_si128(o + 1, b);
+            _mm_stream_si128(o + 2, c);
+            _mm_stream_si128(o + 3, e);
+        }
+        memcpy(d, s, n);
+        return ascii && !_mm_movemask_epi8(any) && bytes_ascii(s, n);
+    }
+#endif
+    (void)stream;
+    memcpy(d, s, n);
+    return bytes_ascii(s, n);   /* (the text just read: in the cache) */
+}
+
+static bool (*copy_checked)(unsigned char *d, const unsigned char *s, size_t n, bool stream) = copy_checked_base;
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static bool copy_checked_avx2(unsigned char *d, const unsigned char *s, size_t n,
+                                                              bool stream) {
+    if (!stream) {
+        memcpy(d, s, n);
+        return ascii_prefix_avx2(s, n) == n;
+    }
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head > n) head = n;
+    memcpy(d, s, head);
+    bool ascii = ascii_prefix_avx2(s, head) == head;
+    d += head, s += head, n -= head;
+    __m256i any = _mm256_setzero_si256();
+    for (; n >= 64; n -= 64, d += 64, s += 64) {
+        __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
+        __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+        any = _mm256_or_si256(any, _mm256_or_si256(a, b));
+        __m256i *o = (__m256i *)(void *)d;
+        _mm256_stream_si256(o, a);
+        _mm256_stream_si256(o + 1, b);
+    }
+    memcpy(d, s, n);
+    return ascii && !_mm256_movemask_epi8(any) && ascii_prefix_avx2(s, n) == n;
+}
+#endif
+
+bool copy_ascii_checked(const TextCopy *c) { return copy_checked(c->to, c->from, c->len, c->stream); }
+
 /* Widened text is staged a piece at a time in a buffer on the stack (in
  * the cache) and streamed out from it a whole number of lines at a time:
  * STAGE_IN bytes of UTF-8 a piece, at most 4 bytes out for each. */
@@ -378,6 +443,7 @@ void pick_text_kernels(void) {
         ascii_prefix_len = ascii_prefix_avx2;
         utf8_widen = utf8_widen_avx2;
         stream_copy = stream_copy_avx2;
+        copy_checked = copy_checked_avx2;
     }
 #endif
 }
@@ -392,7 +458,18 @@ bool ascii_claim_holds(const unsigned char *s, size_t n) {
     return holds;
 }
 
+void text_fence(void) {
+#ifdef HAVE_STREAM_STORES
+    _mm_sfence();   /* (streamed stores are not ordered with the ones that publish the str) */
+#endif
+}
+
 void copy_text(const TextCopy *c) {
+    copy_text_unfenced(c);
+    if (c->stream) text_fence();
+}
+
+void copy_text_unfenced(const TextCopy *c) {
     unsigned char *to = c->to;
     if (c->stream) {
         if (c->kind == 1) {
@@ -401,9 +478,6 @@ void copy_text(const TextCopy *c) {
         } else {
             widen_streamed(c->from, c->len, 0, c->kind, to);
         }
-#ifdef HAVE_STREAM_STORES
-        _mm_sfence();   /* (streamed stores are not ordered with the ones that publish the str) */
-#endif
     } else if (c->kind == 1) {
         memcpy(to, c->from, c->ascii_prefix);
         if (c->ascii_prefix < c->len) utf8_widen(c->from, c->len, c->ascii_prefix, 1, to);

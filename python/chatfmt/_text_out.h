@@ -54,4 +54,17 @@ TEXT_API extern size_t stream_texts_above;
 /* Write c->from as c->kind-byte code units at c->to (see TextCopy). */
 TEXT_API void copy_text(const TextCopy *c);
 
+/* c->from's c->len bytes copied as they are (c->kind 1), streamed or not
+ * as c->stream says, unfenced (as copy_text_unfenced), and whether they
+ * were all ASCII, found in the same pass: an output expected to be ASCII
+ * (its str made so before it rendered) is not scanned first. When they
+ * were not, what was written is no text of any form. */
+TEXT_API bool copy_ascii_checked(const TextCopy *c);
+
+/* The same, streamed writes left to drain: the thread calls text_fence
+ * before it says the text is written (render_batch's rows settled ahead
+ * of their publishing: see Window.settle). */
+TEXT_API void copy_text_unfenced(const TextCopy *c);
+TEXT_API void text_fence(void);
+
 #endif

@@ -53,6 +53,61 @@ class RenderBatch(unittest.TestCase):
             # a context without messages fails as in dataset mode
             self.assertEqual(as_outcome(t.render_batch([{"nothing": True}])[0]), ("error", ("KeyError", "'messages'")))
 
+    def test_rows_that_fail_alike(self):
+        """Rows that fail alike (a row object that comes again, or rows of
+        the same fault) each get an exception object of their own, of the
+        class, arguments and attributes Template.render raises, in their
+        place among the texts, on 1 to 3 threads: the same error made once
+        and copied, others made each (another message, line or class)."""
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% elif m.content == 'bad' %}{{ m.content + 1 }}{% elif m.content == 'key' %}"
+                            "{{ {}['k'] }}{% endif %}{{ m.content }}{% endfor %}", name="alike")
+        boom = [{"role": "user", "content": "boom"}]
+        pool = [boom, [{"role": "user", "content": "ok"}], [{"role": "user", "content": "bad"}],
+                [{"role": "user", "content": "key"}], [{"role": "user", "content": "boom"}]]
+        rows = [pool[(i * 3) % len(pool)] for i in range(2000)] + [boom] * 50
+        rows += [json.loads(json.dumps(r)) for r in rows[:200]]
+
+        def raised(r):
+            try:
+                return t.render(r)
+            except chatfmt.ChatfmtError as e:
+                return e
+
+        def fields(x):
+            if not isinstance(x, BaseException):
+                return x
+            return (type(x), x.args, x.message, x.lineno, x.column, x.offset, x.name, str(x), vars(x))
+
+        want = [fields(raised(r)) for r in rows]
+        for threads in (1, 2, 3):
+            with self.subTest(threads=threads):
+                got = t.render_batch(rows, threads=threads)
+                self.assertEqual([fields(x) for x in got], want)
+                errors = [x for x in got if isinstance(x, BaseException)]
+                self.assertEqual(len({id(e) for e in errors}), len(errors))
+                self.assertGreater(len(errors), 1000)
+
+    @unittest.skipIf(template_module._native is None, "_speedups not built or disabled")
+    def test_error_objects_of_every_class_copied_or_made(self):
+        """The error objects of rows that fail alike, whatever class the
+        template's error maker gives (ones whose builtin base keeps fields
+        of its own, AttributeError's name, OSError's errno, are made each
+        time): the class, arguments and attributes it made, each row its
+        own object."""
+        t = chatfmt.compile("{{ raise_exception('boom') }}", name="n")
+        rows = [[{"role": "user", "content": "x"}]] * 300
+        for cls in (chatfmt.errors.TemplateError, chatfmt.errors.TypeError, chatfmt.errors.KeyError,
+                    chatfmt.errors.AttributeError, chatfmt.errors.IOError, chatfmt.errors.MemoryError):
+            with self.subTest(cls=cls.__name__):
+                t._error_object = lambda kind, message, line, column, offset, cls=cls: cls(
+                    message, line or None, column or None, offset or None, "n")
+                got = t.render_batch(rows, threads=2)
+                self.assertEqual(len({id(e) for e in got}), len(got))
+                for e in got:
+                    self.assertEqual((type(e), e.args, e.message, e.lineno, e.column, e.offset, e.name, vars(e)),
+                                     (cls, ("boom",), "boom", 1, got[0].column, None, "n", vars(got[0])))
+
     def test_conversations_and_common_variables(self):
         t = chatfmt.compile("{{ bos_token }}{{ messages | length }}{{ add_generation_prompt }}{{ x | default('-') }}")
         convs = [[{"role": "user", "content": "a"}] * n for n in range(1, 40)]
@@ -531,6 +586,57 @@ class NativeOnly(unittest.TestCase):
         finally:
             native.stream_texts_above(before)
         self.assertEqual(t.render_batch(rows[:50]), want[:50])
+
+    def test_texts_written_into_strs_made_before_their_rows(self):
+        """A row object that comes again has its str made before it renders,
+        in the form of its last output (premade_strs), and the rendering
+        thread writes the text straight into it; an output of another form
+        leaves that str unused and takes the usual way (premade_miss(1)
+        takes every one for the wrong form; premade_miss(2) makes every one
+        ASCII, as long as its output in UTF-8: one expected ASCII is tested
+        as it is copied, and one that is not leaves it). Outputs of every str kind and of
+        lengths around the vector blocks, the 64-byte lines and the small
+        objects' limit, errors and declined rows among them, written in
+        the cache or around it, on 1 to 3 threads, each way: every result
+        is Template.render's, in its place, and the queued copies are few
+        when the strs made before are used (most when they are not)."""
+        native = template_module._native
+        t = chatfmt.compile("{% for m in messages %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}"
+                            "{% endif %}{{ m.content }}{% endfor %}{{ messages | length }}")   # (a number: scanned)
+        pool = []
+        for c in ("", "\u00e9", "\u0100", "\U0001F600"):
+            for n in (0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 200, 480, 500, 520, 1023, 1024, 1025, 4100, 9000):
+                text = "".join(chr(33 + (n + 7 * i) % 94) for i in range(n))
+                if c and n:
+                    text = text[:n // 2] + c + text[n // 2 + 1:]
+                pool.append([{"role": "user", "content": text}])
+        pool += [[{"role": "user", "content": "boom"}], {"messages": [{"role": "user", "content": "s"}], "odd": {1}}]
+        rows = [pool[(i * 7) % len(pool)] for i in range(4000)]
+        want = [outcome(lambda: t.render(**r) if isinstance(r, dict) else t.render(r)) for r in rows]
+        before_stream, before_miss = native.stream_texts_above(-1), native.premade_miss(0)
+        copies = {}
+        native.batch_stats(True)
+        try:
+            for stream in (None, 0):
+                for miss in (0, 1, 2):
+                    native.stream_texts_above(-1 if stream is None else stream)
+                    native.premade_miss(miss)
+                    for threads in (1, 2, 3):
+                        with self.subTest(stream=stream, miss=miss, threads=threads):
+                            got = t.render_batch(rows, threads=threads)
+                            figures = native.batch_stats(True)
+                            self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if as_outcome(g) != w], [])
+                            self.assertTrue(all(type(x) is str for x in got if not isinstance(x, BaseException)))
+                            copies[miss, stream, threads] = sum(f["copies"] for f in figures["per_thread"])
+        finally:
+            native.batch_stats(False)
+            native.premade_miss(before_miss)
+            native.stream_texts_above(before_stream)
+        for (miss, stream, threads), n in copies.items():
+            if miss == 1:
+                self.assertGreater(n, len(rows) // 2, (stream, threads))
+            elif miss == 0:
+                self.assertLess(n, len(rows) // 2, (stream, threads))
 
     def test_outputs_said_ascii_are_ascii(self):
         """The library says which outputs it knows are ASCII (cf_result.nchars
