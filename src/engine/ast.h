@@ -213,6 +213,17 @@ enum { OP_IN = 100, OP_NOTIN = 101 };
 /* Chat-mode variables apply_chat_template passes explicitly. */
 enum { CHAT_MESSAGES, CHAT_TOOLS, CHAT_DOCUMENTS, CHAT_AGP, CHAT_CONTINUE, CHAT_NVARS };
 
+/* SymInput.how: the name's first top-level read is its Undefined (the top
+ * level sets it first: sym_starts_undef), `self`, or a value from the
+ * render's input (chat variable, context, defaults, else `fallback`). */
+enum { SI_INPUT = 0, SI_UNDEF = 1, SI_SELF = 2 };
+typedef struct SymInput {
+    Value fallback;   /* SI_INPUT: the builtin global, else the Undefined; SI_UNDEF: the Undefined */
+    Str *name;
+    int8_t chat;      /* as sym_chat */
+    uint8_t how;      /* SI_* */
+} SymInput;
+
 /* A compiled template: immutable after cf_compile, shared across threads. */
 struct cf_template {
     Arena arena;            /* owns the AST, symbols, constants */
@@ -225,6 +236,9 @@ struct cf_template {
     Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
     uint8_t *sym_starts_undef; /* per symbol: the top level holds its Undefined until a set (scope.c) */
     int8_t *sym_chat;       /* per symbol: the chat variable it names (CHAT_MESSAGES...), or -1 */
+    /* per symbol: how a top-level read that finds it unresolved answers
+     * (interp.c: resolve_global), the fields that needs side by side */
+    struct SymInput *sym_input;
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     int sym_self, sym_super;                            /* -1 if unused */
