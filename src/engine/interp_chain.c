@@ -66,7 +66,12 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
         c->v = left;
         return str_equality(n, left);
     }
-    return cond_equality_slow(I, n, f);
+    /* (safety_mode|upper == 'STRICT': what eval_filter does, without entering eval) */
+    Value v = operand(I, g, f);
+    set_pos(I, a);
+    Value left = filter_pure(I, a, v);
+    if (left.type == VT_STR) return str_equality(n, left);
+    return cond_equality_other(I, n, left);
 }
 
 /* A test of an if/elif chain whose left operand name.key|filter the chain
