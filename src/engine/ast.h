@@ -239,6 +239,10 @@ struct cf_template {
     /* per symbol: how a top-level read that finds it unresolved answers
      * (interp.c: resolve_global), the fields that needs side by side */
     struct SymInput *sym_input;
+    /* The chat variables the template reads as SI_INPUT names: a chat
+     * render binds them before it runs (interp.c: bind_chat_inputs). */
+    int nchat_inputs;
+    struct { int sym; int chat; } chat_inputs[CHAT_NVARS];
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     int sym_self, sym_super;                            /* -1 if unused */

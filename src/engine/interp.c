@@ -189,6 +189,19 @@ NOINLINE Value resolve_global(Interp *I, int sym) {
     return I->globals[sym] = v;
 }
 
+/* Before a chat render runs: the chat variables the template reads bound
+ * at the top level, as their first read would resolve them (a top-level
+ * set or a frame's binding hides them as it would a resolved name). */
+static void bind_chat_inputs(Interp *I) {
+    const struct cf_template *t = I->t;
+    const RenderInput *in = I->in;
+    if (!in->chat_mode) return;
+    for (int k = 0; k < t->nchat_inputs; k++) {
+        Value v = in->chat[t->chat_inputs[k].chat];
+        if (v.type != VT_MISSING) I->globals[t->chat_inputs[k].sym] = v;   /* (hidden: resolve_global) */
+    }
+}
+
 
 
 
@@ -1739,6 +1752,7 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     I.in = in;
     int ns = in->t->nsyms;
     I.globals = rt_alloc0(rt, (size_t)(ns ? ns : 1) * sizeof(Value));
+    bind_chat_inputs(&I);
     exec_body(&I, &in->t->body, NULL);
     join_check(&I, out);
     rt->interp = NULL;

@@ -391,6 +391,12 @@ void scope_analyze(Rt *rt, struct cf_template *t) {
         si->how = i == t->sym_self ? SI_SELF : t->sym_starts_undef[i] ? SI_UNDEF : SI_INPUT;
         si->fallback = si->how == SI_INPUT && t->sym_builtin[i].type != VT_MISSING ? t->sym_builtin[i] : t->sym_undef[i];
     }
+    t->nchat_inputs = 0;
+    for (int i = 0; i < t->nsyms; i++)
+        if (t->sym_input[i].how == SI_INPUT && t->sym_input[i].chat >= 0) {
+            t->chat_inputs[t->nchat_inputs].sym = i;
+            t->chat_inputs[t->nchat_inputs++].chat = t->sym_input[i].chat;
+        }
 }
 
 /* ---- frame layouts ----
