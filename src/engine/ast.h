@@ -47,7 +47,8 @@ typedef enum NodeKind {
     N_CALL,        /* a: callee; items: args; kwnames/kwvals; b: *args; c: **kwargs */
     N_FILTER,      /* a: operand (NULL inside filter/set blocks); attr: name; filter fn;
                       args as N_CALL */
-    N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL */
+    N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL; flag:
+                      TEST_NEGATED (`x is not none` without arguments) */
     N_NEG, N_POS, N_NOT, /* a */
     N_BINOP,       /* op: OP_ADD..OP_POW; a, b; items: see ADD_CHAIN_MAX */
     N_AND, N_OR,   /* a, b */
@@ -55,6 +56,11 @@ typedef enum NodeKind {
     N_CONCAT,      /* items (the ~ operator) */
     N_CONDEXPR     /* a: test; b: value if true; c: value if false (NULL: Undefined) */
 } NodeKind;
+
+/* N_TEST.flag: `x is not none` whose test is plain (simple): its truth is
+ * the test's negation, as the `not` Jinja2 compiles it to (interp_chain.c:
+ * cond_test); a test with arguments is an N_NOT of the test. */
+enum { TEST_NEGATED = 1 };
 
 /* N_SET.flag: {% set ns.x = ns.x ~ ... %} where nothing else can hold
  * ns.x's value: the renderer may append to it in place. */

@@ -187,16 +187,19 @@ NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
 NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     static const Args no_args = {0, NULL, 0, NULL, NULL};
     Value v = operand(I, n->a, f);
+    bool holds;
     switch (n->op) {   /* a type test without arguments cannot fail */
-    case TYPE_TEST_DEFINED: return v.type != VT_UNDEFINED && v.type != VT_MISSING;
-    case TYPE_TEST_UNDEFINED: return v.type == VT_UNDEFINED || v.type == VT_MISSING;
-    case TYPE_TEST_IS_NONE: return v.type == VT_NONE;
-    case TYPE_TEST_STRING: return v.type == VT_STR;
-    case TYPE_TEST_MAPPING: return v.type == VT_DICT;
-    default: break;
+    case TYPE_TEST_DEFINED: holds = v.type != VT_UNDEFINED && v.type != VT_MISSING; break;
+    case TYPE_TEST_UNDEFINED: holds = v.type == VT_UNDEFINED || v.type == VT_MISSING; break;
+    case TYPE_TEST_IS_NONE: holds = v.type == VT_NONE; break;
+    case TYPE_TEST_STRING: holds = v.type == VT_STR; break;
+    case TYPE_TEST_MAPPING: holds = v.type == VT_DICT; break;
+    default:
+        set_pos(I, n);
+        holds = n->test(I->rt, v, &no_args);
+        break;
     }
-    set_pos(I, n);
-    return n->test(I->rt, v, &no_args);
+    return holds != (n->flag == TEST_NEGATED);
 }
 
 NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
