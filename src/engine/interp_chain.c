@@ -202,12 +202,22 @@ NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     return holds != (n->flag == TEST_NEGATED);
 }
 
+/* The right side of and/or (the parser right-nests a chain) is taken in
+ * the same call: `a or (b and not c) or d` recurses only into its parts. */
 NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
-    switch (n->kind) {
-    case N_NOT: return !cond(I, n->a, f);
-    case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
-    default: return cond(I, n->a, f) || cond(I, n->b, f);   /* N_OR */
+    for (;;) {
+        switch (n->kind) {
+        case N_NOT: return !cond(I, n->a, f);
+        case N_AND:
+            if (!cond(I, n->a, f)) return false;
+            break;
+        case N_OR:
+            if (cond(I, n->a, f)) return true;
+            break;
+        default: return cond(I, n, f);
+        }
+        n = n->b;
     }
 }
 
