@@ -298,8 +298,8 @@ typedef struct StrBuf {
      * is cut back only by sb_truncate. */
     size_t ascii_len;
 } StrBuf;
-/* StrBuf.ascii_len past anything len can reach, adds included: never equal to it. */
-#define SB_ASCII_LOST ((size_t)1 << 62)
+/* StrBuf.ascii_len once lost: past any length a buffer reaches, with what is added after it. */
+#define SB_ASCII_LOST (SIZE_MAX / 2)
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 /* An empty buffer that allocates on its first write (captures). */
 void sb_init_lazy(Rt *rt, StrBuf *sb);
