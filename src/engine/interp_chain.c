@@ -10,22 +10,6 @@
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
-static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
-    const Str *x = left.u.s, *y = n->v.u.s;
-    size_t len = x->len;
-    bool equal;
-    if (x == y || len != y->len) {
-        equal = x == y;
-    } else if (len >= 4 && len <= 8) {   /* a role against a constant: two words, no call */
-        uint32_t a0, a1, b0, b1;
-        memcpy(&a0, x->data, 4); memcpy(&a1, x->data + len - 4, 4);
-        memcpy(&b0, y->data, 4); memcpy(&b1, y->data + len - 4, 4);
-        equal = ((a0 ^ b0) | (a1 ^ b1)) == 0;
-    } else {
-        equal = mem_equal(x->data, y->data, len);
-    }
-    return equal == (n->op == OP_EQ);
-}
 static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
     Value left = getattr_dict_miss(n->a, d, c);
     if (left.type == VT_STR) return str_equality(n, left);
