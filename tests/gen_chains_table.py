@@ -45,6 +45,12 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   words (4 to 8 bytes), equal but for one byte anywhere, and on other types;
   the same test as the parser marks it (CMP_ATTR_STR) on names that hold no
   dict, a namespace, keys no dict is known to hold, markup, autoescape.
+- chains-filtered-NNN: one test `operand|pure_filter == 'str'` whose operand
+  is not name.key (safety_mode|upper == 'STRICT', messages[0]['role']|lower ==
+  'system': interp_chain.c, cond_equality_filtered's last case) on strs that
+  case-map to the constant or not (ASCII and not), undefined, None, ints,
+  lists, markup, under autoescape, names set by {% set %}, a macro argument
+  shadowing a top-level name, a subscript out of range (raises), != tests.
 - chains-tail-NNN: a chain that is its body's last statement, whose branch
   then runs in the body's place (interp.c: exec_body): break and continue in
   its branches, a chain last in a branch of a chain last, last in a macro,
@@ -315,11 +321,39 @@ EQUAL_ROWS = [
 ]
 
 
+FILTERED_ROWS = [
+    ("{{ 'y' if s|upper == 'STRICT' else 'n' }}{% if s|upper != 'STRICT' %}!{% endif %}{% if s|lower == 'strict' %}l{% endif %}",
+     {"s": v}) for v in ("strict", "Strict", "STRICT", "stricter", "", "stra\u00dfe", "\u017ftrict", 7, None, ["strict"],
+                         {"a": 1})
+] + [
+    ("{{ s|upper == 'STRICT' }}", {}),
+    ("{% set s = 'strict' %}{{ s|upper == 'STRICT' }}{% set s = 'x' %}{{ s|upper == 'STRICT' }}", {"s": "strict"}),
+    ("{% macro m(safety_mode) %}{{ safety_mode|upper == 'STRICT' }}{% endmacro %}{{ m('strict') }}{{ m('no') }}"
+     "{{ safety_mode|upper == 'STRICT' }}", {"safety_mode": "no"}),
+    ("{% set safety_mode = safety_mode if safety_mode is not undefined else 'CONTEXTUAL' %}"
+     "{% if safety_mode|upper == 'STRICT' %}S{% else %}C{% endif %}", {}),
+    ("{% set safety_mode = safety_mode if safety_mode is not undefined else 'CONTEXTUAL' %}"
+     "{% if safety_mode|upper == 'STRICT' %}S{% else %}C{% endif %}", {"safety_mode": "strict"}),
+    ("{{ (s|safe)|upper == 'STRICT' }}{{ (s|safe)|lower == '<b>' }}", {"s": "<b>"}),
+    ("{% autoescape true %}{{ s|upper == '<B>' }}{{ s|lower == '<b>' }}{% endautoescape %}", {"s": "<b>"}),
+    ("{% for i in range(3) %}{% if messages and messages[0]['role']|lower == 'system' %}S{% else %}-{% endif %}"
+     "{% endfor %}{% for m in messages %}{{ m['role']|lower == 'system' }}{% endfor %}",
+     {"messages": [{"role": "System"}, {"role": "user"}]}),
+    ("{% if messages and messages[0]['role']|lower == 'system' %}S{% else %}-{% endif %}",
+     {"messages": [{"role": "user"}]}),
+    ("{% if messages and messages[0]['role']|lower == 'system' %}S{% else %}-{% endif %}",
+     {"messages": [{"content": "x"}]}),
+    ("{% if messages and messages[0]['role']|lower == 'system' %}S{% else %}-{% endif %}", {"messages": ["system"]}),
+    ("{{ messages[3]['role']|lower == 'system' }}", {"messages": [{"role": "system"}]}),   # raises
+    ("{{ (a + b)|lower == 'xy' }}{{ (a ~ 1)|upper == 'X1' }}{{ a|trim == 'x' }}", {"a": " x ", "b": "Y"}),
+]
+
+
 def rows():
     for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
                           ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
                           ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS),
-                          ("equal", EQUAL_ROWS)):
+                          ("equal", EQUAL_ROWS), ("filtered", FILTERED_ROWS)):
         for i, (text, ctx) in enumerate(table, 1):
             yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
 

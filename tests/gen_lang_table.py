@@ -1138,6 +1138,33 @@ add("outattr", "{{ d.a }}{{ d.b }}{{ d.l }}{{ d.m }}{{ d.u }}", {"d": {"a": "Ã©ð
 add("outattr", "{% for m in ms %}{{ m.content }}|{% endfor %}", {"ms": [{"content": "x"}, {"content": None}, {}, {"content": [{"type": "text", "text": "t"}]}, {"content": 3}]})
 
 
+# ---- `x is not test` (a plain test negated in place: ast.h TEST_NEGATED) ----
+NOTTEST_VALUES = {"u": None, "nil": None, "s": "abc", "up": "ABC", "e": "", "n": 3, "fl": 1.5, "t": True,
+                  "no": False, "l": [1], "d": {"k": 1}, "m": "<b>"}
+_NEGATED = ["defined", "undefined", "none", "string", "mapping", "number", "integer", "float", "boolean",
+            "true", "false", "sequence", "iterable", "callable", "lower", "upper", "escaped"]
+for _test in _NEGATED:
+    add("nottest", "".join("{{ %s is not %s }}{%% if %s is not %s %%}Y{%% else %%}N{%% endif %%};" % (v, _test, v, _test)
+                           for v in ("missing", "nil", "s", "up", "e", "n", "fl", "t", "no", "l", "d", "(m|safe)")),
+        {k: v for k, v in NOTTEST_VALUES.items() if k != "u"})
+for _t in [
+    # inline if, not around it, and/or, a loop filter, a set, a macro argument shadowing, folded constants
+    "{{ 'a' if x is not none else 'b' }}{{ not (x is not none) }}{{ x is not none and y is not defined }}"
+    "{{ x is not defined or y is not none }}",
+    "{% for v in vs if v is not none %}{{ v }},{% endfor %}|{% for v in vs if v is not string %}{{ v }},{% endfor %}",
+    "{% set r = reasoning if reasoning is not undefined else true %}{{ r }}"
+    "{% set s = safety if safety is not defined else 'C' %}{{ s }}",
+    "{% macro m(x) %}{{ x is not defined }}{{ x is not none }}{% endmacro %}{{ m() }}{{ m(none) }}{{ m(1) }}"
+    "{{ x is not defined }}",
+    "{{ none is not none }}{{ 1 is not string }}{{ 'a' is not string }}{{ (none is not none)|string }}",
+    "{% if x is not none %}{% set x = none %}{% endif %}{{ x is not none }}{{ x is   not   none }}",
+    "{{ x.a is not defined }}{{ x['b'] is not undefined }}{{ d.a is not defined }}{{ d.k is not none }}",
+    "{{ x is not divisibleby 2 }}{{ x is not divisibleby(3) }}{{ x is not sameas x }}{{ x is not eq 4 }}",
+    "{% if false %}{{ x is not nosuchtest }}{% endif %}",   # raises: no test named
+]:
+    add("nottest", _t, {"x": 4, "y": None, "vs": [1, None, "a", [2]], "safety": "S", "d": {"k": None}})
+
+
 def main():
     out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "unit", "lang.jsonl")
     os.makedirs(os.path.dirname(out), exist_ok=True)

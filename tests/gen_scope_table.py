@@ -313,6 +313,16 @@ CHAT_VARS = [
     "{% for messages in [[1]] %}{{ messages }}{% endfor %}{{ messages|length }}",
     "{% macro m(messages) %}{{ messages }}{% endmacro %}{{ m(3) }}{{ m() }}{{ messages[0].role }}",
     "{{ messages[-1].content }}{% if continue_final_message is defined %}C{% endif %}{{ documents|length if documents else 0 }}",
+    # bound before the render runs (interp.c: bind_chat_inputs): a block reading them, sets after a read,
+    # a set inside an if, a macro reading a name the top level sets later, a hidden one in a block
+    "{% block b %}{{ messages|length }}{{ tools }}{{ continue_final_message is defined }}{% endblock %}",
+    "{{ messages|length }}{% set messages = messages[:1] %}{{ messages|length }}{% set tools = none %}{{ tools }}",
+    "{% if not messages %}{% set tools = 1 %}{% endif %}{{ tools }}{% if messages %}{% set documents = 2 %}{% endif %}"
+    "{{ documents }}",
+    "{% macro m() %}{{ add_generation_prompt }}|{{ tools is none }}{% endmacro %}{{ m() }}"
+    "{% set add_generation_prompt = 5 %}{{ m() }}{{ add_generation_prompt }}",
+    "{% for m in messages %}{% set tools = loop.index %}{{ tools }}{% endfor %}{{ tools is none }}"
+    "{% with documents = 3 %}{{ documents }}{% endwith %}{{ documents is none }}",
 ]
 CHAT_CONTEXTS = [
     {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]},

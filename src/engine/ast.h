@@ -47,7 +47,8 @@ typedef enum NodeKind {
     N_CALL,        /* a: callee; items: args; kwnames/kwvals; b: *args; c: **kwargs */
     N_FILTER,      /* a: operand (NULL inside filter/set blocks); attr: name; filter fn;
                       args as N_CALL */
-    N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL */
+    N_TEST,        /* a: operand; attr: name; test fn; args as N_CALL; flag:
+                      TEST_NEGATED (`x is not none` without arguments) */
     N_NEG, N_POS, N_NOT, /* a */
     N_BINOP,       /* op: OP_ADD..OP_POW; a, b; items: see ADD_CHAIN_MAX */
     N_AND, N_OR,   /* a, b */
@@ -55,6 +56,11 @@ typedef enum NodeKind {
     N_CONCAT,      /* items (the ~ operator) */
     N_CONDEXPR     /* a: test; b: value if true; c: value if false (NULL: Undefined) */
 } NodeKind;
+
+/* N_TEST.flag: `x is not none` whose test is plain (simple): its truth is
+ * the test's negation, as the `not` Jinja2 compiles it to (interp_chain.c:
+ * cond_test); a test with arguments is an N_NOT of the test. */
+enum { TEST_NEGATED = 1 };
 
 /* N_SET.flag: {% set ns.x = ns.x ~ ... %} where nothing else can hold
  * ns.x's value: the renderer may append to it in place. */
@@ -213,6 +219,17 @@ enum { OP_IN = 100, OP_NOTIN = 101 };
 /* Chat-mode variables apply_chat_template passes explicitly. */
 enum { CHAT_MESSAGES, CHAT_TOOLS, CHAT_DOCUMENTS, CHAT_AGP, CHAT_CONTINUE, CHAT_NVARS };
 
+/* SymInput.how: the name's first top-level read is its Undefined (the top
+ * level sets it first: sym_starts_undef), `self`, or a value from the
+ * render's input (chat variable, context, defaults, else `fallback`). */
+enum { SI_INPUT = 0, SI_UNDEF = 1, SI_SELF = 2 };
+typedef struct SymInput {
+    Value fallback;   /* SI_INPUT: the builtin global, else the Undefined; SI_UNDEF: the Undefined */
+    Str *name;
+    int8_t chat;      /* as sym_chat */
+    uint8_t how;      /* SI_* */
+} SymInput;
+
 /* A compiled template: immutable after cf_compile, shared across threads. */
 struct cf_template {
     Arena arena;            /* owns the AST, symbols, constants */
@@ -225,6 +242,13 @@ struct cf_template {
     Value *sym_undef;       /* per symbol: Undefined "'name' is undefined" */
     uint8_t *sym_starts_undef; /* per symbol: the top level holds its Undefined until a set (scope.c) */
     int8_t *sym_chat;       /* per symbol: the chat variable it names (CHAT_MESSAGES...), or -1 */
+    /* per symbol: how a top-level read that finds it unresolved answers
+     * (interp.c: resolve_global), the fields that needs side by side */
+    struct SymInput *sym_input;
+    /* The chat variables the template reads as SI_INPUT names: a chat
+     * render binds them before it runs (interp.c: bind_chat_inputs). */
+    int nchat_inputs;
+    struct { int sym; int chat; } chat_inputs[CHAT_NVARS];
     Str *chat_key[CHAT_NVARS]; /* each chat variable's name, hashed: looked up in every context */
     int sym_loop, sym_caller, sym_varargs, sym_kwargs;  /* -1 if unused */
     int sym_self, sym_super;                            /* -1 if unused */

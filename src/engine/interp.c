@@ -172,10 +172,34 @@ builtin:
 
 /* A top-level name's value on first use, cached: its Undefined when the
  * top level sets it before reading it (scope.c: Jinja2 then never looks
- * outside), else input_value. */
+ * outside), else input_value's answer, from the name's SymInput. */
 NOINLINE Value resolve_global(Interp *I, int sym) {
+    const SymInput *si = &I->t->sym_input[sym];
+    const RenderInput *in = I->in;
+    Value v;
+    if (si->how != SI_INPUT) {
+        v = si->how == SI_UNDEF ? si->fallback : input_value(I, sym);
+    } else if (in->chat_mode && si->chat >= 0) {
+        v = in->chat[si->chat];
+        if (v.type == VT_MISSING) v = si->fallback;   /* hidden */
+    } else if (!(in->vars && dict_get_key(in->vars, si->name, &v)) &&
+               !(in->defaults && dict_get_key(in->defaults, si->name, &v))) {
+        v = si->fallback;
+    }
+    return I->globals[sym] = v;
+}
+
+/* Before a chat render runs: the chat variables the template reads bound
+ * at the top level, as their first read would resolve them (a top-level
+ * set or a frame's binding hides them as it would a resolved name). */
+static void bind_chat_inputs(Interp *I) {
     const struct cf_template *t = I->t;
-    return I->globals[sym] = t->sym_starts_undef[sym] && sym != t->sym_self ? t->sym_undef[sym] : input_value(I, sym);
+    const RenderInput *in = I->in;
+    if (!in->chat_mode) return;
+    for (int k = 0; k < t->nchat_inputs; k++) {
+        Value v = in->chat[t->chat_inputs[k].chat];
+        if (v.type != VT_MISSING) I->globals[t->chat_inputs[k].sym] = v;   /* (hidden: resolve_global) */
+    }
 }
 
 
@@ -1499,10 +1523,11 @@ static ALWAYS_INLINE void sum_put(StrBuf *out, const Str *s) {
         sb_put_str(out, (Str *)s);
         return;
     }
-    bool extends = str_known_ascii(s) && out->ascii_len == len;
+    bool ascii = str_known_ascii(s);
     copy_bytes(out->p + len, s->data, n);
     out->len = len + n;
-    if (extends) out->ascii_len = len + n;
+    if (ascii) out->ascii_len += n;
+    else out->ascii_len = SB_ASCII_LOST;
 }
 
 /* A joined run of constants (from plan[first]) took the sum's text to
@@ -1727,6 +1752,7 @@ void interp_run(Rt *rt, const RenderInput *in, StrBuf *out, SpanVec *spans) {
     I.in = in;
     int ns = in->t->nsyms;
     I.globals = rt_alloc0(rt, (size_t)(ns ? ns : 1) * sizeof(Value));
+    bind_chat_inputs(&I);
     exec_body(&I, &in->t->body, NULL);
     join_check(&I, out);
     rt->interp = NULL;

@@ -10,22 +10,6 @@
  * not): `a and b` is true exactly when both are, so no Value is built and
  * eval is not entered for the usual tests. Same evaluation order. */
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f);
-static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
-    const Str *x = left.u.s, *y = n->v.u.s;
-    size_t len = x->len;
-    bool equal;
-    if (x == y || len != y->len) {
-        equal = x == y;
-    } else if (len >= 4 && len <= 8) {   /* a role against a constant: two words, no call */
-        uint32_t a0, a1, b0, b1;
-        memcpy(&a0, x->data, 4); memcpy(&a1, x->data + len - 4, 4);
-        memcpy(&b0, y->data, 4); memcpy(&b1, y->data + len - 4, 4);
-        equal = ((a0 ^ b0) | (a1 ^ b1)) == 0;
-    } else {
-        equal = mem_equal(x->data, y->data, len);
-    }
-    return equal == (n->op == OP_EQ);
-}
 static NOINLINE bool cond_equality_miss(Interp *I, const Node *n, const Dict *d, AttrCacheEntry *c) {
     Value left = getattr_dict_miss(n->a, d, c);
     if (left.type == VT_STR) return str_equality(n, left);
@@ -66,7 +50,12 @@ static NOINLINE bool cond_equality_filtered(Interp *I, const Node *n, Frame *f) 
         c->v = left;
         return str_equality(n, left);
     }
-    return cond_equality_slow(I, n, f);
+    /* (safety_mode|upper == 'STRICT': what eval_filter does, without entering eval) */
+    Value v = operand(I, g, f);
+    set_pos(I, a);
+    Value left = filter_pure(I, a, v);
+    if (left.type == VT_STR) return str_equality(n, left);
+    return cond_equality_other(I, n, left);
 }
 
 /* A test of an if/elif chain whose left operand name.key|filter the chain
@@ -182,24 +171,37 @@ NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
 NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     static const Args no_args = {0, NULL, 0, NULL, NULL};
     Value v = operand(I, n->a, f);
+    bool holds;
     switch (n->op) {   /* a type test without arguments cannot fail */
-    case TYPE_TEST_DEFINED: return v.type != VT_UNDEFINED && v.type != VT_MISSING;
-    case TYPE_TEST_UNDEFINED: return v.type == VT_UNDEFINED || v.type == VT_MISSING;
-    case TYPE_TEST_IS_NONE: return v.type == VT_NONE;
-    case TYPE_TEST_STRING: return v.type == VT_STR;
-    case TYPE_TEST_MAPPING: return v.type == VT_DICT;
-    default: break;
+    case TYPE_TEST_DEFINED: holds = v.type != VT_UNDEFINED && v.type != VT_MISSING; break;
+    case TYPE_TEST_UNDEFINED: holds = v.type == VT_UNDEFINED || v.type == VT_MISSING; break;
+    case TYPE_TEST_IS_NONE: holds = v.type == VT_NONE; break;
+    case TYPE_TEST_STRING: holds = v.type == VT_STR; break;
+    case TYPE_TEST_MAPPING: holds = v.type == VT_DICT; break;
+    default:
+        set_pos(I, n);
+        holds = n->test(I->rt, v, &no_args);
+        break;
     }
-    set_pos(I, n);
-    return n->test(I->rt, v, &no_args);
+    return holds != (n->flag == TEST_NEGATED);
 }
 
+/* The right side of and/or (the parser right-nests a chain) is taken in
+ * the same call: `a or (b and not c) or d` recurses only into its parts. */
 NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
-    switch (n->kind) {
-    case N_NOT: return !cond(I, n->a, f);
-    case N_AND: return cond(I, n->a, f) && cond(I, n->b, f);
-    default: return cond(I, n->a, f) || cond(I, n->b, f);   /* N_OR */
+    for (;;) {
+        switch (n->kind) {
+        case N_NOT: return !cond(I, n->a, f);
+        case N_AND:
+            if (!cond(I, n->a, f)) return false;
+            break;
+        case N_OR:
+            if (cond(I, n->a, f)) return true;
+            break;
+        default: return cond(I, n, f);
+        }
+        n = n->b;
     }
 }
 
@@ -366,8 +368,7 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
             set_pos(I, a);
             m = filter_memo_hit(I, a, e);
             if (m && m->decided_for == n) {   /* E's value alone picks the branch: no test runs */
-                rt_step(I->rt, m->steps);
-                if (m->decided_steps) rt_step(I->rt, m->decided_steps);
+                rt_step(I->rt, m->steps + m->decided_steps);   /* (one limit test: nothing runs between the two) */
                 return m->decided;
             }
             dispatch = true;

@@ -346,6 +346,23 @@ static ALWAYS_INLINE bool loop_offset_item(Interp *I, const Node *n, Frame *f, V
     return true;
 }
 
+/* n->op (== or !=) on left and n's str constant. */
+static ALWAYS_INLINE bool str_equality(const Node *n, Value left) {   /* n->op on two strs */
+    const Str *x = left.u.s, *y = n->v.u.s;
+    size_t len = x->len;
+    bool equal;
+    if (x == y || len != y->len) {
+        equal = x == y;
+    } else if (len >= 4 && len <= 8) {   /* a role against a constant: two words, no call */
+        uint32_t a0, a1, b0, b1;
+        memcpy(&a0, x->data, 4); memcpy(&a1, x->data + len - 4, 4);
+        memcpy(&b0, y->data, 4); memcpy(&b1, y->data + len - 4, 4);
+        equal = ((a0 ^ b0) | (a1 ^ b1)) == 0;
+    } else {
+        equal = mem_equal(x->data, y->data, len);
+    }
+    return equal == (n->op == OP_EQ);
+}
 static inline bool single_comparison(const Node *compare) {   /* m.role == 'user', loop.index0 > 0 */
     return compare->simple;   /* the parser decided, so that only the node's first line is read */
 }
@@ -368,8 +385,15 @@ static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
 static ALWAYS_INLINE bool cond(Interp *I, const Node *n, Frame *f) {
     switch (n->kind) {
     case N_COMPARE:
-        return n->simple == CMP_ATTR_STR  ? cond_attr_equality(I, n, f)
-               : n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
+        if (n->simple == CMP_ATTR_STR) {   /* m.role == 'user' with m in its slot, a dict: no call */
+            const Node *a = n->a;
+            Value obj, left;
+            if (a->simple != GA_NAME_TOP && (a->flag & GA_KEY_KNOWN) && slot_holds(f, a->sym, a->a->flag, &obj) &&
+                obj.type == VT_DICT && known_key_get(obj.u.dict, a->attr, a->v, &left) && left.type == VT_STR)
+                return str_equality(n, left);
+            return cond_attr_equality(I, n, f);
+        }
+        return n->simple == CMP_EQUALITY  ? cond_equality(I, n, f)
                : n->simple == CMP_SINGLE  ? cond_comparison(I, n, f)
                : n->simple == CMP_CHAINED ? cond_equality_in_chain(I, n, f)
                                           : cond_value(I, n, f);

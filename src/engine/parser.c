@@ -412,7 +412,9 @@ static Node *parse_test(Parser *P, Node *node) {
     (void)is_tok;
     t->simple = !t->items.n && !t->kwvals.n && !t->b && !t->c && t->test;
     if (t->simple) t->op = test_type_id(t->test);
-    if (negated) {
+    if (negated && t->simple) {
+        t->flag = TEST_NEGATED;
+    } else if (negated) {
         Node *n = new_node(P, N_NOT, at);
         n->a = t;
         return n;

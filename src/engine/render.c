@@ -22,9 +22,8 @@ static void finish_result(Rt *rt, StrBuf *buf, size_t len, const SpanVec *spans,
     out->len = len;
     out->spans = NULL;
     out->nspans = 0;
-    /* (a prefix past len would mean the output was cut back under it:
-     * then nothing is claimed) */
-    out->nchars = buf->ascii_len >= len && buf->ascii_len <= buf->len ? len : 0;
+    /* (len <= buf->len: the text kept of an ASCII buffer is ASCII) */
+    out->nchars = buf->ascii_len == buf->len ? len : 0;
     if (spans && spans->n) {
         out->spans = malloc(spans->n * sizeof(cf_span));
         if (!out->spans) rt_oom(rt, spans->n * sizeof(cf_span));   /* buf is freed by the caller */

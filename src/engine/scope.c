@@ -383,6 +383,20 @@ void scope_analyze(Rt *rt, struct cf_template *t) {
     t->sym_starts_undef = rt_alloc0(rt, n);
     for (int i = 0; i < t->nsyms; i++) t->sym_starts_undef[i] = S.ref_depth[i] == 0 && S.ref_missing[i];
     visit_pending(&S, 0);
+    t->sym_input = rt_alloc0(rt, n * sizeof(SymInput));
+    for (int i = 0; i < t->nsyms; i++) {
+        SymInput *si = &t->sym_input[i];
+        si->name = t->syms[i];
+        si->chat = t->sym_chat[i];
+        si->how = i == t->sym_self ? SI_SELF : t->sym_starts_undef[i] ? SI_UNDEF : SI_INPUT;
+        si->fallback = si->how == SI_INPUT && t->sym_builtin[i].type != VT_MISSING ? t->sym_builtin[i] : t->sym_undef[i];
+    }
+    t->nchat_inputs = 0;
+    for (int i = 0; i < t->nsyms; i++)
+        if (t->sym_input[i].how == SI_INPUT && t->sym_input[i].chat >= 0) {
+            t->chat_inputs[t->nchat_inputs].sym = i;
+            t->chat_inputs[t->nchat_inputs++].chat = t->sym_input[i].chat;
+        }
 }
 
 /* ---- frame layouts ----

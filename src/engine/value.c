@@ -602,7 +602,7 @@ static void sb_reserve(StrBuf *sb, size_t extra) {
         if (whole) {
             memcpy(sb->p, whole->data, whole->len);
             sb->len = whole->len;
-            if (str_known_ascii(whole)) sb->ascii_len = whole->len;
+            sb->ascii_len = str_known_ascii(whole) ? whole->len : SB_ASCII_LOST;
         }
         return;
     }

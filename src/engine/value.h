@@ -290,14 +290,16 @@ typedef struct StrBuf {
      * type (NULL: none) and position, raised when the buffer is joined. */
     size_t items, bad_item;
     const char *bad_type;
-    /* Bytes from the start known to be ASCII without reading them: a
-     * string written whole that is known ASCII (str_known_ascii) extends
-     * it while it reaches len (so any other write ends it for good); the
-     * result tells its caller (cf_result.nchars), who then need not scan
-     * the output. Only a prefix, never past len: a buffer is cut back only
-     * by sb_truncate. */
+    /* The bytes written as whole strs known to be ASCII (str_known_ascii),
+     * or SB_ASCII_LOST once a str not known ASCII was written: equal to len
+     * exactly when every byte came that way, so the buffer is ASCII without
+     * reading it (cf_result.nchars: its caller need not scan the output).
+     * Any other write adds to len alone, so it ends that for good. A buffer
+     * is cut back only by sb_truncate. */
     size_t ascii_len;
 } StrBuf;
+/* StrBuf.ascii_len once lost: past any length a buffer reaches, with what is added after it. */
+#define SB_ASCII_LOST (SIZE_MAX / 2)
 void sb_init(Rt *rt, StrBuf *sb, size_t cap);
 /* An empty buffer that allocates on its first write (captures). */
 void sb_init_lazy(Rt *rt, StrBuf *sb);
@@ -381,18 +383,18 @@ static inline void sb_put_str(StrBuf *sb, Str *s) {
     if (!sb->p && !sb->len) {   /* a lazy capture, nothing written yet */
         sb->whole = s;
         sb->len = s->len;
-        sb->ascii_len = ascii ? s->len : 0;
+        sb->ascii_len = ascii ? s->len : SB_ASCII_LOST;
         return;
     }
-    bool extends = ascii && sb->ascii_len == sb->len;
     sb_put(sb, s->data, s->len);
-    if (extends) sb->ascii_len = sb->len;
+    if (ascii) sb->ascii_len += s->len;
+    else sb->ascii_len = SB_ASCII_LOST;
 }
-/* Cut sb back to its first n bytes (n <= len): the ASCII known of it with
- * them (every shortening of a buffer goes through here). */
+/* Cut sb back to its first n bytes (n <= len): known ASCII if all of it
+ * was (every shortening of a buffer goes through here). */
 static inline void sb_truncate(StrBuf *sb, size_t n) {
+    sb->ascii_len = sb->ascii_len == sb->len ? n : SB_ASCII_LOST;
     sb->len = n;
-    if (sb->ascii_len > n) sb->ascii_len = n;
 }
 static inline void sb_putc(StrBuf *sb, char c) {
     if (sb->p && sb->len < sb->cap) sb->p[sb->len++] = c;
