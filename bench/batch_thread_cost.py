@@ -20,10 +20,11 @@ import gc
 import glob
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+from thread_cost import measure_kinds, report   # (this folder: the dataset-mode counterpart)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.abspath(os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared"))
@@ -81,15 +82,9 @@ def main():
         "2 threads": [me + ["2", str(nrows), "all"]],
         "2 processes": [me + ["1", str(nrows), "0"], me + ["1", str(nrows), "1"]],
     }
-    got = {k: [] for k in kinds}
-    for _ in range(rounds):
-        for kind, commands in kinds.items():
-            got[kind].append(run(commands) / (3 * nrows) * 1e6)
-    one = statistics.median(got["1 thread"])
-    print(f"{os.path.basename(seed)}, render_batch of {nrows} rows, CPU us a row (min / median of {rounds}):")
-    for kind, values in got.items():
-        median = statistics.median(values)
-        print(f"  {kind:12} {min(values):6.3f} / {median:6.3f}   {median / one:.2f}x the 1-thread median")
+    got = measure_kinds(kinds, lambda commands: run(commands) / (3 * nrows) * 1e6, rounds)
+    report(f"{os.path.basename(seed)}, render_batch of {nrows} rows, CPU us a row (min / median of {rounds}):",
+           got, "6.3f")
 
 
 if __name__ == "__main__":

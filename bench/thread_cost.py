@@ -34,6 +34,25 @@ def cpu_ms(commands):
     return (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1e3
 
 
+def measure_kinds(kinds, measure, rounds):
+    """{kind: [measure(commands) of each round]}, the kinds run in turn in every round (so that
+    each meets the same load)."""
+    got = {k: [] for k in kinds}
+    for _ in range(rounds):
+        for kind, commands in kinds.items():
+            got[kind].append(measure(commands))
+    return got
+
+
+def report(title, got, number):
+    """Print title and each kind's min and median (in format `number`) against the 1-thread median."""
+    one = statistics.median(got["1 thread"])
+    print(title)
+    for kind, values in got.items():
+        median = statistics.median(values)
+        print(f"  {kind:12} {min(values):{number}} / {median:{number}}   {median / one:.2f}x the 1-thread median")
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -59,15 +78,8 @@ def main():
             "2 threads": [run + [rows, "--threads", "2"]],
             "2 processes": [run + [h, "--threads", "1"] for h in halves],
         }
-        got = {k: [] for k in kinds}
-        for _ in range(rounds):
-            for kind, commands in kinds.items():
-                got[kind].append(cpu_ms(commands))
-    one = statistics.median(got["1 thread"])
-    print(f"{os.path.basename(seed)}, {nrows} mixed rows, CPU ms (min / median of {rounds}):")
-    for kind, values in got.items():
-        median = statistics.median(values)
-        print(f"  {kind:12} {min(values):7.0f} / {median:7.0f}   {median / one:.2f}x the 1-thread median")
+        got = measure_kinds(kinds, cpu_ms, rounds)
+    report(f"{os.path.basename(seed)}, {nrows} mixed rows, CPU ms (min / median of {rounds}):", got, "7.0f")
 
 
 if __name__ == "__main__":
