@@ -48,7 +48,8 @@ Each figure is printed as the best and the median of its rounds
 (BENCH_ROUNDS, default 3, after two untimed ones; see rounds()), with the load average before
 and after: on a shared machine the ratios of one run are what compare.
 Environment: BUILD (the library is BUILD/libchatfmt.so unless
-CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
+CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS, BENCH_SEEDS (seed names,
+comma-separated, e.g. `glm45,nanbeige`: only those; default all).
 """
 import gc
 import glob
@@ -191,6 +192,11 @@ def main():
         with open(path, encoding="utf-8") as f:
             convs.append(json.load(f))
     seeds = sorted(glob.glob(os.path.join(SHARED, "seeds", "*.jinja")))
+    only = [name.strip() for name in os.environ.get("BENCH_SEEDS", "").split(",") if name.strip()]
+    if only:
+        seeds = [p for p in seeds if os.path.splitext(os.path.basename(p))[0] in only]
+        if not seeds:
+            sys.exit(f"bench_python_batch.py: no seed named in BENCH_SEEDS={os.environ['BENCH_SEEDS']!r}")
     rows = [convs[i % len(convs)] for i in range(nrows)]
     distinct = [json.loads(json.dumps(r)) for r in rows]
     sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
