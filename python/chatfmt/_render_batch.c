@@ -113,36 +113,21 @@ enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_
 
 /* A window's rows are claimed one by one by whichever thread comes, so
  * neighbours are written by different threads: each row has cache lines
- * of its own. */
+ * of its own. A row rendered on a worker passes between two cores twice
+ * (filled by the calling thread, rendered by the worker, drained by the
+ * calling thread), a few hundred nanoseconds a line that moves: what
+ * each side writes is packed into a line of its own, and the error (a
+ * KiB) is written only for a row that fails. */
 typedef struct BatchRow {
-    _Alignas(64) size_t first, count;   /* its items in the window's array */
-    atomic_bool finished;     /* rendered (release): the drain may read it */
+    /* -- written when the window is filled (the calling thread) -- */
+    _Alignas(64) size_t first;   /* its items in the window's array (an _Alignas applies to each declarator) */
+    size_t count;
+    /* the row object (borrowed: the list holds it) */
+    PyObject *row;
     const cf_template *t;
-    int state;
-    cf_result res;            /* ROW_OK: the output as rendered */
-    cf_error err;
-    /* ROW_OK and `converted`: the output measured for its str (nchars
-     * characters, the largest maxchar: `kind` bytes a character), which is
-     * written once, straight from res (see copy_text). Otherwise the output
-     * is decoded under the GIL. */
-    bool converted;
     /* The row's context: another row's, shared (a repeated row object), or
      * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
     cf_context *ctx;
-    bool shared, keep;
-    unsigned char kind;       /* bytes a character: 1, 2, 4 */
-    uint32_t maxchar;
-    size_t nchars;
-    size_t ascii_prefix;      /* bytes before the first that is not ASCII */
-    /* The render buffer of the slot's last output: its text is in its str
-     * before the slot renders again, which gives the buffer back to that
-     * thread's cache for the render to take (no buffer allocated a row). */
-    cf_result spent;
-    /* spent's text is in its str: its copy is queued for the threads of the
-     * next window; all of that window's copies are taken before the window
-     * after it (this slot's next row) is handed over (see batch_pass), but
-     * one may still be in the making on another thread */
-    atomic_bool spent_copied;
     /* A str made before the row renders (see premake_strs), for the
      * length and largest character its row object's last output had: the
      * rendering thread writes an output of that form straight into it
@@ -152,15 +137,44 @@ typedef struct BatchRow {
     size_t premade_nchars;
     uint32_t premade_maxchar;
     bool premade_stream;      /* written around the cache (see stream_texts_above) */
+    bool shared, keep;
+    /* -- written by the rendering thread (the state first by the fill) -- */
+    _Alignas(64) cf_result res;   /* ROW_OK: the output as rendered */
+    /* ROW_OK and `converted`: the output measured for its str (nchars
+     * characters, the largest maxchar: `kind` bytes a character), which is
+     * written once, straight from res (see copy_text). Otherwise the output
+     * is decoded under the GIL. (Converted outputs are at most
+     * SLOT_TEXT_MAX bytes.) */
+    uint32_t nchars;
+    uint32_t ascii_prefix;    /* bytes before the first that is not ASCII */
+    uint32_t placed_len;
+    uint32_t maxchar;
+    unsigned char state;
+    unsigned char kind;       /* bytes a character: 1, 2, 4 */
+    bool converted;
     bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
     bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
-    size_t placed_len;
-    /* rows read on the rendering threads: the row object (borrowed: the
-     * list holds it) and a buffer for its strings that are not ASCII */
-    PyObject *row;
+    atomic_bool finished;     /* rendered (release): the drain may read it */
+    /* -- read at every render, written now and then -- */
+    /* The render buffer of the slot's last output: its text is in its str
+     * before the slot renders again, which gives the buffer back to that
+     * thread's cache for the render to take (no buffer allocated a row). */
+    _Alignas(64) cf_result spent;
+    /* spent's text is in its str: its copy is queued for the threads of the
+     * next window; all of that window's copies are taken before the window
+     * after it (this slot's next row) is handed over (see batch_pass), but
+     * one may still be in the making on another thread */
+    atomic_bool spent_copied;
+    /* rows read on the rendering threads: a buffer for the row's strings
+     * that are not ASCII */
     unsigned char *utf8;
     size_t utf8_cap;
+    /* -- ROW_ERROR: the error, copied from the render's -- */
+    _Alignas(64) cf_error err;
 } BatchRow;
+
+_Static_assert(offsetof(BatchRow, res) == 64 && offsetof(BatchRow, spent) == 128 && offsetof(BatchRow, err) == 192,
+               "a BatchRow's parts each in a cache line of its own");
 
 /* Outputs up to this size are measured and copied into their str by the
  * rendering threads (a window's rows then hold at most WINDOW_ROWS times
@@ -610,6 +624,17 @@ static bool spent_copied(void *arg) {
     return atomic_load_explicit(&((BatchRow *)arg)->spent_copied, memory_order_acquire);
 }
 
+/* A failed render's error kept in its row. */
+static void error_keep(cf_error *to, const cf_error *from) {
+    to->kind = from->kind;
+    to->line = from->line;
+    to->column = from->column;
+    to->offset = from->offset;
+    size_t n = strnlen(from->message, sizeof from->message - 1);
+    memcpy(to->message, from->message, n);
+    to->message[n] = '\0';
+}
+
 /* Render row r from ctx and turn its output into its str's form. */
 static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
     if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
@@ -618,10 +643,14 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
         lib.result_free(&r->spent);
     }
     r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
-    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    cf_error err;   /* (the render writes its head each time: kept off the row's lines unless it fails) */
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     r->ascii_unchecked = false;
-    if (!ok) return;
+    if (!ok) {
+        error_keep(&r->err, &err);
+        return;
+    }
     if (r->premade && r->premade_maxchar < 0x80 && r->res.len == r->premade_nchars && !result_known_ascii(&r->res)) {
         r->ascii_unchecked = true;   /* (see batch_settle) */
         r->converted = false;
@@ -703,7 +732,8 @@ static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
         r->state = ROW_DECLINED;
         return;
     }
-    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &r->err) : lib.finish(b, &r->err);
+    cf_error err;   /* (a context that is not made declines the row: the general path says why) */
+    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &err) : lib.finish(b, &err);
     if (!ctx) {
         r->state = ROW_DECLINED;
         return;
