@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+_Thread_local unsigned pool_thread_index;
+
 /* Add this thread's CPU time, faults and switches so far times sign. */
 void thread_usage(ThreadFigures *f, int sign) {
 #ifdef RUSAGE_THREAD
@@ -144,7 +146,8 @@ static bool work_published(void *arg) {
 
 static void *worker_main(void *arg) {
     Pool *p = arg;
-    ThreadFigures *f = p->fig ? &p->fig[atomic_fetch_add(&p->started, 1) + 1] : NULL;
+    pool_thread_index = atomic_fetch_add(&p->started, 1) + 1;
+    ThreadFigures *f = p->fig ? &p->fig[pool_thread_index] : NULL;
     if (f) thread_usage(f, -1);
     WorkerWait wait = {p, 0};
     for (;;) {

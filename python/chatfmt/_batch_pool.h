@@ -72,8 +72,12 @@ typedef struct Pool {
     unsigned asleep;            /* workers waiting on `work` (mu) */
     bool caller_asleep;         /* the caller waiting on `done` (mu) */
     ThreadFigures *fig;         /* or NULL: each thread's figures, [0] the caller's */
-    atomic_uint started;        /* workers started (each takes the next record) */
+    atomic_uint started;        /* workers started (each takes the next index) */
 } Pool;
+
+/* Which thread of the pool this is: 0 the caller (and any thread outside
+ * a pool), 1.. the workers in the order they started. */
+POOL_API extern _Thread_local unsigned pool_thread_index;
 
 /* Figures: this thread's CPU time, faults and switches so far added
  * times sign (+1 / -1 around a stretch); its CPU time alone; a sum. */

@@ -155,6 +155,7 @@ typedef struct BatchRow {
     bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
     bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
     atomic_bool finished;     /* rendered (release): the drain may read it */
+    unsigned char renderer;   /* the pool_thread_index of the thread that rendered it */
     /* -- read at every render, written now and then -- */
     /* The render buffer of the slot's last output: its text is in its str
      * before the slot renders again, which gives the buffer back to that
@@ -165,6 +166,7 @@ typedef struct BatchRow {
      * after it (this slot's next row) is handed over (see batch_pass), but
      * one may still be in the making on another thread */
     atomic_bool spent_copied;
+    unsigned char spent_by;   /* the thread that rendered it (see give_back) */
     /* rows read on the rendering threads: a buffer for the row's strings
      * that are not ASCII */
     unsigned char *utf8;
@@ -493,8 +495,16 @@ static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyOb
     return at;
 }
 
+/* A thread's render buffers given back to it by the others (see
+ * give_back): a stack linked through the buffers (each link in the first
+ * bytes of the text it replaces), pushed by any thread, taken whole by
+ * its own. */
+typedef struct ReturnStack { _Alignas(64) _Atomic(char *) head; } ReturnStack;
+
 typedef struct BatchWindow {
     Window win;
+    ReturnStack *returns;     /* the call's, a thread each (by pool_thread_index); or NULL */
+    unsigned nreturns;
     /* The window before's texts, copied into the str objects the calling
      * thread makes for them (copies[0..copies_ready) are made) by the
      * threads rendering this window: see batch_drain. */
@@ -635,13 +645,69 @@ static void error_keep(cf_error *to, const cf_error *from) {
     to->message[n] = '\0';
 }
 
-/* Render row r from ctx and turn its output into its str's form. */
-static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
-    if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
-        while (!spin_until(spent_copied, r, NULL)) {
+/* ---- render buffers kept by the thread that wrote them ----
+ * A row slot's spent buffer is given back before the slot renders again,
+ * into the library's cache of the thread that gives it back, where the
+ * render takes it. The slot's last row was rendered by either thread, so
+ * half the time that was a buffer the other core had written: every line
+ * of the new output then came from the other core's cache (a hundred
+ * lines for 6 KiB). A buffer another thread rendered goes back to that
+ * thread instead, which gives it back into its own cache before its next
+ * render. */
+static void give_back(ReturnStack *to, char *text) {
+    char *head = atomic_load_explicit(&to->head, memory_order_relaxed);
+    do {
+        memcpy(text, &head, sizeof head);
+    } while (!atomic_compare_exchange_weak_explicit(&to->head, &head, text, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* The buffers given back to this thread, into its cache (the library
+ * keeps the biggest; the others are freed into this thread's heap). */
+static void take_returns(ReturnStack *mine) {
+    if (!atomic_load_explicit(&mine->head, memory_order_relaxed)) return;
+    char *text = atomic_exchange_explicit(&mine->head, NULL, memory_order_acquire);
+    while (text) {
+        char *next;
+        memcpy(&next, text, sizeof next);
+        cf_result r;
+        memset(&r, 0, sizeof r);
+        r.text = text;
+        lib.result_free(&r);
+        text = next;
+    }
+}
+
+/* The slot's spent buffer given back, once its copy is made: to the
+ * thread that rendered it, or into this thread's cache. */
+static void spent_give_back(BatchWindow *bw, BatchRow *r) {
+    while (!spin_until(spent_copied, r, NULL)) {
+    }
+    unsigned me = pool_thread_index;
+    if (r->spent_by != me && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
+        if (r->spent.spans) {   /* (freed here: only the text is given back) */
+            cf_result spans;
+            memset(&spans, 0, sizeof spans);
+            spans.spans = r->spent.spans;
+            lib.result_free(&spans);
         }
+        give_back(&bw->returns[r->spent_by], r->spent.text);
+        memset(&r->spent, 0, sizeof r->spent);
+    } else {
         lib.result_free(&r->spent);
     }
+    if (me < bw->nreturns) take_returns(&bw->returns[me]);
+}
+
+/* At the end of a call (no worker left): what no thread took. */
+static void returns_free(ReturnStack *returns, unsigned n) {
+    for (unsigned k = 0; returns && k < n; k++) take_returns(&returns[k]);
+}
+
+/* Render row r from ctx and turn its output into its str's form. */
+static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
+    if (r->spent.text) spent_give_back(bw, r);
+    r->renderer = (unsigned char)pool_thread_index;
     r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
     cf_error err;   /* (the render writes its head each time: kept off the row's lines unless it fails) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &err);
@@ -1337,6 +1403,7 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
                 r->spent = r->res;
+                r->spent_by = r->renderer;
                 memset(&r->res, 0, sizeof r->res);
             } else {
                 lib.result_free(&r->res);
@@ -1463,6 +1530,8 @@ static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
 static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads) {
     Py_ssize_t n = PyList_GET_SIZE(a->rows);
     BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
+    ReturnStack *returns = NULL;   /* (none: each thread gives spent buffers back into its own cache) */
+    unsigned nreturns = 0;
     if (!bw[0] || !bw[1] || !repeat_init(&a->repeat, (size_t)n)) {
         PyErr_NoMemory();
         goto fail_early;
@@ -1477,6 +1546,14 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         bw[k]->chat = chat;
     }
     if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
+    if (threads > 1 && (returns = aligned_alloc(_Alignof(ReturnStack), (size_t)threads * sizeof *returns))) {
+        nreturns = (unsigned)threads;
+        for (unsigned k = 0; k < nreturns; k++) atomic_init(&returns[k].head, NULL);
+    }
+    for (int k = 0; k < 2; k++) {
+        bw[k]->returns = returns;
+        bw[k]->nreturns = nreturns;
+    }
     Pool pool;
     pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
@@ -1541,6 +1618,11 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     pool_stop(&pool, figures.on ? figures.thread : NULL, FIGURE_THREADS);
 fail_early:
+    returns_free(returns, nreturns);
+    free(returns);
+    for (int k = 0; k < 2; k++) {
+        if (bw[k]) bw[k]->returns = NULL, bw[k]->nreturns = 0;
+    }
     repeat_free(&a->repeat);
     batch_window_give_back(bw[0]);
     batch_window_give_back(bw[1]);
