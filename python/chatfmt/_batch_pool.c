@@ -114,9 +114,15 @@ void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     long long cpu = f ? (mark ? *mark : thread_cpu_ns()) : 0;
     bool held = false;   /* a row rendered, not yet settled and published (see Window.settle) */
     size_t last = 0;
+    size_t claimed = 0, claimed_end = 0;   /* rows claimed and not yet taken: [claimed, claimed_end) */
     for (;;) {
         if (win->side) side += win->side(win);
-        size_t i = atomic_fetch_add(&win->next, 1);
+        size_t i = claimed;
+        if (claimed == claimed_end) {
+            i = atomic_fetch_add(&win->next, CLAIM_ROWS);
+            claimed_end = i + CLAIM_ROWS;
+        }
+        claimed = i + 1;
         if (held) win->settle(win, last);
         if (i >= win->nrows) break;
         win->row(win, i);
