@@ -42,6 +42,7 @@ void figures_add(ThreadFigures *to, const ThreadFigures *f) {
     to->switches += f->switches;
     to->rows += f->rows;
     to->copies += f->copies;
+    to->given_back += f->given_back;
     to->waits += f->waits;
     to->yields += f->yields;
     to->sleeps += f->sleeps;

@@ -58,6 +58,7 @@ typedef struct ThreadFigures {
     long long wait_cpu_ns;           /* CPU time waiting (watching, yielding, waking) */
     long minor_faults, switches;     /* page faults; context switches (voluntary or not) */
     unsigned long rows, copies;      /* rows rendered; texts copied into their str */
+    unsigned long given_back;        /* render buffers given back to the thread that rendered them */
     unsigned long waits, yields, sleeps;   /* waits; of them, yields of the processor and sleeps */
 } ThreadFigures;
 

@@ -505,6 +505,7 @@ typedef struct BatchWindow {
     Window win;
     ReturnStack *returns;     /* the call's, a thread each (by pool_thread_index); or NULL */
     unsigned nreturns;
+    ThreadFigures *fig;       /* the pool's (by pool_thread_index), or NULL */
     /* The window before's texts, copied into the str objects the calling
      * thread makes for them (copies[0..copies_ready) are made) by the
      * threads rendering this window: see batch_drain. */
@@ -678,13 +679,19 @@ static void take_returns(ReturnStack *mine) {
     }
 }
 
+/* A test mode (the module's give_back_always), set under the GIL between
+ * calls: every spent buffer goes back through its thread's stack, this
+ * thread's own too (in a call of more than one thread). */
+bool give_back_every;
+
 /* The slot's spent buffer given back, once its copy is made: to the
  * thread that rendered it, or into this thread's cache. */
 static void spent_give_back(BatchWindow *bw, BatchRow *r) {
     while (!spin_until(spent_copied, r, NULL)) {
     }
     unsigned me = pool_thread_index;
-    if (r->spent_by != me && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
+    if ((r->spent_by != me || give_back_every) && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
+        if (bw->fig) bw->fig[me].given_back++;
         if (r->spent.spans) {   /* (freed here: only the text is given back) */
             cf_result spans;
             memset(&spans, 0, sizeof spans);
@@ -1550,12 +1557,13 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         nreturns = (unsigned)threads;
         for (unsigned k = 0; k < nreturns; k++) atomic_init(&returns[k].head, NULL);
     }
+    Pool pool;
+    pool_start(&pool, (unsigned)threads, figures.on);
     for (int k = 0; k < 2; k++) {
         bw[k]->returns = returns;
         bw[k]->nreturns = nreturns;
+        bw[k]->fig = pool.fig;
     }
-    Pool pool;
-    pool_start(&pool, (unsigned)threads, figures.on);
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
     PhaseMark mark = {phase_begin(), pool.fig ? pool.fig[0].wait_cpu_ns : 0};
@@ -1621,7 +1629,7 @@ fail_early:
     returns_free(returns, nreturns);
     free(returns);
     for (int k = 0; k < 2; k++) {
-        if (bw[k]) bw[k]->returns = NULL, bw[k]->nreturns = 0;
+        if (bw[k]) bw[k]->returns = NULL, bw[k]->nreturns = 0, bw[k]->fig = NULL;
     }
     repeat_free(&a->repeat);
     batch_window_give_back(bw[0]);
@@ -1772,11 +1780,11 @@ PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
         PyObject *per = PyList_New(0);
         for (unsigned k = 0; per && k < n; k++) {
             const ThreadFigures *f = &figures.thread[k];
-            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
+            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
                                         f->render_cpu_ns, "wait_cpu_ns", f->wait_cpu_ns, "wait_ns", f->wait_ns,
                                         "sleep_ns", f->sleep_ns, "minor_faults", f->minor_faults, "switches",
-                                        f->switches, "rows", f->rows, "copies", f->copies, "waits", f->waits,
-                                        "yields", f->yields, "sleeps", f->sleeps);
+                                        f->switches, "rows", f->rows, "copies", f->copies, "given_back",
+                                        f->given_back, "waits", f->waits, "yields", f->yields, "sleeps", f->sleeps);
             if (!d || PyList_Append(per, d) < 0) Py_CLEAR(per);
             Py_XDECREF(d);
         }

@@ -975,6 +975,17 @@ static PyObject *sp_premade_miss(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(before);
 }
 
+/* give_back_always(on) -> before: render_batch gives every spent render
+ * buffer back through the stack of the thread that rendered it, that
+ * thread's own too (a test mode for that way; calls of 2 threads or more). */
+static PyObject *sp_give_back_always(PyObject *self, PyObject *arg) {
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    bool before = give_back_every;
+    give_back_every = on != 0;
+    return PyBool_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -1005,6 +1016,8 @@ static PyMethodDef methods[] = {
      "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
     {"premade_miss", sp_premade_miss, METH_O,
      "premade_miss(mode) -> before: str objects made before their rows render left unused (1) or made ASCII (2)"},
+    {"give_back_always", sp_give_back_always, METH_O,
+     "give_back_always(on) -> before: every spent render buffer given back through its thread's stack (a test mode)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},
