@@ -93,11 +93,14 @@ POOL_API bool spin_until(bool (*ready)(void *), void *arg, ThreadFigures *f);
 POOL_API long long wait_begin(ThreadFigures *f);
 POOL_API void wait_end(ThreadFigures *f, long long since, bool slept, long long slept_since);
 
-/* Rows a thread claims at once: the claim is an atomic operation on a
- * line both threads write, which moves between their cores (up to a
- * hundred and more nanoseconds on a virtual machine whose two processors
- * lie apart); rows of a window are rendered in their order all the same. */
-enum { CLAIM_ROWS = 2 };
+/* Rows a thread claims at once (CLAIM_ROWS; the module's claim_rows sets
+ * it, to measure, under the GIL between calls): the claim is an atomic
+ * operation on a line both threads write, which moves between their cores
+ * (up to a hundred and more nanoseconds on a virtual machine whose two
+ * processors lie apart); rows of a window are rendered in their order all
+ * the same. */
+enum { CLAIM_ROWS = 2, CLAIM_ROWS_MAX = 64 };
+POOL_API extern unsigned claim_rows;
 
 /* Claim and run win's rows (and its side work) until none is left. With
  * figures and mark, the stretch counted as rendering starts at *mark (the

@@ -679,10 +679,13 @@ static void take_returns(ReturnStack *mine) {
     }
 }
 
-/* A test mode (the module's give_back_always), set under the GIL between
- * calls: every spent buffer goes back through its thread's stack, this
- * thread's own too (in a call of more than one thread). */
-bool give_back_every;
+/* How spent buffers go back (the module's give_back_mode, set under the
+ * GIL between calls): GIVE_BACK_HERE, into the cache of the thread that
+ * renders the slot's next row, whichever rendered it (a way to measure
+ * what the others save); GIVE_BACK_TO_RENDERER, the usual way;
+ * GIVE_BACK_EVERY, every one through its thread's stack, this thread's
+ * own too (a test mode; in a call of more than one thread). */
+int give_back_mode = GIVE_BACK_TO_RENDERER;
 
 /* The slot's spent buffer given back, once its copy is made: to the
  * thread that rendered it, or into this thread's cache. */
@@ -690,7 +693,8 @@ static void spent_give_back(BatchWindow *bw, BatchRow *r) {
     while (!spin_until(spent_copied, r, NULL)) {
     }
     unsigned me = pool_thread_index;
-    if ((r->spent_by != me || give_back_every) && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
+    bool back = give_back_mode == GIVE_BACK_EVERY || (give_back_mode == GIVE_BACK_TO_RENDERER && r->spent_by != me);
+    if (back && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
         if (bw->fig) bw->fig[me].given_back++;
         if (r->spent.spans) {   /* (freed here: only the text is given back) */
             cf_result spans;
