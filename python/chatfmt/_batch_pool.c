@@ -9,7 +9,7 @@
 #include <time.h>
 
 _Thread_local unsigned pool_thread_index;
-unsigned claim_rows = CLAIM_ROWS;
+atomic_uint claim_rows = CLAIM_ROWS;
 
 /* Add this thread's CPU time, faults and switches so far times sign. */
 void thread_usage(ThreadFigures *f, int sign) {
@@ -117,7 +117,7 @@ void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     bool held = false;   /* a row rendered, not yet settled and published (see Window.settle) */
     size_t last = 0;
     size_t claimed = 0, claimed_end = 0;   /* rows claimed and not yet taken: [claimed, claimed_end) */
-    size_t claim = claim_rows;
+    size_t claim = atomic_load_explicit(&claim_rows, memory_order_relaxed);
     for (;;) {
         if (win->side) side += win->side(win);
         size_t i = claimed;

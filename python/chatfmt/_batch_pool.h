@@ -100,7 +100,7 @@ POOL_API void wait_end(ThreadFigures *f, long long since, bool slept, long long 
  * processors lie apart); rows of a window are rendered in their order all
  * the same. */
 enum { CLAIM_ROWS = 2, CLAIM_ROWS_MAX = 64 };
-POOL_API extern unsigned claim_rows;
+POOL_API extern atomic_uint claim_rows;
 
 /* Claim and run win's rows (and its side work) until none is left. With
  * figures and mark, the stretch counted as rendering starts at *mark (the

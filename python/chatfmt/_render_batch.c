@@ -685,7 +685,7 @@ static void take_returns(ReturnStack *mine) {
  * what the others save); GIVE_BACK_TO_RENDERER, the usual way;
  * GIVE_BACK_EVERY, every one through its thread's stack, this thread's
  * own too (a test mode; in a call of more than one thread). */
-int give_back_mode = GIVE_BACK_TO_RENDERER;
+atomic_int give_back_mode = GIVE_BACK_TO_RENDERER;
 
 /* The slot's spent buffer given back, once its copy is made: to the
  * thread that rendered it, or into this thread's cache. */
@@ -693,7 +693,8 @@ static void spent_give_back(BatchWindow *bw, BatchRow *r) {
     while (!spin_until(spent_copied, r, NULL)) {
     }
     unsigned me = pool_thread_index;
-    bool back = give_back_mode == GIVE_BACK_EVERY || (give_back_mode == GIVE_BACK_TO_RENDERER && r->spent_by != me);
+    int mode = atomic_load_explicit(&give_back_mode, memory_order_relaxed);
+    bool back = mode == GIVE_BACK_EVERY || (mode == GIVE_BACK_TO_RENDERER && r->spent_by != me);
     if (back && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
         if (bw->fig) bw->fig[me].given_back++;
         if (r->spent.spans) {   /* (freed here: only the text is given back) */

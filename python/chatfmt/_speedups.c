@@ -987,8 +987,7 @@ static PyObject *sp_give_back_mode(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_ValueError, "give_back_mode: 0, 1 or 2");
         return NULL;
     }
-    long before = give_back_mode;
-    give_back_mode = (int)mode;
+    long before = atomic_exchange_explicit(&give_back_mode, (int)mode, memory_order_relaxed);
     return PyLong_FromLong(before);
 }
 
@@ -1001,8 +1000,7 @@ static PyObject *sp_claim_rows(PyObject *self, PyObject *arg) {
         PyErr_SetString(PyExc_ValueError, "claim_rows: 1 to 64");
         return NULL;
     }
-    long before = claim_rows;
-    claim_rows = (unsigned)n;
+    long before = (long)atomic_exchange_explicit(&claim_rows, (unsigned)n, memory_order_relaxed);
     return PyLong_FromLong(before);
 }
 

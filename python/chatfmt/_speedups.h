@@ -216,6 +216,6 @@ SP_API extern int premade_missed;
 /* how render_batch's spent render buffers go back (give_back_mode; see
  * give_back in _render_batch.c); read and set under the GIL */
 enum { GIVE_BACK_HERE, GIVE_BACK_TO_RENDERER, GIVE_BACK_EVERY };
-SP_API extern int give_back_mode;
+SP_API extern atomic_int give_back_mode;
 
 #endif
