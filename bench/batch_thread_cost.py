@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """batch_thread_cost.py SEED [ROWS] [ROUNDS]: what a second render_batch thread costs, and whether it is ours.
 
+SEED is a template's path, or a seed's name in CHATFMT_SHARED/seeds (`command-a-reasoning`, with or
+without `.jinja`).
+
 The render_batch counterpart of thread_cost.py. Each round runs, in turn, three kinds of child
 process on ROWS rows (default 50000: the shared conversations cycled, as bench_python_batch.py
 renders them), each timing 3 calls after 2 untimed ones (so that the texts are written into
@@ -59,6 +62,19 @@ def child(seed, threads, nrows, part):
     print(cpu)
 
 
+def seed_path(seed):
+    """SEED as given when it is a file, else the seed of that name in SHARED/seeds."""
+    if os.path.isfile(seed):
+        return os.path.abspath(seed)
+    seeds = os.path.join(SHARED, "seeds")
+    for name in (seed, seed + ".jinja"):
+        path = os.path.join(seeds, name)
+        if os.path.isfile(path):
+            return path
+    names = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(seeds, "*.jinja")))
+    sys.exit(f"batch_thread_cost.py: no template {seed!r}: give a path, or one of the seeds: {', '.join(names)}")
+
+
 def run(commands):
     """CPU seconds of the children's timed calls, the children run at once."""
     procs = [subprocess.Popen(c, stdout=subprocess.PIPE, text=True) for c in commands]
@@ -71,7 +87,7 @@ def main():
         return
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    seed = sys.argv[1]
+    seed = seed_path(sys.argv[1])
     nrows = int(sys.argv[2]) if len(sys.argv) > 2 else 50000
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 7
     os.environ.setdefault("CHATFMT_NOW", "2026-03-14T15:09:26")

@@ -48,7 +48,8 @@ Each figure is printed as the best and the median of its rounds
 (BENCH_ROUNDS, default 3, after two untimed ones; see rounds()), with the load average before
 and after: on a shared machine the ratios of one run are what compare.
 Environment: BUILD (the library is BUILD/libchatfmt.so unless
-CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS.
+CHATFMT_LIBRARY is set), CHATFMT_SHARED (default ../shared), BENCH_ROUNDS, BENCH_SEEDS (seed names,
+comma-separated, e.g. `glm45,nanbeige`: only those; default all).
 """
 import gc
 import glob
@@ -106,6 +107,43 @@ def rounds(*calls, n=ROUNDS, warm=2, clock=time.perf_counter):
 FAULTS = {}   # call position -> page faults of each round, for the last rounds() call
 
 
+def abba(n):
+    """The order of 2n calls of two kinds (0, 1) that puts each kind as
+    often at an even place as at an odd one: 0 1 1 0 0 1 1 0 ...
+
+    Two calls compared (render_batch on 1 and 2 threads) return lists of
+    the same size; holding the last one while the next is made, the heap
+    settles into two places that the calls take in turn, and where the
+    one given back lay at the heap's top, malloc returns it to the system
+    and the next call there faults every page in again (microseconds a
+    page on a virtual machine, more than a row's render). Calls of one
+    kind at the even places and of the other at the odd ones would put
+    that on one kind alone (a difference of the heap, not of the calls:
+    measured so, one thread faulted as two did in its place). In this
+    order each kind meets both places as often."""
+    return [k for i in range(n) for k in ((0, 1) if i % 2 == 0 else (1, 0))]
+
+
+def paired_rounds(one, two, n=ROUNDS, warm=2, clock=time.perf_counter):
+    """rounds() of two calls in abba() order, one result held at a time
+    (see abba): the times of each and, in FAULTS, the page faults."""
+    times = [[], []]
+    FAULTS.clear()
+    FAULTS.update({0: [], 1: []})
+    held = None
+    for i, k in enumerate(abba(warm + n)):
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        t0 = clock()
+        out = (one, two)[k]()
+        if i >= 2 * warm:
+            times[k].append(clock() - t0)
+            FAULTS[k].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0)
+        held = out   # (the result before it is freed here, after the call)
+        del out
+    del held
+    return times
+
+
 def faults_per_row(k, nrows):
     """Median page faults a row of call k in the last rounds() call."""
     return statistics.median(FAULTS[k]) / nrows
@@ -113,24 +151,25 @@ def faults_per_row(k, nrows):
 
 def thread_figures(t, rows):
     """batch_stats figures of render_batch(rows) on 1 and 2 threads: of
-    BENCH_ROUNDS calls each (in turn, results held as in rounds()), the
-    one of least CPU time. (A call whose texts go to memory the heap had
-    given back faults every page in again, microseconds a page here: which
-    call does depends on where the results before it lie, not on the
-    threads.)"""
+    BENCH_ROUNDS calls each (in abba() order, one result held at a time,
+    after two untimed calls), the one of least CPU time. (A call whose
+    texts go to memory the heap had given back faults every page in again,
+    microseconds a page here: which call does depends on where the results
+    before it lie, not on the threads; see abba.)"""
     speedups = chatfmt.template._native
     if speedups is None or not hasattr(speedups, "batch_stats"):
         return None
     speedups.batch_stats(True)
-    figures, held = {}, [None, None]
+    figures, held = {}, None
     gc.disable()
     try:
-        for threads in (1, 2) * max(ROUNDS, 2):
+        for i, k in enumerate(abba(1 + max(ROUNDS, 2))):
+            threads = k + 1
             out = t.render_batch(rows, threads=threads)
             f = speedups.batch_stats(True)
-            if threads not in figures or figure_parts(f)[0] < figure_parts(figures[threads])[0]:
+            if i >= 2 and (threads not in figures or figure_parts(f)[0] < figure_parts(figures[threads])[0]):
                 figures[threads] = f
-            held[threads - 1] = out
+            held = out
             del out
     finally:
         gc.enable()
@@ -191,6 +230,11 @@ def main():
         with open(path, encoding="utf-8") as f:
             convs.append(json.load(f))
     seeds = sorted(glob.glob(os.path.join(SHARED, "seeds", "*.jinja")))
+    only = [name.strip() for name in os.environ.get("BENCH_SEEDS", "").split(",") if name.strip()]
+    if only:
+        seeds = [p for p in seeds if os.path.splitext(os.path.basename(p))[0] in only]
+        if not seeds:
+            sys.exit(f"bench_python_batch.py: no seed named in BENCH_SEEDS={os.environ['BENCH_SEEDS']!r}")
     rows = [convs[i % len(convs)] for i in range(nrows)]
     distinct = [json.loads(json.dumps(r)) for r in rows]
     sample = rows[:max(len(convs), min(nrows, 3000) // len(convs) * len(convs))]
@@ -211,7 +255,8 @@ def main():
         jinja = [x / len(sample) * 1e6 for x in jinja]
         cpu = [x / nrows * 1e6 for x in cpu]
         one, two = ([x / nrows * 1e6 for x in side]
-                    for side in rounds(lambda: t.render_batch(rows, threads=1), lambda: t.render_batch(rows, threads=2)))
+                    for side in paired_rounds(lambda: t.render_batch(rows, threads=1),
+                                              lambda: t.render_batch(rows, threads=2)))
         jinja_us, cpu_us = min(jinja), min(cpu)
         ratios.append(jinja_us / cpu_us)
         medians.append(statistics.median(jinja) / statistics.median(cpu))
@@ -227,7 +272,7 @@ def main():
         dcpu, = rounds(lambda: t.render_batch(distinct, threads=1), clock=time.process_time)
         dcpu = [x / nrows * 1e6 for x in dcpu]
         dfaults = faults_per_row(0, nrows)
-        done, dtwo = ([x / nrows * 1e6 for x in side] for side in rounds(
+        done, dtwo = ([x / nrows * 1e6 for x in side] for side in paired_rounds(
             lambda: t.render_batch(distinct, threads=1), lambda: t.render_batch(distinct, threads=2)))
         distinct_ratios.append(jinja_us / min(dcpu))
         distinct_scalings.append(min(done) / min(dtwo))

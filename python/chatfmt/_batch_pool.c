@@ -8,6 +8,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+_Thread_local unsigned pool_thread_index;
+atomic_uint claim_rows = CLAIM_ROWS;
+
 /* Add this thread's CPU time, faults and switches so far times sign. */
 void thread_usage(ThreadFigures *f, int sign) {
 #ifdef RUSAGE_THREAD
@@ -40,6 +43,7 @@ void figures_add(ThreadFigures *to, const ThreadFigures *f) {
     to->switches += f->switches;
     to->rows += f->rows;
     to->copies += f->copies;
+    to->given_back += f->given_back;
     to->waits += f->waits;
     to->yields += f->yields;
     to->sleeps += f->sleeps;
@@ -112,9 +116,16 @@ void run_rows_from(Window *win, ThreadFigures *f, long long *mark) {
     long long cpu = f ? (mark ? *mark : thread_cpu_ns()) : 0;
     bool held = false;   /* a row rendered, not yet settled and published (see Window.settle) */
     size_t last = 0;
+    size_t claimed = 0, claimed_end = 0;   /* rows claimed and not yet taken: [claimed, claimed_end) */
+    size_t claim = atomic_load_explicit(&claim_rows, memory_order_relaxed);
     for (;;) {
         if (win->side) side += win->side(win);
-        size_t i = atomic_fetch_add(&win->next, 1);
+        size_t i = claimed;
+        if (claimed == claimed_end) {
+            i = atomic_fetch_add(&win->next, claim);
+            claimed_end = i + claim;
+        }
+        claimed = i + 1;
         if (held) win->settle(win, last);
         if (i >= win->nrows) break;
         win->row(win, i);
@@ -144,7 +155,8 @@ static bool work_published(void *arg) {
 
 static void *worker_main(void *arg) {
     Pool *p = arg;
-    ThreadFigures *f = p->fig ? &p->fig[atomic_fetch_add(&p->started, 1) + 1] : NULL;
+    pool_thread_index = atomic_fetch_add(&p->started, 1) + 1;
+    ThreadFigures *f = p->fig ? &p->fig[pool_thread_index] : NULL;
     if (f) thread_usage(f, -1);
     WorkerWait wait = {p, 0};
     for (;;) {

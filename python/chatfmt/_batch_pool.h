@@ -58,6 +58,7 @@ typedef struct ThreadFigures {
     long long wait_cpu_ns;           /* CPU time waiting (watching, yielding, waking) */
     long minor_faults, switches;     /* page faults; context switches (voluntary or not) */
     unsigned long rows, copies;      /* rows rendered; texts copied into their str */
+    unsigned long given_back;        /* render buffers given back to the thread that rendered them */
     unsigned long waits, yields, sleeps;   /* waits; of them, yields of the processor and sleeps */
 } ThreadFigures;
 
@@ -72,8 +73,12 @@ typedef struct Pool {
     unsigned asleep;            /* workers waiting on `work` (mu) */
     bool caller_asleep;         /* the caller waiting on `done` (mu) */
     ThreadFigures *fig;         /* or NULL: each thread's figures, [0] the caller's */
-    atomic_uint started;        /* workers started (each takes the next record) */
+    atomic_uint started;        /* workers started (each takes the next index) */
 } Pool;
+
+/* Which thread of the pool this is: 0 the caller (and any thread outside
+ * a pool), 1.. the workers in the order they started. */
+POOL_API extern _Thread_local unsigned pool_thread_index;
 
 /* Figures: this thread's CPU time, faults and switches so far added
  * times sign (+1 / -1 around a stretch); its CPU time alone; a sum. */
@@ -87,6 +92,15 @@ POOL_API long long monotonic_ns(void);
 POOL_API bool spin_until(bool (*ready)(void *), void *arg, ThreadFigures *f);
 POOL_API long long wait_begin(ThreadFigures *f);
 POOL_API void wait_end(ThreadFigures *f, long long since, bool slept, long long slept_since);
+
+/* Rows a thread claims at once (CLAIM_ROWS; the module's claim_rows sets
+ * it, to measure, under the GIL between calls): the claim is an atomic
+ * operation on a line both threads write, which moves between their cores
+ * (up to a hundred and more nanoseconds on a virtual machine whose two
+ * processors lie apart); rows of a window are rendered in their order all
+ * the same. */
+enum { CLAIM_ROWS = 2, CLAIM_ROWS_MAX = 64 };
+POOL_API extern atomic_uint claim_rows;
 
 /* Claim and run win's rows (and its side work) until none is left. With
  * figures and mark, the stretch counted as rendering starts at *mark (the

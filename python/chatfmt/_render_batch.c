@@ -113,36 +113,21 @@ enum { WINDOW_ROWS = 512, WINDOW_MIN_ROWS = 16, WINDOW_TEXT = 256 << 10, WINDOW_
 
 /* A window's rows are claimed one by one by whichever thread comes, so
  * neighbours are written by different threads: each row has cache lines
- * of its own. */
+ * of its own. A row rendered on a worker passes between two cores twice
+ * (filled by the calling thread, rendered by the worker, drained by the
+ * calling thread), a few hundred nanoseconds a line that moves: what
+ * each side writes is packed into a line of its own, and the error (a
+ * KiB) is written only for a row that fails. */
 typedef struct BatchRow {
-    _Alignas(64) size_t first, count;   /* its items in the window's array */
-    atomic_bool finished;     /* rendered (release): the drain may read it */
+    /* -- written when the window is filled (the calling thread) -- */
+    _Alignas(64) size_t first;   /* its items in the window's array (an _Alignas applies to each declarator) */
+    size_t count;
+    /* the row object (borrowed: the list holds it) */
+    PyObject *row;
     const cf_template *t;
-    int state;
-    cf_result res;            /* ROW_OK: the output as rendered */
-    cf_error err;
-    /* ROW_OK and `converted`: the output measured for its str (nchars
-     * characters, the largest maxchar: `kind` bytes a character), which is
-     * written once, straight from res (see copy_text). Otherwise the output
-     * is decoded under the GIL. */
-    bool converted;
     /* The row's context: another row's, shared (a repeated row object), or
      * its own kept for the rows that repeat it (`keep`); NULL otherwise. */
     cf_context *ctx;
-    bool shared, keep;
-    unsigned char kind;       /* bytes a character: 1, 2, 4 */
-    uint32_t maxchar;
-    size_t nchars;
-    size_t ascii_prefix;      /* bytes before the first that is not ASCII */
-    /* The render buffer of the slot's last output: its text is in its str
-     * before the slot renders again, which gives the buffer back to that
-     * thread's cache for the render to take (no buffer allocated a row). */
-    cf_result spent;
-    /* spent's text is in its str: its copy is queued for the threads of the
-     * next window; all of that window's copies are taken before the window
-     * after it (this slot's next row) is handed over (see batch_pass), but
-     * one may still be in the making on another thread */
-    atomic_bool spent_copied;
     /* A str made before the row renders (see premake_strs), for the
      * length and largest character its row object's last output had: the
      * rendering thread writes an output of that form straight into it
@@ -152,15 +137,46 @@ typedef struct BatchRow {
     size_t premade_nchars;
     uint32_t premade_maxchar;
     bool premade_stream;      /* written around the cache (see stream_texts_above) */
+    bool shared, keep;
+    /* -- written by the rendering thread (the state first by the fill) -- */
+    _Alignas(64) cf_result res;   /* ROW_OK: the output as rendered */
+    /* ROW_OK and `converted`: the output measured for its str (nchars
+     * characters, the largest maxchar: `kind` bytes a character), which is
+     * written once, straight from res (see copy_text). Otherwise the output
+     * is decoded under the GIL. (Converted outputs are at most
+     * SLOT_TEXT_MAX bytes.) */
+    uint32_t nchars;
+    uint32_t ascii_prefix;    /* bytes before the first that is not ASCII */
+    uint32_t placed_len;
+    uint32_t maxchar;
+    unsigned char state;
+    unsigned char kind;       /* bytes a character: 1, 2, 4 */
+    bool converted;
     bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
     bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
-    size_t placed_len;
-    /* rows read on the rendering threads: the row object (borrowed: the
-     * list holds it) and a buffer for its strings that are not ASCII */
-    PyObject *row;
+    atomic_bool finished;     /* rendered (release): the drain may read it */
+    unsigned char renderer;   /* the pool_thread_index of the thread that rendered it */
+    /* -- read at every render, written now and then -- */
+    /* The render buffer of the slot's last output: its text is in its str
+     * before the slot renders again, which gives the buffer back to that
+     * thread's cache for the render to take (no buffer allocated a row). */
+    _Alignas(64) cf_result spent;
+    /* spent's text is in its str: its copy is queued for the threads of the
+     * next window; all of that window's copies are taken before the window
+     * after it (this slot's next row) is handed over (see batch_pass), but
+     * one may still be in the making on another thread */
+    atomic_bool spent_copied;
+    unsigned char spent_by;   /* the thread that rendered it (see give_back) */
+    /* rows read on the rendering threads: a buffer for the row's strings
+     * that are not ASCII */
     unsigned char *utf8;
     size_t utf8_cap;
+    /* -- ROW_ERROR: the error, copied from the render's -- */
+    _Alignas(64) cf_error err;
 } BatchRow;
+
+_Static_assert(offsetof(BatchRow, res) == 64 && offsetof(BatchRow, spent) == 128 && offsetof(BatchRow, err) == 192,
+               "a BatchRow's parts each in a cache line of its own");
 
 /* Outputs up to this size are measured and copied into their str by the
  * rendering threads (a window's rows then hold at most WINDOW_ROWS times
@@ -479,8 +495,17 @@ static NOINLINE cf_builder_item *read_seq(RowRead *rr, cf_builder_item *at, PyOb
     return at;
 }
 
+/* A thread's render buffers given back to it by the others (see
+ * give_back): a stack linked through the buffers (each link in the first
+ * bytes of the text it replaces), pushed by any thread, taken whole by
+ * its own. */
+typedef struct ReturnStack { _Alignas(64) _Atomic(char *) head; } ReturnStack;
+
 typedef struct BatchWindow {
     Window win;
+    ReturnStack *returns;     /* the call's, a thread each (by pool_thread_index); or NULL */
+    unsigned nreturns;
+    ThreadFigures *fig;       /* the pool's (by pool_thread_index), or NULL */
     /* The window before's texts, copied into the str objects the calling
      * thread makes for them (copies[0..copies_ready) are made) by the
      * threads rendering this window: see batch_drain. */
@@ -610,18 +635,100 @@ static bool spent_copied(void *arg) {
     return atomic_load_explicit(&((BatchRow *)arg)->spent_copied, memory_order_acquire);
 }
 
-/* Render row r from ctx and turn its output into its str's form. */
-static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
-    if (r->spent.text) {   /* into this thread's cache (see spent), once its copy is made */
-        while (!spin_until(spent_copied, r, NULL)) {
+/* A failed render's error kept in its row. */
+static void error_keep(cf_error *to, const cf_error *from) {
+    to->kind = from->kind;
+    to->line = from->line;
+    to->column = from->column;
+    to->offset = from->offset;
+    size_t n = strnlen(from->message, sizeof from->message - 1);
+    memcpy(to->message, from->message, n);
+    to->message[n] = '\0';
+}
+
+/* ---- render buffers kept by the thread that wrote them ----
+ * A row slot's spent buffer is given back before the slot renders again,
+ * into the library's cache of the thread that gives it back, where the
+ * render takes it. The slot's last row was rendered by either thread, so
+ * half the time that was a buffer the other core had written: every line
+ * of the new output then came from the other core's cache (a hundred
+ * lines for 6 KiB). A buffer another thread rendered goes back to that
+ * thread instead, which gives it back into its own cache before its next
+ * render. */
+static void give_back(ReturnStack *to, char *text) {
+    char *head = atomic_load_explicit(&to->head, memory_order_relaxed);
+    do {
+        memcpy(text, &head, sizeof head);
+    } while (!atomic_compare_exchange_weak_explicit(&to->head, &head, text, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* The buffers given back to this thread, into its cache (the library
+ * keeps the biggest; the others are freed into this thread's heap). */
+static void take_returns(ReturnStack *mine) {
+    if (!atomic_load_explicit(&mine->head, memory_order_relaxed)) return;
+    char *text = atomic_exchange_explicit(&mine->head, NULL, memory_order_acquire);
+    while (text) {
+        char *next;
+        memcpy(&next, text, sizeof next);
+        cf_result r;
+        memset(&r, 0, sizeof r);
+        r.text = text;
+        lib.result_free(&r);
+        text = next;
+    }
+}
+
+/* How spent buffers go back (the module's give_back_mode, set under the
+ * GIL between calls): GIVE_BACK_HERE, into the cache of the thread that
+ * renders the slot's next row, whichever rendered it (a way to measure
+ * what the others save); GIVE_BACK_TO_RENDERER, the usual way;
+ * GIVE_BACK_EVERY, every one through its thread's stack, this thread's
+ * own too (a test mode; in a call of more than one thread). */
+atomic_int give_back_mode = GIVE_BACK_TO_RENDERER;
+
+/* The slot's spent buffer given back, once its copy is made: to the
+ * thread that rendered it, or into this thread's cache. */
+static void spent_give_back(BatchWindow *bw, BatchRow *r) {
+    while (!spin_until(spent_copied, r, NULL)) {
+    }
+    unsigned me = pool_thread_index;
+    int mode = atomic_load_explicit(&give_back_mode, memory_order_relaxed);
+    bool back = mode == GIVE_BACK_EVERY || (mode == GIVE_BACK_TO_RENDERER && r->spent_by != me);
+    if (back && r->spent_by < bw->nreturns && r->spent.len >= sizeof(char *)) {
+        if (bw->fig) bw->fig[me].given_back++;
+        if (r->spent.spans) {   /* (freed here: only the text is given back) */
+            cf_result spans;
+            memset(&spans, 0, sizeof spans);
+            spans.spans = r->spent.spans;
+            lib.result_free(&spans);
         }
+        give_back(&bw->returns[r->spent_by], r->spent.text);
+        memset(&r->spent, 0, sizeof r->spent);
+    } else {
         lib.result_free(&r->spent);
     }
+    if (me < bw->nreturns) take_returns(&bw->returns[me]);
+}
+
+/* At the end of a call (no worker left): what no thread took. */
+static void returns_free(ReturnStack *returns, unsigned n) {
+    for (unsigned k = 0; returns && k < n; k++) take_returns(&returns[k]);
+}
+
+/* Render row r from ctx and turn its output into its str's form. */
+static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
+    if (r->spent.text) spent_give_back(bw, r);
+    r->renderer = (unsigned char)pool_thread_index;
     r->res.nchars = 0;   /* (a library without the field leaves it: nothing known) */
-    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &r->err);
+    cf_error err;   /* (the render writes its head each time: kept off the row's lines unless it fails) */
+    bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &err);
     r->state = ok ? ROW_OK : ROW_ERROR;
     r->ascii_unchecked = false;
-    if (!ok) return;
+    if (!ok) {
+        error_keep(&r->err, &err);
+        return;
+    }
     if (r->premade && r->premade_maxchar < 0x80 && r->res.len == r->premade_nchars && !result_known_ascii(&r->res)) {
         r->ascii_unchecked = true;   /* (see batch_settle) */
         r->converted = false;
@@ -703,7 +810,8 @@ static void render_built(BatchWindow *bw, BatchRow *r, cf_builder *b) {
         r->state = ROW_DECLINED;
         return;
     }
-    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &r->err) : lib.finish(b, &r->err);
+    cf_error err;   /* (a context that is not made declines the row: the general path says why) */
+    cf_context *ctx = is_thread_builder(b) ? lib.take(b, &err) : lib.finish(b, &err);
     if (!ctx) {
         r->state = ROW_DECLINED;
         return;
@@ -1307,6 +1415,7 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
             if (r->converted) {   /* (read by its copy, if one was queued, until spent_copied) */
                 if (!o || !copier) atomic_store_explicit(&r->spent_copied, true, memory_order_relaxed);
                 r->spent = r->res;
+                r->spent_by = r->renderer;
                 memset(&r->res, 0, sizeof r->res);
             } else {
                 lib.result_free(&r->res);
@@ -1433,6 +1542,8 @@ static void batch_finish(Pool *pool, BatchWindow *bw, const BatchArgs *a) {
 static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt, bool chat, long threads) {
     Py_ssize_t n = PyList_GET_SIZE(a->rows);
     BatchWindow *bw[2] = {batch_window_take(), batch_window_take()};
+    ReturnStack *returns = NULL;   /* (none: each thread gives spent buffers back into its own cache) */
+    unsigned nreturns = 0;
     if (!bw[0] || !bw[1] || !repeat_init(&a->repeat, (size_t)n)) {
         PyErr_NoMemory();
         goto fail_early;
@@ -1447,8 +1558,17 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
         bw[k]->chat = chat;
     }
     if ((size_t)n < (size_t)threads * 8) threads = n / 8 + 1;
+    if (threads > 1 && (returns = aligned_alloc(_Alignof(ReturnStack), (size_t)threads * sizeof *returns))) {
+        nreturns = (unsigned)threads;
+        for (unsigned k = 0; k < nreturns; k++) atomic_init(&returns[k].head, NULL);
+    }
     Pool pool;
     pool_start(&pool, (unsigned)threads, figures.on);
+    for (int k = 0; k < 2; k++) {
+        bw[k]->returns = returns;
+        bw[k]->nreturns = nreturns;
+        bw[k]->fig = pool.fig;
+    }
     bool ok = true;
     BatchWindow *published = NULL;   /* handed to the workers, not yet finished */
     PhaseMark mark = {phase_begin(), pool.fig ? pool.fig[0].wait_cpu_ns : 0};
@@ -1511,6 +1631,11 @@ static bool batch_pass(BatchArgs *a, PyObject *out, const cf_render_options *opt
     }
     pool_stop(&pool, figures.on ? figures.thread : NULL, FIGURE_THREADS);
 fail_early:
+    returns_free(returns, nreturns);
+    free(returns);
+    for (int k = 0; k < 2; k++) {
+        if (bw[k]) bw[k]->returns = NULL, bw[k]->nreturns = 0, bw[k]->fig = NULL;
+    }
     repeat_free(&a->repeat);
     batch_window_give_back(bw[0]);
     batch_window_give_back(bw[1]);
@@ -1660,11 +1785,11 @@ PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
         PyObject *per = PyList_New(0);
         for (unsigned k = 0; per && k < n; k++) {
             const ThreadFigures *f = &figures.thread[k];
-            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
+            PyObject *d = Py_BuildValue("{sLsLsLsLsLslslsksksksksksk}", "cpu_ns", f->cpu_ns, "render_cpu_ns",
                                         f->render_cpu_ns, "wait_cpu_ns", f->wait_cpu_ns, "wait_ns", f->wait_ns,
                                         "sleep_ns", f->sleep_ns, "minor_faults", f->minor_faults, "switches",
-                                        f->switches, "rows", f->rows, "copies", f->copies, "waits", f->waits,
-                                        "yields", f->yields, "sleeps", f->sleeps);
+                                        f->switches, "rows", f->rows, "copies", f->copies, "given_back",
+                                        f->given_back, "waits", f->waits, "yields", f->yields, "sleeps", f->sleeps);
             if (!d || PyList_Append(per, d) < 0) Py_CLEAR(per);
             Py_XDECREF(d);
         }

@@ -975,6 +975,35 @@ static PyObject *sp_premade_miss(PyObject *self, PyObject *arg) {
     return PyLong_FromLong(before);
 }
 
+/* give_back_mode(mode) -> the mode before: how render_batch gives a
+ * spent render buffer back (0, into the cache of the thread that renders
+ * its slot's next row; 1, to the thread that rendered it, the default; 2,
+ * every one through the stack of the thread that rendered it, its own
+ * too: a test mode for that way, in calls of 2 threads or more). */
+static PyObject *sp_give_back_mode(PyObject *self, PyObject *arg) {
+    long mode = PyLong_AsLong(arg);
+    if (mode == -1 && PyErr_Occurred()) return NULL;
+    if (mode < GIVE_BACK_HERE || mode > GIVE_BACK_EVERY) {
+        PyErr_SetString(PyExc_ValueError, "give_back_mode: 0, 1 or 2");
+        return NULL;
+    }
+    long before = atomic_exchange_explicit(&give_back_mode, (int)mode, memory_order_relaxed);
+    return PyLong_FromLong(before);
+}
+
+/* claim_rows(n) -> the number before: rows a thread of a batch claims at
+ * once (1 to CLAIM_ROWS_MAX; a knob to measure with). */
+static PyObject *sp_claim_rows(PyObject *self, PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 1 || n > CLAIM_ROWS_MAX) {
+        PyErr_SetString(PyExc_ValueError, "claim_rows: 1 to 64");
+        return NULL;
+    }
+    long before = (long)atomic_exchange_explicit(&claim_rows, (unsigned)n, memory_order_relaxed);
+    return PyLong_FromLong(before);
+}
+
 static PyMethodDef methods[] = {
     {"init", sp_init, METH_O, "init(library_path) -> bool"},
     {"render", (PyCFunction)(void (*)(void))sp_render, METH_FASTCALL,
@@ -1005,6 +1034,9 @@ static PyMethodDef methods[] = {
      "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
     {"premade_miss", sp_premade_miss, METH_O,
      "premade_miss(mode) -> before: str objects made before their rows render left unused (1) or made ASCII (2)"},
+    {"claim_rows", sp_claim_rows, METH_O, "claim_rows(n) -> before: rows a batch thread claims at once (a knob)"},
+    {"give_back_mode", sp_give_back_mode, METH_O,
+     "give_back_mode(mode) -> before: spent render buffers given back here (0), to their renderer (1), every one (2)"},
     {"format_rows", (PyCFunction)(void (*)(void))sp_format_rows, METH_FASTCALL,
      "format_rows(block, plain_ptr, tools_ptr, tools_error, options_ptr, limits_ptr, raw, spans, agp, defines, "
      "threads) -> (bytes, rows, errors, first_error_row)"},

@@ -213,5 +213,9 @@ SP_API PyObject *sp_batch_stats(PyObject *self, PyObject *arg);
  * premake_strs in _render_batch.c) taken for the wrong form or made ASCII
  * (test modes 1 and 2: premade_miss); read and set under the GIL. */
 SP_API extern int premade_missed;
+/* how render_batch's spent render buffers go back (give_back_mode; see
+ * give_back in _render_batch.c); read and set under the GIL */
+enum { GIVE_BACK_HERE, GIVE_BACK_TO_RENDERER, GIVE_BACK_EVERY };
+SP_API extern atomic_int give_back_mode;
 
 #endif

@@ -638,6 +638,70 @@ class NativeOnly(unittest.TestCase):
             elif miss == 0:
                 self.assertLess(n, len(rows) // 2, (stream, threads))
 
+    def test_render_buffers_given_back_to_the_thread_that_rendered_them(self):
+        """Rows that are separate objects leave their outputs in their row
+        slots' render buffers until the slot's next row, whose thread gives
+        the buffer back: into its own cache, or, when another thread
+        rendered it, through that thread's stack (give_back_mode: 0, every
+        one into the cache of the thread that gives it back; 2, every one
+        through a stack, its own thread's too). Texts of every str kind and
+        of many lengths, in {% generation %} blocks, over many windows, on 1
+        to 3 threads, each way: every result is Template.render's; none
+        goes through a stack on one thread or in mode 0, and in mode 2 on
+        more threads most do."""
+        native = template_module._native
+        t = chatfmt.compile("{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% endfor %}")
+        rows = []
+        for i in range(3000):
+            text = "".join(chr(33 + (i + 5 * k) % 94) for k in range(i % 61 * 37))
+            text += ("", "\u00e9", "\u0100", "\U0001F600")[i % 4] * (i % 3)
+            rows.append([{"role": "user", "content": text}])
+        want = [t.render(messages=r) for r in rows]
+        before = native.give_back_mode(1)
+        self.assertEqual(before, 1)
+        native.batch_stats(True)
+        try:
+            for mode in (0, 1, 2):
+                native.give_back_mode(mode)
+                for threads in (1, 2, 3):
+                    with self.subTest(mode=mode, threads=threads):
+                        got = t.render_batch(rows, threads=threads)
+                        given_back = sum(f["given_back"] for f in native.batch_stats(True)["per_thread"])
+                        self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])
+                        if threads == 1 or mode == 0:
+                            self.assertEqual(given_back, 0)
+                        elif mode == 2:
+                            self.assertGreater(given_back, len(rows) // 2)
+        finally:
+            native.batch_stats(False)
+            native.give_back_mode(before)
+        with self.assertRaises(ValueError):
+            native.give_back_mode(3)
+
+    def test_rows_claimed_several_at_a_time(self):
+        """A batch thread claims claim_rows rows at a time (2 by default):
+        with 1, 3 and 7, on 2 and 3 threads, rows repeated and distinct,
+        some failing: every result is Template.render's, in its place."""
+        native = template_module._native
+        t = chatfmt.compile(read(os.path.join(SHARED, "seeds", "reasoning-qwen25.jinja")))
+        rows = [ctx for _, ctx in conversations()]
+        rows = (rows + [json.loads(json.dumps(r)) for r in rows]) * 30
+        want = [outcome(lambda: t.render(**r)) for r in rows]
+        self.assertTrue(any(w[0] == "error" for w in want))
+        before = native.claim_rows(2)
+        self.assertEqual(before, 2)
+        try:
+            for claim in (1, 3, 7):
+                native.claim_rows(claim)
+                for threads in (2, 3):
+                    with self.subTest(claim=claim, threads=threads):
+                        self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
+        finally:
+            native.claim_rows(before)
+        for bad in (0, 65):
+            with self.assertRaises(ValueError):
+                native.claim_rows(bad)
+
     def test_outputs_said_ascii_are_ascii(self):
         """The library says which outputs it knows are ASCII (cf_result.nchars
         == len: the template's text and strings read as ASCII, their sums
