@@ -939,11 +939,22 @@ static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
 static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps);
 
 /* x|length of a list, tuple or dict (else false) */
-static NOINLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
-    Value v = operand(I, n->a, f);
+static ALWAYS_INLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
+    Value v = n->a->kind == N_NAME ? name_value(I, n->a, f) : operand(I, n->a, f);
     if (v.flags || v.iter || !(v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) return false;
     *out = (int64_t)(v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len);
     *steps += 1;   /* (as eval_filter charges it) */
+    return true;
+}
+
+/* loop.index0 or loop.index read from the Loop itself when `loop` is
+ * bound in a frame to a loop (else false: the usual name.attr path). */
+static ALWAYS_INLINE bool loop_index_in_place(const Interp *I, const Node *n, const Frame *f, int64_t *out) {
+    Value obj;
+    if ((n->op != LA_INDEX0 && n->op != LA_INDEX) || n->simple == GA_NAME_TOP || !name_bound(I, n, f, &obj) ||
+        obj.type != VT_OBJECT || obj.u.obj->type != &LOOP_TYPE)
+        return false;
+    *out = ((const Loop *)obj.u.obj->data)->index0 + (n->op == LA_INDEX);
     return true;
 }
 
@@ -953,18 +964,36 @@ static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, in
     case N_CONST: *out = n->v.u.i; return true;
     case N_BINOP: return int_sum(I, n, f, out, steps);
     case N_FILTER: return int_length(I, n, f, out, steps);
-    case N_GETATTR: v = getattr_of_name(I, n, f); break;
+    case N_GETATTR:
+        if (loop_index_in_place(I, n, f, out)) return true;
+        v = getattr_of_name(I, n, f);
+        break;
     default: v = name_value(I, n, f); break;   /* N_NAME */
     }
     *out = v.u.i;
     return v.type == VT_INT;
 }
 
-/* a + b or a - b, its operands left to right */
+/* a + b - c ...: the left spine's operands left to right, each `+` or `-`
+ * checked as it is done (an operand that is itself a sum recurses). */
+enum { INT_SUM_SPINE_MAX = 16 };
 static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
-    int64_t a, b;
-    if (!int_sum_operand(I, n->a, f, &a, steps) || !int_sum_operand(I, n->b, f, &b, steps)) return false;
-    return n->op == OP_ADD ? !__builtin_add_overflow(a, b, out) : !__builtin_sub_overflow(a, b, out);
+    const Node *spine[INT_SUM_SPINE_MAX];
+    int k = 0;
+    const Node *x = n;
+    while (x->kind == N_BINOP && k < INT_SUM_SPINE_MAX) {   /* (a binop operand of an int sum is one) */
+        spine[k++] = x;
+        x = x->a;
+    }
+    int64_t acc, b;
+    if (!int_sum_operand(I, x, f, &acc, steps)) return false;
+    while (k > 0) {
+        const Node *at = spine[--k];
+        if (!int_sum_operand(I, at->b, f, &b, steps)) return false;
+        if (at->op == OP_ADD ? __builtin_add_overflow(acc, b, &acc) : __builtin_sub_overflow(acc, b, &acc)) return false;
+    }
+    *out = acc;
+    return true;
 }
 
 static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
