@@ -27,18 +27,22 @@ static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL, NULL};
 
 /* loop.index0 and the like, as the interpreter reads them (getattr_of). */
 Value loop_attr(Interp *I, Loop *l, uint8_t id) {
-    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
-    int64_t len = (int64_t)l->items->len, i = l->index0;
-    switch (id) {
+    int64_t i = l->index0;
+    switch (id) {   /* the attributes that need no look-ahead first, answered at once */
     case LA_INDEX0: return v_int(i);
     case LA_INDEX: return v_int(i + 1);
     case LA_FIRST: return v_bool(i == 0);
+    case LA_DEPTH: return v_int(l->depth0 + 1);
+    case LA_DEPTH0: return v_int(l->depth0);
+    default: break;
+    }
+    loop_look_ahead(I, l, id != LA_LAST);
+    int64_t len = (int64_t)l->items->len;
+    switch (id) {
     case LA_LAST: return v_bool(i == len - 1);
     case LA_LENGTH: return v_int(len);
     case LA_REVINDEX: return v_int(len - i);
-    case LA_REVINDEX0: return v_int(len - i - 1);
-    case LA_DEPTH: return v_int(l->depth0 + 1);
-    default: return v_int(l->depth0);
+    default: return v_int(len - i - 1);   /* LA_REVINDEX0 */
     }
 }
 
