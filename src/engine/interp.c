@@ -996,10 +996,73 @@ static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, u
     return true;
 }
 
+/* A name's value when finding it takes no call (false: a global not
+ * resolved yet, a name in a block). */
+static ALWAYS_INLINE bool name_found(const Interp *I, const Node *n, const Frame *f, Value *out) {
+    if (n->op == NAME_TOP_LEVEL) {
+        *out = I->globals[n->sym];
+        return out->type != VT_MISSING;
+    }
+    if (n->op) return false;
+    if (slot_holds(f, n->sym, n->flag, out) || frame_find(f, n->sym, out)) return true;
+    *out = I->globals[n->sym];
+    return out->type != VT_MISSING;
+}
+
+/* An int sum's operand found without a call: an int constant, a name
+ * holding an int, name|length of a list, tuple or dict, loop.index0 or
+ * loop.index of a frame's loop (false: anything else, a sum included). */
+static ALWAYS_INLINE bool int_operand_found(const Interp *I, const Node *n, const Frame *f, int64_t *out,
+                                            uint64_t *steps) {
+    Value v;
+    switch (n->kind) {
+    case N_CONST: *out = n->v.u.i; return true;
+    case N_GETATTR: return loop_index_in_place(I, n, f, out);
+    case N_NAME:
+        if (!name_found(I, n, f, &v) || v.type != VT_INT) return false;
+        *out = v.u.i;
+        return true;
+    case N_FILTER:   /* (|length: the shape says so) */
+        if (n->a->kind != N_NAME || !name_found(I, n->a, f, &v) || v.flags || v.iter ||
+            !(v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
+            return false;
+        *out = (int64_t)(v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len);
+        *steps += 1;
+        return true;
+    default: return false;
+    }
+}
+
+/* The usual int sum ((messages|length - 1) - loop.index0): its operands
+ * all found without a call, so that this makes none (false: int_sum's
+ * turn, from the start; nothing here is seen outside). */
+enum { INT_SUM_FOUND_MAX = 6 };
+static NOINLINE bool int_sum_found(const Interp *I, const Node *n, const Frame *f, int64_t *out, uint64_t *steps) {
+    const Node *spine[INT_SUM_FOUND_MAX];
+    int k = 0;
+    while (n->kind == N_BINOP) {
+        if (k == INT_SUM_FOUND_MAX) return false;
+        spine[k++] = n;
+        n = n->a;
+    }
+    int64_t acc, b;
+    if (!int_operand_found(I, n, f, &acc, steps)) return false;
+    while (k > 0) {
+        const Node *at = spine[--k];
+        if (!int_operand_found(I, at->b, f, &b, steps)) return false;
+        if (at->op == OP_ADD ? __builtin_add_overflow(acc, b, &acc) : __builtin_sub_overflow(acc, b, &acc)) return false;
+    }
+    *out = acc;
+    return true;
+}
+
 static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
     int64_t r;
     uint64_t steps = 0;
-    if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    if (!int_sum_found(I, n, f, &r, &steps)) {
+        steps = 0;
+        if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    }
     rt_step(I->rt, steps);
     set_pos(I, n);   /* (where eval_binop leaves it) */
     return v_int(r);
@@ -1662,10 +1725,9 @@ static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
-    Node *const *stmts = body->v;
-    int count = body->n;
-    for (int i = 0; i < count; i++) {
-        const Node *n = stmts[i];
+    Node *const *next = body->v, *const *end = next + body->n;   /* (pointers: fewer registers than an index) */
+    while (next < end) {
+        const Node *n = *next++;
         Ctl c;
         switch (n->kind) {
         case N_DATA:
@@ -1689,11 +1751,10 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         case N_IF: {
             const NodeList *branch = if_branch(I, n, f);
             if (!branch->n) continue;
-            if (i + 1 == count) {   /* the body's last statement: the branch runs in its place */
-                stmts = branch->v;
-                count = branch->n;
-                i = -1;
-                rt_step(I->rt, (uint64_t)count);
+            if (next == end) {   /* the body's last statement: the branch runs in its place */
+                next = branch->v;
+                end = next + branch->n;
+                rt_step(I->rt, (uint64_t)branch->n);
                 continue;
             }
             c = exec_body(I, branch, f);
@@ -1709,12 +1770,11 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
-            if (n->kind == N_IF_CHAIN && i + 1 == count) {   /* as an N_IF last (a loop's body is often one chain) */
+            if (n->kind == N_IF_CHAIN && next == end) {   /* as an N_IF last (a loop's body is often one chain) */
                 const NodeList *branch = chain_pick(I, n, f);
-                stmts = branch->v;
-                count = branch->n;
-                i = -1;
-                rt_step(I->rt, (uint64_t)count);
+                next = branch->v;
+                end = next + branch->n;
+                rt_step(I->rt, (uint64_t)branch->n);
                 continue;
             }
             c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
