@@ -1108,12 +1108,17 @@ NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
 
 
 
-static NOINLINE Value getattr_of_noinline(Interp *I, const Node *n, Value obj) { return getattr_of(I, n, obj); }
+/* name.attr whose name is a global not resolved yet. */
+static NOINLINE Value getattr_of_unresolved(Interp *I, const Node *n) {
+    Value obj = resolve_global(I, n->sym);
+    return getattr_of(I, n, obj);
+}
 
-/* name.attr: every path leaves by a tail call (see getattr_of). */
+/* name.attr: every path leaves by a tail call (see getattr_of), so that
+ * the usual one saves no registers. */
 NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     Value obj;
-    if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
+    if (!name_bound(I, n, f, &obj)) return getattr_of_unresolved(I, n);
     return getattr_of(I, n, obj);
 }
 
