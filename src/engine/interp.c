@@ -1722,11 +1722,6 @@ static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
 
 
 
-static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
-    const NodeList *branch = chain_pick(I, n, f);
-    return branch->n ? exec_body(I, branch, f) : CTL_NONE;
-}
-
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
@@ -1734,6 +1729,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     while (next < end) {
         const Node *n = *next++;
         Ctl c;
+    dispatch:
         switch (n->kind) {
         case N_DATA:
             I->out->items++;
@@ -1762,6 +1758,11 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
                 rt_step(I->rt, (uint64_t)branch->n);
                 continue;
             }
+            if (branch->n == 1) {   /* one statement: run in place, as its own body would run it */
+                rt_step(I->rt, 1);
+                n = branch->v[0];
+                goto dispatch;
+            }
             c = exec_body(I, branch, f);
             break;
         }
@@ -1782,7 +1783,17 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
                 rt_step(I->rt, (uint64_t)branch->n);
                 continue;
             }
-            c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
+            if (n->kind == N_IF_CHAIN) {
+                const NodeList *branch = chain_pick(I, n, f);
+                if (branch->n == 1) {   /* (as an N_IF's) */
+                    rt_step(I->rt, 1);
+                    n = branch->v[0];
+                    goto dispatch;
+                }
+                c = branch->n ? exec_body(I, branch, f) : CTL_NONE;
+                break;
+            }
+            c = exec_stmt(I, n, f);
             break;
         }
         if (c != CTL_NONE) return c;
