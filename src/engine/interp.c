@@ -1033,25 +1033,26 @@ static ALWAYS_INLINE bool int_operand_found(const Interp *I, const Node *n, cons
     }
 }
 
-/* The usual int sum ((messages|length - 1) - loop.index0): its operands
- * all found without a call, so that this makes none (false: int_sum's
- * turn, from the start; nothing here is seen outside). */
-enum { INT_SUM_FOUND_MAX = 6 };
+/* a + b or a - b into *acc (false: it overflows) */
+static ALWAYS_INLINE bool int_step(uint8_t op, int64_t b, int64_t *acc) {
+    return op == OP_ADD ? !__builtin_add_overflow(*acc, b, acc) : !__builtin_sub_overflow(*acc, b, acc);
+}
+
+/* The usual int sum ((messages|length - 1) - loop.index0): two or three
+ * operands along the left spine, all found without a call, so that this
+ * makes none (false: int_sum's turn, from the start; nothing here is seen
+ * outside). */
 static NOINLINE bool int_sum_found(const Interp *I, const Node *n, const Frame *f, int64_t *out, uint64_t *steps) {
-    const Node *spine[INT_SUM_FOUND_MAX];
-    int k = 0;
-    while (n->kind == N_BINOP) {
-        if (k == INT_SUM_FOUND_MAX) return false;
-        spine[k++] = n;
-        n = n->a;
-    }
+    const Node *inner = n->a;
     int64_t acc, b;
-    if (!int_operand_found(I, n, f, &acc, steps)) return false;
-    while (k > 0) {
-        const Node *at = spine[--k];
-        if (!int_operand_found(I, at->b, f, &b, steps)) return false;
-        if (at->op == OP_ADD ? __builtin_add_overflow(acc, b, &acc) : __builtin_sub_overflow(acc, b, &acc)) return false;
+    if (inner->kind == N_BINOP) {   /* (a ± b) ± c */
+        if (inner->a->kind == N_BINOP || !int_operand_found(I, inner->a, f, &acc, steps) ||
+            !int_operand_found(I, inner->b, f, &b, steps) || !int_step(inner->op, b, &acc))
+            return false;
+    } else if (!int_operand_found(I, inner, f, &acc, steps)) {
+        return false;
     }
+    if (!int_operand_found(I, n->b, f, &b, steps) || !int_step(n->op, b, &acc)) return false;
     *out = acc;
     return true;
 }
