@@ -649,6 +649,25 @@ Value loop_call(Rt *rt, Obj *self, const Args *args) {
 }
 
 /* ---- assignment ---- */
+/* ns.attr = v: the one place a namespace changes, its cached value too.
+ * An attribute it has is replaced in place (as dict_set would). */
+static void namespace_set(Interp *I, Dict *d, Str *attr, Value v) {
+    if (!d->index) {
+        uint32_t h = attr->hash;   /* (attribute names are hashed when parsed) */
+        for (DictEntry *e = d->entries, *end = e + d->len; e < end; e++) {
+            if (e->key.type == VT_STR && (e->key.u.s == attr || (e->hash == h && strs_equal(e->key.u.s, attr)))) {
+                e->val = v;
+                d->json = NULL;
+                goto cached;
+            }
+        }
+    }
+    dict_set(I->rt, d, v_str_of(attr), v);
+cached:;
+    AttrCacheEntry *c = attr_slot(I, d, attr);
+    if (c->dict == d && c->attr == attr) c->v = v;
+}
+
 static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
 static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
     if (target->kind == N_NAME) bind_target(I, f, target, v);
@@ -659,10 +678,8 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     Rt *rt = I->rt;
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
-        if (ns.type == VT_NAMESPACE) {   /* the one place a namespace changes: its cached value too */
-            dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
-            AttrCacheEntry *c = attr_slot(I, ns.u.dict, target->attr);
-            if (c->dict == ns.u.dict && c->attr == target->attr) c->v = v;
+        if (ns.type == VT_NAMESPACE) {
+            namespace_set(I, ns.u.dict, target->attr, v);
             return;
         }
         /* Only a block set gets here with another value (a set tested it
@@ -1057,13 +1074,20 @@ static NOINLINE bool int_sum_found(const Interp *I, const Node *n, const Frame *
     return true;
 }
 
+/* An int sum that int_sum_found leaves: int_sum, else Python's + and -. */
+static NOINLINE Value eval_int_sum_general(Interp *I, const Node *n, Frame *f) {
+    int64_t r;
+    uint64_t steps = 0;
+    if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    rt_step(I->rt, steps);
+    set_pos(I, n);   /* (where eval_binop leaves it) */
+    return v_int(r);
+}
+
 static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
     int64_t r;
     uint64_t steps = 0;
-    if (!int_sum_found(I, n, f, &r, &steps)) {
-        steps = 0;
-        if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
-    }
+    if (!int_sum_found(I, n, f, &r, &steps)) return eval_int_sum_general(I, n, f);
     rt_step(I->rt, steps);
     set_pos(I, n);   /* (where eval_binop leaves it) */
     return v_int(r);
@@ -1476,6 +1500,14 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         return c;
     }
     case N_SET: {
+        if (n->a->kind == N_NSREF && n->flag != SET_ACCUMULATE) {   /* set ns.x = value: ns found once */
+            Value ns = lookup(I, f, n->a->sym);
+            if (ns.type != VT_NAMESPACE) namespace_targets(I, n, n->a, f);   /* (raises) */
+            Value v = operand(I, n->b, f);
+            set_pos(I, n);
+            namespace_set(I, ns.u.dict, n->a->attr, v);
+            return CTL_NONE;
+        }
         if (n->a->kind == N_NSREF || n->a->kind == N_TUPLE) namespace_targets(I, n, n->a, f);
         if (n->flag == SET_ACCUMULATE && accumulate(I, n, f)) return CTL_NONE;
         Value v = operand(I, n->b, f);
