@@ -16,7 +16,8 @@ step aside:
   Undefined, a dict or a str's |length), overflow past 64 bits at each step,
   a `loop` that is no loop (a context variable, a macro parameter, a dict,
   a namespace, a name set in the loop), |length of a generator and a view,
-  a raise inside a sum.
+  a raise inside a sum; loop.index0 and loop.index compared with ==, !=, <,
+  >, >= (also read in place), with a `loop` that is no loop there.
 
 No expected output is stored: tests/run_tests.sh renders every row with the
 reference and with chatfmt and compares. Add rows at the END of a list so
@@ -81,6 +82,15 @@ EDGE_ROWS = [
     # a raise inside a sum: its position and message
     ("{% for x in xs %}\n{{ loop.index0 + (x|length) }}{% endfor %}", {"xs": [[1], 3]}),   # raises
     ("{% for x in xs %}{{ loop.index0 + 1 }}{{ loop.index0 - loop.foo }}{% endfor %}", {"xs": [1]}),   # raises
+    # loop.index0 and loop.index compared (read in place too), and a `loop` that is no loop there
+    ("{% set ns = namespace(last=1) %}{% for x in xs %}{% if loop.index0 > ns.last %}>{% elif loop.index >= 2 %}="
+     "{% endif %}{% if loop.index0 == 0 %}0{% endif %}{% if loop.index != 3 %}n{% endif %}"
+     "{% if loop.index0 < 1.5 %}f{% endif %};{% endfor %}", {"xs": [1, 2, 3, 4]}),
+    ("{% macro m(loop) %}{% if loop.index0 > 1 %}a{% endif %}{% if loop.index0 == 5 %}b{% endif %}{% endmacro %}"
+     "{{ m({'index0': 5}) }}{{ m({'index0': 1}) }}{% for y in [0, 1, 2] %}{{ m(loop) }}{% endfor %}", {}),
+    ("{% macro m(loop) %}{% if loop.index0 > 1 %}a{% endif %}{% endmacro %}{{ m({'index0': 'x'}) }}", {}),   # raises
+    ("{% if loop.index0 > 1 %}a{% endif %}{% if loop.index == 2 %}b{% endif %}", {"loop": {"index0": 3, "index": 2}}),
+    ("{% for x in xs %}{% if loop.index0 > none_value %}a{% endif %}{% endfor %}", {"xs": [1], "none_value": None}),   # raises
 ]
 
 

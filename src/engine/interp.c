@@ -964,17 +964,6 @@ static ALWAYS_INLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t
     return true;
 }
 
-/* loop.index0 or loop.index read from the Loop itself when `loop` is
- * bound in a frame to a loop (else false: the usual name.attr path). */
-static ALWAYS_INLINE bool loop_index_in_place(const Interp *I, const Node *n, const Frame *f, int64_t *out) {
-    Value obj;
-    if ((n->op != LA_INDEX0 && n->op != LA_INDEX) || n->simple == GA_NAME_TOP || !name_bound(I, n, f, &obj) ||
-        obj.type != VT_OBJECT || obj.u.obj->type != &LOOP_TYPE)
-        return false;
-    *out = ((const Loop *)obj.u.obj->data)->index0 + (n->op == LA_INDEX);
-    return true;
-}
-
 static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
     Value v;
     switch (n->kind) {

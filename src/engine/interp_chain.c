@@ -141,8 +141,11 @@ NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
 }
 
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a;   /* m.role, looked up here rather than by a call */
-    Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
+    const Node *a = n->a;   /* m.role, looked up here rather than by a call; loop.index0 read in place */
+    int64_t index;
+    Value left = a->kind == N_GETATTR && a->simple
+                     ? (loop_index_in_place(I, a, f, &index) ? v_int(index) : getattr_of_name_inline(I, a, f))
+                     : operand(I, a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
     if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
     set_pos(I, n);
@@ -152,7 +155,8 @@ static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
 /* One comparison other than ==/!= (loop.index0 > ns.last, 'x' in s): as
  * eval_compare_chain, ints compared in place. */
 NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
-    Value left = operand(I, n->a, f);
+    int64_t index;   /* loop.index0 > ns.last: the index without a call */
+    Value left = n->a->kind == N_GETATTR && loop_index_in_place(I, n->a, f, &index) ? v_int(index) : operand(I, n->a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
     set_pos(I, n);
     if (left.type == VT_INT && right.type == VT_INT) {
