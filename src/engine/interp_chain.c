@@ -386,5 +386,27 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
     return branch;
 }
 
-/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
-NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+static NOINLINE const NodeList *chain_pick_walk(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+
+/* (Out of line: the chain's memo and dispatch stay out of exec_body's
+ * frame.) A branch E's value decides, E's dict in its slot and its key a
+ * known one, is taken here without a call (chain_branch's first case);
+ * anything else goes to chain_branch, which looks again from the start
+ * (nothing here is seen but the position, which it sets the same). */
+NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) {
+    const ChainGuards *g = n->guards;
+    Value obj, e;
+    if (g && !I->autoescape) {
+        const Node *a = g->operand, *ga = a->a;
+        if (ga->simple == GA_NAME && (ga->flag & GA_KEY_KNOWN) && slot_holds(f, ga->sym, ga->a->flag, &obj) &&
+            obj.type == VT_DICT && known_key_get(obj.u.dict, ga->attr, ga->v, &e)) {
+            set_pos(I, a);
+            FilterMemo *m = filter_memo_hit(I, a, e);
+            if (m && m->decided_for == n) {
+                rt_step(I->rt, m->steps + m->decided_steps);
+                return m->decided;
+            }
+        }
+    }
+    return chain_pick_walk(I, n, f);
+}
