@@ -1691,7 +1691,8 @@ static ALWAYS_INLINE void output_sum_pieces(Interp *I, const Node *n, Frame *f, 
             if (out->len - mark > I->rt->lim.max_string) joined_too_long(I, plan, j - run + 1, out->len - mark);
             continue;
         }
-        Value b = operand(I, at->b, f);
+        const Node *x = at->b;   /* (m.role: looked up here, not by a call) */
+        Value b = x->kind == N_GETATTR && x->simple ? getattr_of_name_inline(I, x, f) : operand(I, x, f);
         set_pos(I, at);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
@@ -1790,7 +1791,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         }
         case N_SET:
             if (n->a->kind == N_NAME) {   /* set x = value: as exec_stmt, without entering it */
-                Value v = operand(I, n->b, f);
+                Value v = n->b->kind == N_GETATTR && n->b->simple ? getattr_of_name_inline(I, n->b, f) : operand(I, n->b, f);
                 set_pos(I, n);
                 bind_target(I, f, n->a, v);
                 continue;

@@ -383,7 +383,7 @@ static inline bool plain_test(const Node *test) {             /* x is defined */
 }
 
 static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
-    Value v = operand(I, n, f);
+    Value v = n->kind == N_GETATTR && n->simple ? getattr_of_name_inline(I, n, f) : operand(I, n, f);
     switch (v.type) {   /* the usual `if x`, without a call */
     case VT_STR: return v.u.s->len != 0;
     case VT_NONE: case VT_UNDEFINED: return false;
