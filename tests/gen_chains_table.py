@@ -40,7 +40,10 @@ interp.c: IfMemo). Each row checks that doing so changes nothing Jinja2 shows:
   an unguarded test first, two chains on one operand deciding differently,
   values that stop being strs or names that stop holding dicts part way,
   autoescape, a decided branch with break/continue as its body's last
-  statement, and the else branch decided with and without an else body.
+  statement, and the else branch decided with and without an else body;
+  the same decided by a known key (role, read in place: interp_chain.c,
+  chain_pick) in dicts big enough to be hashed, a top-level name, a loop
+  variable set over in the body, a macro parameter, under autoescape.
 - chains-equal-NNN: `m.r == 'const'` on strs of the lengths compared as two
   words (4 to 8 bytes), equal but for one byte anywhere, and on other types;
   the same test as the parser marks it (CMP_ATTR_STR) on names that hold no
@@ -291,6 +294,24 @@ DECIDED_ROWS = [
      "{% else %}{{ m.i }},{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'x' %}{% elif m.r|lower == 'z' %}"
      "z{% endif %}{% endfor %}|{% for m in ms %}{% if m.r|lower == 'x' %}x{% elif m.r|lower == 'z' %}z{% else %}"
      "{% endif %}{% endfor %}", DECIDED_MS),
+    # decided by a known key (role) read in place: dicts big enough to be hashed, a top-level
+    # name, a loop variable set over in the body, a macro parameter, autoescape around it
+    ("{% for m in ms %}{% if m.role|lower == 'user' %}u{% elif m.role|lower == 'tool' %}t{% else %}-{% endif %}"
+     "{% endfor %}", {"ms": [{"role": "User"}, {"role": "user"}, {"role": "TOOL"},
+                            dict({"role": "user"}, **{"k%d" % i: i for i in range(12)}),
+                            dict({"role": "tool"}, **{"k%d" % i: i for i in range(12)}), {"role": "user"},
+                            {"content": "x"}, {"role": "tool"}]}),
+    ("{% for x in [1, 2, 3] %}{% if m.role|lower == 'user' %}u{% elif m.role|lower == 'tool' %}t{% endif %}"
+     "{% endfor %}", {"m": {"role": "USER"}}),
+    ("{% for m in ms %}{% if m.role|lower == 'user' %}u{% elif m.role|lower == 'tool' %}t{% endif %}"
+     "{% set m = {'role': 'tool'} %}{% if m.role|lower == 'user' %}U{% elif m.role|lower == 'tool' %}T{% endif %};"
+     "{% endfor %}", {"ms": [{"role": "user"}, {"role": "user"}, {"role": "tool"}]}),
+    ("{% macro c(m) %}{% if m.role|lower == 'user' %}u{% elif m.role|lower == 'tool' %}t{% else %}-{% endif %}"
+     "{% endmacro %}{% for m in ms %}{{ c(m) }}{{ c(m) }}{% endfor %}",
+     {"ms": [{"role": "user"}, {"role": "Tool"}, {"role": "x"}, {"role": "user"}]}),
+    ("{% for m in ms %}{% if m.role|lower == 'user' %}u{% elif m.role|lower == 'tool' %}t{% endif %}{% endfor %}"
+     "{% autoescape true %}{% for m in ms %}{% if m.role|lower == 'user' %}<{% elif m.role|lower == 'tool' %}&"
+     "{% endif %}{% endfor %}{% endautoescape %}", {"ms": [{"role": "user"}, {"role": "user"}, {"role": "tool"}]}),
 ]
 
 

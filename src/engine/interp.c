@@ -649,6 +649,25 @@ Value loop_call(Rt *rt, Obj *self, const Args *args) {
 }
 
 /* ---- assignment ---- */
+/* ns.attr = v: the one place a namespace changes, its cached value too.
+ * An attribute it has is replaced in place (as dict_set would). */
+static void namespace_set(Interp *I, Dict *d, Str *attr, Value v) {
+    if (!d->index) {
+        uint32_t h = attr->hash;   /* (attribute names are hashed when parsed) */
+        for (DictEntry *e = d->entries, *end = e + d->len; e < end; e++) {
+            if (e->key.type == VT_STR && (e->key.u.s == attr || (e->hash == h && strs_equal(e->key.u.s, attr)))) {
+                e->val = v;
+                d->json = NULL;
+                goto cached;
+            }
+        }
+    }
+    dict_set(I->rt, d, v_str_of(attr), v);
+cached:;
+    AttrCacheEntry *c = attr_slot(I, d, attr);
+    if (c->dict == d && c->attr == attr) c->v = v;
+}
+
 static void unpack_assign_slow(Interp *I, const Node *target, Value v, Frame *f);
 static inline void unpack_assign(Interp *I, const Node *target, Value v, Frame *f) {
     if (target->kind == N_NAME) bind_target(I, f, target, v);
@@ -659,10 +678,8 @@ static NOINLINE void unpack_assign_slow(Interp *I, const Node *target, Value v, 
     Rt *rt = I->rt;
     if (target->kind == N_NSREF) {
         Value ns = lookup(I, f, target->sym);
-        if (ns.type == VT_NAMESPACE) {   /* the one place a namespace changes: its cached value too */
-            dict_set(rt, ns.u.dict, v_str_of(target->attr), v);
-            AttrCacheEntry *c = attr_slot(I, ns.u.dict, target->attr);
-            if (c->dict == ns.u.dict && c->attr == target->attr) c->v = v;
+        if (ns.type == VT_NAMESPACE) {
+            namespace_set(I, ns.u.dict, target->attr, v);
             return;
         }
         /* Only a block set gets here with another value (a set tested it
@@ -939,8 +956,8 @@ static NOINLINE Value eval_binop(Interp *I, const Node *n, Frame *f) {
 static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps);
 
 /* x|length of a list, tuple or dict (else false) */
-static NOINLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
-    Value v = operand(I, n->a, f);
+static ALWAYS_INLINE bool int_length(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
+    Value v = n->a->kind == N_NAME ? name_value(I, n->a, f) : operand(I, n->a, f);
     if (v.flags || v.iter || !(v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT)) return false;
     *out = (int64_t)(v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len);
     *steps += 1;   /* (as eval_filter charges it) */
@@ -953,24 +970,113 @@ static ALWAYS_INLINE bool int_sum_operand(Interp *I, const Node *n, Frame *f, in
     case N_CONST: *out = n->v.u.i; return true;
     case N_BINOP: return int_sum(I, n, f, out, steps);
     case N_FILTER: return int_length(I, n, f, out, steps);
-    case N_GETATTR: v = getattr_of_name(I, n, f); break;
+    case N_GETATTR:
+        if (loop_index_in_place(I, n, f, out)) return true;
+        v = getattr_of_name(I, n, f);
+        break;
     default: v = name_value(I, n, f); break;   /* N_NAME */
     }
     *out = v.u.i;
     return v.type == VT_INT;
 }
 
-/* a + b or a - b, its operands left to right */
+/* a + b - c ...: the left spine's operands left to right, each `+` or `-`
+ * checked as it is done (an operand that is itself a sum recurses). */
+enum { INT_SUM_SPINE_MAX = 16 };
 static NOINLINE bool int_sum(Interp *I, const Node *n, Frame *f, int64_t *out, uint64_t *steps) {
-    int64_t a, b;
-    if (!int_sum_operand(I, n->a, f, &a, steps) || !int_sum_operand(I, n->b, f, &b, steps)) return false;
-    return n->op == OP_ADD ? !__builtin_add_overflow(a, b, out) : !__builtin_sub_overflow(a, b, out);
+    const Node *spine[INT_SUM_SPINE_MAX];
+    int k = 0;
+    const Node *x = n;
+    while (x->kind == N_BINOP && k < INT_SUM_SPINE_MAX) {   /* (a binop operand of an int sum is one) */
+        spine[k++] = x;
+        x = x->a;
+    }
+    int64_t acc, b;
+    if (!int_sum_operand(I, x, f, &acc, steps)) return false;
+    while (k > 0) {
+        const Node *at = spine[--k];
+        if (!int_sum_operand(I, at->b, f, &b, steps)) return false;
+        if (at->op == OP_ADD ? __builtin_add_overflow(acc, b, &acc) : __builtin_sub_overflow(acc, b, &acc)) return false;
+    }
+    *out = acc;
+    return true;
+}
+
+/* A name's value when finding it takes no call (false: a global not
+ * resolved yet, a name in a block). */
+static ALWAYS_INLINE bool name_found(const Interp *I, const Node *n, const Frame *f, Value *out) {
+    if (n->op == NAME_TOP_LEVEL) {
+        *out = I->globals[n->sym];
+        return out->type != VT_MISSING;
+    }
+    if (n->op) return false;
+    if (slot_holds(f, n->sym, n->flag, out) || frame_find(f, n->sym, out)) return true;
+    *out = I->globals[n->sym];
+    return out->type != VT_MISSING;
+}
+
+/* An int sum's operand found without a call: an int constant, a name
+ * holding an int, name|length of a list, tuple or dict, loop.index0 or
+ * loop.index of a frame's loop (false: anything else, a sum included). */
+static ALWAYS_INLINE bool int_operand_found(const Interp *I, const Node *n, const Frame *f, int64_t *out,
+                                            uint64_t *steps) {
+    Value v;
+    switch (n->kind) {
+    case N_CONST: *out = n->v.u.i; return true;
+    case N_GETATTR: return loop_index_in_place(I, n, f, out);
+    case N_NAME:
+        if (!name_found(I, n, f, &v) || v.type != VT_INT) return false;
+        *out = v.u.i;
+        return true;
+    case N_FILTER:   /* (|length: the shape says so) */
+        if (n->a->kind != N_NAME || !name_found(I, n->a, f, &v) || v.flags || v.iter ||
+            !(v.type == VT_LIST || v.type == VT_TUPLE || v.type == VT_DICT))
+            return false;
+        *out = (int64_t)(v.type == VT_DICT ? dict_len(v.u.dict) : v.u.list->len);
+        *steps += 1;
+        return true;
+    default: return false;
+    }
+}
+
+/* a + b or a - b into *acc (false: it overflows) */
+static ALWAYS_INLINE bool int_step(uint8_t op, int64_t b, int64_t *acc) {
+    return op == OP_ADD ? !__builtin_add_overflow(*acc, b, acc) : !__builtin_sub_overflow(*acc, b, acc);
+}
+
+/* The usual int sum ((messages|length - 1) - loop.index0): two or three
+ * operands along the left spine, all found without a call, so that this
+ * makes none (false: int_sum's turn, from the start; nothing here is seen
+ * outside). */
+static NOINLINE bool int_sum_found(const Interp *I, const Node *n, const Frame *f, int64_t *out, uint64_t *steps) {
+    const Node *inner = n->a;
+    int64_t acc, b;
+    if (inner->kind == N_BINOP) {   /* (a ± b) ± c */
+        if (inner->a->kind == N_BINOP || !int_operand_found(I, inner->a, f, &acc, steps) ||
+            !int_operand_found(I, inner->b, f, &b, steps) || !int_step(inner->op, b, &acc))
+            return false;
+    } else if (!int_operand_found(I, inner, f, &acc, steps)) {
+        return false;
+    }
+    if (!int_operand_found(I, n->b, f, &b, steps) || !int_step(n->op, b, &acc)) return false;
+    *out = acc;
+    return true;
+}
+
+/* An int sum that int_sum_found leaves: int_sum, else Python's + and -. */
+static NOINLINE Value eval_int_sum_general(Interp *I, const Node *n, Frame *f) {
+    int64_t r;
+    uint64_t steps = 0;
+    if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    rt_step(I->rt, steps);
+    set_pos(I, n);   /* (where eval_binop leaves it) */
+    return v_int(r);
 }
 
 static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
     int64_t r;
     uint64_t steps = 0;
-    if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
+    if (!int_sum_found(I, n, f, &r, &steps)) return eval_int_sum_general(I, n, f);
     rt_step(I->rt, steps);
     set_pos(I, n);   /* (where eval_binop leaves it) */
     return v_int(r);
@@ -1016,12 +1122,17 @@ NOINLINE Value getattr_of_rest(Interp *I, const Node *n, Value obj) {
 
 
 
-static NOINLINE Value getattr_of_noinline(Interp *I, const Node *n, Value obj) { return getattr_of(I, n, obj); }
+/* name.attr whose name is a global not resolved yet. */
+static NOINLINE Value getattr_of_unresolved(Interp *I, const Node *n) {
+    Value obj = resolve_global(I, n->sym);
+    return getattr_of(I, n, obj);
+}
 
-/* name.attr: every path leaves by a tail call (see getattr_of). */
+/* name.attr: every path leaves by a tail call (see getattr_of), so that
+ * the usual one saves no registers. */
 NOINLINE Value getattr_of_name(Interp *I, const Node *n, Frame *f) {
     Value obj;
-    if (!name_bound(I, n, f, &obj)) return getattr_of_noinline(I, n, lookup_top(I, n->sym));
+    if (!name_bound(I, n, f, &obj)) return getattr_of_unresolved(I, n);
     return getattr_of(I, n, obj);
 }
 
@@ -1378,6 +1489,14 @@ static NOINLINE Ctl exec_stmt(Interp *I, const Node *n, Frame *f) {
         return c;
     }
     case N_SET: {
+        if (n->a->kind == N_NSREF && n->flag != SET_ACCUMULATE) {   /* set ns.x = value: ns found once */
+            Value ns = lookup(I, f, n->a->sym);
+            if (ns.type != VT_NAMESPACE) namespace_targets(I, n, n->a, f);   /* (raises) */
+            Value v = operand(I, n->b, f);
+            set_pos(I, n);
+            namespace_set(I, ns.u.dict, n->a->attr, v);
+            return CTL_NONE;
+        }
         if (n->a->kind == N_NSREF || n->a->kind == N_TUPLE) namespace_targets(I, n, n->a, f);
         if (n->flag == SET_ACCUMULATE && accumulate(I, n, f)) return CTL_NONE;
         Value v = operand(I, n->b, f);
@@ -1572,7 +1691,8 @@ static ALWAYS_INLINE void output_sum_pieces(Interp *I, const Node *n, Frame *f, 
             if (out->len - mark > I->rt->lim.max_string) joined_too_long(I, plan, j - run + 1, out->len - mark);
             continue;
         }
-        Value b = operand(I, at->b, f);
+        const Node *x = at->b;   /* (m.role: looked up here, not by a call) */
+        Value b = x->kind == N_GETATTR && x->simple ? getattr_of_name_inline(I, x, f) : operand(I, x, f);
         set_pos(I, at);
         if (!plain_str(b)) {   /* the text so far becomes the left operand */
             Value acc = v_str(I->rt, out->p + mark, out->len - mark);
@@ -1625,19 +1745,14 @@ static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
 
 
 
-static NOINLINE Ctl exec_chain(Interp *I, const Node *n, Frame *f) {
-    const NodeList *branch = chain_pick(I, n, f);
-    return branch->n ? exec_body(I, branch, f) : CTL_NONE;
-}
-
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
-    Node *const *stmts = body->v;
-    int count = body->n;
-    for (int i = 0; i < count; i++) {
-        const Node *n = stmts[i];
+    Node *const *next = body->v, *const *end = next + body->n;   /* (pointers: fewer registers than an index) */
+    while (next < end) {
+        const Node *n = *next++;
         Ctl c;
+    dispatch:
         switch (n->kind) {
         case N_DATA:
             I->out->items++;
@@ -1660,19 +1775,23 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         case N_IF: {
             const NodeList *branch = if_branch(I, n, f);
             if (!branch->n) continue;
-            if (i + 1 == count) {   /* the body's last statement: the branch runs in its place */
-                stmts = branch->v;
-                count = branch->n;
-                i = -1;
-                rt_step(I->rt, (uint64_t)count);
+            if (next == end) {   /* the body's last statement: the branch runs in its place */
+                next = branch->v;
+                end = next + branch->n;
+                rt_step(I->rt, (uint64_t)branch->n);
                 continue;
+            }
+            if (branch->n == 1) {   /* one statement: run in place, as its own body would run it */
+                rt_step(I->rt, 1);
+                n = branch->v[0];
+                goto dispatch;
             }
             c = exec_body(I, branch, f);
             break;
         }
         case N_SET:
             if (n->a->kind == N_NAME) {   /* set x = value: as exec_stmt, without entering it */
-                Value v = operand(I, n->b, f);
+                Value v = n->b->kind == N_GETATTR && n->b->simple ? getattr_of_name_inline(I, n->b, f) : operand(I, n->b, f);
                 set_pos(I, n);
                 bind_target(I, f, n->a, v);
                 continue;
@@ -1680,15 +1799,24 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
             c = exec_stmt(I, n, f);
             break;
         default:
-            if (n->kind == N_IF_CHAIN && i + 1 == count) {   /* as an N_IF last (a loop's body is often one chain) */
+            if (n->kind == N_IF_CHAIN && next == end) {   /* as an N_IF last (a loop's body is often one chain) */
                 const NodeList *branch = chain_pick(I, n, f);
-                stmts = branch->v;
-                count = branch->n;
-                i = -1;
-                rt_step(I->rt, (uint64_t)count);
+                next = branch->v;
+                end = next + branch->n;
+                rt_step(I->rt, (uint64_t)branch->n);
                 continue;
             }
-            c = n->kind == N_IF_CHAIN ? exec_chain(I, n, f) : exec_stmt(I, n, f);
+            if (n->kind == N_IF_CHAIN) {
+                const NodeList *branch = chain_pick(I, n, f);
+                if (branch->n == 1) {   /* (as an N_IF's) */
+                    rt_step(I->rt, 1);
+                    n = branch->v[0];
+                    goto dispatch;
+                }
+                c = branch->n ? exec_body(I, branch, f) : CTL_NONE;
+                break;
+            }
+            c = exec_stmt(I, n, f);
             break;
         }
         if (c != CTL_NONE) return c;

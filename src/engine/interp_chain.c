@@ -5,6 +5,7 @@
  * calls into it is interp.c; what the two share is interp_internal.h. */
 #include "interp_internal.h"
 #include "lexer.h"
+#include "operators.h"
 
 /* The truth of an expression where only its truth matters (if, inline if,
  * not): `a and b` is true exactly when both are, so no Value is built and
@@ -141,8 +142,11 @@ NOINLINE bool cond_equality_in_chain(Interp *I, const Node *n, Frame *f) {
 }
 
 static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
-    const Node *a = n->a;   /* m.role, looked up here rather than by a call */
-    Value left = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
+    const Node *a = n->a;   /* m.role, looked up here rather than by a call; loop.index0 read in place */
+    int64_t index;
+    Value left = a->kind == N_GETATTR && a->simple
+                     ? (loop_index_in_place(I, a, f, &index) ? v_int(index) : getattr_of_name_inline(I, a, f))
+                     : operand(I, a, f);
     Value right = n->flag ? n->v : operand(I, n->b, f);
     if (left.type == VT_STR && right.type == VT_STR) return strs_equal(left.u.s, right.u.s) == (n->op == OP_EQ);
     set_pos(I, n);
@@ -152,9 +156,12 @@ static NOINLINE bool cond_equality_slow(Interp *I, const Node *n, Frame *f) {
 /* One comparison other than ==/!= (loop.index0 > ns.last, 'x' in s): as
  * eval_compare_chain, ints compared in place. */
 NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
-    Value left = operand(I, n->a, f);
-    Value right = n->flag ? n->v : operand(I, n->b, f);
+    int64_t index;   /* loop.index0 > ns.last: the index without a call */
+    Value left = n->a->kind == N_GETATTR && loop_index_in_place(I, n->a, f, &index) ? v_int(index) : operand(I, n->a, f);
+    const Node *b = n->b;   /* (ns.last: looked up here, not by a call) */
+    Value right = n->flag ? n->v : b->kind == N_GETATTR && b->simple ? getattr_of_name_inline(I, b, f) : operand(I, b, f);
     set_pos(I, n);
+    if (n->op == OP_IN && left.type == VT_STR && right.type == VT_STR) return py_str_contains(I->rt, right.u.s, left.u.s);
     if (left.type == VT_INT && right.type == VT_INT) {
         int64_t x = left.u.i, y = right.u.i;
         switch (n->op) {
@@ -170,7 +177,8 @@ NOINLINE bool cond_comparison(Interp *I, const Node *n, Frame *f) {
 
 NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
     static const Args no_args = {0, NULL, 0, NULL, NULL};
-    Value v = operand(I, n->a, f);
+    const Node *a = n->a;   /* message.content is string: the attribute looked up here, not by a call */
+    Value v = a->kind == N_GETATTR && a->simple ? getattr_of_name_inline(I, a, f) : operand(I, a, f);
     bool holds;
     switch (n->op) {   /* a type test without arguments cannot fail */
     case TYPE_TEST_DEFINED: holds = v.type != VT_UNDEFINED && v.type != VT_MISSING; break;
@@ -188,16 +196,30 @@ NOINLINE bool cond_test(Interp *I, const Node *n, Frame *f) {
 
 /* The right side of and/or (the parser right-nests a chain) is taken in
  * the same call: `a or (b and not c) or d` recurses only into its parts. */
+/* An operand of and/or/not: loop.first and loop.last of a frame's loop
+ * (`loop.first or ...`, `not loop.last`) answered from the loop in place. */
+static ALWAYS_INLINE bool cond_operand(Interp *I, const Node *n, Frame *f) {
+    Value obj;
+    if (n->kind == N_GETATTR && (n->op == LA_FIRST || n->op == LA_LAST) && n->simple == GA_NAME &&
+        name_bound(I, n, f, &obj) && obj.type == VT_OBJECT && obj.u.obj->type == &LOOP_TYPE) {
+        Loop *l = obj.u.obj->data;
+        if (n->op == LA_FIRST) return l->index0 == 0;
+        loop_look_ahead(I, l, false);   /* (as loop_attr: what it found is kept) */
+        return l->index0 == (int64_t)l->items->len - 1;
+    }
+    return cond(I, n, f);
+}
+
 NOINLINE bool cond_logic(Interp *I, const Node *n, Frame *f) {
     stack_check(I);
     for (;;) {
         switch (n->kind) {
-        case N_NOT: return !cond(I, n->a, f);
+        case N_NOT: return !cond_operand(I, n->a, f);
         case N_AND:
             if (!cond(I, n->a, f)) return false;
             break;
         case N_OR:
-            if (cond(I, n->a, f)) return true;
+            if (cond_operand(I, n->a, f)) return true;
             break;
         default: return cond(I, n, f);
         }
@@ -382,5 +404,27 @@ static ALWAYS_INLINE const NodeList *chain_branch(Interp *I, const Node *n, Fram
     return branch;
 }
 
-/* (Out of line: the chain's memo and dispatch stay out of exec_body's frame.) */
-NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+static NOINLINE const NodeList *chain_pick_walk(Interp *I, const Node *n, Frame *f) { return chain_branch(I, n, f); }
+
+/* (Out of line: the chain's memo and dispatch stay out of exec_body's
+ * frame.) A branch E's value decides, E's dict in its slot and its key a
+ * known one, is taken here without a call (chain_branch's first case);
+ * anything else goes to chain_branch, which looks again from the start
+ * (nothing here is seen but the position, which it sets the same). */
+NOINLINE const NodeList *chain_pick(Interp *I, const Node *n, Frame *f) {
+    const ChainGuards *g = n->guards;
+    Value obj, e;
+    if (g && !I->autoescape) {
+        const Node *a = g->operand, *ga = a->a;
+        if (ga->simple == GA_NAME && (ga->flag & GA_KEY_KNOWN) && slot_holds(f, ga->sym, ga->a->flag, &obj) &&
+            obj.type == VT_DICT && known_key_get(obj.u.dict, ga->attr, ga->v, &e)) {
+            set_pos(I, a);
+            FilterMemo *m = filter_memo_hit(I, a, e);
+            if (m && m->decided_for == n) {
+                rt_step(I->rt, m->steps + m->decided_steps);
+                return m->decided;
+            }
+        }
+    }
+    return chain_pick_walk(I, n, f);
+}

@@ -326,6 +326,18 @@ static ALWAYS_INLINE bool name_bound(const Interp *I, const Node *n, const Frame
     return obj->type != VT_MISSING;
 }
 
+/* loop.index0 or loop.index (a name.attr) read from the Loop itself when
+ * `loop` is bound in a frame to a loop (else false: the usual name.attr
+ * path). */
+static ALWAYS_INLINE bool loop_index_in_place(const Interp *I, const Node *n, const Frame *f, int64_t *out) {
+    Value obj;
+    if ((n->op != LA_INDEX0 && n->op != LA_INDEX) || n->simple != GA_NAME || !name_bound(I, n, f, &obj) ||
+        obj.type != VT_OBJECT || obj.u.obj->type != &LOOP_TYPE)
+        return false;
+    *out = ((const Loop *)obj.u.obj->data)->index0 + (n->op == LA_INDEX);
+    return true;
+}
+
 /* name[loop.index0 ± k] (GI_LOOP_OFFSET) when the name holds a plain list
  * or tuple, `loop` is a loop and the index is in range: the item, read as
  * eval_getitem reads it after the int sum (whose position it leaves).
@@ -371,7 +383,7 @@ static inline bool plain_test(const Node *test) {             /* x is defined */
 }
 
 static ALWAYS_INLINE bool cond_value(Interp *I, const Node *n, Frame *f) {
-    Value v = operand(I, n, f);
+    Value v = n->kind == N_GETATTR && n->simple ? getattr_of_name_inline(I, n, f) : operand(I, n, f);
     switch (v.type) {   /* the usual `if x`, without a call */
     case VT_STR: return v.u.s->len != 0;
     case VT_NONE: case VT_UNDEFINED: return false;

@@ -26,19 +26,27 @@ static Value loop_changed(Rt *rt, Obj *self, const Args *args) {
 static const ObjType LOOP_CHANGED = {"method", NULL, loop_changed, NULL, NULL};
 
 /* loop.index0 and the like, as the interpreter reads them (getattr_of). */
-Value loop_attr(Interp *I, Loop *l, uint8_t id) {
-    if (id == LA_LAST || id == LA_LENGTH || id == LA_REVINDEX || id == LA_REVINDEX0) loop_look_ahead(I, l, id != LA_LAST);
+/* loop.last, .length, .revindex and .revindex0: what they need looked ahead first. */
+static NOINLINE Value loop_attr_ahead(Interp *I, Loop *l, uint8_t id) {
+    loop_look_ahead(I, l, id != LA_LAST);
     int64_t len = (int64_t)l->items->len, i = l->index0;
     switch (id) {
-    case LA_INDEX0: return v_int(i);
-    case LA_INDEX: return v_int(i + 1);
-    case LA_FIRST: return v_bool(i == 0);
     case LA_LAST: return v_bool(i == len - 1);
     case LA_LENGTH: return v_int(len);
     case LA_REVINDEX: return v_int(len - i);
-    case LA_REVINDEX0: return v_int(len - i - 1);
+    default: return v_int(len - i - 1);   /* LA_REVINDEX0 */
+    }
+}
+
+Value loop_attr(Interp *I, Loop *l, uint8_t id) {
+    int64_t i = l->index0;
+    switch (id) {   /* the attributes that need no look-ahead answered here, with no call */
+    case LA_INDEX0: return v_int(i);
+    case LA_INDEX: return v_int(i + 1);
+    case LA_FIRST: return v_bool(i == 0);
     case LA_DEPTH: return v_int(l->depth0 + 1);
-    default: return v_int(l->depth0);
+    case LA_DEPTH0: return v_int(l->depth0);
+    default: return loop_attr_ahead(I, l, id);
     }
 }
 

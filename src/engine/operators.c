@@ -220,11 +220,7 @@ bool py_contains(Rt *rt, Value item, Value container) {
     case VT_STR: {
         if (item.type != VT_STR)   /* an Undefined too: str.__contains__ refuses it */
             rt_throw(rt, CF_ERR_TYPE, "'in <string>' requires string as left operand, not %s", v_type_name(item));
-        Str *h = container.u.s, *nd = item.u.s;
-        if (nd->len == 0) return true;
-        if (nd->len > h->len) return false;
-        rt_step(rt, h->len / 256);
-        return cf_memmem(h->data, h->len, nd->data, nd->len) != NULL;
+        return py_str_contains(rt, container.u.s, item.u.s);
     }
     case VT_LIST: case VT_TUPLE: {
         const List *l = v_iterate(rt, container);

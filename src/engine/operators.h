@@ -35,6 +35,13 @@ static inline Value py_str_concat(Rt *rt, Value a, Value b) {
 Value py_binop(Rt *rt, uint8_t op, Value a, Value b);
 /* item in container. */
 bool py_contains(Rt *rt, Value item, Value container);
+/* needle in hay, two strs ('</think>' in content): py_contains's str case. */
+static inline bool py_str_contains(Rt *rt, const Str *hay, const Str *needle) {
+    if (needle->len == 0) return true;
+    if (needle->len > hay->len) return false;
+    rt_step(rt, hay->len / 256);
+    return cf_memmem(hay->data, hay->len, needle->data, needle->len) != NULL;
+}
 /* obj[start:stop:step], each VT_MISSING when absent. folded: the slice was
  * constant-folded through the sandbox's getitem, which turns a TypeError
  * into an Undefined. */
