@@ -54,6 +54,7 @@ struct cf_builder {
      * opened at a depth below quick_depth (max_json_depth, or the open
      * stack's last level when less): see quick_bounds. */
     size_t small_items, quick_depth;
+    size_t carve_max;   /* the longest string carved (see carve_str) */
     OpenContainer open_inline[OPEN_INLINE];
     StrCarver carver;
     /* Short strings already made (keys mostly: "role", "content"...): one
@@ -69,6 +70,7 @@ struct cf_builder {
 static void quick_bounds(cf_builder *b) {
     b->small_items = b->rt.lim.max_items < DICT_LINEAR_MAX ? b->rt.lim.max_items : DICT_LINEAR_MAX;
     b->quick_depth = b->open_cap - 1 < b->rt.lim.max_json_depth ? b->open_cap - 1 : b->rt.lim.max_json_depth;
+    b->carve_max = b->rt.lim.max_string < CARVE_BLOCK / 8 ? b->rt.lim.max_string : CARVE_BLOCK / 8;
 }
 
 /* Every entry point runs under this: an allocation or limit failure
@@ -313,6 +315,22 @@ static ALWAYS_INLINE void count_str(cf_builder *b, const char *s, size_t n) {
  * counted if a render needs the count). */
 typedef enum StrTrust { STR_CHECKED, STR_ASCII, STR_UTF8 } StrTrust;
 
+/* json_str_carve with its two bounds of a string carved in one
+ * (cf_builder.carve_max); a longer string, or one past max_string, goes its
+ * slow way, which makes it alone (or throws). */
+static ALWAYS_INLINE Str *carve_str(cf_builder *b, const char *s, size_t n) {
+    size_t need = (sizeof(Str) + n + 1 + 7) & ~(size_t)7;   /* (as json_str_carve) */
+    if (n > b->carve_max || need > (size_t)(b->carver.end - b->carver.at))
+        return json_str_carve_slow(&b->rt, &b->carver, s, n);
+    Str *str = (Str *)(void *)b->carver.at;
+    b->carver.at += need;
+    str->len = n;
+    str->hash = 0;
+    copy_bytes(str->data, s, n);
+    str->data[n] = '\0';
+    return str;   /* (nchars: the caller's) */
+}
+
 /* The Str of n bytes at s (counted): with recent, a short one made moments
  * ago, else a new one. */
 static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool recent) {
@@ -332,7 +350,7 @@ static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTr
                      (unsigned char)s[bad], bad);
         chars = (int64_t)utf8_count(s, n);
     }
-    Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
+    Str *str = carve_str(b, n ? s : "", n);
     str->nchars = chars;
     if (slot) *slot = str;
     return str;
