@@ -261,38 +261,83 @@ static inline unsigned char *char_to_utf8(uint32_t c, unsigned char *o) {
     return o;
 }
 
+/* The characters of a word of UCS-2 (four, little-endian) as four bytes:
+ * each one's low byte. */
+static inline uint32_t ucs2_low_bytes(uint64_t x) {
+    return (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
+}
+
 /* A compact str's characters as UTF-8 in buf (size >= 4 a character);
  * false for a lone surrogate (no UTF-8). A text that is not ASCII is
- * mostly ASCII still: a word of characters that all are is copied at once
- * (8 of one byte, 4 of two bytes). */
+ * mostly ASCII still: it goes a word at a time (8 characters of one byte,
+ * 4 of two): a word all ASCII is copied whole; one that is not has its
+ * ASCII characters before the first other one copied at once (the word is
+ * stored whole, the bytes past them written again after), then that one
+ * alone; and the last characters (fewer than a word) are the text's last
+ * word shifted down, copied at once when all ASCII. A word's store may
+ * pass the text's UTF-8 by up to a word, within the 4 bytes a character
+ * that buf has (a character written so far is at most 2 bytes of one-byte
+ * text, 3 of two-byte). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
     unsigned char *o = buf;
     size_t i = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *s = data;
-        while (i < n) {
-            uint64_t x;
-            if (n - i >= 8 && (memcpy(&x, s + i, 8), !(x & 0x8080808080808080u))) {
-                memcpy(o, &x, 8);
+        const uint64_t high = 0x8080808080808080u;
+        for (uint64_t x; n - i >= 8; i++) {
+            memcpy(&x, s + i, 8);
+            memcpy(o, &x, 8);
+            if (!(x & high)) {
                 o += 8;
-                i += 8;
+                i += 7;   /* (and the loop's 1) */
                 continue;
             }
-            o = char_to_utf8(s[i++], o);   /* (never NULL: below 0x100) */
+            size_t ascii = (size_t)__builtin_ctzll(x & high) / 8;
+            o += ascii;
+            i += ascii;
+            o = char_to_utf8(s[i], o);   /* (never NULL: below 0x100) */
         }
+        if (i < n && n >= 8) {   /* the last n - i (< 8): the top bytes of the last word */
+            uint64_t x;
+            memcpy(&x, s + n - 8, 8);
+            x >>= 8 * (8 - (n - i));
+            if (!(x & high)) {
+                memcpy(o, &x, 8);
+                o += n - i;
+                i = n;
+            }
+        }
+        for (; i < n; i++) o = char_to_utf8(s[i], o);
     } else if (kind == PyUnicode_2BYTE_KIND) {
         const Py_UCS2 *s = data;
-        while (i < n) {
-            uint64_t x;
-            if (n - i >= 4 && (memcpy(&x, s + i, 8), !(x & 0xFF80FF80FF80FF80u))) {
-                uint32_t four = (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
-                memcpy(o, &four, 4);
+        const uint64_t high = 0xFF80FF80FF80FF80u;
+        for (uint64_t x; n - i >= 4; i++) {
+            memcpy(&x, s + i, 8);
+            uint32_t four = ucs2_low_bytes(x);
+            memcpy(o, &four, 4);
+            if (!(x & high)) {
                 o += 4;
-                i += 4;
+                i += 3;   /* (and the loop's 1) */
                 continue;
             }
-            if (!(o = char_to_utf8(s[i++], o))) return false;
+            size_t ascii = (size_t)__builtin_ctzll(x & high) / 16;
+            o += ascii;
+            i += ascii;
+            if (!(o = char_to_utf8(s[i], o))) return false;
         }
+        if (i < n && n >= 4) {   /* the last n - i (< 4): the top characters of the last word */
+            uint64_t x;
+            memcpy(&x, s + n - 4, 8);
+            x >>= 16 * (4 - (n - i));
+            if (!(x & high)) {
+                uint32_t four = ucs2_low_bytes(x);
+                memcpy(o, &four, 4);
+                o += n - i;
+                i = n;
+            }
+        }
+        for (; i < n; i++)
+            if (!(o = char_to_utf8(s[i], o))) return false;
     } else {
         const Py_UCS4 *s = data;
         for (; i < n; i++)
