@@ -487,9 +487,20 @@ static NOINLINE cf_builder_item *read_scalar(RowRead *rr, cf_builder_item *at, P
     } else if (t == &PyBool_Type) {
         item = (cf_builder_item){CF_ITEM_BOOL, o == Py_True, {0}};
     } else if (t == &PyLong_Type) {
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return NULL;
+        long long v;
+#if PY_VERSION_HEX < 0x030C0000 && !defined(Py_GIL_DISABLED)
+        /* (an int of at most one digit, most of them, read in place: its
+         * size is its sign and digit count, as PyLong_AsLongLong reads it) */
+        Py_ssize_t size = Py_SIZE(o);
+        if (size >= -1 && size <= 1) {
+            v = (long long)size * (long long)((PyLongObject *)o)->ob_digit[0];
+        } else
+#endif
+        {
+            int overflow;
+            v = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow) return NULL;
+        }
         item = (cf_builder_item){CF_ITEM_INT, 0, {.i = (int64_t)v}};
     } else if (t == &PyFloat_Type) {
         double d = PyFloat_AS_DOUBLE(o);

@@ -308,6 +308,22 @@ class RenderBatch(unittest.TestCase):
                 got = [as_outcome(x) for x in t.render_batch(rows, threads=threads)]
                 self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])   # (no long diff)
 
+    def test_ints_around_every_digit_count(self):
+        """Exact ints on distinct rows (one digit is read in place, more
+        through Python; past int64 the general path): 0, and either side of
+        each power of two up to 2**70, both signs; each result is what
+        Template.render gives."""
+        t = chatfmt.compile("{% for m in messages %}{{ m.content }};{% endfor %}{{ n }}|{{ n | tojson }}")
+        values = {0}
+        for bits in range(71):
+            for d in (-1, 0, 1):
+                values |= {2 ** bits + d, -(2 ** bits + d)}
+        rows = [{"messages": [{"role": "user", "content": v}], "n": [v, -v]} for v in sorted(values)]
+        want = [outcome(lambda: t.render(**r)) for r in rows]
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
+
     def test_dicts_of_every_table_layout(self):
         """Dicts as CPython lays them out: keys deleted (holes in the table),
         deleted and set again (moved to the end), an object's attribute dict
