@@ -17,7 +17,11 @@ renders SEED (or "x") once on N rows and exits; PYTHON is the real binary
 (python3 -c 'import sys; print(sys.executable)'), read_row's inclusive count
 is the read. Environment: N (rows, default 30000), ROUNDS (default 7),
 CHATFMT_SHARED (default ../shared), NOT_ASCII=1 (every string value longer
-than 12 characters starts with "\u00e9": rows of text that is not ASCII)."""
+than 12 characters starts with "\u00e9": rows of text that is not ASCII),
+VALUES=KIND (with CHATFMT_READ_ROWS_CALLGRIND: rows of a list of 100 values
+of one kind in place of the conversations, KIND one of VALUE_KINDS; a
+value's instructions are (read_row's a row less those of KIND "none") /
+100)."""
 import gc
 import glob
 import json
@@ -60,6 +64,29 @@ def timed(t, rows):
             f"user min {min(user):6.3f} med {statistics.median(user):6.3f} us/row")
 
 
+# Value j of row i of each VALUES kind: strings of 18 and 380 bytes, scalars,
+# dicts of one and two known keys, lists of one string, dicts of a key the
+# library does not know (each distinct in its row); "none": no values.
+VALUE_KINDS = {
+    "none": None,
+    "str": lambda i, j: f"text value {i:03d} {j:03d}",
+    "long": lambda i, j: f"text value {i:03d} {j:03d} " * 20,
+    "int": lambda i, j: i * 1000 + j,
+    "bool": lambda i, j: j % 2 == 0,
+    "null": lambda i, j: None,
+    "dict": lambda i, j: {"role": f"u{j}"},
+    "dict2": lambda i, j: {"role": "user", "content": f"c{j}"},
+    "list": lambda i, j: [f"x{j}"],
+    "unknown-key": lambda i, j: {f"key{j}": 1},
+}
+
+
+def value_rows(kind):
+    make = VALUE_KINDS[kind]
+    rows = [{"v": [make(i, j) for j in range(100)] if make else []} for i in range(N)]
+    return [json.loads(json.dumps(r)) for r in rows]
+
+
 def not_ascii(value):
     if isinstance(value, str):
         return "\u00e9" + value if len(value) > 12 else value
@@ -77,8 +104,11 @@ def main():
             convs.append(json.load(f))
     if os.environ.get("NOT_ASCII") == "1":
         convs = [not_ascii(c) for c in convs]
-    distinct = [json.loads(json.dumps(convs[i % len(convs)])) for i in range(N)]
     one = os.environ.get("CHATFMT_READ_ROWS_CALLGRIND")
+    if one and os.environ.get("VALUES"):
+        distinct = value_rows(os.environ["VALUES"])
+    else:
+        distinct = [json.loads(json.dumps(convs[i % len(convs)])) for i in range(N)]
     if one:
         t = template(one)
         t.render_batch(distinct[:len(convs)], threads=1)

@@ -639,6 +639,61 @@ static void utf8_items(void) {
     }
 }
 
+/* Limits below the sizes a small container or string is made in place
+ * for (DICT_LINEAR_MAX items; a carved string's length): those that pass
+ * them go the checked way, fed as items or pushed one call each, at every
+ * size around them. */
+static void small_limits(void) {
+    for (size_t max_items = 1; max_items <= DICT_LINEAR_MAX + 1; max_items++)
+        for (size_t n = 1; n <= DICT_LINEAR_MAX + 2; n++)
+            for (int fed = 0; fed < 2; fed++) {
+                cf_limits lim;
+                memset(&lim, 0, sizeof lim);
+                lim.max_items = max_items;
+                cf_builder *b = cf_builder_new(&lim);
+                cf_builder_item items[2 * (DICT_LINEAR_MAX + 2) + 4];
+                size_t k = 0;
+                items[k++] = (cf_builder_item){CF_ITEM_DICT, 2, {0}};
+                items[k++] = (cf_builder_item){CF_ITEM_KEY, 1, {.s = "l"}};
+                items[k++] = (cf_builder_item){CF_ITEM_LIST, n, {0}};
+                for (size_t i = 0; i < n; i++) items[k++] = (cf_builder_item){CF_ITEM_INT, 0, {.i = (int64_t)i}};
+                items[k++] = (cf_builder_item){CF_ITEM_KEY, 1, {.s = "d"}};
+                items[k++] = (cf_builder_item){CF_ITEM_DICT, 1, {0}};
+                items[k++] = (cf_builder_item){CF_ITEM_KEY, 1, {.s = "k"}};
+                items[k++] = (cf_builder_item){CF_ITEM_NULL, 0, {0}};
+                if (fed) {
+                    cf_builder_feed(b, items, k);
+                } else {
+                    cf_builder_dict(b, 2);
+                    cf_builder_str(b, "l", 1);
+                    cf_builder_list(b, n);
+                    for (size_t i = 0; i < n; i++) cf_builder_int(b, (int64_t)i);
+                    cf_builder_str(b, "d", 1);
+                    cf_builder_dict(b, 1);
+                    cf_builder_str(b, "k", 1);
+                    cf_builder_null(b);
+                }
+                bool over = n > max_items || 2 > max_items;   /* (the top dict's 2 pairs too) */
+                cf_error_kind kind = finish_kind(b, over ? "max-items" : NULL);
+                CHECK(kind == (over ? CF_ERR_LIMIT : CF_OK), "max_items %zu, a list of %zu (%s): %d", max_items,
+                      n, fed ? "fed" : "pushed", (int)kind);
+            }
+    static char text[CARVE_BLOCK];
+    memset(text, 'a', sizeof text);
+    for (size_t max_string = 1; max_string <= CARVE_BLOCK / 8 + 2; max_string += max_string < 20 ? 1 : 61)
+        for (size_t n = max_string - 1; n <= max_string + 1; n++) {
+            cf_limits lim;
+            memset(&lim, 0, sizeof lim);
+            lim.max_string = max_string;
+            cf_builder *b = cf_builder_new(&lim);
+            cf_builder_item items[] = {{CF_ITEM_DICT, 1, {0}}, {CF_ITEM_KEY, 1, {.s = "s"}}, {CF_ITEM_ASCII, n, {.s = text}}};
+            cf_builder_feed(b, items, 3);
+            cf_error_kind kind = finish_kind(b, NULL);
+            CHECK(kind == (n > max_string ? CF_ERR_LIMIT : CF_OK), "max_string %zu, a string of %zu: %d", max_string, n,
+                  (int)kind);
+        }
+}
+
 int main(void) {
     const char *shared = getenv("CHATFMT_SHARED");
     errors();
@@ -646,6 +701,7 @@ int main(void) {
     unique_keys();
     utf8_items();
     deep_nesting();
+    small_limits();
     same_renders(shared && *shared ? shared : "../shared");
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -9,6 +9,9 @@
 #include <time.h>
 #include "_batch_pool.h"
 #include "_text_out.h"
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define NOINLINE __attribute__((noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -277,38 +280,123 @@ static inline unsigned char *char_to_utf8(uint32_t c, unsigned char *o) {
     return o;
 }
 
-/* A compact str's characters as UTF-8 in buf (size >= 4 a character);
+/* The characters of a word of UCS-2 (four, little-endian) as four bytes:
+ * each one's low byte. */
+static inline uint32_t ucs2_low_bytes(uint64_t x) {
+    return (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
+}
+
+/* The room ucs_to_utf8 needs for n characters of a kind. */
+static inline size_t utf8_room(int kind, size_t n) {
+    return kind == PyUnicode_1BYTE_KIND ? 2 * n + 16 : kind == PyUnicode_2BYTE_KIND ? 3 * n + 8 : 4 * n;
+}
+
+/* A compact str's characters as UTF-8 in buf (utf8_room(kind, n) bytes);
  * false for a lone surrogate (no UTF-8). A text that is not ASCII is
- * mostly ASCII still: a word of characters that all are is copied at once
- * (8 of one byte, 4 of two bytes). */
+ * mostly ASCII still: it goes a block at a time (16 characters of one
+ * byte, 8 of two, with SSE2), then a word at a time (8 of one byte, 4 of
+ * two): a block or word all ASCII is copied whole; one that is not has its
+ * ASCII characters before the first other one copied at once (it is
+ * stored whole, the bytes past them written again after), then that one
+ * alone; and the last characters (fewer than a word) are the text's last
+ * word shifted down, copied at once when all ASCII. A store may pass the
+ * text's UTF-8 by up to its size, within the room (a character written so
+ * far is at most 2 bytes of one-byte text, 3 of two-byte). */
 static bool ucs_to_utf8(int kind, const void *data, size_t n, unsigned char *buf, size_t *len) {
     unsigned char *o = buf;
     size_t i = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
         const Py_UCS1 *s = data;
-        while (i < n) {
-            uint64_t x;
-            if (n - i >= 8 && (memcpy(&x, s + i, 8), !(x & 0x8080808080808080u))) {
-                memcpy(o, &x, 8);
-                o += 8;
-                i += 8;
+        const uint64_t high = 0x8080808080808080u;
+#if defined(__SSE2__)
+        for (; n - i >= 16; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            _mm_storeu_si128((__m128i *)(void *)o, v);
+            unsigned other = (unsigned)_mm_movemask_epi8(v);
+            if (!other) {
+                o += 16;
+                i += 15;   /* (and the loop's 1) */
                 continue;
             }
-            o = char_to_utf8(s[i++], o);   /* (never NULL: below 0x100) */
+            size_t ascii = (size_t)__builtin_ctz(other);
+            o += ascii;
+            i += ascii;
+            o = char_to_utf8(s[i], o);
         }
+#endif
+        for (uint64_t x; n - i >= 8; i++) {
+            memcpy(&x, s + i, 8);
+            memcpy(o, &x, 8);
+            if (!(x & high)) {
+                o += 8;
+                i += 7;   /* (and the loop's 1) */
+                continue;
+            }
+            size_t ascii = (size_t)__builtin_ctzll(x & high) / 8;
+            o += ascii;
+            i += ascii;
+            o = char_to_utf8(s[i], o);   /* (never NULL: below 0x100) */
+        }
+        if (i < n && n >= 8) {   /* the last n - i (< 8): the top bytes of the last word */
+            uint64_t x;
+            memcpy(&x, s + n - 8, 8);
+            x >>= 8 * (8 - (n - i));
+            if (!(x & high)) {
+                memcpy(o, &x, 8);
+                o += n - i;
+                i = n;
+            }
+        }
+        for (; i < n; i++) o = char_to_utf8(s[i], o);
     } else if (kind == PyUnicode_2BYTE_KIND) {
         const Py_UCS2 *s = data;
-        while (i < n) {
-            uint64_t x;
-            if (n - i >= 4 && (memcpy(&x, s + i, 8), !(x & 0xFF80FF80FF80FF80u))) {
-                uint32_t four = (uint32_t)((x & 0xFF) | (x >> 8 & 0xFF00) | (x >> 16 & 0xFF0000) | (x >> 24 & 0xFF000000));
-                memcpy(o, &four, 4);
-                o += 4;
-                i += 4;
+        const uint64_t high = 0xFF80FF80FF80FF80u;
+#if defined(__SSE2__)
+        for (; n - i >= 8; i++) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+            _mm_storel_epi64((__m128i *)(void *)o, _mm_packus_epi16(v, v));   /* (an ASCII one's byte) */
+            /* a byte of each character at or above 0x80 */
+            unsigned other = (unsigned)_mm_movemask_epi8(
+                _mm_xor_si128(_mm_cmpeq_epi16(_mm_and_si128(v, _mm_set1_epi16((short)0xFF80)), _mm_setzero_si128()),
+                              _mm_set1_epi16(-1)));
+            if (!other) {
+                o += 8;
+                i += 7;   /* (and the loop's 1) */
                 continue;
             }
-            if (!(o = char_to_utf8(s[i++], o))) return false;
+            size_t ascii = (size_t)__builtin_ctz(other) / 2;
+            o += ascii;
+            i += ascii;
+            if (!(o = char_to_utf8(s[i], o))) return false;
         }
+#endif
+        for (uint64_t x; n - i >= 4; i++) {
+            memcpy(&x, s + i, 8);
+            uint32_t four = ucs2_low_bytes(x);
+            memcpy(o, &four, 4);
+            if (!(x & high)) {
+                o += 4;
+                i += 3;   /* (and the loop's 1) */
+                continue;
+            }
+            size_t ascii = (size_t)__builtin_ctzll(x & high) / 16;
+            o += ascii;
+            i += ascii;
+            if (!(o = char_to_utf8(s[i], o))) return false;
+        }
+        if (i < n && n >= 4) {   /* the last n - i (< 4): the top characters of the last word */
+            uint64_t x;
+            memcpy(&x, s + n - 4, 8);
+            x >>= 16 * (4 - (n - i));
+            if (!(x & high)) {
+                uint32_t four = ucs2_low_bytes(x);
+                memcpy(o, &four, 4);
+                o += n - i;
+                i = n;
+            }
+        }
+        for (; i < n; i++)
+            if (!(o = char_to_utf8(s[i], o))) return false;
     } else {
         const Py_UCS4 *s = data;
         for (; i < n; i++)
@@ -353,12 +441,14 @@ enum { UTF8_BUFFER_MIN = 1024 };
  * holds a lone surrogate, or no memory is left. */
 static NOINLINE cf_builder_item *read_other_str(RowRead *rr, cf_builder_item *at, PyObject *o) {
     size_t n = (size_t)PyUnicode_GET_LENGTH(o);
-    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 1) return NULL;
-    if (n * 4 > *rr->utf8_cap - rr->utf8_used) {
+    if (!PyUnicode_IS_COMPACT(o) || n > ((size_t)-1) / 4 - 16) return NULL;
+    int kind = PyUnicode_KIND(o);
+    size_t room = utf8_room(kind, n);
+    if (room > *rr->utf8_cap - rr->utf8_used) {
         at = read_flush(rr, at);
         rr->utf8_used = 0;
-        if (n * 4 > *rr->utf8_cap) {
-            size_t cap = n * 4 < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : n * 4;
+        if (room > *rr->utf8_cap) {
+            size_t cap = room < UTF8_BUFFER_MIN ? UTF8_BUFFER_MIN : room;
             unsigned char *p = malloc(cap);   /* (no copy: nothing points in now) */
             if (!p) return NULL;
             free(*rr->utf8);
@@ -368,7 +458,7 @@ static NOINLINE cf_builder_item *read_other_str(RowRead *rr, cf_builder_item *at
     }
     unsigned char *text = *rr->utf8 + rr->utf8_used;
     size_t len;
-    if (!ucs_to_utf8(PyUnicode_KIND(o), PyUnicode_DATA(o), n, text, &len)) return NULL;
+    if (!ucs_to_utf8(kind, PyUnicode_DATA(o), n, text, &len)) return NULL;
     rr->utf8_used += len;
     at = read_room(rr, at);
     *at = (cf_builder_item){utf8_kind, len, {.s = (const char *)text}};
@@ -413,9 +503,20 @@ static NOINLINE cf_builder_item *read_scalar(RowRead *rr, cf_builder_item *at, P
     } else if (t == &PyBool_Type) {
         item = (cf_builder_item){CF_ITEM_BOOL, o == Py_True, {0}};
     } else if (t == &PyLong_Type) {
-        int overflow;
-        long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
-        if (overflow) return NULL;
+        long long v;
+#if PY_VERSION_HEX < 0x030C0000 && !defined(Py_GIL_DISABLED)
+        /* (an int of at most one digit, most of them, read in place: its
+         * size is its sign and digit count, as PyLong_AsLongLong reads it) */
+        Py_ssize_t size = Py_SIZE(o);
+        if (size >= -1 && size <= 1) {
+            v = (long long)size * (long long)((PyLongObject *)o)->ob_digit[0];
+        } else
+#endif
+        {
+            int overflow;
+            v = PyLong_AsLongLongAndOverflow(o, &overflow);
+            if (overflow) return NULL;
+        }
         item = (cf_builder_item){CF_ITEM_INT, 0, {.i = (int64_t)v}};
     } else if (t == &PyFloat_Type) {
         double d = PyFloat_AS_DOUBLE(o);

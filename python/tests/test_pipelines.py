@@ -280,6 +280,50 @@ class RenderBatch(unittest.TestCase):
             with self.subTest(threads=threads):
                 self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
 
+    def test_variables_not_ascii_at_every_length_and_offset(self):
+        """The rendering threads convert a variable that is not ASCII to
+        UTF-8 a word at a time (8 characters of one byte, 4 of two): one
+        character of each kind, and a second one, at every offset of texts
+        of every length around those words, and a lone surrogate at every
+        offset (no UTF-8: the general path's error), on distinct rows; each
+        result is what Template.render gives."""
+        t = chatfmt.compile("{{ messages[0].content }}|{{ messages[0].content | length }}")
+
+        def ascii_text(n, seed):
+            return "".join(chr(33 + (seed + 5 * i) % 94) for i in range(n))
+
+        rows = []
+        for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600", "\ud800", "\udfff"):
+            for n in range(1, 42):
+                for at in range(n):
+                    text = ascii_text(at, n) + c + ascii_text(n - at - 1, at)
+                    rows.append([{"role": "user", "content": text}])
+                    if at + 2 < n:
+                        second = "\u00e0" if c < "\u0100" else "\u0101"
+                        rows.append([{"role": "user", "content": text[:at + 2] + second + text[at + 3:]}])
+        want = [outcome(lambda: t.render(r)) for r in rows]
+        self.assertTrue(any(w[0] == "error" for w in want) and any(w[0] == "ok" for w in want))
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                got = [as_outcome(x) for x in t.render_batch(rows, threads=threads)]
+                self.assertEqual([i for i, (g, w) in enumerate(zip(got, want)) if g != w], [])   # (no long diff)
+
+    def test_ints_around_every_digit_count(self):
+        """Exact ints on distinct rows (one digit is read in place, more
+        through Python; past int64 the general path): 0, and either side of
+        each power of two up to 2**70, both signs; each result is what
+        Template.render gives."""
+        t = chatfmt.compile("{% for m in messages %}{{ m.content }};{% endfor %}{{ n }}|{{ n | tojson }}")
+        values = {0}
+        for bits in range(71):
+            for d in (-1, 0, 1):
+                values |= {2 ** bits + d, -(2 ** bits + d)}
+        rows = [{"messages": [{"role": "user", "content": v}], "n": [v, -v]} for v in sorted(values)]
+        want = [outcome(lambda: t.render(**r)) for r in rows]
+        for threads in (1, 2):
+            with self.subTest(threads=threads):
+                self.assertEqual([as_outcome(x) for x in t.render_batch(rows, threads=threads)], want)
+
     def test_dicts_of_every_table_layout(self):
         """Dicts as CPython lays them out: keys deleted (holes in the table),
         deleted and set again (moved to the end), an object's attribute dict

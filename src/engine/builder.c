@@ -49,6 +49,12 @@ struct cf_builder {
     OpenContainer *open;     /* open_inline, or a heap array when nesting is deeper */
     OpenContainer *top;      /* open + depth (every item looks at it) */
     size_t depth, open_cap;
+    /* open_container's quick way, in two compares: a container of n items
+     * with n - 1 < small_items (DICT_LINEAR_MAX, or max_items when less)
+     * opened at a depth below quick_depth (max_json_depth, or the open
+     * stack's last level when less): see quick_bounds. */
+    size_t small_items, quick_depth;
+    size_t carve_max;   /* the longest string carved (see carve_str) */
     OpenContainer open_inline[OPEN_INLINE];
     StrCarver carver;
     /* Short strings already made (keys mostly: "role", "content"...): one
@@ -59,6 +65,13 @@ struct cf_builder {
      * repeat is found without reading its bytes. */
     SeenKey seen[SEEN_KEYS];
 };
+
+/* open_container's bounds for its quick way (see cf_builder.small_items). */
+static void quick_bounds(cf_builder *b) {
+    b->small_items = b->rt.lim.max_items < DICT_LINEAR_MAX ? b->rt.lim.max_items : DICT_LINEAR_MAX;
+    b->quick_depth = b->open_cap - 1 < b->rt.lim.max_json_depth ? b->open_cap - 1 : b->rt.lim.max_json_depth;
+    b->carve_max = b->rt.lim.max_string < CARVE_BLOCK / 8 ? b->rt.lim.max_string : CARVE_BLOCK / 8;
+}
 
 /* Every entry point runs under this: an allocation or limit failure
  * unwinds to it and is kept as the builder's error. */
@@ -97,6 +110,7 @@ CF_API cf_builder *cf_builder_new(const cf_limits *limits) {
     memset(&b->rt, 0, sizeof b->rt);
     if (limits) b->rt.lim = *limits;
     limits_resolve(&b->rt.lim);
+    quick_bounds(b);
     b->rt.jb = &b->jb;
     b->rt.err = &b->err;
     if (!builder_clear(b)) {
@@ -121,6 +135,7 @@ static NOINLINE void grow_open(cf_builder *b) {
     b->open = q;
     b->top = q + b->depth;
     b->open_cap = ncap;
+    quick_bounds(b);
 }
 
 static NOINLINE void place_root(cf_builder *b, Value v) {
@@ -184,24 +199,41 @@ static NOINLINE void open_container_slow(cf_builder *b, int kind, size_t n) {
     c->remaining = is_dict ? 2 * n : n;
 }
 
+/* A new block for the strings' carver (see carve). */
+static NOINLINE void carve_block(cf_builder *b) {
+    b->carver.at = rt_alloc(&b->rt, CARVE_BLOCK);
+    b->carver.end = b->carver.at + CARVE_BLOCK;
+}
+
+/* n bytes (8-byte aligned; n well under CARVE_BLOCK) from the block the
+ * strings are carved from: a small container's memory is a bump of it,
+ * with no check of the arena's own (its blocks were counted as they came). */
+static ALWAYS_INLINE void *carve(cf_builder *b, size_t n) {
+    size_t need = (n + 7) & ~(size_t)7;
+    if (need > (size_t)(b->carver.end - b->carver.at)) carve_block(b);
+    void *p = b->carver.at;
+    b->carver.at += need;
+    return p;
+}
+_Static_assert(sizeof(Dict) + DICT_LINEAR_MAX * sizeof(DictEntry) <= CARVE_BLOCK / 4, "a small dict fits a carver block");
+
 /* Most containers of chat data: 1 to DICT_LINEAR_MAX items, made here
- * in one arena block (as dict_new_str_pairs and list_new make them) without
- * a call; the rest, and every limit, go the way above. */
+ * in one block (as dict_new_str_pairs and list_new make them) without a
+ * call; the rest, and every limit, go the way above. */
 static ALWAYS_INLINE void open_container(cf_builder *b, int kind, size_t n) {
-    if (n - 1 >= DICT_LINEAR_MAX || n > b->rt.lim.max_items || b->depth >= b->rt.lim.max_json_depth ||
-        b->depth + 1 == b->open_cap) {
+    if (n - 1 >= b->small_items || b->depth >= b->quick_depth) {
         open_container_slow(b, kind, n);
         return;
     }
     b->depth++;
     OpenContainer *c = ++b->top;
     if (kind == OPEN_DICT) {
-        Dict *d = rt_alloc(&b->rt, sizeof *d + n * sizeof(DictEntry));
+        Dict *d = carve(b, sizeof *d + n * sizeof(DictEntry));
         *d = (Dict){.len = 0, .cap = n, .entries = (DictEntry *)(void *)(d + 1)};
         c->v = v_dict_of(d);
         c->remaining = 2 * n;
     } else {
-        List *l = rt_alloc(&b->rt, sizeof *l + n * sizeof(Value));
+        List *l = carve(b, sizeof *l + n * sizeof(Value));
         *l = (List){.len = 0, .cap = n, .items = (Value *)(void *)(l + 1)};
         c->v = kind == OPEN_TUPLE ? v_tuple_of(l) : v_list_of(l);
         c->remaining = n;
@@ -283,6 +315,22 @@ static ALWAYS_INLINE void count_str(cf_builder *b, const char *s, size_t n) {
  * counted if a render needs the count). */
 typedef enum StrTrust { STR_CHECKED, STR_ASCII, STR_UTF8 } StrTrust;
 
+/* json_str_carve with its two bounds of a string carved in one
+ * (cf_builder.carve_max); a longer string, or one past max_string, goes its
+ * slow way, which makes it alone (or throws). */
+static ALWAYS_INLINE Str *carve_str(cf_builder *b, const char *s, size_t n) {
+    size_t need = (sizeof(Str) + n + 1 + 7) & ~(size_t)7;   /* (as json_str_carve) */
+    if (n > b->carve_max || need > (size_t)(b->carver.end - b->carver.at))
+        return json_str_carve_slow(&b->rt, &b->carver, s, n);
+    Str *str = (Str *)(void *)b->carver.at;
+    b->carver.at += need;
+    str->len = n;
+    str->hash = 0;
+    copy_bytes(str->data, s, n);
+    str->data[n] = '\0';
+    return str;   /* (nchars: the caller's) */
+}
+
 /* The Str of n bytes at s (counted): with recent, a short one made moments
  * ago, else a new one. */
 static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTrust trust, bool recent) {
@@ -302,7 +350,7 @@ static ALWAYS_INLINE Str *make_str(cf_builder *b, const char *s, size_t n, StrTr
                      (unsigned char)s[bad], bad);
         chars = (int64_t)utf8_count(s, n);
     }
-    Str *str = json_str_carve(&b->rt, &b->carver, n ? s : "", n);
+    Str *str = carve_str(b, n ? s : "", n);
     str->nchars = chars;
     if (slot) *slot = str;
     return str;
