@@ -64,7 +64,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids cited in tests/KNOWN_DIFFERENCES.md stay stable. Regenerate with:
     python3 tests/gen_chains_table.py
 """
-from unit_table import write_table
+from unit_table import raw_rows, write_table
 
 CHAIN = ("{% for m in ms %}"
          "{% if m.role|lower == 'system' and not loop.first %}S"
@@ -370,17 +370,14 @@ FILTERED_ROWS = [
 ]
 
 
-def rows():
-    for prefix, table in (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
-                          ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
-                          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS),
-                          ("equal", EQUAL_ROWS), ("filtered", FILTERED_ROWS)):
-        for i, (text, ctx) in enumerate(table, 1):
-            yield {"id": "chains-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+GROUPS = (("role", ROLE_ROWS), ("mutable", MUTABLE_ROWS), ("nested", NESTED_ROWS),
+          ("error", ERROR_ROWS), ("guard", GUARD_ROWS),
+          ("memo", MEMO_ROWS), ("tail", TAIL_ROWS), ("decided", DECIDED_ROWS),
+          ("equal", EQUAL_ROWS), ("filtered", FILTERED_ROWS))
 
 
 def main():
-    write_table("chains", rows())
+    write_table("chains", raw_rows("chains", GROUPS))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids stay stable. Regenerate with:
     python3 tests/gen_conditions_table.py
 """
-from unit_table import write_table
+from unit_table import raw_rows, write_table
 
 BIG = dict({"content": "x"}, **{"k%d" % i: i for i in range(12)})
 MS = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}, {"role": "tool"},
@@ -78,14 +78,11 @@ IN_ROWS = [
 ]
 
 
-def rows():
-    for prefix, table in (("attr", ATTR_ROWS), ("loop", LOOP_ROWS), ("in", IN_ROWS)):
-        for i, (text, ctx) in enumerate(table, 1):
-            yield {"id": "conditions-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+GROUPS = (("attr", ATTR_ROWS), ("loop", LOOP_ROWS), ("in", IN_ROWS))
 
 
 def main():
-    write_table("conditions", rows())
+    write_table("conditions", raw_rows("conditions", GROUPS))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids stay stable. Regenerate with:
     python3 tests/gen_int_sums_table.py
 """
-from unit_table import write_table
+from unit_table import raw_rows, write_table
 
 BIG = 9223372036854775807
 
@@ -94,14 +94,11 @@ EDGE_ROWS = [
 ]
 
 
-def rows():
-    for prefix, table in (("shape", SHAPE_ROWS), ("edge", EDGE_ROWS)):
-        for i, (text, ctx) in enumerate(table, 1):
-            yield {"id": "int_sums-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+GROUPS = (("shape", SHAPE_ROWS), ("edge", EDGE_ROWS))
 
 
 def main():
-    write_table("int_sums", rows())
+    write_table("int_sums", raw_rows("int_sums", GROUPS))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids stay stable. Regenerate with:
     python3 tests/gen_namespace_sets_table.py
 """
-from unit_table import write_table
+from unit_table import raw_rows, write_table
 
 MANY = "namespace(" + ", ".join("a%d=%d" % (i, i) for i in range(12)) + ")"
 
@@ -68,14 +68,11 @@ EDGE_ROWS = [
 ]
 
 
-def rows():
-    for prefix, table in (("set", SET_ROWS), ("edge", EDGE_ROWS)):
-        for i, (text, ctx) in enumerate(table, 1):
-            yield {"id": "namespace_sets-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+GROUPS = (("set", SET_ROWS), ("edge", EDGE_ROWS))
 
 
 def main():
-    write_table("namespace_sets", rows())
+    write_table("namespace_sets", raw_rows("namespace_sets", GROUPS))
 
 
 if __name__ == "__main__":

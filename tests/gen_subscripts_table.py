@@ -21,7 +21,7 @@ reference and with chatfmt and compares. Add rows at the END of a list so
 ids stay stable. Regenerate with:
     python3 tests/gen_subscripts_table.py
 """
-from unit_table import write_table
+from unit_table import raw_rows, write_table
 
 MS = [{"role": "user", "content": "a"}, {"role": "tool", "content": "t1"}, {"role": "tool", "content": "t2"},
       {"role": "assistant", "content": "b"}, {"role": "tool", "content": "t3"}, {"role": "user", "content": "c"},
@@ -85,14 +85,11 @@ EDGE_ROWS = [
 ]
 
 
-def rows():
-    for prefix, table in (("run", RUN_ROWS), ("edge", EDGE_ROWS)):
-        for i, (text, ctx) in enumerate(table, 1):
-            yield {"id": "subscripts-%s-%03d" % (prefix, i), "template_text": text, "context": ctx, "raw": True}
+GROUPS = (("run", RUN_ROWS), ("edge", EDGE_ROWS))
 
 
 def main():
-    write_table("subscripts", rows())
+    write_table("subscripts", raw_rows("subscripts", GROUPS))
 
 
 if __name__ == "__main__":
