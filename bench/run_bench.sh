@@ -11,7 +11,7 @@
 #   peak memory      max RSS of one `chatfmt render` of 20-long-agentic.json
 #   replies          bench/bench_reply (whole and streamed MB/s), if built
 #   grammars         bench/bench_grammar: cf_tool_grammar for 60 tools (us a call)
-#   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/bench_dataset.sh, if present
+#   python/dataset   bench/bench_python.py, bench/bench_python_batch.py (render_batch, patch), bench/batch_scaling.py, bench/bench_dataset.sh, if present
 #   mixed rows       bench/bench_dataset_mixed.py (every seed on short, 50-turn and 60-tool rows
 #                    against a json.loads + Jinja2 + json.dumps loop), bench/bench_bytes.c (the
 #                    JSON reader and quoting in GB/s beside memcpy/memchr), bench/profile_dataset.sh
@@ -120,6 +120,7 @@ fi
 if [ -f bench/bench_python_batch.py ]; then
   echo "== python binding: render_batch and patch"
   python3 bench/bench_python_batch.py
+  python3 bench/batch_scaling.py
 fi
 if [ -f bench/bench_dataset.sh ]; then
   echo "== dataset mode"
