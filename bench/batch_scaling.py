@@ -22,27 +22,16 @@ import subprocess
 import sys
 import time
 
-from batch_thread_cost import seed_path   # (bare seed names or paths)
+from batch_thread_cost import SHARED, seed_and_rows, seed_path   # (bare seed names or paths; a child's setup)
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.abspath(os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared"))
 ORDER = (1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2, 1)
 
 
 def child(seed, nrows):
     """Print one process's best 1-thread wall time over its best 2-thread one."""
-    os.environ.setdefault("CHATFMT_LIBRARY", os.path.join(REPO, os.environ.get("BUILD", "build"), "libchatfmt.so"))
-    sys.path.insert(0, os.path.join(REPO, "python"))
-    import chatfmt  # noqa: E402 - after the library path is set
-    convs = []
-    for path in sorted(glob.glob(os.path.join(SHARED, "conversations", "*.json"))):
-        with open(path, encoding="utf-8") as f:
-            convs.append(json.load(f))
-    rows = [convs[i % len(convs)] for i in range(nrows)]
+    t, rows = seed_and_rows(seed, nrows)
     if os.environ.get("DISTINCT"):
         rows = [json.loads(json.dumps(r)) for r in rows]
-    with open(seed, encoding="utf-8") as f:
-        t = chatfmt.compile(f.read())
     gc.disable()
     best, held = {1: float("inf"), 2: float("inf")}, None
     for k, threads in enumerate(ORDER):

@@ -33,8 +33,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.abspath(os.environ.get("CHATFMT_SHARED") or os.path.join(REPO, "..", "shared"))
 
 
-def child(seed, threads, nrows, part):
-    """Print the CPU seconds of 3 timed render_batch calls (part: all, or half 0 or 1 of the rows)."""
+def seed_and_rows(seed, nrows):
+    """In a child: SEED compiled by the library BUILD holds, and nrows rows (the shared
+    conversations cycled, as bench_python_batch.py renders them)."""
     os.environ.setdefault("CHATFMT_LIBRARY", os.path.join(REPO, os.environ.get("BUILD", "build"), "libchatfmt.so"))
     sys.path.insert(0, os.path.join(REPO, "python"))
     import chatfmt  # noqa: E402 - after the library path is set
@@ -42,12 +43,16 @@ def child(seed, threads, nrows, part):
     for path in sorted(glob.glob(os.path.join(SHARED, "conversations", "*.json"))):
         with open(path, encoding="utf-8") as f:
             convs.append(json.load(f))
-    rows = [convs[i % len(convs)] for i in range(nrows)]
+    with open(seed, encoding="utf-8") as f:
+        return chatfmt.compile(f.read()), [convs[i % len(convs)] for i in range(nrows)]
+
+
+def child(seed, threads, nrows, part):
+    """Print the CPU seconds of 3 timed render_batch calls (part: all, or half 0 or 1 of the rows)."""
+    t, rows = seed_and_rows(seed, nrows)
     if part != "all":
         half = nrows // 2
         rows = rows[:half] if part == "0" else rows[half:]
-    with open(seed, encoding="utf-8") as f:
-        t = chatfmt.compile(f.read())
     gc.disable()
     held = None
     cpu = 0.0
@@ -72,7 +77,7 @@ def seed_path(seed):
         if os.path.isfile(path):
             return path
     names = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob(os.path.join(seeds, "*.jinja")))
-    sys.exit(f"batch_thread_cost.py: no template {seed!r}: give a path, or one of the seeds: {', '.join(names)}")
+    sys.exit(f"{os.path.basename(sys.argv[0])}: no template {seed!r}: give a path, or one of the seeds: {', '.join(names)}")
 
 
 def run(commands):
