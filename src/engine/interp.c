@@ -1063,23 +1063,27 @@ static NOINLINE bool int_sum_found(const Interp *I, const Node *n, const Frame *
     return true;
 }
 
+/* A sum computed on int64s: its steps charged and the position where
+ * eval_binop leaves it. */
+static ALWAYS_INLINE Value int_sum_done(Interp *I, const Node *n, int64_t r, uint64_t steps) {
+    rt_step(I->rt, steps);
+    set_pos(I, n);
+    return v_int(r);
+}
+
 /* An int sum that int_sum_found leaves: int_sum, else Python's + and -. */
 static NOINLINE Value eval_int_sum_general(Interp *I, const Node *n, Frame *f) {
     int64_t r;
     uint64_t steps = 0;
     if (!int_sum(I, n, f, &r, &steps)) return eval_binop(I, n, f);
-    rt_step(I->rt, steps);
-    set_pos(I, n);   /* (where eval_binop leaves it) */
-    return v_int(r);
+    return int_sum_done(I, n, r, steps);
 }
 
 static NOINLINE Value eval_int_sum(Interp *I, const Node *n, Frame *f) {
     int64_t r;
     uint64_t steps = 0;
     if (!int_sum_found(I, n, f, &r, &steps)) return eval_int_sum_general(I, n, f);
-    rt_step(I->rt, steps);
-    set_pos(I, n);   /* (where eval_binop leaves it) */
-    return v_int(r);
+    return int_sum_done(I, n, r, steps);
 }
 
 /* `'x' if y` with y false: an Undefined whose hint (the line) is written
