@@ -1751,6 +1751,7 @@ static NOINLINE void output_tojson(Interp *I, const Node *n, Frame *f) {
 
 static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
     stack_check(I);
+    if (!body->n) return CTL_NONE;   /* (an empty body may have no array, and NULL + 0 is undefined) */
     rt_step(I->rt, (uint64_t)body->n);   /* a step a statement, charged as the body starts */
     Node *const *next = body->v, *const *end = next + body->n;   /* (pointers: fewer registers than an index) */
     while (next < end) {
@@ -1805,6 +1806,7 @@ static Ctl exec_body(Interp *I, const NodeList *body, Frame *f) {
         default:
             if (n->kind == N_IF_CHAIN && next == end) {   /* as an N_IF last (a loop's body is often one chain) */
                 const NodeList *branch = chain_pick(I, n, f);
+                if (!branch->n) continue;   /* (next == end already: the body is done) */
                 next = branch->v;
                 end = next + branch->n;
                 rt_step(I->rt, (uint64_t)branch->n);
