@@ -639,6 +639,54 @@ static void utf8_items(void) {
     }
 }
 
+/* Short value strings fed as items, equal ones at other addresses (a
+ * binding's rows: each message's role a str object of its own): equal
+ * bytes give one shared Str (a render's memos, keyed by address, then
+ * find the second), other bytes in the same slot of the builder's recent
+ * strings (same length, first and last byte) and strings past 16 bytes
+ * their own, all with their own bytes. */
+static void shared_short_values(void) {
+    static const char *const texts[] = {"user", "user", "axb", "ayb", "axb", "0123456789abcdef", "0123456789abcdef",
+                                        "0123456789abcdefg", "0123456789abcdefg", "caf\xc3\xa9", "caf\xc3\xa9", ""};
+    enum { N = sizeof texts / sizeof *texts };
+    char copies[N][24];
+    cf_builder_item items[3 + N];
+    items[0] = (cf_builder_item){CF_ITEM_DICT, 1, {0}};
+    items[1] = (cf_builder_item){CF_ITEM_KEY, 1, {.s = "v"}};
+    items[2] = (cf_builder_item){CF_ITEM_LIST, N, {0}};
+    for (size_t i = 0; i < N; i++) {
+        size_t n = strlen(texts[i]);
+        memcpy(copies[i], texts[i], n + 1);
+        bool ascii = i < N - 3;
+        items[3 + i] = (cf_builder_item){ascii ? CF_ITEM_ASCII : CF_ITEM_STR, n, {.s = copies[i]}};
+    }
+    cf_builder *b = cf_builder_new(NULL);
+    cf_builder_feed(b, items, 3 + N);
+    cf_error err;
+    cf_context *c = cf_builder_finish(b, &err);
+    CHECK(c != NULL, "shared short values: %s", c ? "" : err.message);
+    if (!c) return;
+    Value list;
+    CHECK(dict_get_str(c->vars, "v", 1, &list) && list.type == VT_LIST && list.u.list->len == N, "shared short values: the list");
+    if (list.type == VT_LIST && list.u.list->len == N) {
+        const Value *v = list.u.list->items;
+        for (size_t i = 0; i < N; i++) {
+            size_t n = strlen(texts[i]);
+            CHECK(v[i].type == VT_STR && v[i].u.s->len == n && memcmp(v[i].u.s->data, texts[i], n) == 0,
+                  "shared short values: value %zu", i);
+        }
+        CHECK(v[0].u.s == v[1].u.s && v[5].u.s == v[6].u.s && v[9].u.s == v[10].u.s,
+              "shared short values: equal strings of up to 16 bytes are one Str");
+        CHECK(v[2].u.s != v[3].u.s && v[7].u.s != v[8].u.s, "shared short values: others are their own");
+    }
+    check_render(c, "{% for x in v %}{{ x }}:{{ x|length }}:{{ x|upper }};{% endfor %}",
+                 "user:4:USER;user:4:USER;axb:3:AXB;ayb:3:AYB;axb:3:AXB;0123456789abcdef:16:0123456789ABCDEF;"
+                 "0123456789abcdef:16:0123456789ABCDEF;0123456789abcdefg:17:0123456789ABCDEFG;"
+                 "0123456789abcdefg:17:0123456789ABCDEFG;caf\xc3\xa9:4:CAF\xc3\x89;caf\xc3\xa9:4:CAF\xc3\x89;:0:;",
+                 "shared short values");
+    cf_context_free(c);
+}
+
 /* Limits below the sizes a small container or string is made in place
  * for (DICT_LINEAR_MAX items; a carved string's length): those that pass
  * them go the checked way, fed as items or pushed one call each, at every
@@ -700,6 +748,7 @@ int main(void) {
     ascii_keys();
     unique_keys();
     utf8_items();
+    shared_short_values();
     deep_nesting();
     small_limits();
     same_renders(shared && *shared ? shared : "../shared");

@@ -480,12 +480,15 @@ static NOINLINE void feed_one(cf_builder *b, const cf_builder_item *it) {
 /* A string or scalar item as a value into *v; false for any other kind
  * (a container, a KEY, an unknown kind: left to feed_one). The commonest
  * kinds by direct branches (a jump on the kind is an indirect one, which
- * these items make hard to predict). */
+ * these items make hard to predict). A short ASCII or checked string equal
+ * to a recent one is that Str: a binding's rows hold each message's role
+ * as an object of its own, and a render's memos (message.role|lower, the
+ * elif chain it decides) are keyed by the Str's address. */
 static ALWAYS_INLINE bool item_value(cf_builder *b, const cf_builder_item *it, Value *v) {
     cf_builder_item_kind kind = it->kind;
     if (kind == CF_ITEM_ASCII || kind == CF_ITEM_STR) {
         count_str(b, it->u.s, it->n);
-        *v = v_str_of(make_str(b, it->u.s, it->n, kind == CF_ITEM_ASCII ? STR_ASCII : STR_CHECKED, false));
+        *v = v_str_of(make_str(b, it->u.s, it->n, kind == CF_ITEM_ASCII ? STR_ASCII : STR_CHECKED, true));
         return true;
     }
     switch (kind) {
