@@ -65,7 +65,8 @@ if ls python/chatfmt/_speedups*.so > /dev/null 2>&1; then
             test_pipelines.RenderBatch.test_repeated_row_objects_and_every_text_kind \
             test_pipelines.NativeOnly.test_outputs_said_ascii_are_ascii \
             test_pipelines.NativeOnly.test_texts_written_around_the_cache \
-            test_pipelines.NativeOnly.test_texts_written_into_strs_made_before_their_rows > "$TMP/baseline.log" 2>&1); then
+            test_pipelines.NativeOnly.test_texts_written_into_strs_made_before_their_rows \
+            test_pipelines.NativeOnly.test_texts_not_ascii_written_into_strs_made_before_their_rows > "$TMP/baseline.log" 2>&1); then
         ok "render_batch texts with the baseline kernels"
     else
         ko "render_batch texts with the baseline kernels"

@@ -157,6 +157,7 @@ typedef struct BatchRow {
     bool converted;
     bool placed;              /* the output is in premade (res freed; len kept in placed_len) */
     bool ascii_unchecked;     /* an output of premade's length, to be ASCII: tested as it is copied */
+    bool widen_unchecked;     /* premade is not ASCII: the output measured and checked as it is written */
     atomic_bool finished;     /* rendered (release): the drain may read it */
     unsigned char renderer;   /* the pool_thread_index of the thread that rendered it */
     /* -- read at every render, written now and then -- */
@@ -217,6 +218,8 @@ static void convert_output(BatchRow *r) {
  * 1-byte, 2-byte, 4-byte: the header and the code units)? */
 static inline int str_form(uint32_t maxchar) { return maxchar < 0x80 ? 0 : maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4; }
 static inline bool same_str_form(uint32_t a, uint32_t b) { return str_form(a) == str_form(b); }
+/* The bytes a character of a str whose largest is maxchar. */
+static inline int str_kind(uint32_t maxchar) { return maxchar < 0x100 ? 1 : maxchar < 0x10000 ? 2 : 4; }
 
 static TextCopy text_copy_of(const BatchRow *r, PyObject *str, bool stream) {
     return (TextCopy){(const unsigned char *)r->res.text, r->res.len, r->ascii_prefix, PyUnicode_DATA(str), r->kind,
@@ -825,13 +828,19 @@ static void render_row(BatchWindow *bw, BatchRow *r, const cf_context *ctx) {
     cf_error err;   /* (the render writes its head each time: kept off the row's lines unless it fails) */
     bool ok = (bw->chat ? lib.render_chat : lib.render)(r->t, ctx, bw->opt, &r->res, &err);
     r->state = ok ? ROW_OK : ROW_ERROR;
-    r->ascii_unchecked = false;
+    r->ascii_unchecked = r->widen_unchecked = false;
     if (!ok) {
         error_keep(&r->err, &err);
         return;
     }
     if (r->premade && r->premade_maxchar < 0x80 && r->res.len == r->premade_nchars && !result_known_ascii(&r->res)) {
         r->ascii_unchecked = true;   /* (see batch_settle) */
+        r->converted = false;
+        return;
+    }
+    if (r->premade && r->premade_maxchar >= 0x80 && !r->premade_stream && r->res.len >= r->premade_nchars &&
+        r->res.len <= SLOT_TEXT_MAX && !result_known_ascii(&r->res)) {
+        r->widen_unchecked = true;   /* (see batch_settle) */
         r->converted = false;
         return;
     }
@@ -885,6 +894,27 @@ static void batch_settle(Window *win, size_t i) {
         r->maxchar = 127;
         r->nchars = r->ascii_prefix = r->res.len;
         r->placed_len = r->res.len;
+        r->placed = true;
+        lib.result_free(&r->res);
+        return;
+    }
+    if (r->widen_unchecked) {   /* written, measured and checked in one pass (no scan, no measure first) */
+        r->widen_unchecked = false;
+        int kind = str_kind(r->premade_maxchar);
+        size_t nchars;
+        uint32_t bits;
+        if (!widen_checked((const unsigned char *)r->res.text, r->res.len, kind, PyUnicode_DATA(r->premade),
+                           (size_t)PyUnicode_GET_LENGTH(r->premade), &nchars, &bits) ||
+            nchars != r->premade_nchars || !same_str_form(bits, r->premade_maxchar)) {
+            convert_output(r);   /* (another form: premade is left unused) */
+            return;
+        }
+        r->converted = true;
+        r->kind = (unsigned char)kind;
+        r->maxchar = r->premade_maxchar;   /* (the str's; bits has its form, not a code point) */
+        r->nchars = (uint32_t)nchars;
+        r->ascii_prefix = 0;
+        r->placed_len = (uint32_t)r->res.len;
         r->placed = true;
         lib.result_free(&r->res);
         return;
@@ -1325,6 +1355,12 @@ static void remember_output(RepeatCache *c, const BatchRow *r, PyObject *row) {
         e->out_nchars = e->out_len;
         e->out_maxchar = 127;
     }
+    if (premade_missed == 3)   /* the next form up, the same length (astral: Latin-1) */
+        e->out_maxchar = e->out_maxchar < 0x80      ? 0xFF
+                         : e->out_maxchar < 0x100   ? 0xFFFF
+                         : e->out_maxchar < 0x10000 ? 0x10FFFF
+                                                    : 0xFF;
+    if (premade_missed == 4 && e->out_nchars) e->out_nchars--;
 }
 
 static bool row_finished(void *arg) {
@@ -1406,7 +1442,10 @@ static void prefetch_str_chunks(const BatchWindow *bw, size_t i, const PyObject 
 /* A test mode (the module's premade_miss), touched under the GIL: 1,
  * every str made before its row is taken for the wrong form, and left
  * unused; 2, every one is made ASCII, as long as its row's last output in
- * UTF-8 (an output that is not ASCII is then found so as it is copied). */
+ * UTF-8 (an output that is not ASCII is then found so as it is copied);
+ * 3, every one made in the next form up as long as the last output (found
+ * wrong as it is written); 4, every one a character short (the write stops
+ * at its end). */
 int premade_missed;
 
 /* ---- str objects made before their rows render ----

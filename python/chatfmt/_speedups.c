@@ -962,12 +962,14 @@ static PyObject *sp_stream_texts_above(PyObject *self, PyObject *arg) {
  * it made before its row rendered for the wrong form, and makes each
  * text's str the usual way; 2, it makes each one ASCII as long as the
  * row's last output in UTF-8, which an output that is not ASCII finds
- * wrong as it is copied; 0, neither (test modes for those ways). */
+ * wrong as it is copied; 3, each one in the next str form up (ASCII to
+ * Latin-1 to 2-byte to 4-byte to Latin-1) and as long as the last output;
+ * 4, each one a character short; 0, none (test modes for those ways). */
 static PyObject *sp_premade_miss(PyObject *self, PyObject *arg) {
     long mode = PyLong_AsLong(arg);
     if (mode == -1 && PyErr_Occurred()) return NULL;
-    if (mode < 0 || mode > 2) {
-        PyErr_SetString(PyExc_ValueError, "premade_miss: 0, 1 or 2");
+    if (mode < 0 || mode > 4) {
+        PyErr_SetString(PyExc_ValueError, "premade_miss: 0 to 4");
         return NULL;
     }
     long before = premade_missed;
@@ -1033,7 +1035,8 @@ static PyMethodDef methods[] = {
     {"stream_texts_above", sp_stream_texts_above, METH_O,
      "stream_texts_above(bytes) -> bytes before: texts of calls bigger than this go around the cache (a test knob)"},
     {"premade_miss", sp_premade_miss, METH_O,
-     "premade_miss(mode) -> before: str objects made before their rows render left unused (1) or made ASCII (2)"},
+     "premade_miss(mode) -> before: str objects made before their rows render left unused (1), made ASCII (2), "
+     "a form wider (3) or a character short (4)"},
     {"claim_rows", sp_claim_rows, METH_O, "claim_rows(n) -> before: rows a batch thread claims at once (a knob)"},
     {"give_back_mode", sp_give_back_mode, METH_O,
      "give_back_mode(mode) -> before: spent render buffers given back here (0), to their renderer (1), every one (2)"},

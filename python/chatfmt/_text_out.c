@@ -133,6 +133,111 @@ static inline __attribute__((always_inline)) void widen_one(const unsigned char 
     *i = at;
 }
 
+/* One character of s[*i..n) decoded as utf8_measure accepts it (false for
+ * bytes that are not valid UTF-8); *i moves past it. */
+static inline __attribute__((always_inline)) bool decode_checked(const unsigned char *s, size_t n, size_t *i,
+                                                                 uint32_t *cp) {
+    size_t at = *i;
+    unsigned char c = s[at];
+    uint32_t u;
+    if (c < 0x80) {
+        u = c;
+        at++;
+    } else if (c >= 0xC2 && c < 0xE0) {
+        if (at + 1 >= n || (s[at + 1] & 0xC0) != 0x80) return false;
+        u = (uint32_t)(c & 0x1F) << 6 | (s[at + 1] & 0x3F);
+        at += 2;
+    } else if (c >= 0xE0 && c < 0xF0) {
+        if (at + 2 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80) return false;
+        u = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[at + 1] & 0x3F) << 6 | (s[at + 2] & 0x3F);
+        if (u < 0x800 || (u >= 0xD800 && u < 0xE000)) return false;   /* overlong, surrogate */
+        at += 3;
+    } else if (c >= 0xF0 && c < 0xF5) {
+        if (at + 3 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80 || (s[at + 3] & 0xC0) != 0x80)
+            return false;
+        u = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[at + 1] & 0x3F) << 12 | (uint32_t)(s[at + 2] & 0x3F) << 6 |
+            (s[at + 3] & 0x3F);
+        if (u < 0x10000 || u > 0x10FFFF) return false;
+        at += 4;
+    } else {
+        return false;
+    }
+    *cp = u;
+    *i = at;
+    return true;
+}
+
+/* The character at s[*i] checked and written as unit *k of out (room for
+ * cap units), unless it is not valid UTF-8, there is no room, or it does
+ * not fit a `kind`-byte unit; its bits or-ed into *bits. */
+static inline __attribute__((always_inline)) bool put_checked(const unsigned char *s, size_t n, size_t *i, int kind,
+                                                              unsigned char *out, size_t cap, size_t *k,
+                                                              uint32_t *bits) {
+    uint32_t cp;
+    if (*k >= cap || !decode_checked(s, n, i, &cp)) return false;
+    if (kind == 1) {
+        if (cp > 0xFF) return false;
+        out[*k] = (unsigned char)cp;
+    } else if (kind == 2) {
+        if (cp > 0xFFFF) return false;
+        uint16_t u = (uint16_t)cp;
+        memcpy(out + 2 * *k, &u, 2);
+    } else {
+        memcpy(out + 4 * *k, &cp, 4);
+    }
+    *bits |= cp;
+    ++*k;
+    return true;
+}
+
+/* widen_checked (see _text_out.h) for one kind, 16 bytes a step: a block
+ * is written widened whole (when there is room for it), then counted up to
+ * its first byte that is not ASCII, whose character goes on its own. */
+static inline __attribute__((always_inline)) bool widen_checked_as(const unsigned char *s, size_t n, int kind,
+                                                                   unsigned char *out, size_t cap, size_t *nchars,
+                                                                   uint32_t *bits) {
+    size_t k = 0;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + 16 <= n && k + 16 <= cap) {
+            u8x16 v;
+            uint64_t h[2];
+            memcpy(&v, s + i, 16);
+            memcpy(h, &v, 16);
+            if (kind == 1) memcpy(out + k, &v, 16);
+            else widen16(&v, kind, out + k * (size_t)kind);
+            uint64_t lo = h[0] & 0x8080808080808080ULL, hi = h[1] & 0x8080808080808080ULL;
+            if (!(lo | hi)) {
+                i += 16;
+                k += 16;
+                continue;
+            }
+            size_t run = lo ? (size_t)__builtin_ctzll(lo) / 8 : 8 + (size_t)__builtin_ctzll(hi) / 8;
+            i += run;
+            k += run;
+        }
+        if (!put_checked(s, n, &i, kind, out, cap, &k, &seen)) return false;
+    }
+    *nchars = k;
+    *bits = seen;
+    return true;
+}
+
+static bool widen_checked_base(const unsigned char *s, size_t n, int kind, unsigned char *out, size_t cap,
+                               size_t *nchars, uint32_t *bits) {
+    if (kind == 1) return widen_checked_as(s, n, 1, out, cap, nchars, bits);
+    if (kind == 2) return widen_checked_as(s, n, 2, out, cap, nchars, bits);
+    return widen_checked_as(s, n, 4, out, cap, nchars, bits);
+}
+
+static bool (*widen_checked_kernel)(const unsigned char *s, size_t n, int kind, unsigned char *out, size_t cap,
+                                    size_t *nchars, uint32_t *bits) = widen_checked_base;
+
+bool widen_checked(const unsigned char *s, size_t n, int kind, void *out, size_t cap, size_t *nchars,
+                   uint32_t *bits) {
+    return widen_checked_kernel(s, n, kind, out, cap, nchars, bits);
+}
+
 /* Valid UTF-8 s[from..n) into `kind`-byte code units at out, from code
  * unit `from` on (s[0..from) is ASCII, already written when kind is 1;
  * kind a constant at each call below: the compiler makes one loop per
@@ -245,6 +350,78 @@ __attribute__((target("avx2"))) static size_t utf8_widen_avx2(const unsigned cha
     if (kind == 1) return widen_as(s, n, from, 1, out);   /* (bytes to bytes: copies, no widening) */
     if (kind == 2) return widen_wide_avx2(s, n, 2, out);
     return widen_wide_avx2(s, n, 4, out);
+}
+
+/* 32 ASCII bytes as `kind`-byte units at out (vpmovzx: 16 a 2-byte
+ * store, 8 a 4-byte one). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) void put32_avx2(__m256i v, int kind,
+                                                                                           unsigned char *out) {
+    __m256i *o = (__m256i *)(void *)out;
+    if (kind == 1) {
+        _mm256_storeu_si256(o, v);
+        return;
+    }
+    __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    if (kind == 2) {
+        _mm256_storeu_si256(o, _mm256_cvtepu8_epi16(lo));
+        _mm256_storeu_si256(o + 1, _mm256_cvtepu8_epi16(hi));
+    } else {
+        _mm256_storeu_si256(o, _mm256_cvtepu8_epi32(lo));
+        _mm256_storeu_si256(o + 1, _mm256_cvtepu8_epi32(_mm_srli_si128(lo, 8)));
+        _mm256_storeu_si256(o + 2, _mm256_cvtepu8_epi32(hi));
+        _mm256_storeu_si256(o + 3, _mm256_cvtepu8_epi32(_mm_srli_si128(hi, 8)));
+    }
+}
+
+/* widen_checked_as with AVX2: 128 bytes tested a step while they are all
+ * ASCII (as ascii_prefix_len tests them); else 32 written and counted up
+ * to their first byte that is not ASCII (the movemask's lowest bit). */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) bool widen_checked_avx2_as(
+    const unsigned char *s, size_t n, int kind, unsigned char *out, size_t cap, size_t *nchars, uint32_t *bits) {
+    size_t k = 0;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < n;) {
+        if (i + 128 <= n && k + 128 <= cap) {
+            const __m256i *p = (const __m256i *)(const void *)(s + i);
+            __m256i a = _mm256_loadu_si256(p), b = _mm256_loadu_si256(p + 1);
+            __m256i c = _mm256_loadu_si256(p + 2), d = _mm256_loadu_si256(p + 3);
+            if (!_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)))) {
+                unsigned char *o = out + k * (size_t)kind;
+                put32_avx2(a, kind, o);
+                put32_avx2(b, kind, o + 32 * (size_t)kind);
+                put32_avx2(c, kind, o + 64 * (size_t)kind);
+                put32_avx2(d, kind, o + 96 * (size_t)kind);
+                i += 128;
+                k += 128;
+                continue;
+            }
+        }
+        if (i + 32 <= n && k + 32 <= cap) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+            put32_avx2(v, kind, out + k * (size_t)kind);
+            unsigned mask = (unsigned)_mm256_movemask_epi8(v);
+            if (!mask) {
+                i += 32;
+                k += 32;
+                continue;
+            }
+            size_t run = (size_t)__builtin_ctz(mask);
+            i += run;
+            k += run;
+        }
+        if (!put_checked(s, n, &i, kind, out, cap, &k, &seen)) return false;
+    }
+    *nchars = k;
+    *bits = seen;
+    return true;
+}
+
+__attribute__((target("avx2"))) static bool widen_checked_avx2(const unsigned char *s, size_t n, int kind,
+                                                               unsigned char *out, size_t cap, size_t *nchars,
+                                                               uint32_t *bits) {
+    if (kind == 1) return widen_checked_avx2_as(s, n, 1, out, cap, nchars, bits);
+    if (kind == 2) return widen_checked_avx2_as(s, n, 2, out, cap, nchars, bits);
+    return widen_checked_avx2_as(s, n, 4, out, cap, nchars, bits);
 }
 #endif
 
@@ -444,6 +621,7 @@ void pick_text_kernels(void) {
         utf8_widen = utf8_widen_avx2;
         stream_copy = stream_copy_avx2;
         copy_checked = copy_checked_avx2;
+        widen_checked_kernel = widen_checked_avx2;
     }
 #endif
 }

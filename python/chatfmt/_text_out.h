@@ -61,6 +61,16 @@ TEXT_API void copy_text(const TextCopy *c);
  * were not, what was written is no text of any form. */
 TEXT_API bool copy_ascii_checked(const TextCopy *c);
 
+/* s[0..n) written as `kind`-byte code units at out (room for cap units)
+ * in one pass, checked as it goes: false when it is not valid UTF-8, has
+ * more than cap characters, or one that does not fit a unit (then what
+ * was written is no text); else its characters and its code points or-ed
+ * (their largest has the same highest bit: the str's form). An output
+ * expected in the form of a str made before it rendered is not scanned
+ * and measured first. */
+TEXT_API bool widen_checked(const unsigned char *s, size_t n, int kind, void *out, size_t cap, size_t *nchars,
+                            uint32_t *bits);
+
 /* The same, streamed writes left to drain: the thread calls text_fence
  * before it says the text is written (render_batch's rows settled ahead
  * of their publishing: see Window.settle). */

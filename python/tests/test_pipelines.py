@@ -682,6 +682,45 @@ class NativeOnly(unittest.TestCase):
             elif miss == 0:
                 self.assertLess(n, len(rows) // 2, (stream, threads))
 
+    def test_texts_not_ascii_written_into_strs_made_before_their_rows(self):
+        """An output that is not ASCII, of a row object that comes again, is
+        written into the str made for it in one pass that measures and
+        checks it as it goes (no scan first): one character of each str
+        kind, alone or with a second of another kind, at every offset of an
+        ASCII text and of its 32- and 128-byte blocks; with the strs made
+        right, a form wider than the output (premade_miss(3): found wrong
+        only at the end, or for a character too wide for it) and a
+        character short (4: the write stops at the str's end), on 1 and 2
+        threads: every result is Template.render's, in its canonical kind."""
+        native = template_module._native
+        t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
+
+        def ascii_text(n, seed):
+            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
+
+        pool = []
+        for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600"):
+            for before in list(range(0, 140)) + [191, 255, 256, 257, 1000]:
+                for after in (0, 1, 31, 32, 33, 130):
+                    text = ascii_text(before, 0) + c + ascii_text(after, 1)
+                    pool.append([{"role": "user", "content": text}])
+                pool.append([{"role": "user", "content": ascii_text(before, 2) + "\u00e9" + ascii_text(40, 3) + c}])
+        pool.append([{"role": "user", "content": "plain"}])
+        # each 4 times, a few hundred rows apart (as many as a call's repeated rows keep their outputs' forms)
+        rows = [r for j in range(0, len(pool), 300) for _ in range(4) for r in pool[j:j + 300]]
+        want = {id(r): t.render(r) for r in pool}
+        before_miss = native.premade_miss(0)
+        try:
+            for miss in (0, 3, 4):
+                native.premade_miss(miss)
+                for threads in (1, 2):
+                    with self.subTest(miss=miss, threads=threads):
+                        got = t.render_batch(rows, threads=threads)
+                        self.assertEqual([i for i, (g, r) in enumerate(zip(got, rows)) if g != want[id(r)]], [])
+                        self.assertTrue(all(type(x) is str for x in got))
+        finally:
+            native.premade_miss(before_miss)
+
     def test_render_buffers_given_back_to_the_thread_that_rendered_them(self):
         """Rows that are separate objects leave their outputs in their row
         slots' render buffers until the slot's next row, whose thread gives
