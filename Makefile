@@ -265,7 +265,7 @@ fuzz: fuzz-build fuzz-seeds
 	    grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units)' $(FUZZ_BUILD)/fuzz_$$f.log | tail -n 1; \
 	done
 
-# Runs per harness in fuzz-ci: 30-60 s each on one idle core (fuzz/README.md).
+# Runs per harness in fuzz-ci: 15-45 s of CPU each (fuzz/README.md).
 FUZZ_CI_SEED          := 1
 FUZZ_CI_RUNS_render   := 150000
 FUZZ_CI_RUNS_json     := 350000
@@ -278,7 +278,8 @@ FUZZ_CI_RUNS_builder  := 2000000
 # build/chatfmt present so that peer replies get their formats. No corpus
 # directory: what the run finds stays in memory, so a rerun starts alike.
 # Addresses reach the search (libFuzzer's comparison traces, our caches keyed
-# by pointer), so ASLR is turned off where the kernel allows it.
+# by pointer), so ASLR is turned off where the kernel allows it, and the
+# environment is fixed (its size moves the stack).
 fuzz-ci: fuzz-build $(BUILD)/chatfmt $(BUILD)/libchatfmt.so
 	rm -rf $(FUZZ_BUILD)/ci-seeds
 	python3 fuzz/make_seeds.py $(FUZZ_BUILD)/ci-seeds "$${CHATFMT_SHARED:-$(SHARED)}"
@@ -291,7 +292,8 @@ fuzz-ci: fuzz-build $(BUILD)/chatfmt $(BUILD)/libchatfmt.so
 	    ls -d $(FUZZ_BUILD)/ci-seeds/$$f/* | LC_ALL=C sort | paste -sd, > $(FUZZ_BUILD)/ci-seeds/$$f.list; \
 	    dict=; [ -f fuzz/$$f.dict ] && dict=-dict=fuzz/$$f.dict; \
 	    echo "== fuzz_$$f: $$runs runs, seed $(FUZZ_CI_SEED)"; \
-	    CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC $$fixed_addresses $(FUZZ_BUILD)/fuzz_$$f \
+	    env -i PATH=/usr/local/bin:/usr/bin:/bin CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC \
+	        $$fixed_addresses $(FUZZ_BUILD)/fuzz_$$f \
 	        -seed=$(FUZZ_CI_SEED) -runs=$$runs -seed_inputs=@$(FUZZ_BUILD)/ci-seeds/$$f.list \
 	        -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
 	        -artifact_prefix=$(FUZZ_BUILD)/artifacts/ci-$$f- 2> $(FUZZ_BUILD)/fuzz_ci_$$f.log \
