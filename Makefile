@@ -215,12 +215,15 @@ $(BUILD)/examples/%: examples/%.c include/chatfmt.h $(BUILD)/libchatfmt.a
 # ---- fuzzing: clang libFuzzer + ASan + UBSan (fuzz/README.md) ----------------
 # `make fuzz` runs each harness for FUZZ_SECONDS (default 60) on its corpus in
 # build-fuzz/corpus/NAME (seeded by fuzz/make_seeds.py); crashes land in
-# build-fuzz/artifacts/. `make fuzz-ci` is the same, short, for CI.
+# build-fuzz/artifacts/. `make fuzz-ci` replays the same inputs every run:
+# a fixed seed and run count, the seed corpora in name order, ASLR off.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_BUILD   := build-fuzz
 FUZZERS      := render json marshal reply loaders builder
-FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+# (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION: the usual libFuzzer macro; `random` then reads no clock)
+FUZZ_CFLAGS  := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all \
+                -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_OBJS    := $(SRCS:src/%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_BUILD)/fuzz_%)
 
@@ -243,6 +246,9 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz_common.h $(FUZZ_OBJS)
 
 fuzz-build: fuzz-toolchain $(FUZZ_BINS)
 
+# (kept: without this make deletes them as intermediates, and rebuilds them every run)
+.SECONDARY: $(FUZZ_OBJS)
+
 fuzz-seeds:
 	python3 fuzz/make_seeds.py $(FUZZ_BUILD)/seeds "$${CHATFMT_SHARED:-$(SHARED)}"
 
@@ -259,8 +265,41 @@ fuzz: fuzz-build fuzz-seeds
 	    grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units)' $(FUZZ_BUILD)/fuzz_$$f.log | tail -n 1; \
 	done
 
-fuzz-ci:
-	$(MAKE) fuzz FUZZ_SECONDS=60
+# Runs per harness in fuzz-ci: 15-45 s of CPU each (fuzz/README.md).
+FUZZ_CI_SEED          := 1
+FUZZ_CI_RUNS_render   := 150000
+FUZZ_CI_RUNS_json     := 350000
+FUZZ_CI_RUNS_marshal  := 1500000
+FUZZ_CI_RUNS_reply    := 100000
+FUZZ_CI_RUNS_loaders  := 100000
+FUZZ_CI_RUNS_builder  := 2000000
+
+# The seeds are written afresh (a stale file would change the inputs), with
+# build/chatfmt present so that peer replies get their formats. No corpus
+# directory: what the run finds stays in memory, so a rerun starts alike.
+# Addresses reach the search (libFuzzer's comparison traces, our caches keyed
+# by pointer), so ASLR is turned off where the kernel allows it, and the
+# environment is fixed (its size moves the stack).
+fuzz-ci: fuzz-build $(BUILD)/chatfmt $(BUILD)/libchatfmt.so
+	rm -rf $(FUZZ_BUILD)/ci-seeds
+	python3 fuzz/make_seeds.py $(FUZZ_BUILD)/ci-seeds "$${CHATFMT_SHARED:-$(SHARED)}"
+	@mkdir -p $(FUZZ_BUILD)/artifacts
+	@fixed_addresses="setarch $$(uname -m) -R"; \
+	$$fixed_addresses true 2>/dev/null || { fixed_addresses=; \
+	    echo "warning: setarch -R fails here: addresses vary, so may the inputs tried"; }; \
+	for harness_runs in $(foreach f,$(FUZZERS),$(f):$(FUZZ_CI_RUNS_$(f))); do \
+	    f=$${harness_runs%:*}; runs=$${harness_runs#*:}; \
+	    ls -d $(FUZZ_BUILD)/ci-seeds/$$f/* | LC_ALL=C sort | paste -sd, > $(FUZZ_BUILD)/ci-seeds/$$f.list; \
+	    dict=; [ -f fuzz/$$f.dict ] && dict=-dict=fuzz/$$f.dict; \
+	    echo "== fuzz_$$f: $$runs runs, seed $(FUZZ_CI_SEED)"; \
+	    env -i PATH=/usr/local/bin:/usr/bin:/bin CHATFMT_NOW=2026-03-14T15:09:26 TZ=UTC \
+	        $$fixed_addresses $(FUZZ_BUILD)/fuzz_$$f \
+	        -seed=$(FUZZ_CI_SEED) -runs=$$runs -seed_inputs=@$(FUZZ_BUILD)/ci-seeds/$$f.list \
+	        -timeout=120 -rss_limit_mb=2048 -print_final_stats=1 $$dict \
+	        -artifact_prefix=$(FUZZ_BUILD)/artifacts/ci-$$f- 2> $(FUZZ_BUILD)/fuzz_ci_$$f.log \
+	    || { tail -n 40 $(FUZZ_BUILD)/fuzz_ci_$$f.log; echo "FAIL fuzz_$$f (input in $(FUZZ_BUILD)/artifacts/)"; exit 1; }; \
+	    grep -E '^#[0-9]+[[:space:]]+DONE' $(FUZZ_BUILD)/fuzz_ci_$$f.log | sed -E 's/ (exec\/s|rss): [0-9]+(Mb)?//g'; \
+	done
 
 # ---- ThreadSanitizer: one compiled template rendered from 8 threads ------------
 TSAN_BUILD  := build-tsan

@@ -7,6 +7,8 @@
 #      sandbox cases end as the reference renderer does
 #   2. the fuzzers' crash inputs (tests/hostile/regress/NAME/*) replayed
 #      through the harnesses fuzz/fuzz_NAME.c built without libFuzzer
+#      (and, when clang is installed, built with clang ASan + UBSan, with a
+#      few tiny inputs each: clang's UBSan sees NULL + 0, gcc's does not)
 #   3. the corpus with default limits: no render stops on a LimitError
 #
 # Run by tests/run_tests.sh (any tests/*_test.sh) with BUILD, CHATFMT_BIN,
@@ -44,32 +46,88 @@ fi
 [ -f "$OUT/suite.log" ] && cat "$OUT/suite.log"
 rm -rf "$OUT/cases"     # ~150 MB of generated inputs
 
+# replay_driver CC CFLAGS LIB NAME: build fuzz/fuzz_NAME.c with standalone_main.c
+# into $driver; say FAIL and return 1 when it does not compile
+replay_driver() {
+    local cc=$1 cflags=$2 lib=$3 name=$4
+    # shellcheck disable=SC2086  # cflags is a list of flags
+    if ! $cc -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter $cflags -D_POSIX_C_SOURCE=200809L \
+            -Iinclude -Isrc "fuzz/fuzz_$name.c" fuzz/standalone_main.c "$lib" -lm -lpthread \
+            -o "$driver" 2> "$driver.log"; then
+        echo "FAIL replay $name: the harness does not compile: $(head -c 300 "$driver.log")"
+        return 1
+    fi
+}
+
+# replay_input LABEL INPUT: run $driver on one input; FAIL says how it ended
+replay_input() {
+    timeout 60 "$driver" "$2" > "$driver.log" 2>&1
+    local st=$?
+    [ "$st" -eq 0 ] && return 0
+    [ "$st" -gt 128 ] && st="signal $((st - 128))"
+    echo "FAIL replay $1 (exit status $st$(grep -m1 -E 'ERROR|runtime error' "$driver.log" | cut -c1-200 | sed 's/^/: /'))"
+    return 1
+}
+
 step "fuzzer crash inputs replayed"
 for dir in tests/hostile/regress/*/; do
     name=$(basename "$dir")
     inputs=("$dir"*)
     [ -e "${inputs[0]}" ] || continue
     driver=$OUT/replay_$name
-    # shellcheck disable=SC2086  # CFLAGS is a list of flags
-    if ! $CC -std=c11 -Wall -Wextra -Werror -Wno-unused-parameter $CFLAGS -D_POSIX_C_SOURCE=200809L \
-            -Iinclude -Isrc "fuzz/fuzz_$name.c" fuzz/standalone_main.c "$BUILD/libchatfmt.a" -lm -lpthread \
-            -o "$driver" 2> "$driver.log"; then
-        echo "FAIL replay $name: the harness does not compile: $(head -c 300 "$driver.log")"
-        failed=1
-        continue
-    fi
+    replay_driver "$CC" "$CFLAGS" "$BUILD/libchatfmt.a" "$name" || { failed=1; continue; }
     for input in "${inputs[@]}"; do
-        timeout 60 "$driver" "$input" > "$driver.log" 2>&1
-        st=$?
-        if [ "$st" -eq 0 ]; then
+        if replay_input "$name/$(basename "$input")" "$input"; then
             echo "PASS replay $name/$(basename "$input")"
         else
-            [ "$st" -gt 128 ] && st="signal $((st - 128))"
-            echo "FAIL replay $name/$(basename "$input") (exit status $st$(grep -m1 -E 'ERROR|runtime error' "$driver.log" | cut -c1-200 | sed 's/^/: /'))"
             failed=1
         fi
     done
 done
+
+# clang's UBSan reports what gcc's does not (NULL + 0, the empty template's
+# crash, among them), so when clang is here the harnesses are also built with
+# clang ASan + UBSan, on a library built once in build-clang-san/ (make keeps
+# it), and replay the crash inputs and a few tiny inputs each (the empty one too).
+CLANG_SAN_BUILD=build-clang-san
+CLANG_SAN_CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all"
+step "crash inputs and tiny inputs replayed under clang ASan + UBSan"
+clang_started=$SECONDS
+clang_seconds=
+if ! command -v clang > /dev/null; then
+    echo "SKIP clang_sanitizer_replay (clang not found)"
+elif ! make --no-print-directory -j2 BUILD=$CLANG_SAN_BUILD CC=clang CFLAGS="$CLANG_SAN_CFLAGS" \
+        "$CLANG_SAN_BUILD/libchatfmt.a" > "$OUT/clang_san_build.log" 2>&1; then
+    echo "FAIL clang_sanitizer_replay (the library does not build with clang: $(grep -m1 -E 'error' "$OUT/clang_san_build.log" | cut -c1-300))"
+    failed=1
+else
+    tiny=$OUT/tiny
+    rm -rf "$tiny" && mkdir -p "$tiny"
+    i=0
+    for text in '' '\0' '\0377' ' ' '0' '{' '[' '{}' '[]' '""' '{{' '{%' '{#'; do   # (printf %b escapes)
+        printf '%b' "$text" > "$tiny/tiny-$i"
+        i=$((i + 1))
+    done
+    for harness in fuzz/fuzz_*.c; do
+        name=$(basename "$harness" .c)
+        name=${name#fuzz_}
+        driver=$OUT/clang_san_replay_$name
+        replay_driver clang "$CLANG_SAN_CFLAGS" "$CLANG_SAN_BUILD/libchatfmt.a" "$name" || { failed=1; continue; }
+        ok=0 bad=0
+        for input in tests/hostile/regress/"$name"/* "$tiny"/*; do
+            [ -e "$input" ] || continue
+            if replay_input "clang_san/$name/$(basename "$input")" "$input"; then
+                ok=$((ok + 1))
+            else
+                bad=$((bad + 1))
+            fi
+        done
+        [ "$bad" -eq 0 ] && echo "PASS clang_san_replay_$name ($((ok - i)) crash inputs and $i tiny ones)"
+        [ "$bad" -ne 0 ] && failed=1
+    done
+    clang_seconds=$((SECONDS - clang_started))
+    echo "clang sanitizer replay: $clang_seconds s (the library's build included when it was not built)"
+fi
 
 # corpus_limits NAME OPTIONS...: no corpus render may stop on a LimitError
 corpus_limits() {
@@ -103,5 +161,5 @@ fi
 
 # the line tests/run_tests.sh shows in this step's PASS line
 worst=$(sed -n 's/^worst passing case: \(.*\)/\1/p' "$OUT/suite.log" 2>/dev/null)
-[ -n "$worst" ] && echo "figures: hostile suite's worst case $worst${sanitized[@]+ (sanitized build: not judged)}"
+[ -n "$worst" ] && echo "figures: hostile suite's worst case $worst${sanitized[@]+ (sanitized build: not judged)}${clang_seconds:+; clang sanitizer replay $clang_seconds s}"
 [ "$failed" -eq 0 ]

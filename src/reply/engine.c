@@ -789,9 +789,11 @@ static void tree_value_done(Parser *p) {
 
 /* Scan text of a bounded field (at most `max` bytes held in Parser.text):
  * the matched tag's index, -1 when input ran out, -2 when the field is too
- * long (the call then broke). */
+ * long (the call then broke). A tag prefix held across a feed counts as
+ * held: the field then ends at the same byte however the input is cut. */
 static int scan_bounded(Parser *p, const char *s, size_t n, size_t *pi, const MarkSet *m, TextSink put,
                         size_t held, size_t max) {
+    held += p->tm_len;
     if (held >= max) {
         call_break(p, E_CONTENT, p->tm_buf, p->tm_len);
         return -2;

@@ -442,6 +442,7 @@ void call_break(Parser *p, int resume_state, const char *replay, size_t replay_l
     c->active = false;
     p->state = c->in_reasoning ? c->reasoning_state : resume_state;
     p->tm_len = 0;
+    p->val_mode = V_SKIP;   /* (json_args_fast reads it: a call broken inside its arguments must not leave it set) */
     if (c->raw.len) {
         (c->in_reasoning ? put_reasoning : put_content)(p, c->raw.p, c->raw.len);
         c->raw.len = 0;
