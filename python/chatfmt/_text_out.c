@@ -56,6 +56,40 @@ static inline __attribute__((always_inline)) void widen16(const u8x16 *v, int ki
 #endif
 }
 
+/* One character of s[*i..n) decoded, checked as Python's UTF-8 decoder
+ * checks it (false for bytes that are not valid UTF-8); *i moves past it. */
+static inline __attribute__((always_inline)) bool decode_checked(const unsigned char *s, size_t n, size_t *i,
+                                                                 uint32_t *cp) {
+    size_t at = *i;
+    unsigned char c = s[at];
+    uint32_t u;
+    if (c < 0x80) {
+        u = c;
+        at++;
+    } else if (c >= 0xC2 && c < 0xE0) {
+        if (at + 1 >= n || (s[at + 1] & 0xC0) != 0x80) return false;
+        u = (uint32_t)(c & 0x1F) << 6 | (s[at + 1] & 0x3F);
+        at += 2;
+    } else if (c >= 0xE0 && c < 0xF0) {
+        if (at + 2 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80) return false;
+        u = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[at + 1] & 0x3F) << 6 | (s[at + 2] & 0x3F);
+        if (u < 0x800 || (u >= 0xD800 && u < 0xE000)) return false;   /* overlong, surrogate */
+        at += 3;
+    } else if (c >= 0xF0 && c < 0xF5) {
+        if (at + 3 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80 || (s[at + 3] & 0xC0) != 0x80)
+            return false;
+        u = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[at + 1] & 0x3F) << 12 | (uint32_t)(s[at + 2] & 0x3F) << 6 |
+            (s[at + 3] & 0x3F);
+        if (u < 0x10000 || u > 0x10FFFF) return false;
+        at += 4;
+    } else {
+        return false;
+    }
+    *cp = u;
+    *i = at;
+    return true;
+}
+
 /* The code points of valid UTF-8 s[from..n) (s[0..from) is ASCII): count
  * (from included) and largest; false for bytes that are not valid UTF-8
  * (then decoded under the GIL, as before). ASCII stretches go 16 bytes a
@@ -70,30 +104,8 @@ bool utf8_measure(const unsigned char *s, size_t n, size_t from, size_t *nchars,
             count += 15;
             continue;
         }
-        unsigned char c = s[i];
         uint32_t cp;
-        if (c < 0x80) {
-            cp = c;
-            i++;
-        } else if (c >= 0xC2 && c < 0xE0) {
-            if (i + 1 >= n || (s[i + 1] & 0xC0) != 0x80) return false;
-            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-            i += 2;
-        } else if (c >= 0xE0 && c < 0xF0) {
-            if (i + 2 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return false;
-            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000)) return false;   /* overlong, surrogate */
-            i += 3;
-        } else if (c >= 0xF0 && c < 0xF5) {
-            if (i + 3 >= n || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
-                return false;
-            cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 | (uint32_t)(s[i + 2] & 0x3F) << 6 |
-                 (s[i + 3] & 0x3F);
-            if (cp < 0x10000 || cp > 0x10FFFF) return false;
-            i += 4;
-        } else {
-            return false;
-        }
+        if (!decode_checked(s, n, &i, &cp)) return false;
         if (cp > top) top = cp;
     }
     *nchars = count;
@@ -131,40 +143,6 @@ static inline __attribute__((always_inline)) void widen_one(const unsigned char 
         memcpy(out + 4 * k, &cp, 4);
     }
     *i = at;
-}
-
-/* One character of s[*i..n) decoded as utf8_measure accepts it (false for
- * bytes that are not valid UTF-8); *i moves past it. */
-static inline __attribute__((always_inline)) bool decode_checked(const unsigned char *s, size_t n, size_t *i,
-                                                                 uint32_t *cp) {
-    size_t at = *i;
-    unsigned char c = s[at];
-    uint32_t u;
-    if (c < 0x80) {
-        u = c;
-        at++;
-    } else if (c >= 0xC2 && c < 0xE0) {
-        if (at + 1 >= n || (s[at + 1] & 0xC0) != 0x80) return false;
-        u = (uint32_t)(c & 0x1F) << 6 | (s[at + 1] & 0x3F);
-        at += 2;
-    } else if (c >= 0xE0 && c < 0xF0) {
-        if (at + 2 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80) return false;
-        u = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[at + 1] & 0x3F) << 6 | (s[at + 2] & 0x3F);
-        if (u < 0x800 || (u >= 0xD800 && u < 0xE000)) return false;   /* overlong, surrogate */
-        at += 3;
-    } else if (c >= 0xF0 && c < 0xF5) {
-        if (at + 3 >= n || (s[at + 1] & 0xC0) != 0x80 || (s[at + 2] & 0xC0) != 0x80 || (s[at + 3] & 0xC0) != 0x80)
-            return false;
-        u = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[at + 1] & 0x3F) << 12 | (uint32_t)(s[at + 2] & 0x3F) << 6 |
-            (s[at + 3] & 0x3F);
-        if (u < 0x10000 || u > 0x10FFFF) return false;
-        at += 4;
-    } else {
-        return false;
-    }
-    *cp = u;
-    *i = at;
-    return true;
 }
 
 /* The character at s[*i] checked and written as unit *k of out (room for

@@ -20,6 +20,16 @@ import chatfmt.template as template_module
 BIN = os.environ.get("CHATFMT_BIN") or os.path.join(REPO, os.environ.get("BUILD", "build"), "chatfmt")
 
 
+# one character of each str kind past ASCII (Latin-1, 2-byte, a CJK one, the last 2-byte, astral)
+OTHER_CHARACTERS = ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600")
+
+
+def ascii_text(n, seed, step=7):
+    """n printable ASCII characters that vary byte to byte (so that a block
+    written out of place shows), from seed."""
+    return "".join(chr(33 + (seed + step * i) % 94) for i in range(n))
+
+
 def outcome(call):
     try:
         return "ok", call()
@@ -185,11 +195,8 @@ class RenderBatch(unittest.TestCase):
         block widened out of place shows."""
         t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
 
-        def ascii_text(n, seed):
-            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
-
         rows = []
-        for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600"):
+        for c in OTHER_CHARACTERS:
             for before in list(range(0, 140)) + [191, 192, 255, 256, 1000]:
                 for after in (0, 1, 15, 16, 17, 70):
                     text = ascii_text(before, 0) + c + ascii_text(after, 1)
@@ -289,14 +296,11 @@ class RenderBatch(unittest.TestCase):
         result is what Template.render gives."""
         t = chatfmt.compile("{{ messages[0].content }}|{{ messages[0].content | length }}")
 
-        def ascii_text(n, seed):
-            return "".join(chr(33 + (seed + 5 * i) % 94) for i in range(n))
-
         rows = []
         for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600", "\ud800", "\udfff"):
             for n in range(1, 42):
                 for at in range(n):
-                    text = ascii_text(at, n) + c + ascii_text(n - at - 1, at)
+                    text = ascii_text(at, n, 5) + c + ascii_text(n - at - 1, at, 5)
                     rows.append([{"role": "user", "content": text}])
                     if at + 2 < n:
                         second = "\u00e0" if c < "\u0100" else "\u0101"
@@ -605,9 +609,6 @@ class NativeOnly(unittest.TestCase):
         native = template_module._native
         t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
 
-        def ascii_text(n, seed):
-            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
-
         rows = []
         lengths = list(range(0, 200)) + [255, 256, 257, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 4100, 9000, 40000]
         for c in (None, "\u00e9", "\u0100", "\u4e2d", "\U0001F600"):
@@ -695,11 +696,8 @@ class NativeOnly(unittest.TestCase):
         native = template_module._native
         t = chatfmt.compile("{{ messages[0].content }}|{{ messages | length }}")
 
-        def ascii_text(n, seed):
-            return "".join(chr(33 + (seed + 7 * i) % 94) for i in range(n))
-
         pool = []
-        for c in ("\u00e9", "\u00ff", "\u0100", "\u4e2d", "\uffff", "\U0001F600"):
+        for c in OTHER_CHARACTERS:
             for before in list(range(0, 140)) + [191, 255, 256, 257, 1000]:
                 for after in (0, 1, 31, 32, 33, 130):
                     text = ascii_text(before, 0) + c + ascii_text(after, 1)
