@@ -81,6 +81,7 @@ static struct {
     long long drain_ns;        /* the str objects and results of finished windows made (not its waits) */
     long long complete_ns;     /* after the pass: results deferred, rows walked under the GIL */
     unsigned long windows;
+    unsigned long placed;      /* texts written into the str made for them before their rows rendered */
 } figures;
 
 static inline long long phase_begin(void) { return figures.on ? thread_cpu_ns() : 0; }
@@ -1519,6 +1520,7 @@ static bool batch_drain(Pool *pool, BatchWindow *bw, BatchArgs *a, PyObject *out
             o = r->premade;
             r->premade = NULL;
             text_bytes += r->placed_len;
+            if (figures.on) figures.placed++;
             a->texts_made++;
             a->text_bytes_made += r->nchars * r->kind;
             if (ok) PyList_SET_ITEM(out, (Py_ssize_t)(bw->start + i), o);
@@ -1934,10 +1936,10 @@ PyObject *sp_batch_stats(PyObject *self, PyObject *arg) {
             Py_XDECREF(d);
         }
         if (!per) return NULL;
-        result = Py_BuildValue("{sIsLsLsLsLsksN}", "threads", figures.threads, "wall_ns", figures.wall_ns,
+        result = Py_BuildValue("{sIsLsLsLsLsksksN}", "threads", figures.threads, "wall_ns", figures.wall_ns,
                                "fill_ns", figures.fill_ns, "drain_ns", figures.drain_ns,
                                "complete_ns", figures.complete_ns, "windows", figures.windows,
-                               "per_thread", per);
+                               "placed", figures.placed, "per_thread", per);
         if (!result) return NULL;
     } else {
         result = new_ref(Py_None);
