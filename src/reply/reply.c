@@ -435,6 +435,8 @@ static void rescan(Parser *p, const char *bytes, size_t n) {
     p->step(p, copy, n);
 }
 
+static void run_step(Parser *p, const char *s, size_t n);
+
 /* Where the first of `closers` begins in s[0..n) (n when none); *len its length. */
 static size_t find_closer(const char *s, size_t n, const char *const *closers, size_t *len) {
     size_t best = n;
@@ -454,8 +456,8 @@ static size_t find_closer(const char *s, size_t n, const char *const *closers, s
  * reasoning up to a reasoning closer; what follows the closer is parsed again
  * in Call.content_state, as it would have been had no call opened. False
  * (nothing done) when the text holds no closer, or while such text is being
- * parsed already (its own broken calls replay verbatim: the replay stays
- * linear and never nests). */
+ * parsed already (a call broken inside it replays verbatim: replays never
+ * nest, so the stack stays flat). */
 static bool break_reasoning_at_close(Parser *p, const char *held, size_t held_len) {
     Call *c = &p->call;
     if (!c->in_reasoning || !c->reasoning_close || p->replaying) return false;
@@ -471,7 +473,8 @@ static bool break_reasoning_at_close(Parser *p, const char *held, size_t held_le
     put_reasoning(p, text->p, at);
     p->state = c->content_state;
     p->replaying = p->replayed = true;
-    p->step(p, text->p + at + close_len, text->len - at - close_len);
+    run_step(p, text->p + at + close_len, text->len - at - close_len);   /* (charged like input: a
+        description where content may open reasoning again re-parses suffixes; the step budget bounds it) */
     p->replaying = false;
     text->len = 0;
     return true;
