@@ -261,6 +261,8 @@ static void body_done(Parser *p) {
     else finish_call(p);
 }
 
+_Static_assert((int)REASONING_CLOSERS == (int)DESC_MARKERS, "Call.reasoning_close holds a description's think_close");
+
 static void on_trigger(Parser *p, int role, const char *tag) {
     if (role >= R_ALT) {   /* the call is an alternative syntax's */
         p->eng = p->eng->alt[(role - R_ALT) / 2];
@@ -272,6 +274,8 @@ static void on_trigger(Parser *p, int role, const char *tag) {
     e->from_reason = p->state == E_REASON;
     p->call.in_reasoning = e->from_reason;   /* a call that breaks there is reasoning text */
     p->call.reasoning_state = E_REASON;
+    p->call.reasoning_close = e->main->d->think_close;   /* (the format's own, as E_REASON scans them) */
+    p->call.content_state = E_CONTENT;
     if (role != R_SECTION_OPEN) {
         e->in_section = false;
         begin_call(p, tag, role != R_BARE_OPEN);
@@ -1049,7 +1053,7 @@ static void engine_step(Parser *p, const char *s, size_t n) {
     }
 }
 
-static void engine_finish(Parser *p) {
+static void finish_state(Parser *p) {
     Engine *e = p->eng;
     switch (p->state) {
     case E_PRE:
@@ -1073,6 +1077,13 @@ static void engine_finish(Parser *p) {
     case E_AFTER_ARGS: call_accept_eof(p); break;
     default: call_break_eof(p, E_CONTENT);
     }
+}
+
+static void engine_finish(Parser *p) {
+    do {   /* again while a call broken in reasoning left text after the closer, parsed anew */
+        p->replayed = false;
+        finish_state(p);
+    } while (p->replayed);
 }
 
 static int engine_fast(const Parser *p, const TagSet **tags) {

@@ -435,14 +435,60 @@ static void rescan(Parser *p, const char *bytes, size_t n) {
     p->step(p, copy, n);
 }
 
+static void run_step(Parser *p, const char *s, size_t n);
+
+/* Where the first of `closers` begins in s[0..n) (n when none); *len its length. */
+static size_t find_closer(const char *s, size_t n, const char *const *closers, size_t *len) {
+    size_t best = n;
+    for (int k = 0; k < REASONING_CLOSERS && closers[k]; k++) {
+        size_t m = strlen(closers[k]);
+        for (size_t i = 0; m && i + m <= best; i++)
+            if (s[i] == closers[k][0] && !memcmp(s + i, closers[k], m)) {
+                best = i;
+                *len = m;
+                break;
+            }
+    }
+    return best;
+}
+
+/* A call broken inside reasoning: its text, then the held bytes, are
+ * reasoning up to a reasoning closer; what follows the closer is parsed again
+ * in Call.content_state, as it would have been had no call opened. False
+ * (nothing done) when the text holds no closer, or while such text is being
+ * parsed already (a call broken inside it replays verbatim: replays never
+ * nest, so the stack stays flat). */
+static bool break_reasoning_at_close(Parser *p, const char *held, size_t held_len) {
+    Call *c = &p->call;
+    if (!c->in_reasoning || !c->reasoning_close || p->replaying) return false;
+    StrBuf *text = &p->replay;   /* Call.raw is the next call's while the rest is parsed */
+    text->len = 0;
+    sb_put(text, c->raw.p, c->raw.len);
+    sb_put(text, held, held_len);
+    size_t close_len = 0;
+    size_t at = find_closer(text->p, text->len, c->reasoning_close, &close_len);
+    if (at == text->len) return false;
+    c->raw.len = 0;
+    c->in_reasoning = false;
+    put_reasoning(p, text->p, at);
+    p->state = c->content_state;
+    p->replaying = p->replayed = true;
+    run_step(p, text->p + at + close_len, text->len - at - close_len);   /* (charged like input: a
+        description where content may open reasoning again re-parses suffixes; the step budget bounds it) */
+    p->replaying = false;
+    text->len = 0;
+    return true;
+}
+
 void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len) {
     Call *c = &p->call;
     char rep[sizeof p->tm_buf];
     if (replay_len) memcpy(rep, replay, replay_len);
     c->active = false;
-    p->state = c->in_reasoning ? c->reasoning_state : resume_state;
     p->tm_len = 0;
     p->val_mode = V_SKIP;   /* (json_args_fast reads it: a call broken inside its arguments must not leave it set) */
+    if (break_reasoning_at_close(p, rep, replay_len)) return;
+    p->state = c->in_reasoning ? c->reasoning_state : resume_state;
     if (c->raw.len) {
         (c->in_reasoning ? put_reasoning : put_content)(p, c->raw.p, c->raw.len);
         c->raw.len = 0;
@@ -858,7 +904,7 @@ static void parser_setup(Parser *p, const cf_reply_options *opt, bool whole) {
     if ((unsigned)p->format >= CF_REPLY_FORMAT_COUNT)
         rt_throw(rt, CF_ERR_USAGE, "unknown reply format %d", (int)p->format);
     StrBuf *bufs[] = {&p->content.ws, &p->reasoning.ws, &p->value.ws, &p->call.name, &p->call.id,
-                      &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec,
+                      &p->call.args, &p->call.raw, &p->text, &p->esc, &p->dec, &p->replay,
                       &p->span_text, &p->msg_reasoning, &p->msg_calls,
                       &p->msg_citations, &p->out};
     for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++) sb_init(rt, bufs[k], 64);

@@ -116,7 +116,14 @@ typedef struct Call {
                                 and the parser goes on in reasoning_state (set by the
                                 format as the call opens) */
     int reasoning_state;
+    /* ... up to the first of these markers in that text (NULL-terminated, at
+     * most REASONING_CLOSERS; NULL: none): it ends the reasoning there as it
+     * would have outside the call, and the rest is parsed again from
+     * content_state */
+    const char *const *reasoning_close;
+    int content_state;
 } Call;
+enum { REASONING_CLOSERS = 8 };
 
 /* ---- the parser ---- */
 
@@ -229,6 +236,9 @@ struct Parser {
     StrBuf text;             /* format scratch: glm45 key / held value, citation sources */
     StrBuf esc;              /* scratch for escaping */
     StrBuf dec;              /* scratch for decoded JSON strings */
+    StrBuf replay;           /* a broken call's text being parsed again (call_break) */
+    bool replaying;          /* ... while it is: a call broken inside it replays verbatim */
+    bool replayed;           /* call_break parsed text again: a finish goes round once more */
     Value tools;             /* parsed tools_json, or None */
     Value props;             /* glm45, typed XML: the called tool's "properties", or None */
     struct Engine *eng;      /* engine.c: the described format's state */
@@ -304,7 +314,9 @@ void call_end(Parser *p);                                  /* complete and well-
 /* The call is broken at this point: what it consumed but did not represent
  * goes to content (the whole call, when not committed), then `replay` (held
  * tag bytes not consumed) is re-scanned in `resume_state`. A call opened
- * inside reasoning (Call.in_reasoning) goes back to reasoning instead. */
+ * inside reasoning (Call.in_reasoning) goes back to reasoning instead, up to
+ * a reasoning closer in that text (Call.reasoning_close): the text after it
+ * is parsed again in Call.content_state (Parser.replayed says so). */
 void call_break(Parser *p, int resume_state, const char *replay, size_t replay_len);
 /* The markup is complete although its closing tag is missing or cut: keep
  * the call (if one is open) and drop the leftover markup bytes. */

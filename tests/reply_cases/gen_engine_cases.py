@@ -467,6 +467,28 @@ built("broken-call-in-reasoning", "qwen3-coder", "I might call <tool_call> later
       "No tools.", "I might call <tool_call> later.", [], tail="<|im_start|>assistant\n<think>\n")
 built("broken-call-in-reasoning-cut", "qwen3-coder", "Maybe <tool_call>\n<function=get_weather>",
       None, "Maybe <tool_call>\n<function=get_weather>", [], tail="<|im_start|>assistant\n<think>\n", broken=True)
+# a call opened inside reasoning and broken (here by the end of the reply) is
+# reasoning text up to the reasoning's end; what follows is parsed as the reply
+# goes on (content, a cut marker, a section that never holds a call)
+built("broken-call-then-think-close", "kimi-k2", "<think>Plan <|tool_call_begin|>x</think>Sure.",
+      "Sure.", "Plan <|tool_call_begin|>x", [])
+built("broken-section-then-think-close", "kimi-k2",
+      "<think>Plan <|tool_calls_section_begin|><|tool_call_begin|>functions.get</think>Sure.",
+      "Sure.", "Plan <|tool_calls_section_begin|><|tool_call_begin|>functions.get", [])
+built("broken-call-then-think-close-cut-marker", "kimi-k2", "<think>Plan <|tool_call_begin|>x</think>Sure <|tool_ca",
+      "Sure <|tool_ca", "Plan <|tool_call_begin|>x", [])
+built("broken-call-then-think-close-empty-section", "kimi-k2",
+      "<think>Plan <|tool_call_begin|>x</think>Sure <|tool_calls_section_begin|>",
+      "Sure <|tool_calls_section_begin|>", "Plan <|tool_call_begin|>x", [])
+built("broken-call-then-think-close", "nemotron-v2", '<think>Plan <TOOLCALL>[{"name": "get_weather</think>Sure.',
+      "Sure.", 'Plan <TOOLCALL>[{"name": "get_weather', [])
+built("broken-args-then-think-close", "nemotron-v2",
+      '<think>Plan <TOOLCALL>[{"arguments": {"city": "Paris</think>Sure.',
+      "Sure.", 'Plan <TOOLCALL>[{"arguments": {"city": "Paris', [])
+# (the stream commits the call at its name, so only the whole parse is compared)
+built("broken-call-then-think-close", "qwen3-coder",
+      "<think>Plan <tool_call>\n<function=get_weather>\n<parameter=city>\nParis</think>Sure.",
+      "Sure.", "Plan <tool_call>\n<function=get_weather>\n<parameter=city>\nParis", [], broken=True)
 # GLM-4.5 thinks again after text (interleaved thinking): reasoning goes on
 built("second-think-block", "glm45", "<think>Plan.</think>Hello.\n<think> More plan.</think>Checking.\n"
       "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
