@@ -876,6 +876,19 @@ static void batch_row(Window *win, size_t i) {
     batch_row_body(bw, &bw->rows[i]);
 }
 
+/* r's output, written into its premade str as it was checked, said so:
+ * the str's form and length, and its render buffer given back at once. */
+static inline void place_written(BatchRow *r, int kind, uint32_t maxchar, size_t nchars, size_t ascii_prefix) {
+    r->converted = true;
+    r->kind = (unsigned char)kind;
+    r->maxchar = maxchar;
+    r->nchars = (uint32_t)nchars;
+    r->ascii_prefix = (uint32_t)ascii_prefix;
+    r->placed_len = (uint32_t)r->res.len;
+    r->placed = true;
+    lib.result_free(&r->res);
+}
+
 /* A rendered row's output written into the str made for it when it has
  * that str's form (see premake_strs), its render buffer given back at once
  * (still in this thread's cache: the next render takes it); the streamed
@@ -890,13 +903,7 @@ static void batch_settle(Window *win, size_t i) {
             convert_output(r);
             return;
         }
-        r->converted = true;
-        r->kind = 1;
-        r->maxchar = 127;
-        r->nchars = r->ascii_prefix = r->res.len;
-        r->placed_len = r->res.len;
-        r->placed = true;
-        lib.result_free(&r->res);
+        place_written(r, 1, 127, r->res.len, r->res.len);
         return;
     }
     if (r->widen_unchecked) {   /* written, measured and checked in one pass (no scan, no measure first) */
@@ -910,14 +917,7 @@ static void batch_settle(Window *win, size_t i) {
             convert_output(r);   /* (another form: premade is left unused) */
             return;
         }
-        r->converted = true;
-        r->kind = (unsigned char)kind;
-        r->maxchar = r->premade_maxchar;   /* (the str's; bits has its form, not a code point) */
-        r->nchars = (uint32_t)nchars;
-        r->ascii_prefix = 0;
-        r->placed_len = (uint32_t)r->res.len;
-        r->placed = true;
-        lib.result_free(&r->res);
+        place_written(r, kind, r->premade_maxchar, nchars, 0);   /* (the str's maxchar: bits has its form only) */
         return;
     }
     if (r->state != ROW_OK || !r->premade || !r->converted || r->nchars != r->premade_nchars ||
